@@ -1,0 +1,23 @@
+//! hotlift: a dynamic binary translator for Linux x86-64 user-mode programs.
+//!
+//! The pipeline is visible in the module order: `loader` maps the guest ELF,
+//! `frontend` decodes and lifts a guest block into an `ir` block, `backend`
+//! emits host code into the `cache`, and `dispatch` runs it. `syscall` and
+//! `signal` handle the guest's view of the kernel; `runtime` is the boundary
+//! between Rust and translated code; `cli` is the command line.
+#![deny(unsafe_code)]
+#![warn(missing_debug_implementations)]
+
+pub mod types;
+pub mod loader;
+pub mod guest_mem;
+pub mod frontend;
+pub mod ir;
+pub mod backend;
+pub mod cache;
+pub mod runtime;
+pub mod dispatch;
+pub mod syscall;
+pub mod signal;
+pub mod options;
+pub mod cli;
