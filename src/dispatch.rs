@@ -1,1 +1,260 @@
-//! placeholder
+//! The dispatcher: finds or translates the block for the guest's next
+//! address, runs translated code, and handles what comes back (links,
+//! indirect misses, syscalls, traps).
+//!
+//! I1: the dispatcher runs only on the guest thread, with hotlift's FS base,
+//!     while no translated code of that thread runs; so it may patch links,
+//!     fill the lookup table and flush the cache.
+//! I2: a direct exit is linked only when chaining is on and the site still
+//!     exists after translating its target (a translation may flush).
+//!
+//! Usage: `Vm::start(opts, image bytes, plan, argv, envp, execfn)?.run()`.
+#![allow(unsafe_code)]
+
+use thiserror::Error;
+
+use crate::backend::{emit_block, emit_empty_ibl_stub, EmitEnv, EmitError, EmittedSiteKind};
+use crate::cache::{BlockInfo, CacheError, CodeCache, CodeMem, ExitSite, IblTable, SiteKind};
+use crate::frontend::{lift_block, Unsupported};
+use crate::guest_mem::{Brk, GuestMem, PAGE};
+use crate::ir::TrapKind;
+use crate::loader::{self, LoadError, LoadPlan, Prot, StackRequest};
+use crate::options::RunOptions;
+use crate::runtime::{self, exit_reason, ThreadCtx};
+use crate::signal;
+use crate::syscall;
+use crate::types::{BlockId, GuestAddr, HostAddr};
+
+/// Why the dispatcher cannot go on; each names the guest address involved.
+#[derive(Debug, Error)]
+pub enum VmError {
+    #[error("{0}")]
+    Load(#[from] LoadError),
+    #[error("{0}")]
+    Cache(#[from] CacheError),
+    #[error("{0}")]
+    Unsupported(#[from] Unsupported),
+    #[error("{0}")]
+    Emit(#[from] EmitError),
+    #[error("translated block at {0} does not fit in an empty code cache")]
+    BlockTooLarge(GuestAddr),
+    #[error("guest syscall {name} ({nr}) at {at} is not supported yet")]
+    UnsupportedSyscall { name: &'static str, nr: u64, at: GuestAddr },
+    #[error("{0}")]
+    Host(String),
+}
+
+/// Counters of dispatcher events (one per exit reason).
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub translations: u64,
+    pub direct_exits: u64,
+    pub links: u64,
+    pub indirect_misses: u64,
+    pub syscalls: u64,
+}
+
+/// One guest process under translation.
+#[derive(Debug)]
+pub struct Vm {
+    pub opts: RunOptions,
+    pub mem: GuestMem,
+    pub brk: Brk,
+    pub cache: CodeCache,
+    pub ctx: Box<ThreadCtx>,
+    pub stats: Stats,
+    /// Recorded guest signal state (handlers are not run yet: README).
+    pub sig: syscall::SignalState,
+}
+
+const BRK_RESERVE: u64 = 1 << 30;
+
+fn reserve(hint: u64, len: u64, fixed: bool) -> Option<u64> {
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    let flags = if fixed { flags | libc::MAP_FIXED_NOREPLACE } else { flags };
+    // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE never replaces.
+    let p = unsafe { libc::mmap(hint as *mut libc::c_void, len as usize, libc::PROT_NONE, flags, -1, 0) };
+    (p != libc::MAP_FAILED && (!fixed || p as u64 == hint)).then_some(p as u64)
+}
+
+fn stack_size() -> u64 {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: r is a valid out pointer.
+    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0 { r.rlim_cur } else { 8 << 20 };
+    cur.clamp(1 << 20, 1 << 30)
+}
+
+impl Vm {
+    /// Map the guest, build its stack and the code cache, and get ready to
+    /// run at its entry point.
+    pub fn start(
+        opts: RunOptions,
+        bytes: &[u8],
+        plan: &LoadPlan,
+        argv: &[Vec<u8>],
+        envp: &[Vec<u8>],
+        execfn: &[u8],
+    ) -> Result<Vm, VmError> {
+        runtime::check_cpu().map_err(VmError::Host)?;
+        let image = loader::load(bytes, plan)?;
+        let mut mem = GuestMem::new();
+        for r in &image.regions {
+            mem.insert(r.start.0, r.end.0, r.prot);
+        }
+        let brk_start = image.brk_start.0;
+        let base = reserve(brk_start, BRK_RESERVE, true)
+            .or_else(|| reserve(0, BRK_RESERVE, false))
+            .ok_or_else(|| VmError::Host("cannot reserve address space for the guest's brk".into()))?;
+        let brk = Brk { start: base, cur: base, mapped: base, limit: base + BRK_RESERVE };
+        let req = StackRequest { argv, envp, execfn, stack_size: stack_size() };
+        let stack = loader::build_stack(&image, plan, &req)?;
+        mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
+
+        let code = CodeMem::new_near(image.lo.0, image.hi.0, brk.limit, (opts.cache_mib as usize) << 20)?;
+        let ibl = IblTable::new().map_err(|e| VmError::Host(format!("cannot map the lookup table: {e}")))?;
+        let mut cache = CodeCache::new(code, ibl);
+        let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
+        let stub_at = cache.mem.commit(&stub);
+        cache.ibl.set_empty_stub(stub_at);
+        cache.mem.set_floor();
+
+        let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
+        ctx.install_gs();
+        signal::install(opts.verbose, cache.mem.range()).map_err(VmError::Host)?;
+        Ok(Vm { opts, mem, brk, cache, ctx, stats: Stats::default(), sig: syscall::SignalState::default() })
+    }
+
+    /// Translate the block at `addr` into the cache.
+    fn translate(&mut self, addr: GuestAddr) -> Result<BlockId, VmError> {
+        let max = self.opts.max_block_insns as usize;
+        let end = self.mem.exec_end(addr.0).unwrap_or(addr.0);
+        let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
+        // SAFETY: [addr, addr+len) lies in executable guest memory, which
+        // on x86-64 is readable; an empty slice needs no memory.
+        let bytes: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) } };
+        let block = match lift_block(bytes, addr, max) {
+            Ok(b) => b,
+            Err(e) => return Err(e.into()),
+        };
+        for attempt in 0..2 {
+            let env = EmitEnv {
+                host_base: self.cache.mem.cursor().0,
+                first_site: self.cache.sites.len() as u32,
+                ibl_base: self.cache.ibl.base(),
+            };
+            let em = emit_block(&block, &env)?;
+            if em.code.len() + 16 > self.cache.mem.remaining() {
+                if attempt == 1 {
+                    return Err(VmError::BlockTooLarge(addr));
+                }
+                self.cache.flush();
+                continue;
+            }
+            let host = self.cache.mem.commit(&em.code);
+            let id = BlockId(self.cache.blocks.len() as u32);
+            for s in &em.sites {
+                let kind = match s.kind {
+                    EmittedSiteKind::Direct { field } => SiteKind::Direct { field: HostAddr(host.0 + field as u64) },
+                    EmittedSiteKind::Syscall => SiteKind::Syscall,
+                    EmittedSiteKind::Trap(k) => SiteKind::Trap(k),
+                };
+                self.cache.sites.push(ExitSite { kind, target: s.target, from: id });
+            }
+            let info = BlockInfo {
+                guest: addr,
+                guest_len: (block.end.0 - block.start.0) as u32,
+                insns: block.guest_insns(),
+                host,
+                host_len: em.code.len() as u32,
+                class: block.term.class(),
+                pc_map: em.pc_map.into_boxed_slice(),
+            };
+            self.stats.translations += 1;
+            return Ok(self.cache.insert(info, !self.opts.no_chain));
+        }
+        unreachable!("translate loop returns within two attempts")
+    }
+
+    fn host_for(&mut self, addr: GuestAddr) -> Result<HostAddr, VmError> {
+        let id = match self.cache.lookup(addr) {
+            Some(id) => id,
+            None => self.translate(addr)?,
+        };
+        Ok(self.cache.block(id).host)
+    }
+
+    /// Run the guest until it exits; never returns.
+    pub fn run(mut self) -> ! {
+        match self.run_loop() {
+            Ok(never) => match never {},
+            Err(e) => {
+                eprintln!("hotlift: {e}");
+                // SAFETY: _exit has no preconditions.
+                unsafe { libc::_exit(crate::cli::EXIT_HOTLIFT_FAILED) }
+            }
+        }
+    }
+
+    fn run_loop(&mut self) -> Result<std::convert::Infallible, VmError> {
+        let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
+        loop {
+            self.ctx.enter_target = next.0;
+            // SAFETY: the context is this thread's GS base (start) and
+            // `next` is the entry of a block in the cache.
+            unsafe { runtime::enter(&mut self.ctx) };
+            next = match self.ctx.exit_reason {
+                exit_reason::SITE => self.handle_site(self.ctx.exit_arg)?,
+                exit_reason::INDIRECT_MISS => {
+                    self.stats.indirect_misses += 1;
+                    self.host_for(GuestAddr(self.ctx.rip))?
+                }
+                r => panic!("translated code exited with unknown reason {r}"),
+            };
+        }
+    }
+
+    fn handle_site(&mut self, id: u32) -> Result<HostAddr, VmError> {
+        let site = self.cache.sites[id as usize];
+        self.ctx.rip = site.target.0;
+        match site.kind {
+            SiteKind::Direct { field } => {
+                self.stats.direct_exits += 1;
+                let flushes = self.cache.flushes;
+                let host = self.host_for(site.target)?;
+                // I2: a flush during translation removed the site.
+                if !self.opts.no_chain && self.cache.flushes == flushes {
+                    self.cache.mem.patch_rel32(field, host);
+                    self.stats.links += 1;
+                }
+                Ok(host)
+            }
+            SiteKind::Syscall => {
+                self.stats.syscalls += 1;
+                syscall::handle(self)?;
+                self.host_for(GuestAddr(self.ctx.rip))
+            }
+            SiteKind::Trap(kind) => self.die_of_trap(kind, site.target),
+        }
+    }
+
+    fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
+        if self.opts.verbose {
+            eprintln!("hotlift: guest {kind:?} at {at}: killed by signal {}", kind.signal());
+        }
+        signal::die_with(kind.signal())
+    }
+
+    /// Guest memory [start, end) changed under translated code: drop it.
+    pub fn code_changed(&mut self, start: u64, end: u64) {
+        if self.cache.has_code_in(start, end) {
+            self.cache.flush();
+        }
+    }
+}
+
+/// A protection from mmap/mprotect bits.
+pub fn prot_from(bits: u64) -> Prot {
+    Prot { r: bits & libc::PROT_READ as u64 != 0, w: bits & libc::PROT_WRITE as u64 != 0, x: bits & libc::PROT_EXEC as u64 != 0 }
+}
+
+pub const GUEST_PAGE: u64 = PAGE;

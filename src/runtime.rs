@@ -1,1 +1,192 @@
-//! placeholder
+//! The boundary between Rust and translated code: the per-thread context and
+//! the entry/exit stubs in `runtime/entry.S`.
+//!
+//! I1: every offset the assembly or emitted code uses is an `offset_of!` on
+//!     [`ThreadCtx`], passed to `global_asm!` as a `const` operand or read
+//!     through [`off`]; the layout is `#[repr(C)]`.
+//! I2: while translated code runs, the GS base is the thread's `ThreadCtx`
+//!     and the FS base is the guest's; Rust code runs only with hotlift's FS
+//!     base installed (the stubs and the signal entry switch it).
+//! I3: guest vector state lives in the XSAVE area between runs; the host
+//!     runs with a fresh x87 state and hotlift's MXCSR.
+//!
+//! Usage: `ThreadCtx::new()`, `install_gs(&ctx)`, then repeatedly set
+//! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
+#![allow(unsafe_code)]
+
+use std::alloc::{alloc_zeroed, Layout};
+use std::arch::global_asm;
+use std::mem::offset_of;
+
+/// Why translated code came back to the dispatcher.
+pub mod exit_reason {
+    /// An exit site (`ThreadCtx::exit_arg` = site id): direct miss, syscall, trap.
+    pub const SITE: u32 = 1;
+    /// Indirect lookup missed; `ThreadCtx::rip` holds the target.
+    pub const INDIRECT_MISS: u32 = 2;
+}
+
+/// Number of spill slots emitted code may use.
+pub const SCRATCH_SLOTS: usize = 8;
+
+/// Per-guest-thread state, reached from emitted code as `gs:[offset]`.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub struct ThreadCtx {
+    /// Guest GPRs in iced/hardware order: rax rcx rdx rbx rsp rbp rsi rdi r8..r15.
+    pub gpr: [u64; 16],
+    pub rflags: u64,
+    pub rip: u64,
+    pub fs_base: u64,
+    /// The guest's GS base (emulated; the real GS base is this context).
+    pub guest_gs: u64,
+    pub host_rsp: u64,
+    pub host_fs: u64,
+    pub exit_reason: u32,
+    pub exit_arg: u32,
+    /// Address of `hotlift_exit`; emitted code leaves with `jmp gs:[exit_fn]`.
+    pub exit_fn: u64,
+    pub enter_target: u64,
+    pub xsave_ptr: u64,
+    pub xsave_mask: u64,
+    pub host_mxcsr: u32,
+    pub _pad: u32,
+    /// Spill slots for emitted code (I1: offsets from [`off::scratch`]).
+    pub scratch: [u64; SCRATCH_SLOTS],
+}
+
+/// Offsets into [`ThreadCtx`] for emitted code (I1).
+pub mod off {
+    use super::ThreadCtx;
+    use std::mem::offset_of;
+    pub const RIP: usize = offset_of!(ThreadCtx, rip);
+    pub const EXIT_REASON: usize = offset_of!(ThreadCtx, exit_reason);
+    pub const EXIT_ARG: usize = offset_of!(ThreadCtx, exit_arg);
+    pub const EXIT_FN: usize = offset_of!(ThreadCtx, exit_fn);
+    pub const fn scratch(i: usize) -> usize {
+        assert!(i < super::SCRATCH_SLOTS);
+        offset_of!(ThreadCtx, scratch) + 8 * i
+    }
+}
+
+// I1 checked at compile time: the assembly uses 32-bit displacements and the
+// XSAVE mask is read as two dwords.
+const _: () = assert!(std::mem::size_of::<ThreadCtx>() < 4096);
+const _: () = assert!(offset_of!(ThreadCtx, xsave_mask) % 8 == 0);
+
+global_asm!(
+    include_str!("../runtime/entry.S"),
+    GPR = const offset_of!(ThreadCtx, gpr),
+    RFLAGS = const offset_of!(ThreadCtx, rflags),
+    FS_BASE = const offset_of!(ThreadCtx, fs_base),
+    HOST_RSP = const offset_of!(ThreadCtx, host_rsp),
+    HOST_FS = const offset_of!(ThreadCtx, host_fs),
+    ENTER_TARGET = const offset_of!(ThreadCtx, enter_target),
+    XSAVE_PTR = const offset_of!(ThreadCtx, xsave_ptr),
+    XSAVE_MASK = const offset_of!(ThreadCtx, xsave_mask),
+    HOST_MXCSR = const offset_of!(ThreadCtx, host_mxcsr),
+    RUST_HANDLER = sym crate::signal::handle_host_signal,
+);
+
+extern "C" {
+    fn hotlift_enter(ctx: *mut ThreadCtx);
+    fn hotlift_exit();
+    fn hotlift_signal_entry(signo: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_void);
+}
+
+/// Address of the signal entry stub, for `sigaction`.
+pub fn signal_entry_addr() -> usize {
+    hotlift_signal_entry as *const () as usize
+}
+
+/// XSAVE features saved for the guest: everything enabled in XCR0 except
+/// AMX tile state (bits 17, 18), which needs a per-process permission the
+/// guest has to ask for (see README, known limits).
+fn xsave_geometry() -> (u64, usize) {
+    // SAFETY: xgetbv(0) is valid whenever OSXSAVE is set, which check_cpu
+    // verified before any ThreadCtx is built.
+    let xcr0 = unsafe { std::arch::x86_64::_xgetbv(0) };
+    let mask = xcr0 & !((1 << 17) | (1 << 18));
+    // SAFETY: cpuid leaf 0xD is present on every CPU with XSAVE.
+    let leaf = std::arch::x86_64::__cpuid_count(0xd, 0);
+    (mask, leaf.ebx as usize)
+}
+
+/// What the translator needs from the CPU; a clear error otherwise.
+pub fn check_cpu() -> Result<(), String> {
+    let has_fsgsbase = (unsafe_getauxval(libc::AT_HWCAP2) & 2) != 0;
+    if !has_fsgsbase {
+        return Err("the kernel does not enable FSGSBASE for user mode (AT_HWCAP2 bit 1); hotlift needs rdfsbase/wrfsbase".into());
+    }
+    if !std::arch::is_x86_feature_detected!("xsave") {
+        return Err("the CPU or kernel lacks XSAVE".into());
+    }
+    if !std::arch::is_x86_feature_detected!("bmi2") {
+        return Err("the CPU lacks BMI2 (rorx is used by indirect-branch lookup)".into());
+    }
+    Ok(())
+}
+
+fn unsafe_getauxval(t: libc::c_ulong) -> u64 {
+    // SAFETY: getauxval has no preconditions.
+    unsafe { libc::getauxval(t) }
+}
+
+impl ThreadCtx {
+    /// A context for a guest thread that starts at `rip` with stack `rsp`:
+    /// all other registers zero, as the kernel starts a process.
+    pub fn new(rip: u64, rsp: u64) -> Box<ThreadCtx> {
+        let (mask, size) = xsave_geometry();
+        let layout = Layout::from_size_align(size.max(576), 64).expect("xsave layout");
+        // SAFETY: layout has non-zero size.
+        let area = unsafe { alloc_zeroed(layout) };
+        assert!(!area.is_null(), "out of memory allocating {size} bytes of XSAVE area");
+        // Legacy area: FCW at 0 (0x37f), MXCSR at 24 (0x1f80). XSTATE_BV = 0
+        // loads the init state for everything else.
+        // SAFETY: area is at least 576 bytes and exclusively ours.
+        unsafe {
+            (area as *mut u16).write(0x37f);
+            (area.add(24) as *mut u32).write(0x1f80);
+        }
+        let mut gpr = [0u64; 16];
+        gpr[4] = rsp;
+        Box::new(ThreadCtx {
+            gpr,
+            rflags: 0x202,
+            rip,
+            fs_base: 0,
+            guest_gs: 0,
+            host_rsp: 0,
+            host_fs: 0,
+            exit_reason: 0,
+            exit_arg: 0,
+            exit_fn: hotlift_exit as *const () as u64,
+            enter_target: 0,
+            xsave_ptr: area as u64,
+            xsave_mask: mask,
+            host_mxcsr: 0x1f80,
+            _pad: 0,
+            scratch: [0; SCRATCH_SLOTS],
+        })
+    }
+
+    /// Make this context the GS base of the calling thread (I2). The context
+    /// must outlive every later [`enter`] on this thread.
+    pub fn install_gs(&mut self) {
+        let p = self as *mut ThreadCtx as u64;
+        // SAFETY: FSGSBASE was checked by check_cpu; nothing in hotlift or
+        // glibc on x86-64 uses GS.
+        unsafe { std::arch::asm!("wrgsbase {}", in(reg) p, options(nostack, preserves_flags)) };
+    }
+}
+
+/// Run translated code at `ctx.enter_target` until it exits to the
+/// dispatcher.
+///
+/// # Safety
+/// `ctx` must be the installed GS base of this thread and `enter_target`
+/// must be the entry of a translated block in the code cache.
+pub unsafe fn enter(ctx: &mut ThreadCtx) {
+    // SAFETY: upheld by the caller; the stub preserves callee-saved state.
+    unsafe { hotlift_enter(ctx as *mut ThreadCtx) }
+}

@@ -1,1 +1,314 @@
-//! placeholder
+//! Backend: emit host code for an [`IrBlock`] at a known host address.
+//!
+//! Block layout: body (each guest instruction re-encoded at its new
+//! address, so RIP-relative operands keep pointing at guest data), the
+//! terminator's hot code, then cold exit stubs. An exit stub records its
+//! site id and reason in the context and leaves through `gs:[exit_fn]`.
+//!
+//! I1: emitted code changes no guest register or flag except as the guest
+//!     instruction it stands for would; helpers use `gs:` spill slots and
+//!     only flag-free instructions (`mov`, `lea`, `movzx`, `rorx`, `jrcxz`).
+//! I2: the stack below the guest's RSP (its red zone) is never written;
+//!     calls push the guest return address exactly as `call` would.
+//! I3: the pc map has one entry per guest instruction, ascending.
+//!
+//! Usage: `emit_block(&block, &EmitEnv { .. })` → bytes to commit at
+//! `host_base`, the pc map, and the exit sites (ids from `first_site`).
+
+mod asm;
+
+use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};
+use thiserror::Error;
+
+pub use asm::{Asm, Rel32};
+
+use crate::ir::{IrBlock, Terminator, TrapKind};
+use crate::runtime::{exit_reason, off};
+use crate::types::GuestAddr;
+
+#[derive(Debug, Error, Clone)]
+pub enum EmitError {
+    #[error("cannot re-encode the guest instruction at {guest:#x} in the code cache: {msg}")]
+    Encode { guest: u64, msg: String },
+}
+
+/// Where and with what the block is emitted.
+#[derive(Debug, Clone, Copy)]
+pub struct EmitEnv {
+    pub host_base: u64,
+    pub first_site: u32,
+    pub ibl_base: u32,
+}
+
+/// An exit site as emitted; the cache turns it into an `ExitSite`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmittedSiteKind {
+    /// Direct transfer; `field` is the buffer offset of its rel32.
+    Direct { field: usize },
+    Syscall,
+    Trap(TrapKind),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct EmittedSite {
+    pub kind: EmittedSiteKind,
+    pub target: GuestAddr,
+}
+
+#[derive(Debug)]
+pub struct Emitted {
+    pub code: Vec<u8>,
+    pub pc_map: Vec<(u32, GuestAddr)>,
+    pub sites: Vec<EmittedSite>,
+}
+
+const S_RAX: usize = off::scratch(0);
+const S_RCX: usize = off::scratch(1);
+const S_JMP: usize = off::scratch(2);
+
+struct BlockEmitter {
+    a: Asm,
+    env: EmitEnv,
+    sites: Vec<EmittedSite>,
+    /// Direct exits waiting for their cold stub: (rel32, site index).
+    pending: Vec<(Rel32, usize)>,
+    /// Cold stubs to emit: (rel32 from hot code, reason, arg).
+    cold_miss: Vec<Rel32>,
+}
+
+impl BlockEmitter {
+    fn site(&mut self, kind: EmittedSiteKind, target: GuestAddr) -> u32 {
+        self.sites.push(EmittedSite { kind, target });
+        self.env.first_site + self.sites.len() as u32 - 1
+    }
+
+    /// Leave to the dispatcher through site `id` (inline).
+    fn exit_via_site(&mut self, id: u32) -> Result<(), EmitError> {
+        self.a.store_gs_imm32(off::EXIT_ARG, id)?;
+        self.a.store_gs_imm32(off::EXIT_REASON, exit_reason::SITE)?;
+        self.a.jmp_gs(off::EXIT_FN)
+    }
+
+    /// A linkable direct transfer to `target`: a rel32 that first points at
+    /// a cold stub exiting through a new site.
+    fn direct(&mut self, r: Rel32, target: GuestAddr) {
+        let idx = self.sites.len();
+        self.sites.push(EmittedSite { kind: EmittedSiteKind::Direct { field: r.field }, target });
+        self.pending.push((r, idx));
+    }
+
+    fn jump_to(&mut self, target: GuestAddr) {
+        let r = self.a.jmp_rel32();
+        self.direct(r, target);
+    }
+
+    /// Push the guest return address, flag-free and exactly as `call` (I2).
+    fn push_return(&mut self, ret: GuestAddr) -> Result<(), EmitError> {
+        if ret.0 < 0x8000_0000 {
+            return self.a.insn(&Instruction::with1(Code::Pushq_imm32, ret.0 as i32).expect("push imm32"));
+        }
+        self.a.lea(Register::RSP, asm::mem(Register::RSP, -8))?;
+        let lo = Instruction::with2(Code::Mov_rm32_imm32, asm::mem(Register::RSP, 0), ret.0 as u32).expect("mov");
+        let hi = Instruction::with2(Code::Mov_rm32_imm32, asm::mem(Register::RSP, 4), (ret.0 >> 32) as u32)
+            .expect("mov");
+        self.a.insn(&lo)?;
+        self.a.insn(&hi)
+    }
+
+    /// Flag-free inline lookup of the guest target in RAX (its guest value
+    /// saved in S_RAX); RCX is still the guest's. Jumps to the block on a
+    /// hit, exits with INDIRECT_MISS otherwise.
+    fn lookup_rax(&mut self) -> Result<(), EmitError> {
+        let a = &mut self.a;
+        a.store_gs(S_RCX, Register::RCX)?;
+        a.insn(&Instruction::with3(Code::VEX_Rorx_r64_rm64_imm8, Register::RCX, Register::RAX, 16u32).expect("rorx"))?;
+        a.lea(Register::RCX, MemoryOperand::with_base_index(Register::RCX, Register::RAX))?;
+        a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"))?;
+        a.lea(Register::RCX, MemoryOperand::with_base_index(Register::RCX, Register::RCX))?;
+        let entry = MemoryOperand::new(Register::None, Register::RCX, 8, self.env.ibl_base as i64, 8, false, Register::None);
+        a.lea(Register::RCX, entry)?;
+        a.store_gs(S_JMP, Register::RCX)?;
+        a.mov_load(Register::RCX, asm::mem(Register::RCX, 0))?;
+        a.lea(Register::RCX, MemoryOperand::with_base_index(Register::RCX, Register::RAX))?;
+        // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
+        let jrcxz_at = a.len();
+        a.bytes(&[0xe3, 0]);
+        let miss = a.jmp_rel32();
+        let hit = a.len();
+        a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
+        a.load_gs(Register::RCX, S_JMP)?;
+        a.mov_load(Register::RCX, asm::mem(Register::RCX, 8))?;
+        a.store_gs(S_JMP, Register::RCX)?;
+        a.load_gs(Register::RAX, S_RAX)?;
+        a.load_gs(Register::RCX, S_RCX)?;
+        a.jmp_gs(S_JMP)?;
+        self.cold_miss.push(miss);
+        Ok(())
+    }
+
+    /// `mov rax, <operand of insn>` for an indirect jump or call, RAX saved.
+    fn load_target(&mut self, insn: &Instruction) -> Result<(), EmitError> {
+        self.a.store_gs(S_RAX, Register::RAX)?;
+        match insn.op0_kind() {
+            OpKind::Register => {
+                let r = insn.op0_register();
+                if r != Register::RAX {
+                    let mov = Instruction::with2(Code::Mov_r64_rm64, Register::RAX, r).expect("mov");
+                    self.a.insn(&mov)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let m = MemoryOperand::new(
+                    insn.memory_base(),
+                    insn.memory_index(),
+                    insn.memory_index_scale(),
+                    insn.memory_displacement64() as i64,
+                    insn.memory_displ_size(),
+                    false,
+                    insn.segment_prefix(),
+                );
+                let mut mov = Instruction::with2(Code::Mov_r64_rm64, Register::RAX, m).expect("mov");
+                mov.set_ip(insn.ip());
+                self.a.insn(&mov)
+            }
+        }
+    }
+
+    fn terminator(&mut self, b: &IrBlock) -> Result<(), EmitError> {
+        match &b.term {
+            Terminator::Jump { target } | Terminator::Fallthrough { next: target } => self.jump_to(*target),
+            Terminator::Call { target, return_to } => {
+                self.push_return(*return_to)?;
+                self.jump_to(*target);
+            }
+            Terminator::Branch { insn, taken, fallthrough } => match insn.mnemonic() {
+                Mnemonic::Loop | Mnemonic::Loope | Mnemonic::Loopne | Mnemonic::Jrcxz | Mnemonic::Jecxz => {
+                    // loopX/jrcxz only have rel8: branch over the
+                    // fall-through jump to the taken jump.
+                    let op: &[u8] = match insn.mnemonic() {
+                        Mnemonic::Loop => &[0xe2],
+                        Mnemonic::Loope => &[0xe1],
+                        Mnemonic::Loopne => &[0xe0],
+                        Mnemonic::Jrcxz => &[0xe3],
+                        _ => &[0x67, 0xe3],
+                    };
+                    // loop with a 32-bit address size counts ECX.
+                    let addr32 = matches!(
+                        insn.code(),
+                        Code::Loop_rel8_64_ECX | Code::Loope_rel8_64_ECX | Code::Loopne_rel8_64_ECX
+                    );
+                    if addr32 {
+                        self.a.bytes(&[0x67]);
+                    }
+                    let at = self.a.len();
+                    self.a.bytes(op);
+                    self.a.bytes(&[0]);
+                    let fall = self.a.jmp_rel32();
+                    self.direct(fall, *fallthrough);
+                    let t = self.a.jmp_rel32();
+                    let t_insn = t.field - 1;
+                    let rel8 = t_insn - (at + op.len() + 1);
+                    self.a.buf[at + op.len()] = u8::try_from(rel8).expect("short branch span");
+                    self.direct(t, *taken);
+                }
+                _ => {
+                    let cc = condition_code(insn.condition_code());
+                    let t = self.a.jcc_rel32(cc);
+                    self.direct(t, *taken);
+                    self.jump_to(*fallthrough);
+                }
+            },
+            Terminator::IndirectJump { insn } => {
+                self.load_target(insn)?;
+                self.lookup_rax()?;
+            }
+            Terminator::IndirectCall { insn, return_to } => {
+                self.load_target(insn)?;
+                self.push_return(*return_to)?;
+                self.lookup_rax()?;
+            }
+            Terminator::Return { pop } => {
+                self.a.store_gs(S_RAX, Register::RAX)?;
+                self.a.mov_load(Register::RAX, asm::mem(Register::RSP, 0))?;
+                self.a.lea(Register::RSP, asm::mem(Register::RSP, 8 + *pop as i64))?;
+                self.lookup_rax()?;
+            }
+            Terminator::Syscall { next } => {
+                let id = self.site(EmittedSiteKind::Syscall, *next);
+                self.exit_via_site(id)?;
+            }
+            Terminator::Trap { kind } => {
+                let id = self.site(EmittedSiteKind::Trap(*kind), b.term_addr);
+                self.exit_via_site(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn cold(&mut self) -> Result<(), EmitError> {
+        for (r, idx) in std::mem::take(&mut self.pending) {
+            let stub = self.a.here();
+            self.a.resolve(r, stub);
+            let id = self.env.first_site + idx as u32;
+            self.exit_via_site(id)?;
+        }
+        for r in std::mem::take(&mut self.cold_miss) {
+            let stub = self.a.here();
+            self.a.resolve(r, stub);
+            self.a.store_gs(off::RIP, Register::RAX)?;
+            self.a.load_gs(Register::RAX, S_RAX)?;
+            self.a.load_gs(Register::RCX, S_RCX)?;
+            self.a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
+            self.a.jmp_gs(off::EXIT_FN)?;
+        }
+        Ok(())
+    }
+}
+
+fn condition_code(cc: ConditionCode) -> u8 {
+    match cc {
+        ConditionCode::o => 0,
+        ConditionCode::no => 1,
+        ConditionCode::b => 2,
+        ConditionCode::ae => 3,
+        ConditionCode::e => 4,
+        ConditionCode::ne => 5,
+        ConditionCode::be => 6,
+        ConditionCode::a => 7,
+        ConditionCode::s => 8,
+        ConditionCode::ns => 9,
+        ConditionCode::p => 10,
+        ConditionCode::np => 11,
+        ConditionCode::l => 12,
+        ConditionCode::ge => 13,
+        ConditionCode::le => 14,
+        ConditionCode::g => 15,
+        ConditionCode::None => panic!("conditional branch without a condition code"),
+    }
+}
+
+/// Emit host code for `b` to run at `env.host_base`.
+pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
+    let mut e = BlockEmitter { a: Asm::new(env.host_base), env: *env, sites: Vec::new(), pending: Vec::new(), cold_miss: Vec::new() };
+    let mut pc_map = Vec::with_capacity(b.body.len() + 1);
+    for i in &b.body {
+        pc_map.push((e.a.len() as u32, i.addr));
+        e.a.insn(&i.insn)?;
+    }
+    pc_map.push((e.a.len() as u32, b.term_addr));
+    e.terminator(b)?;
+    e.cold()?;
+    Ok(Emitted { code: e.a.buf, pc_map, sites: e.sites })
+}
+
+/// The stub empty lookup-table entries point at: only target -1 can reach
+/// it (cache::ibl I1), so it reports a miss for -1.
+pub fn emit_empty_ibl_stub(host_base: u64) -> Result<Vec<u8>, EmitError> {
+    let mut a = Asm::new(host_base);
+    a.store_gs_imm32(off::RIP, u32::MAX)?;
+    a.store_gs_imm32(off::RIP + 4, u32::MAX)?;
+    a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
+    a.jmp_gs(off::EXIT_FN)?;
+    Ok(a.buf)
+}

@@ -1,1 +1,147 @@
-//! placeholder
+//! The code cache: code memory, the block table, exit sites and the
+//! indirect-branch lookup table.
+//!
+//! I1: code memory is one memfd mapped twice, a read-execute view that runs
+//!     (placed within ±2 GiB of the guest image, so RIP-relative operands
+//!     re-encode) and a read-write view hotlift writes; no page is ever
+//!     writable and executable at once.
+//! I2: a patch is one aligned 4-byte store of a rel32 field, so a running
+//!     thread sees either the old or the new jump, never half of one.
+//! I3: `BlockId`s are dense indices into `blocks`; `by_guest` maps a guest
+//!     entry address to the block translated for it.
+//! I4: the lookup table ([`IblTable`]) holds only blocks that are in
+//!     `blocks`; a flush empties both.
+#![allow(unsafe_code)]
+
+mod codemem;
+mod ibl;
+
+pub use codemem::{CacheError, CodeMem};
+pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
+
+use hashbrown::HashMap;
+
+use crate::ir::{ExitClass, TrapKind};
+use crate::types::{BlockId, GuestAddr, HostAddr};
+
+/// A translated block.
+#[derive(Debug, Clone)]
+pub struct BlockInfo {
+    pub guest: GuestAddr,
+    pub guest_len: u32,
+    pub insns: u32,
+    pub host: HostAddr,
+    pub host_len: u32,
+    pub class: ExitClass,
+    /// Host offset (from `host`) of each guest instruction's code, ascending.
+    pub pc_map: Box<[(u32, GuestAddr)]>,
+}
+
+/// What an exit site does when reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteKind {
+    /// A direct transfer whose rel32 field at `field` can be linked.
+    Direct { field: HostAddr },
+    Syscall,
+    Trap(TrapKind),
+}
+
+/// A way out of translated code back to the dispatcher.
+#[derive(Debug, Clone, Copy)]
+pub struct ExitSite {
+    pub kind: SiteKind,
+    /// Where the guest continues (the trap's own address for traps).
+    pub target: GuestAddr,
+    pub from: BlockId,
+}
+
+/// Everything translated, and where it lives.
+#[derive(Debug)]
+pub struct CodeCache {
+    pub mem: CodeMem,
+    pub blocks: Vec<BlockInfo>,
+    pub by_guest: HashMap<GuestAddr, BlockId>,
+    pub sites: Vec<ExitSite>,
+    pub ibl: IblTable,
+    /// Guest pages (address >> 12) holding translated code.
+    pub code_pages: hashbrown::HashSet<u64>,
+    pub flushes: u64,
+}
+
+impl CodeCache {
+    pub fn new(mem: CodeMem, ibl: IblTable) -> CodeCache {
+        CodeCache {
+            mem,
+            blocks: Vec::new(),
+            by_guest: HashMap::new(),
+            sites: Vec::new(),
+            ibl,
+            code_pages: hashbrown::HashSet::new(),
+            flushes: 0,
+        }
+    }
+
+    pub fn lookup(&self, addr: GuestAddr) -> Option<BlockId> {
+        self.by_guest.get(&addr).copied()
+    }
+
+    pub fn block(&self, id: BlockId) -> &BlockInfo {
+        &self.blocks[id.0 as usize]
+    }
+
+    /// Record a committed block (I3) and make it reachable by indirect
+    /// lookups when `indirect` is set.
+    pub fn insert(&mut self, info: BlockInfo, indirect: bool) -> BlockId {
+        let id = BlockId(self.blocks.len() as u32);
+        let first = info.guest.0 >> 12;
+        let last = (info.guest.0 + info.guest_len.max(1) as u64 - 1) >> 12;
+        for p in first..=last {
+            self.code_pages.insert(p);
+        }
+        if indirect {
+            self.ibl.insert(info.guest, info.host);
+        }
+        self.by_guest.insert(info.guest, id);
+        self.blocks.push(info);
+        id
+    }
+
+    /// Does any translated code lie in guest range [start, end)?
+    pub fn has_code_in(&self, start: u64, end: u64) -> bool {
+        if end <= start {
+            return false;
+        }
+        let (a, b) = (start >> 12, (end - 1) >> 12);
+        if b - a > self.code_pages.len() as u64 {
+            return self.code_pages.iter().any(|p| (a..=b).contains(p));
+        }
+        (a..=b).any(|p| self.code_pages.contains(&p))
+    }
+
+    /// Drop every translation (I4). Only call when no thread runs
+    /// translated code.
+    pub fn flush(&mut self) {
+        self.blocks.clear();
+        self.by_guest.clear();
+        self.sites.clear();
+        self.code_pages.clear();
+        self.ibl.clear();
+        self.mem.reset();
+        self.flushes += 1;
+    }
+
+    /// The block whose host code contains `pc`, and the guest address of
+    /// the instruction there (the pc map, for fault reports).
+    pub fn guest_pc(&self, pc: u64) -> Option<(BlockId, GuestAddr)> {
+        // Blocks are committed in ascending host order between flushes.
+        let i = self.blocks.partition_point(|b| b.host.0 <= pc);
+        let b = self.blocks.get(i.checked_sub(1)?)?;
+        if pc >= b.host.0 + b.host_len as u64 {
+            return None;
+        }
+        let off = (pc - b.host.0) as u32;
+        let j = b.pc_map.partition_point(|&(o, _)| o <= off);
+        let g = b.pc_map.get(j.checked_sub(1)?)?.1;
+        Some((BlockId((i - 1) as u32), g))
+    }
+}

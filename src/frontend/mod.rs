@@ -1,1 +1,212 @@
-//! placeholder
+//! Frontend: decode a guest basic block with iced-x86 and lift it to an
+//! [`IrBlock`].
+//!
+//! I1: the frontend only sees the bytes it is given, which the caller bounds
+//!     to one executable mapping, so a block never spans into unmapped or
+//!     non-executable memory: an instruction cut by the end of the bytes ends
+//!     the block before it, or is a `FetchFault` trap when it is first.
+//! I2: special instructions are classified by `code()`/`mnemonic()`, never
+//!     by flow control alone (iced calls `syscall` a call and `cpuid` next).
+//!
+//! Usage: `lift_block(bytes, GuestAddr(start), max_insns)`.
+
+use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
+use thiserror::Error;
+
+use crate::ir::{IrBlock, IrInsn, Terminator, TrapKind};
+use crate::types::GuestAddr;
+
+/// A guest instruction hotlift cannot translate (yet).
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("unsupported guest instruction at {addr}: {text} ({why})")]
+pub struct Unsupported {
+    pub addr: GuestAddr,
+    pub text: String,
+    pub why: &'static str,
+}
+
+enum Step {
+    Body,
+    End(Terminator),
+}
+
+fn text(insn: &Instruction) -> String {
+    use iced_x86::Formatter;
+    let mut f = iced_x86::IntelFormatter::new();
+    let mut s = String::new();
+    f.format(insn, &mut s);
+    s
+}
+
+fn unsupported(insn: &Instruction, why: &'static str) -> Unsupported {
+    Unsupported { addr: GuestAddr(insn.ip()), text: text(insn), why }
+}
+
+/// Classify one decoded instruction (I2).
+fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
+    let next = GuestAddr(insn.next_ip());
+    if insn.code() == Code::INVALID {
+        return Ok(Step::End(Terminator::Trap { kind: TrapKind::InvalidOpcode }));
+    }
+    // GS is hotlift's (the ThreadCtx); guest GS accesses need rewriting.
+    if insn.segment_prefix() == Register::GS
+        || (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory && insn.memory_segment() == Register::GS)
+    {
+        return Err(unsupported(insn, "GS-relative memory access"));
+    }
+    let m = insn.mnemonic();
+    let step = match m {
+        Mnemonic::Jmp => match insn.op0_kind() {
+            OpKind::NearBranch64 => Step::End(Terminator::Jump { target: GuestAddr(insn.near_branch_target()) }),
+            OpKind::Register | OpKind::Memory => Step::End(Terminator::IndirectJump { insn: *insn }),
+            _ => return Err(unsupported(insn, "far jump")),
+        },
+        Mnemonic::Call => match insn.op0_kind() {
+            OpKind::NearBranch64 => Step::End(Terminator::Call {
+                target: GuestAddr(insn.near_branch_target()),
+                return_to: next,
+            }),
+            OpKind::Register | OpKind::Memory => Step::End(Terminator::IndirectCall { insn: *insn, return_to: next }),
+            _ => return Err(unsupported(insn, "far call")),
+        },
+        Mnemonic::Ret => {
+            if insn.code() == Code::Retnw || insn.code() == Code::Retnw_imm16 {
+                return Err(unsupported(insn, "16-bit return"));
+            }
+            let pop = if insn.op_count() == 1 { insn.immediate16() } else { 0 };
+            Step::End(Terminator::Return { pop })
+        }
+        Mnemonic::Loop | Mnemonic::Loope | Mnemonic::Loopne | Mnemonic::Jrcxz | Mnemonic::Jecxz => {
+            Step::End(Terminator::Branch { insn: *insn, taken: GuestAddr(insn.near_branch_target()), fallthrough: next })
+        }
+        _ if insn.is_jcc_short_or_near() => {
+            Step::End(Terminator::Branch { insn: *insn, taken: GuestAddr(insn.near_branch_target()), fallthrough: next })
+        }
+        Mnemonic::Syscall => Step::End(Terminator::Syscall { next }),
+        Mnemonic::Int3 | Mnemonic::Int1 => Step::End(Terminator::Trap { kind: TrapKind::Breakpoint }),
+        Mnemonic::Ud0 | Mnemonic::Ud1 | Mnemonic::Ud2 => Step::End(Terminator::Trap { kind: TrapKind::InvalidOpcode }),
+        Mnemonic::Hlt => Step::End(Terminator::Trap { kind: TrapKind::GeneralProtection }),
+        Mnemonic::Int => {
+            if insn.immediate8() == 0x80 {
+                return Err(unsupported(insn, "32-bit system call through int 0x80"));
+            }
+            Step::End(Terminator::Trap { kind: TrapKind::GeneralProtection })
+        }
+        // No RTM on the target CPUs: these raise #UD natively. On a CPU with
+        // RTM an abort path would be needed (README, known limits).
+        Mnemonic::Xbegin | Mnemonic::Xend | Mnemonic::Xabort => {
+            Step::End(Terminator::Trap { kind: TrapKind::InvalidOpcode })
+        }
+        Mnemonic::Sysenter | Mnemonic::Sysexit | Mnemonic::Sysret | Mnemonic::Iret | Mnemonic::Iretd | Mnemonic::Iretq => {
+            return Err(unsupported(insn, "system-level control transfer"))
+        }
+        Mnemonic::Rdgsbase | Mnemonic::Wrgsbase | Mnemonic::Swapgs => {
+            return Err(unsupported(insn, "guest GS base access"))
+        }
+        Mnemonic::Retf | Mnemonic::Jmpe => return Err(unsupported(insn, "far transfer")),
+        _ => Step::Body,
+    };
+    Ok(step)
+}
+
+/// Decode and lift the guest block starting at `start`, whose bytes (up to
+/// the end of its executable mapping) are `bytes`.
+pub fn lift_block(bytes: &[u8], start: GuestAddr, max_insns: usize) -> Result<IrBlock, Unsupported> {
+    let mut decoder = Decoder::with_ip(64, bytes, start.0, DecoderOptions::NONE);
+    let mut body = Vec::new();
+    let mut insn = Instruction::default();
+    loop {
+        let here = GuestAddr(decoder.ip());
+        if body.len() >= max_insns.max(1) || !decoder.can_decode() {
+            let term = if body.is_empty() && !decoder.can_decode() {
+                Terminator::Trap { kind: TrapKind::FetchFault }
+            } else {
+                Terminator::Fallthrough { next: here }
+            };
+            return Ok(IrBlock { start, body, term, term_addr: here, end: here });
+        }
+        decoder.decode_out(&mut insn);
+        if insn.code() == Code::INVALID && decoder.last_error() == iced_x86::DecoderError::NoMoreBytes {
+            // I1: the instruction runs past the mapping.
+            let term = if body.is_empty() {
+                Terminator::Trap { kind: TrapKind::FetchFault }
+            } else {
+                Terminator::Fallthrough { next: here }
+            };
+            return Ok(IrBlock { start, body, term, term_addr: here, end: here });
+        }
+        match lift_insn(&insn)? {
+            Step::Body => {
+                body.push(IrInsn {
+                    addr: here,
+                    insn,
+                    flags_read: insn.rflags_read(),
+                    flags_modified: insn.rflags_modified(),
+                });
+            }
+            Step::End(term) => {
+                let end = GuestAddr(insn.next_ip());
+                return Ok(IrBlock { start, body, term, term_addr: here, end });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lift(bytes: &[u8]) -> IrBlock {
+        lift_block(bytes, GuestAddr(0x401000), 64).expect("lift")
+    }
+
+    #[test]
+    fn terminators_one_line_each() {
+        let cases: &[(&[u8], &str)] = &[
+            (&[0x48, 0x01, 0xd8, 0xc3], "return pop 0"),
+            (&[0xc2, 0x10, 0x00], "return pop 16"),
+            (&[0xeb, 0xfe], "jump 0x401000"),
+            (&[0x74, 0x02], "branch Je taken 0x401004 else 0x401002"),
+            (&[0xe2, 0xfe], "branch Loop taken 0x401000 else 0x401002"),
+            (&[0xe8, 0, 0, 0, 0], "call 0x401005 return 0x401005"),
+            (&[0xff, 0xe0], "indirect-jump [jmp rax]"),
+            (&[0xff, 0xd3], "indirect-call [call rbx] return 0x401002"),
+            (&[0x0f, 0x05], "syscall next 0x401002"),
+            (&[0xcc], "trap Breakpoint"),
+            (&[0x0f, 0x0b], "trap InvalidOpcode"),
+            (&[0xf4], "trap GeneralProtection"),
+            (&[0xcd, 0x03], "trap GeneralProtection"),
+            (&[0x06], "trap InvalidOpcode"),
+            (&[0x48, 0x89], "trap FetchFault"),
+            (&[0x90, 0x48, 0x89], "fallthrough 0x401001"),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(lift(bytes).term.to_string(), *want, "bytes {bytes:02x?}");
+        }
+    }
+
+    #[test]
+    fn cpuid_and_rdtsc_are_body_instructions() {
+        let b = lift(&[0x0f, 0xa2, 0x0f, 0x31, 0xc3]);
+        assert_eq!(b.body.len(), 2);
+        assert_eq!(b.guest_insns(), 3);
+    }
+
+    #[test]
+    fn size_limit_falls_through() {
+        let b = lift_block(&[0x90; 10], GuestAddr(0x1000), 4).unwrap();
+        assert_eq!(b.term.to_string(), "fallthrough 0x1004");
+    }
+
+    #[test]
+    fn gs_access_is_refused_with_address() {
+        let e = lift_block(&[0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0], GuestAddr(0x1000), 8).unwrap_err();
+        assert_eq!(e.addr, GuestAddr(0x1000));
+        assert!(e.to_string().contains("GS-relative"), "{e}");
+    }
+
+    #[test]
+    fn int80_is_refused() {
+        assert!(lift_block(&[0xcd, 0x80], GuestAddr(0x1000), 8).is_err());
+    }
+}

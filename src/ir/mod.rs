@@ -1,1 +1,160 @@
-//! placeholder
+//! The IR block: what the frontend lifts a guest basic block into and what
+//! the backend emits from.
+//!
+//! An IR block is a list of guest instructions carried through (each with its
+//! guest address and RFLAGS use/definition) plus one explicit [`Terminator`].
+//! The monitor classifies a block's exit by [`Terminator::class`].
+//!
+//! I1: no body instruction transfers control, touches RIP other than through
+//!     a RIP-relative memory operand, or uses the GS segment; those end the
+//!     block as a terminator or are refused by the frontend.
+//! I2: `Display` is the text format `dump` prints and golden files store.
+
+use std::fmt;
+
+use iced_x86::{Formatter, Instruction, IntelFormatter};
+
+use crate::types::GuestAddr;
+
+/// One carried-through guest instruction.
+#[derive(Clone, Debug)]
+pub struct IrInsn {
+    pub addr: GuestAddr,
+    pub insn: Instruction,
+    /// RFLAGS bits read (iced `RflagsBits`).
+    pub flags_read: u32,
+    /// RFLAGS bits written, cleared, set or made undefined.
+    pub flags_modified: u32,
+}
+
+/// Why a guest instruction stops the guest the way the kernel would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrapKind {
+    /// `int3` / `int1`: SIGTRAP.
+    Breakpoint,
+    /// `ud0/1/2`, invalid or unsupported-by-this-CPU encodings: SIGILL.
+    InvalidOpcode,
+    /// `hlt`, `int n`, privileged instructions: SIGSEGV (general protection).
+    GeneralProtection,
+    /// Instruction fetch from memory that is not mapped executable: SIGSEGV.
+    FetchFault,
+}
+
+impl TrapKind {
+    /// The signal the kernel delivers for this trap.
+    pub fn signal(self) -> i32 {
+        match self {
+            TrapKind::Breakpoint => libc::SIGTRAP,
+            TrapKind::InvalidOpcode => libc::SIGILL,
+            TrapKind::GeneralProtection | TrapKind::FetchFault => libc::SIGSEGV,
+        }
+    }
+}
+
+/// The monitor's class of a block exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitClass {
+    Direct,
+    Indirect,
+    Syscall,
+    Trap,
+}
+
+/// How a block ends.
+#[derive(Clone, Debug)]
+pub enum Terminator {
+    Jump { target: GuestAddr },
+    /// A conditional branch: `jcc`, `loop*`, `jrcxz`/`jecxz` (`insn` is the original).
+    Branch { insn: Instruction, taken: GuestAddr, fallthrough: GuestAddr },
+    Call { target: GuestAddr, return_to: GuestAddr },
+    /// `jmp r/m64`; `insn` is the original (its operand gives the target).
+    IndirectJump { insn: Instruction },
+    IndirectCall { insn: Instruction, return_to: GuestAddr },
+    /// `ret` / `ret imm16`.
+    Return { pop: u16 },
+    Syscall { next: GuestAddr },
+    Trap { kind: TrapKind },
+    /// The block reached the size limit or a page/region boundary.
+    Fallthrough { next: GuestAddr },
+}
+
+impl Terminator {
+    pub fn class(&self) -> ExitClass {
+        match self {
+            Terminator::Jump { .. }
+            | Terminator::Branch { .. }
+            | Terminator::Call { .. }
+            | Terminator::Fallthrough { .. } => ExitClass::Direct,
+            Terminator::IndirectJump { .. }
+            | Terminator::IndirectCall { .. }
+            | Terminator::Return { .. } => ExitClass::Indirect,
+            Terminator::Syscall { .. } => ExitClass::Syscall,
+            Terminator::Trap { .. } => ExitClass::Trap,
+        }
+    }
+}
+
+/// A lifted guest basic block.
+#[derive(Clone, Debug)]
+pub struct IrBlock {
+    pub start: GuestAddr,
+    pub body: Vec<IrInsn>,
+    pub term: Terminator,
+    /// Address of the terminating instruction (equal to `end` for
+    /// `Fallthrough`).
+    pub term_addr: GuestAddr,
+    /// First byte past the block's last guest instruction.
+    pub end: GuestAddr,
+}
+
+impl IrBlock {
+    /// Guest instructions in the block, the terminator's included when it is
+    /// an instruction.
+    pub fn guest_insns(&self) -> u32 {
+        let term = match self.term {
+            Terminator::Fallthrough { .. } => 0,
+            Terminator::Trap { kind: TrapKind::FetchFault } => 0,
+            _ => 1,
+        };
+        self.body.len() as u32 + term
+    }
+}
+
+fn fmt_insn(insn: &Instruction) -> String {
+    let mut f = IntelFormatter::new();
+    f.options_mut().set_first_operand_char_index(0);
+    f.options_mut().set_space_after_operand_separator(true);
+    let mut s = String::new();
+    f.format(insn, &mut s);
+    s
+}
+
+impl fmt::Display for Terminator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Terminator::Jump { target } => write!(f, "jump {target}"),
+            Terminator::Branch { insn, taken, fallthrough } => {
+                write!(f, "branch {:?} taken {taken} else {fallthrough}", insn.mnemonic())
+            }
+            Terminator::Call { target, return_to } => write!(f, "call {target} return {return_to}"),
+            Terminator::IndirectJump { insn } => write!(f, "indirect-jump [{}]", fmt_insn(insn)),
+            Terminator::IndirectCall { insn, return_to } => {
+                write!(f, "indirect-call [{}] return {return_to}", fmt_insn(insn))
+            }
+            Terminator::Return { pop } => write!(f, "return pop {pop}"),
+            Terminator::Syscall { next } => write!(f, "syscall next {next}"),
+            Terminator::Trap { kind } => write!(f, "trap {kind:?}"),
+            Terminator::Fallthrough { next } => write!(f, "fallthrough {next}"),
+        }
+    }
+}
+
+impl fmt::Display for IrBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "block {} .. {} ({} insns)", self.start, self.end, self.guest_insns())?;
+        for i in &self.body {
+            writeln!(f, "  {}  {}", i.addr, fmt_insn(&i.insn))?;
+        }
+        writeln!(f, "  {}  => {}", self.term_addr, self.term)
+    }
+}

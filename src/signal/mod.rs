@@ -1,1 +1,148 @@
-//! placeholder
+//! Host signals: faults raised by translated code, and how hotlift dies of
+//! the guest's signal the way the kernel would have killed the program.
+//!
+//! I1: the handler runs behind `hotlift_signal_entry` (runtime/entry.S),
+//!     which has already switched to hotlift's FS base.
+//! I2: the handler is async-signal-safe: no allocation, no locks, no std
+//!     I/O; messages are formatted into a stack buffer and written with
+//!     `write(2)`.
+//! I3: a fault in translated code is the guest's: the handler restores the
+//!     default action and returns, so the faulting instruction faults again
+//!     and the process dies of the same signal as natively. A fault anywhere
+//!     else is hotlift's own bug and is reported as such.
+#![allow(unsafe_code)]
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+use crate::cache::CodeCache;
+
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+static CODE_LO: AtomicU64 = AtomicU64::new(0);
+static CODE_HI: AtomicU64 = AtomicU64::new(0);
+static CACHE: AtomicPtr<CodeCache> = AtomicPtr::new(std::ptr::null_mut());
+
+const FAULT_SIGNALS: [i32; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGTRAP];
+const ALT_STACK: usize = 256 * 1024;
+
+/// A fixed buffer for messages inside the handler (I2).
+struct StackBuf {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+fn set_default(sig: i32) {
+    // SAFETY: a zeroed sigaction with SIG_DFL is valid; sigaction is
+    // async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Install the fault handlers on an alternate stack. `code` is the code
+/// cache's execute range.
+pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
+    VERBOSE.store(verbose, Ordering::Relaxed);
+    CODE_LO.store(code.0, Ordering::Relaxed);
+    CODE_HI.store(code.1, Ordering::Relaxed);
+    // SAFETY: a fresh anonymous mapping used only as this thread's
+    // alternate signal stack, never freed.
+    unsafe {
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            ALT_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED {
+            return Err(format!("cannot map the signal stack: {}", std::io::Error::last_os_error()));
+        }
+        let ss = libc::stack_t { ss_sp: stack, ss_flags: 0, ss_size: ALT_STACK };
+        if libc::sigaltstack(&ss, std::ptr::null_mut()) != 0 {
+            return Err(format!("sigaltstack: {}", std::io::Error::last_os_error()));
+        }
+        for sig in FAULT_SIGNALS {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = crate::runtime::signal_entry_addr();
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigfillset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(format!("sigaction({sig}): {}", std::io::Error::last_os_error()));
+            }
+        }
+    }
+    // Rust's runtime ignores SIGPIPE; the guest starts with it at default,
+    // as after execve.
+    set_default(libc::SIGPIPE);
+    Ok(())
+}
+
+/// Let the handler map code-cache addresses to guest addresses. The cache
+/// must stay at this address until the process exits.
+pub fn publish_cache(cache: &CodeCache) {
+    CACHE.store(cache as *const CodeCache as *mut CodeCache, Ordering::Release);
+}
+
+/// Called by `hotlift_signal_entry` (I1).
+pub extern "C" fn handle_host_signal(sig: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes valid siginfo and ucontext pointers.
+    let (pc, code, fault_addr) = unsafe {
+        let uc = &*(uctx as *const libc::ucontext_t);
+        let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
+        ((pc), (*info).si_code, (*info).si_addr() as u64)
+    };
+    let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
+    let mut msg = StackBuf { buf: [0; 256], len: 0 };
+    if in_code {
+        if VERBOSE.load(Ordering::Relaxed) {
+            let cache = CACHE.load(Ordering::Acquire);
+            // SAFETY: the cache is published once and never moves (see
+            // publish_cache); the dispatcher is not running while
+            // translated code faults (dispatch I1).
+            let guest = if cache.is_null() { None } else { unsafe { (*cache).guest_pc(pc) } };
+            let _ = match guest {
+                Some((_, g)) => writeln!(msg, "hotlift: guest fault: signal {sig} at guest {g} (address {fault_addr:#x})"),
+                None => writeln!(msg, "hotlift: guest fault: signal {sig} in translated code at host {pc:#x}"),
+            };
+        }
+    } else {
+        let _ = writeln!(msg, "hotlift: internal error: signal {sig} at host pc {pc:#x} (address {fault_addr:#x})");
+    }
+    // SAFETY: write(2) is async-signal-safe; msg is a valid buffer.
+    unsafe { libc::write(2, msg.buf.as_ptr() as *const libc::c_void, msg.len) };
+    set_default(sig);
+    // I3: a fault re-executes and faults again; a sent signal or a trap
+    // (RIP already past the instruction) must be raised again.
+    if code <= 0 || sig == libc::SIGTRAP || !in_code {
+        // SAFETY: tgkill to our own thread; the signal is blocked until the
+        // handler returns and then kills the process.
+        unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig) };
+    }
+}
+
+/// Die of `sig` as the kernel would kill the process (same wait status).
+pub fn die_with(sig: i32) -> ! {
+    set_default(sig);
+    // SAFETY: plain signal-mask and kill calls on our own process.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig);
+        libc::_exit(128 + sig)
+    }
+}

@@ -1,0 +1,133 @@
+// hotlift runtime: the switch between Rust and translated code.
+// Pulled in by src/runtime.rs with global_asm!; every braced name below is a
+// const operand computed with offset_of! on ThreadCtx (never a literal).
+// Intel syntax. The contract is in runtime/README.md.
+
+    .text
+    .globl hotlift_enter
+    .type hotlift_enter,@function
+    .p2align 4
+// extern "C" fn hotlift_enter(ctx: *mut ThreadCtx)
+// rdi = ctx, which is also the GS base of this thread.
+hotlift_enter:
+    push rbp
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    sub rsp, 8
+    mov [rdi + {HOST_RSP}], rsp
+    rdfsbase rax
+    mov [rdi + {HOST_FS}], rax
+    // Guest vector/x87 state.
+    mov rcx, [rdi + {XSAVE_PTR}]
+    mov eax, [rdi + {XSAVE_MASK}]
+    mov edx, [rdi + {XSAVE_MASK} + 4]
+    xrstor64 [rcx]
+    // Guest FS base, then guest RFLAGS (popfq on the host stack).
+    mov rax, [rdi + {FS_BASE}]
+    wrfsbase rax
+    push qword ptr [rdi + {RFLAGS}]
+    popfq
+    mov rax, [rdi + {GPR} + 0*8]
+    mov rcx, [rdi + {GPR} + 1*8]
+    mov rdx, [rdi + {GPR} + 2*8]
+    mov rbx, [rdi + {GPR} + 3*8]
+    mov rbp, [rdi + {GPR} + 5*8]
+    mov rsi, [rdi + {GPR} + 6*8]
+    mov r8,  [rdi + {GPR} + 8*8]
+    mov r9,  [rdi + {GPR} + 9*8]
+    mov r10, [rdi + {GPR} + 10*8]
+    mov r11, [rdi + {GPR} + 11*8]
+    mov r12, [rdi + {GPR} + 12*8]
+    mov r13, [rdi + {GPR} + 13*8]
+    mov r14, [rdi + {GPR} + 14*8]
+    mov r15, [rdi + {GPR} + 15*8]
+    mov rsp, [rdi + {GPR} + 4*8]
+    mov rdi, [rdi + {GPR} + 7*8]
+    jmp qword ptr gs:[{ENTER_TARGET}]
+    .size hotlift_enter, .-hotlift_enter
+
+    .globl hotlift_exit
+    .type hotlift_exit,@function
+    .p2align 4
+// Reached by `jmp gs:[exit_fn]` from translated code, with every guest
+// register live and ctx.exit_reason / ctx.exit_arg (and ctx.rip for
+// indirect misses) already stored. Returns from hotlift_enter.
+hotlift_exit:
+    mov gs:[{GPR} + 0*8], rax
+    mov gs:[{GPR} + 1*8], rcx
+    mov gs:[{GPR} + 2*8], rdx
+    mov gs:[{GPR} + 3*8], rbx
+    mov gs:[{GPR} + 4*8], rsp
+    mov gs:[{GPR} + 5*8], rbp
+    mov gs:[{GPR} + 6*8], rsi
+    mov gs:[{GPR} + 7*8], rdi
+    mov gs:[{GPR} + 8*8], r8
+    mov gs:[{GPR} + 9*8], r9
+    mov gs:[{GPR} + 10*8], r10
+    mov gs:[{GPR} + 11*8], r11
+    mov gs:[{GPR} + 12*8], r12
+    mov gs:[{GPR} + 13*8], r13
+    mov gs:[{GPR} + 14*8], r14
+    mov gs:[{GPR} + 15*8], r15
+    mov rsp, gs:[{HOST_RSP}]
+    pushfq
+    pop qword ptr gs:[{RFLAGS}]
+    // Host ABI: DF and AC clear.
+    push 0x202
+    popfq
+    rdfsbase rax
+    mov gs:[{FS_BASE}], rax
+    mov rax, gs:[{HOST_FS}]
+    wrfsbase rax
+    mov rcx, gs:[{XSAVE_PTR}]
+    mov eax, gs:[{XSAVE_MASK}]
+    mov edx, gs:[{XSAVE_MASK} + 4]
+    xsave64 [rcx]
+    fninit
+    ldmxcsr gs:[{HOST_MXCSR}]
+    vzeroupper
+    add rsp, 8
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    pop rbp
+    ret
+    .size hotlift_exit, .-hotlift_exit
+
+    .globl hotlift_signal_entry
+    .type hotlift_signal_entry,@function
+    .p2align 4
+// sa_sigaction for host signals (SA_SIGINFO|SA_ONSTACK). Translated code
+// runs with the guest FS base, and even errno is FS-relative: switch to
+// hotlift's FS base (found through GS) before any Rust, put the interrupted
+// one back after. A thread without a ThreadCtx has GS base 0: then FS is
+// already hotlift's and is left alone.
+// rdi = signo, rsi = siginfo, rdx = ucontext.
+hotlift_signal_entry:
+    push rbx
+    push r12
+    sub rsp, 8
+    rdgsbase rax
+    test rax, rax
+    jz 1f
+    rdfsbase rbx
+    mov r12, gs:[{HOST_FS}]
+    wrfsbase r12
+    call {RUST_HANDLER}
+    wrfsbase rbx
+    add rsp, 8
+    pop r12
+    pop rbx
+    ret
+1:
+    call {RUST_HANDLER}
+    add rsp, 8
+    pop r12
+    pop rbx
+    ret
+    .size hotlift_signal_entry, .-hotlift_signal_entry

@@ -1,0 +1,168 @@
+//! A small assembler over iced-x86's `Encoder`: one instruction at a time at
+//! a known host address (FACTS: never `BlockEncoder`, which re-targets
+//! branches and RIP-relative operands that hit its own instructions).
+//!
+//! I1: a rel32 field that will be patched is 4-byte aligned ([`Asm::jmp_rel32`],
+//!     [`Asm::jcc_rel32`] pad with `nop` first), so one aligned store patches it.
+//! I2: every [`Rel32`] is resolved before the block is committed: dropping
+//!     one unresolved panics (an exit left pointing nowhere).
+
+use iced_x86::{Code, Encoder, Instruction, MemoryOperand, Register};
+
+use super::EmitError;
+
+/// A 4-byte aligned rel32 field inside the buffer that must be resolved.
+#[must_use = "a rel32 field must be resolved with Asm::resolve"]
+#[derive(Debug)]
+pub struct Rel32 {
+    pub(crate) field: usize,
+    armed: bool,
+}
+
+impl Rel32 {
+    /// Position of the field in the buffer, consuming the obligation: the
+    /// caller patches it later through the code cache (a link site).
+    pub fn into_link_field(mut self) -> usize {
+        self.armed = false;
+        self.field
+    }
+}
+
+impl Drop for Rel32 {
+    fn drop(&mut self) {
+        if self.armed && !std::thread::panicking() {
+            panic!("rel32 field at buffer offset {} dropped unresolved", self.field);
+        }
+    }
+}
+
+pub struct Asm {
+    pub buf: Vec<u8>,
+    base: u64,
+    enc: Encoder,
+}
+
+impl std::fmt::Debug for Asm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Asm {{ base: {:#x}, len: {} }}", self.base, self.buf.len())
+    }
+}
+
+/// `gs:[disp]`, absolute (no base, no index).
+pub fn gs_mem(disp: usize) -> MemoryOperand {
+    MemoryOperand::new(Register::None, Register::None, 1, disp as i64, 4, false, Register::GS)
+}
+
+/// `[base + disp]`.
+pub fn mem(base: Register, disp: i64) -> MemoryOperand {
+    let size = match disp {
+        0 => 0,
+        -128..=127 => 1,
+        _ => 8,
+    };
+    MemoryOperand::new(base, Register::None, 1, disp, size, false, Register::None)
+}
+
+impl Asm {
+    pub fn new(base: u64) -> Asm {
+        Asm { buf: Vec::with_capacity(256), base, enc: Encoder::new(64) }
+    }
+
+    pub fn here(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Encode `insn` at the current address.
+    pub fn insn(&mut self, insn: &Instruction) -> Result<(), EmitError> {
+        let ip = self.here();
+        match self.enc.encode(insn, ip) {
+            Ok(_) => {
+                self.buf.extend_from_slice(&self.enc.take_buffer());
+                Ok(())
+            }
+            Err(e) => {
+                // FACTS iced #4: the failed bytes stay in the buffer.
+                let _ = self.enc.take_buffer();
+                Err(EmitError::Encode { guest: insn.ip(), msg: e.to_string() })
+            }
+        }
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    fn pad_for_field(&mut self, opcode_len: usize) {
+        while (self.here() + opcode_len as u64) % 4 != 0 {
+            self.buf.push(0x90);
+        }
+    }
+
+    /// `jmp rel32` with an aligned field (I1).
+    pub fn jmp_rel32(&mut self) -> Rel32 {
+        self.pad_for_field(1);
+        self.buf.push(0xe9);
+        self.field()
+    }
+
+    /// `jcc rel32` (condition code 0..=15 as in the opcode) with an aligned field (I1).
+    pub fn jcc_rel32(&mut self, cc: u8) -> Rel32 {
+        self.pad_for_field(2);
+        self.buf.extend_from_slice(&[0x0f, 0x80 | cc]);
+        self.field()
+    }
+
+    fn field(&mut self) -> Rel32 {
+        let field = self.buf.len();
+        self.buf.extend_from_slice(&[0; 4]);
+        Rel32 { field, armed: true }
+    }
+
+    /// Point `r` at host address `target`.
+    pub fn resolve(&mut self, mut r: Rel32, target: u64) {
+        r.armed = false;
+        let rel = target.wrapping_sub(self.base + r.field as u64 + 4) as i64;
+        let rel = i32::try_from(rel).expect("rel32 within one block");
+        self.buf[r.field..r.field + 4].copy_from_slice(&rel.to_le_bytes());
+    }
+
+    /// Host address of a buffer offset.
+    pub fn addr_of(&self, off: usize) -> u64 {
+        self.base + off as u64
+    }
+
+    // --- small helpers for the fixed sequences -------------------------
+
+    pub fn store_gs(&mut self, disp: usize, reg: Register) -> Result<(), EmitError> {
+        self.insn(&Instruction::with2(Code::Mov_rm64_r64, gs_mem(disp), reg).expect("mov gs:[d], r64"))
+    }
+
+    pub fn load_gs(&mut self, reg: Register, disp: usize) -> Result<(), EmitError> {
+        self.insn(&Instruction::with2(Code::Mov_r64_rm64, reg, gs_mem(disp)).expect("mov r64, gs:[d]"))
+    }
+
+    pub fn store_gs_imm32(&mut self, disp: usize, imm: u32) -> Result<(), EmitError> {
+        self.insn(&Instruction::with2(Code::Mov_rm32_imm32, gs_mem(disp), imm).expect("mov dword gs:[d], imm"))
+    }
+
+    pub fn jmp_gs(&mut self, disp: usize) -> Result<(), EmitError> {
+        self.insn(&Instruction::with1(Code::Jmp_rm64, gs_mem(disp)).expect("jmp gs:[d]"))
+    }
+
+    pub fn lea(&mut self, dst: Register, m: MemoryOperand) -> Result<(), EmitError> {
+        self.insn(&Instruction::with2(Code::Lea_r64_m, dst, m).expect("lea"))
+    }
+
+    pub fn mov_load(&mut self, dst: Register, m: MemoryOperand) -> Result<(), EmitError> {
+        self.insn(&Instruction::with2(Code::Mov_r64_rm64, dst, m).expect("mov r64, m"))
+    }
+}
+

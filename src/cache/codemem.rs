@@ -1,0 +1,151 @@
+//! Code memory: one memfd, a read-execute view near the guest and a
+//! read-write view for hotlift (module I1, I2).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use thiserror::Error;
+
+use crate::types::HostAddr;
+
+#[derive(Debug, Error)]
+pub enum CacheError {
+    #[error("cannot create code memory: {0}")]
+    Create(std::io::Error),
+    #[error("no room for {size} bytes of code memory within ±2 GiB of the guest image {lo:#x}..{hi:#x}")]
+    NoRoomNearGuest { size: usize, lo: u64, hi: u64 },
+}
+
+/// Executable memory for translated code.
+#[derive(Debug)]
+pub struct CodeMem {
+    rx: u64,
+    rw: *mut u8,
+    size: usize,
+    used: usize,
+    /// Code below this offset (shared stubs) survives [`CodeMem::reset`].
+    floor: usize,
+}
+
+const TWO_GIB: u64 = 1 << 31;
+const MARGIN: u64 = 16 << 20;
+
+fn reaches(lo: u64, hi: u64, rx: u64, size: u64) -> bool {
+    let far = (rx + size).max(hi) - rx.min(lo);
+    far < TWO_GIB - MARGIN
+}
+
+impl CodeMem {
+    /// Map `size` bytes of code memory whose execute view lies within reach
+    /// of guest addresses [lo, hi), preferring addresses at or above
+    /// `prefer_above` (kept free for the guest's brk).
+    pub fn new_near(lo: u64, hi: u64, prefer_above: u64, size: usize) -> Result<CodeMem, CacheError> {
+        let size = size.next_multiple_of(4096);
+        // SAFETY: memfd_create with a static name; checked below.
+        let fd = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(CacheError::Create(std::io::Error::last_os_error()));
+        }
+        let close = |e: std::io::Error| {
+            // SAFETY: fd is ours.
+            unsafe { libc::close(fd) };
+            CacheError::Create(e)
+        };
+        // SAFETY: fd is a fresh memfd.
+        if unsafe { libc::ftruncate(fd, size as libc::off_t) } != 0 {
+            return Err(close(std::io::Error::last_os_error()));
+        }
+        let step: u64 = 64 << 20;
+        let above = prefer_above.max(hi).next_multiple_of(2 << 20);
+        let below = lo.saturating_sub(size as u64) & !((2 << 20) - 1);
+        let candidates = (0..24)
+            .map(|k| above + k * step)
+            .chain((1..24).filter_map(|k| below.checked_sub(k * step)))
+            .filter(|&c| c >= 1 << 20 && reaches(lo, hi, c, size as u64));
+        let mut rx = None;
+        for hint in candidates {
+            // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+            let p = unsafe {
+                libc::mmap(
+                    hint as *mut libc::c_void,
+                    size,
+                    libc::PROT_READ | libc::PROT_EXEC,
+                    libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE,
+                    fd,
+                    0,
+                )
+            };
+            if p != libc::MAP_FAILED && p as u64 == hint {
+                rx = Some(hint);
+                break;
+            }
+        }
+        let Some(rx) = rx else {
+            // SAFETY: fd is ours.
+            unsafe { libc::close(fd) };
+            return Err(CacheError::NoRoomNearGuest { size, lo, hi });
+        };
+        // SAFETY: a fresh shared mapping of the same memfd, anywhere.
+        let rw = unsafe {
+            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
+        };
+        let err = std::io::Error::last_os_error();
+        // SAFETY: both mappings keep the memfd alive.
+        unsafe { libc::close(fd) };
+        if rw == libc::MAP_FAILED {
+            return Err(CacheError::Create(err));
+        }
+        Ok(CodeMem { rx, rw: rw as *mut u8, size, used: 0, floor: 0 })
+    }
+
+    pub fn cursor(&self) -> HostAddr {
+        HostAddr(self.rx + self.used as u64)
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.size - self.used
+    }
+
+    pub fn range(&self) -> (u64, u64) {
+        (self.rx, self.rx + self.size as u64)
+    }
+
+    /// Copy `bytes` to the cursor (which they were encoded for) and advance
+    /// it to the next 16-byte boundary, padding with `int3`.
+    pub fn commit(&mut self, bytes: &[u8]) -> HostAddr {
+        let at = self.cursor();
+        let padded = bytes.len().next_multiple_of(16);
+        assert!(padded <= self.remaining(), "commit of {} bytes past the end of code memory", bytes.len());
+        // SAFETY: [used, used+padded) lies inside the RW view.
+        unsafe {
+            let dst = self.rw.add(self.used);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            std::ptr::write_bytes(dst.add(bytes.len()), 0xcc, padded - bytes.len());
+        }
+        self.used += padded;
+        at
+    }
+
+    /// Point the rel32 field at `field` to `target` (I2).
+    pub fn patch_rel32(&self, field: HostAddr, target: HostAddr) {
+        assert!(field.0 % 4 == 0, "unaligned patch site {field:?}");
+        assert!(field.0 >= self.rx && field.0 + 4 <= self.rx + self.used as u64, "patch site {field:?} outside code");
+        let rel = target.0.wrapping_sub(field.0 + 4) as i64;
+        assert!(i32::try_from(rel).is_ok(), "patch from {field:?} to {target:?} out of rel32 range");
+        let off = (field.0 - self.rx) as usize;
+        // SAFETY: aligned, inside the RW view; an atomic store is one write.
+        let slot = unsafe { &*(self.rw.add(off) as *const AtomicU32) };
+        slot.store(rel as i32 as u32, Ordering::Release);
+    }
+
+    /// Keep everything committed so far across resets (shared stubs).
+    pub fn set_floor(&mut self) {
+        self.floor = self.used;
+    }
+
+    /// Forget every block above the floor; stale bytes become `int3`.
+    pub fn reset(&mut self) {
+        // SAFETY: [floor, used) is inside the RW view.
+        unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, self.used - self.floor) };
+        self.used = self.floor;
+    }
+}

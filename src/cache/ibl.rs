@@ -1,0 +1,84 @@
+//! The indirect-branch lookup table read by emitted code.
+//!
+//! A direct-mapped table of 2^16 entries `(-guest, host)` in the low 2 GiB
+//! (MAP_32BIT), so emitted code addresses it with an absolute disp32 and
+//! compares without touching RFLAGS: `lea rcx, [rcx+rax]` is zero exactly
+//! on a hit and `jrcxz` tests it. The hash is `(t + ror(t, 16)) & 0xffff`,
+//! computed with `rorx`/`lea`/`movzx` (no flags).
+//!
+//! I1: an empty entry holds key -1 (a non-canonical address) and the host
+//!     address of the `empty_hit` stub, which reports a miss for target -1;
+//!     so a lookup can never jump anywhere but the right block or a miss.
+
+use crate::types::{GuestAddr, HostAddr};
+
+pub const IBL_ENTRIES: usize = 1 << 16;
+
+/// The hash emitted code computes.
+pub fn ibl_hash(t: u64) -> usize {
+    (t.wrapping_add(t.rotate_right(16)) & 0xffff) as usize
+}
+
+#[derive(Debug)]
+pub struct IblTable {
+    base: *mut [u64; 2],
+    empty_host: u64,
+    pub inserts: u64,
+}
+
+impl IblTable {
+    pub fn new() -> std::io::Result<IblTable> {
+        let bytes = IBL_ENTRIES * 16;
+        // SAFETY: anonymous private mapping; checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        assert!((p as u64) + bytes as u64 <= 1 << 31, "MAP_32BIT mapping at {p:?} above 2 GiB");
+        let t = IblTable { base: p as *mut [u64; 2], empty_host: 0, inserts: 0 };
+        Ok(t)
+    }
+
+    /// Address emitted code uses as disp32.
+    pub fn base(&self) -> u32 {
+        self.base as u64 as u32
+    }
+
+    /// Set the stub empty entries jump to (I1) and empty the table.
+    pub fn set_empty_stub(&mut self, host: HostAddr) {
+        self.empty_host = host.0;
+        self.clear();
+    }
+
+    pub fn clear(&mut self) {
+        for i in 0..IBL_ENTRIES {
+            self.write(i, u64::MAX, self.empty_host);
+        }
+    }
+
+    fn write(&mut self, i: usize, key: u64, host: u64) {
+        // SAFETY: i < IBL_ENTRIES, inside the mapping. Entries are written
+        // only by the dispatcher while no guest thread runs translated code
+        // (one guest thread so far); concurrent replacement needs a 16-byte
+        // atomic entry update before threads arrive (issue 5).
+        unsafe {
+            let e = self.base.add(i);
+            std::ptr::write_volatile(&mut (*e)[1], host);
+            std::ptr::write_volatile(&mut (*e)[0], key.wrapping_neg());
+        }
+    }
+
+    pub fn insert(&mut self, guest: GuestAddr, host: HostAddr) {
+        self.inserts += 1;
+        self.write(ibl_hash(guest.0), guest.0, host.0);
+    }
+}

@@ -1,0 +1,337 @@
+//! The loader's seam to the OS: maps the program ([`load`]) and the guest
+//! stack ([`build_stack`]), and reads the host values the auxv passes on
+//! (`getauxval`, `getuid`, `getrandom`). The only file of the loader that
+//! uses `unsafe`.
+//!
+//! Invariants:
+//! - I1: every mapping made here ends up either described by the returned
+//!   `LoadedImage`/`InitialStack` or unmapped again before an error is
+//!   returned (the [`Mapping`] guard unmaps on drop unless kept).
+//! - I2: `MAP_FIXED` is only used inside a reservation made by the same call,
+//!   so it never replaces memory hotlift did not just create. `ET_EXEC`
+//!   regions use `MAP_FIXED_NOREPLACE` instead; `EEXIST` (or, on kernels
+//!   without it, a different address) is `LoadError::OverlapsHost`.
+//! - I3: guest memory is written only while mapped read-write by this file;
+//!   final protections are applied last, with `mprotect`.
+//! - I4: segment contents are copied from the file image, never mapped from
+//!   it: the file's bytes before a segment's first byte in its first page
+//!   (not claimed by an earlier segment) are copied too, as a file mapping
+//!   would show them; everything past `p_filesz` is zero (bss, including the
+//!   tail of the last file page).
+//! - I5: for a static PIE, the whole span (plus alignment slack) is reserved
+//!   `PROT_NONE` at an address the kernel picks, segments are mapped into it
+//!   with `MAP_FIXED`, and the leftover gaps (alignment slack and holes between
+//!   segments) are then unmapped, as the kernel does since Linux 5.x. So the
+//!   image's `regions` are exactly what is mapped.
+
+#![allow(unsafe_code)]
+
+use std::ffi::c_void;
+use std::num::NonZeroUsize;
+use std::ptr::NonNull;
+
+use nix::errno::Errno;
+use nix::sys::mman::{mmap_anonymous, mprotect, munmap, MapFlags, ProtFlags};
+
+use super::plan::page_regions;
+use super::stack::{check_request, layout_stack, HostAux};
+use super::{
+    page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region,
+    StackRequest, PAGE_SIZE,
+};
+use crate::types::GuestAddr;
+
+/// Maps every `PT_LOAD` of `bytes` as `plan` describes, with its protections.
+///
+/// # Panics
+/// If `plan` is not what [`super::plan`] returns for `bytes` (the mapping
+/// relies on its invariants, see `mod.rs` I2).
+pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
+    match super::plan(bytes) {
+        Ok(fresh) if fresh == *plan => {}
+        other => panic!("load: the plan does not describe these bytes (they give {other:?})"),
+    }
+    let (lo, hi) = plan.span;
+    let regions = page_regions(plan);
+
+    // Exec: one guard per region. StaticPie: one guard for the reservation,
+    // which covers the regions mapped into it.
+    let (bias, guards) = match plan.kind {
+        ElfKind::Exec => {
+            let mut guards = Vec::with_capacity(regions.len());
+            for &(start, end, _) in &regions {
+                guards.push(Mapping::fixed_noreplace(start, end - start)?);
+            }
+            (0, guards)
+        }
+        ElfKind::StaticPie => {
+            let slack = plan.align - PAGE_SIZE;
+            let reservation = Mapping::reserve((hi - lo).saturating_add(slack))?;
+            let base = reservation.addr.next_multiple_of(plan.align);
+            let bias = base.wrapping_sub(lo);
+            for &(start, end, _) in &regions {
+                // SAFETY (I2): [start+bias, end+bias) lies inside
+                // [base, base + hi - lo), which lies inside the reservation.
+                unsafe { map_fixed_rw(start.wrapping_add(bias), end - start)? };
+            }
+            (bias, vec![reservation])
+        }
+    };
+
+    copy_segments(bytes, plan, bias);
+    let mut mapped = Vec::with_capacity(regions.len());
+    for &(start, end, prot) in &regions {
+        let (start, end) = (start.wrapping_add(bias), end.wrapping_add(bias));
+        // SAFETY: the region was mapped by this call (I2) and nothing else
+        // refers to it.
+        unsafe { protect(start, end - start, prot)? };
+        mapped.push(Region { start: GuestAddr(start), end: GuestAddr(end), prot });
+    }
+
+    for guard in guards {
+        let (addr, len) = guard.keep();
+        if plan.kind == ElfKind::StaticPie {
+            // I5: give back the parts of the reservation no region uses.
+            let mut cursor = addr;
+            let ends = mapped.iter().map(|r| (r.start.0, r.end.0)).chain([(addr + len, 0)]);
+            for (start, end) in ends {
+                if start > cursor {
+                    // SAFETY: [cursor, start) is an unused part of our own
+                    // reservation (regions are ascending and inside it).
+                    unsafe { unmap(cursor, start - cursor) };
+                }
+                cursor = end;
+            }
+        }
+    }
+
+    let last_end = plan
+        .segments
+        .iter()
+        .filter(|s| s.memsz > 0)
+        .map(|s| s.vaddr + s.memsz)
+        .max()
+        .unwrap_or(hi);
+    Ok(LoadedImage {
+        bias,
+        entry: GuestAddr(plan.entry.wrapping_add(bias)),
+        phdr: GuestAddr(plan.phdr_vaddr.wrapping_add(bias)),
+        phent: u64::from(plan.phentsize),
+        phnum: u64::from(plan.phnum),
+        lo: GuestAddr(lo.wrapping_add(bias)),
+        hi: GuestAddr(hi.wrapping_add(bias)),
+        brk_start: GuestAddr(page_up(last_end).unwrap_or(hi).wrapping_add(bias)),
+        regions: mapped,
+    })
+}
+
+/// Copies each segment's file bytes into the read-write mapped image (I3, I4).
+fn copy_segments(bytes: &[u8], plan: &LoadPlan, bias: u64) {
+    let mut prev_end = 0u64;
+    for s in plan.segments.iter().filter(|s| s.memsz > 0) {
+        // Start at the page boundary, or where the previous segment ends if it
+        // ends inside this page; only as far back as the file allows.
+        let start = (s.vaddr & !(PAGE_SIZE - 1)).max(prev_end).min(s.vaddr);
+        let lead = (s.vaddr - start).min(s.offset);
+        prev_end = s.vaddr + s.memsz;
+        if s.filesz == 0 {
+            continue;
+        }
+        // In bounds: checked by `plan` (mod.rs I2), and `lead <= offset`.
+        let src = &bytes[(s.offset - lead) as usize..(s.offset + s.filesz) as usize];
+        let dst = s.vaddr.wrapping_add(bias) - lead;
+        // SAFETY: [dst, dst + src.len()) lies in the segment's pages, which
+        // `load` mapped read-write in this call (I3); `src` is a live slice
+        // of the file image, which cannot overlap a fresh anonymous mapping.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+    }
+}
+
+/// Maps the guest stack and writes the initial process stack into it (layout
+/// in `stack.rs`).
+pub fn build_stack(
+    image: &LoadedImage,
+    plan: &LoadPlan,
+    req: &StackRequest,
+) -> Result<InitialStack, LoadError> {
+    let size = page_up(req.stack_size)
+        .filter(|&s| s > 0 && s <= super::TASK_SIZE / 2)
+        .ok_or(LoadError::BadStackSize(req.stack_size))?;
+    check_request(req, size)?;
+    let random = random_bytes()?;
+    let host = host_aux();
+
+    let prot = Prot { r: true, w: true, x: plan.stack_exec };
+    let stack = Mapping::anonymous(size + PAGE_SIZE, prot_flags(prot), MapFlags::MAP_STACK)?;
+    // SAFETY: the lowest page belongs to `stack`, mapped just now and
+    // referred to by nothing else; it becomes the guard page.
+    unsafe { protect(stack.addr, PAGE_SIZE, Prot::default())? };
+    let start = stack.addr + PAGE_SIZE;
+    let top = start + size;
+    let img = layout_stack(top, image, req, &host, random);
+    // SAFETY: [img.sp, top) lies inside the read-write part of `stack`
+    // (`check_request` bounded the image by a quarter of `size`).
+    unsafe {
+        std::ptr::copy_nonoverlapping(img.bytes.as_ptr(), img.sp as *mut u8, img.bytes.len())
+    };
+    stack.keep();
+    Ok(InitialStack {
+        sp: GuestAddr(img.sp),
+        region: Region { start: GuestAddr(start), end: GuestAddr(top), prot },
+        auxv: img.auxv,
+    })
+}
+
+/// An anonymous private mapping owned by the loader until [`Mapping::keep`];
+/// unmapped on drop (I1).
+#[derive(Debug)]
+struct Mapping {
+    addr: u64,
+    len: u64,
+}
+
+impl Mapping {
+    /// Anywhere the kernel likes.
+    fn anonymous(len: u64, prot: ProtFlags, flags: MapFlags) -> Result<Mapping, LoadError> {
+        let failed = |errno| LoadError::MapFailed { len, errno };
+        let size = usize::try_from(len).ok().and_then(NonZeroUsize::new).ok_or(failed(Errno::EINVAL))?;
+        // SAFETY: no address hint and no MAP_FIXED: the kernel picks fresh
+        // address space, so no existing memory is affected.
+        let ptr = unsafe { mmap_anonymous(None, size, prot, MapFlags::MAP_PRIVATE | flags) }
+            .map_err(failed)?;
+        Ok(Mapping { addr: ptr.as_ptr() as u64, len })
+    }
+
+    /// A `PROT_NONE` reservation of `len` bytes anywhere (I5).
+    fn reserve(len: u64) -> Result<Mapping, LoadError> {
+        Mapping::anonymous(len, ProtFlags::PROT_NONE, MapFlags::MAP_NORESERVE)
+    }
+
+    /// Read-write pages at exactly `addr`, failing with `OverlapsHost` if
+    /// anything is mapped there (I2).
+    fn fixed_noreplace(addr: u64, len: u64) -> Result<Mapping, LoadError> {
+        let overlaps = LoadError::OverlapsHost { lo: addr, hi: addr.saturating_add(len) };
+        let hint = usize::try_from(addr).ok().and_then(NonZeroUsize::new).ok_or(LoadError::MapFailed { len, errno: Errno::EINVAL })?;
+        let size = usize::try_from(len).ok().and_then(NonZeroUsize::new).ok_or(LoadError::MapFailed { len, errno: Errno::EINVAL })?;
+        let flags = MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED_NOREPLACE;
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+        match unsafe { mmap_anonymous(Some(hint), size, rw(), flags) } {
+            Ok(ptr) if ptr.as_ptr() as u64 == addr => Ok(Mapping { addr, len }),
+            Ok(ptr) => {
+                // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
+                drop(Mapping { addr: ptr.as_ptr() as u64, len });
+                Err(overlaps)
+            }
+            Err(Errno::EEXIST) => Err(overlaps),
+            Err(errno) => Err(LoadError::MapFailed { len, errno }),
+        }
+    }
+
+    /// Gives up ownership: the pages stay mapped. Returns `(addr, len)`.
+    fn keep(self) -> (u64, u64) {
+        let kept = (self.addr, self.len);
+        std::mem::forget(self);
+        kept
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `self` owns exactly these pages (I1); nothing refers to them
+        // once the loader gives up on them.
+        unsafe { unmap(self.addr, self.len) };
+    }
+}
+
+/// Read-write pages at `addr`, replacing whatever is there.
+///
+/// # Safety
+/// `[addr, addr + len)` must lie inside a reservation owned by the caller (I2).
+unsafe fn map_fixed_rw(addr: u64, len: u64) -> Result<(), LoadError> {
+    let failed = |errno| LoadError::MapFailed { len, errno };
+    let hint = NonZeroUsize::new(addr as usize).ok_or(failed(Errno::EINVAL))?;
+    let size = NonZeroUsize::new(len as usize).ok_or(failed(Errno::EINVAL))?;
+    // SAFETY: the caller guarantees the range is its own reservation.
+    unsafe { mmap_anonymous(Some(hint), size, rw(), MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED) }
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// Sets the protections of pages the loader mapped.
+///
+/// # Safety
+/// `[addr, addr + len)` must be mapped by the loader, with no Rust references
+/// into it that the new protections would invalidate.
+unsafe fn protect(addr: u64, len: u64, prot: Prot) -> Result<(), LoadError> {
+    let failed = |errno| LoadError::ProtectFailed { prot, len, errno };
+    let ptr = NonNull::new(addr as *mut c_void).ok_or(failed(Errno::EINVAL))?;
+    // SAFETY: the caller guarantees the range is ours and unreferenced.
+    unsafe { mprotect(ptr, len as usize, prot_flags(prot)) }.map_err(failed)
+}
+
+/// Unmaps pages the loader mapped. Errors are impossible for a page-aligned
+/// range of our own and are ignored.
+///
+/// # Safety
+/// `[addr, addr + len)` must be owned by the loader and unreferenced.
+unsafe fn unmap(addr: u64, len: u64) {
+    if let (Some(ptr), true) = (NonNull::new(addr as *mut c_void), len > 0) {
+        // SAFETY: the caller guarantees the range is ours and unreferenced.
+        let _ = unsafe { munmap(ptr, len as usize) };
+    }
+}
+
+fn rw() -> ProtFlags {
+    ProtFlags::PROT_READ | ProtFlags::PROT_WRITE
+}
+
+fn prot_flags(p: Prot) -> ProtFlags {
+    let mut flags = ProtFlags::PROT_NONE;
+    if p.r {
+        flags |= ProtFlags::PROT_READ;
+    }
+    if p.w {
+        flags |= ProtFlags::PROT_WRITE;
+    }
+    if p.x {
+        flags |= ProtFlags::PROT_EXEC;
+    }
+    flags
+}
+
+/// 16 fresh random bytes for `AT_RANDOM`.
+fn random_bytes() -> Result<[u8; 16], LoadError> {
+    let mut buf = [0u8; 16];
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = &mut buf[filled..];
+        // SAFETY: `rest` is a live, writable buffer of `rest.len()` bytes.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        match Errno::result(n) {
+            Ok(n) => filled += n as usize,
+            Err(Errno::EINTR) => {}
+            Err(errno) => return Err(LoadError::RandomFailed(errno)),
+        }
+    }
+    Ok(buf)
+}
+
+/// hotlift's own values for the auxv entries that describe the host.
+fn host_aux() -> HostAux {
+    // SAFETY: getauxval only reads the auxiliary vector saved at startup.
+    let aux = |key| unsafe { libc::getauxval(key) };
+    // SAFETY: the get*id calls have no preconditions and cannot fail.
+    let (uid, euid, gid, egid) =
+        unsafe { (libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()) };
+    HostAux {
+        minsigstksz: aux(libc::AT_MINSIGSTKSZ),
+        hwcap: aux(libc::AT_HWCAP),
+        hwcap2: aux(libc::AT_HWCAP2),
+        clktck: aux(libc::AT_CLKTCK),
+        secure: aux(libc::AT_SECURE),
+        uid: uid.into(),
+        euid: euid.into(),
+        gid: gid.into(),
+        egid: egid.into(),
+    }
+}

@@ -1,0 +1,167 @@
+//! The initial process stack, byte for byte as Linux's `create_elf_tables`
+//! (fs/binfmt_elf.c) and `copy_strings` (fs/exec.c) lay it out.
+//!
+//! From the top of the stack down:
+//! ```text
+//! top - 8    8 zero bytes (exec reserves a NULL word at the top)
+//!            execfn string, envp strings (last highest), argv strings
+//!            (argv[0] lowest), all NUL-terminated
+//!            padding to 16 bytes (arch_align_stack, without randomisation)
+//!            "x86_64\0" (AT_PLATFORM), then 16 random bytes (AT_RANDOM)
+//!            padding so that sp is 16-byte aligned
+//!            auxv pairs, AT_NULL pair
+//!            NULL, envp pointers, NULL, argv pointers
+//! sp ->      argc
+//! ```
+//!
+//! Invariants:
+//! - I1: pure: [`layout_stack`] computes the image for a given top address in
+//!   a `Vec`; `map.rs` maps the stack and copies the image in.
+//! - I2: the image is exactly the bytes `[sp, top)`; padding is zero.
+//! - I3: `sp % 16 == 0`, and the auxv entries come in the kernel's order
+//!   ([`auxv`]), minus `AT_SYSINFO_EHDR` (hotlift hides the vDSO) and the
+//!   rseq entries (hotlift does not offer rseq).
+//! - I4: the strings plus the pointer arrays may use at most a quarter of the
+//!   stack, the kernel's `E2BIG` limit; strings cannot contain NUL.
+
+use libc::{
+    AT_BASE, AT_CLKTCK, AT_EGID, AT_ENTRY, AT_EUID, AT_EXECFN, AT_FLAGS, AT_GID, AT_HWCAP,
+    AT_HWCAP2, AT_MINSIGSTKSZ, AT_NULL, AT_PAGESZ, AT_PHDR, AT_PHENT, AT_PHNUM, AT_PLATFORM,
+    AT_RANDOM, AT_SECURE, AT_UID,
+};
+
+use super::{LoadError, LoadedImage, StackRequest, PAGE_SIZE};
+
+/// `AT_PLATFORM` on x86-64 (`ELF_PLATFORM`).
+pub(crate) const PLATFORM: &[u8] = b"x86_64\0";
+
+/// The values of the auxv entries that describe the host rather than the
+/// program: hotlift passes its own.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct HostAux {
+    pub minsigstksz: u64,
+    pub hwcap: u64,
+    pub hwcap2: u64,
+    pub clktck: u64,
+    pub secure: u64,
+    pub uid: u64,
+    pub euid: u64,
+    pub gid: u64,
+    pub egid: u64,
+}
+
+/// The stack contents for `[sp, top)` (I2).
+#[derive(Debug)]
+pub(crate) struct StackImage {
+    pub sp: u64,
+    pub bytes: Vec<u8>,
+    pub auxv: Vec<(u64, u64)>,
+}
+
+/// An upper bound on the image size for `req`, checked against the quarter
+/// of the stack (I4). Call before mapping anything.
+pub(crate) fn check_request(req: &StackRequest, stack_size: u64) -> Result<u64, LoadError> {
+    let all = || req.argv.iter().chain(req.envp).map(Vec::as_slice).chain([req.execfn]);
+    if all().any(|s| s.contains(&0)) {
+        return Err(LoadError::NulInString);
+    }
+    let strings: u64 = all().map(|s| s.len() as u64 + 1).sum();
+    let pointers = (req.argv.len() as u64 + req.envp.len() as u64 + 3) * 8;
+    let fixed = 8 + 15 + PLATFORM.len() as u64 + 16 + AUXV_LEN as u64 * 16 + 15;
+    let needed = strings.saturating_add(pointers).saturating_add(fixed);
+    if needed > stack_size / 4 {
+        return Err(LoadError::ArgsTooLarge { needed, stack_size });
+    }
+    Ok(needed)
+}
+
+/// The number of auxv pairs written, `AT_NULL` included.
+const AUXV_LEN: usize = 20;
+
+/// Lays out the initial stack below `top` (16-byte aligned). `req` must have
+/// passed [`check_request`] for a stack of at least that size below `top`.
+pub(crate) fn layout_stack(
+    top: u64,
+    image: &LoadedImage,
+    req: &StackRequest,
+    host: &HostAux,
+    random: [u8; 16],
+) -> StackImage {
+    // Strings, from the top down, as `copy_strings` does: `p` is the lowest
+    // byte placed so far. The NUL terminators are the image's zero fill.
+    let mut strings: Vec<(u64, &[u8])> = Vec::new();
+    let mut p = top - 8;
+    let mut place = |s: &[u8]| -> u64 {
+        p -= s.len() as u64 + 1;
+        p
+    };
+    let execfn = place(req.execfn);
+    let mut envp: Vec<u64> = req.envp.iter().rev().map(|s| place(s)).collect();
+    envp.reverse();
+    let mut argv: Vec<u64> = req.argv.iter().rev().map(|s| place(s)).collect();
+    argv.reverse();
+    strings.push((execfn, req.execfn));
+    strings.extend(envp.iter().copied().zip(req.envp.iter().map(Vec::as_slice)));
+    strings.extend(argv.iter().copied().zip(req.argv.iter().map(Vec::as_slice)));
+
+    // create_elf_tables: platform string and random bytes below the
+    // 16-aligned string area, then the tables rounded down to 16.
+    let platform = (p & !15) - PLATFORM.len() as u64;
+    let random_at = platform - 16;
+    let auxv = auxv(image, host, random_at, execfn, platform);
+    let items = (argv.len() + 1 + envp.len() + 1 + 1) as u64;
+    let sp = (random_at - auxv.len() as u64 * 16 - items * 8) & !15;
+
+    let mut bytes = vec![0u8; (top - sp) as usize];
+    let mut put = |at: u64, data: &[u8]| {
+        let off = (at - sp) as usize;
+        bytes[off..off + data.len()].copy_from_slice(data);
+    };
+    for (at, s) in strings {
+        put(at, s);
+    }
+    put(platform, PLATFORM);
+    put(random_at, &random);
+    let mut words = vec![argv.len() as u64];
+    words.extend(&argv);
+    words.push(0);
+    words.extend(&envp);
+    words.push(0);
+    words.extend(auxv.iter().flat_map(|&(k, v)| [k, v]));
+    for (i, w) in words.iter().enumerate() {
+        put(sp + 8 * i as u64, &w.to_le_bytes());
+    }
+    StackImage { sp, bytes, auxv }
+}
+
+/// The auxiliary vector in the kernel's order (I3).
+fn auxv(
+    image: &LoadedImage,
+    host: &HostAux,
+    random: u64,
+    execfn: u64,
+    platform: u64,
+) -> Vec<(u64, u64)> {
+    vec![
+        (AT_MINSIGSTKSZ, host.minsigstksz),
+        (AT_HWCAP, host.hwcap),
+        (AT_PAGESZ, PAGE_SIZE),
+        (AT_CLKTCK, host.clktck),
+        (AT_PHDR, image.phdr.0),
+        (AT_PHENT, image.phent),
+        (AT_PHNUM, image.phnum),
+        (AT_BASE, 0),
+        (AT_FLAGS, 0),
+        (AT_ENTRY, image.entry.0),
+        (AT_UID, host.uid),
+        (AT_EUID, host.euid),
+        (AT_GID, host.gid),
+        (AT_EGID, host.egid),
+        (AT_SECURE, host.secure),
+        (AT_RANDOM, random),
+        (AT_HWCAP2, host.hwcap2),
+        (AT_EXECFN, execfn),
+        (AT_PLATFORM, platform),
+        (AT_NULL, 0),
+    ]
+}

@@ -1,0 +1,143 @@
+//! Guest memory syscalls: `brk` emulated, `mmap`/`munmap`/`mprotect`/
+//! `mremap` passed through after checking they do not touch hotlift's own
+//! mappings, and tracked so translated code stays valid.
+//!
+//! I1: a request that would change a page hotlift owns fails with -ENOMEM
+//!     and changes nothing.
+//! I2: any change to guest memory holding translated code flushes those
+//!     translations before the guest runs again.
+#![allow(unsafe_code)]
+
+use super::raw::syscall6;
+use crate::dispatch::{prot_from, Vm};
+use crate::guest_mem::{page_up, PAGE};
+use crate::loader::Prot;
+
+const ENOMEM: i64 = -(libc::ENOMEM as i64);
+const EINVAL: i64 = -(libc::EINVAL as i64);
+
+/// Does [start, end) touch a mapping that is not the guest's?
+fn touches_host(vm: &Vm, start: u64, end: u64) -> bool {
+    if vm.mem.owns_all(start, end) {
+        return false;
+    }
+    if start < vm.brk.limit && end > vm.brk.start {
+        return true;
+    }
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return true };
+    maps.lines().any(|l| {
+        let range = l.split_whitespace().next().unwrap_or("");
+        let (a, b) = range.split_once('-').unwrap_or(("0", "0"));
+        let (a, b) = (u64::from_str_radix(a, 16).unwrap_or(0), u64::from_str_radix(b, 16).unwrap_or(0));
+        let (s, e) = (a.max(start), b.min(end));
+        s < e && !vm.mem.owns_all(s, e)
+    })
+}
+
+pub fn brk(vm: &mut Vm, want: u64) -> i64 {
+    let b = &mut vm.brk;
+    if want < b.start || want > b.limit {
+        return b.cur as i64;
+    }
+    let need = page_up(want);
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    if need > b.mapped {
+        // SAFETY: [mapped, need) lies inside hotlift's brk reservation.
+        let p = unsafe {
+            libc::mmap(b.mapped as *mut libc::c_void, (need - b.mapped) as usize, rw,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED, -1, 0)
+        };
+        if p == libc::MAP_FAILED {
+            return b.cur as i64;
+        }
+        vm.mem.insert(b.mapped, need, Prot { r: true, w: true, x: false });
+    } else if need < b.mapped {
+        // Shrinking gives the pages back, so growing again reads zeros.
+        // SAFETY: [need, mapped) lies inside the reservation.
+        unsafe {
+            libc::mmap(need as *mut libc::c_void, (b.mapped - need) as usize, libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE, -1, 0);
+        }
+        vm.mem.remove(need, b.mapped);
+    }
+    let b = &mut vm.brk;
+    b.mapped = need;
+    b.cur = want;
+    want as i64
+}
+
+pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let (addr, len, prot, flags) = (a[0], a[1], a[2], a[3] as i32);
+    let fixed = flags & (libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE) != 0;
+    if fixed && flags & libc::MAP_FIXED != 0 && len != 0 && touches_host(vm, addr, addr.saturating_add(page_up(len))) {
+        return ENOMEM;
+    }
+    // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
+    let r = unsafe { syscall6(libc::SYS_mmap as u64, a) };
+    if r >= 0 {
+        let (s, e) = (r as u64, r as u64 + page_up(len));
+        vm.code_changed(s, e);
+        vm.mem.insert(s, e, prot_from(prot));
+    }
+    r
+}
+
+pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let (addr, len) = (a[0], page_up(a[1]));
+    if addr % PAGE != 0 || len == 0 {
+        return EINVAL;
+    }
+    if touches_host(vm, addr, addr.saturating_add(len)) {
+        return ENOMEM;
+    }
+    // SAFETY: only guest pages or unmapped pages are in the range (I1).
+    let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
+    if r == 0 {
+        vm.code_changed(addr, addr + len);
+        vm.mem.remove(addr, addr + len);
+    }
+    r
+}
+
+pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let (addr, len) = (a[0], page_up(a[1]));
+    if addr % PAGE != 0 {
+        return EINVAL;
+    }
+    if len != 0 && !vm.mem.owns_all(addr, addr.saturating_add(len)) {
+        return ENOMEM;
+    }
+    // SAFETY: every page in the range is the guest's (I1).
+    let r = unsafe { syscall6(libc::SYS_mprotect as u64, a) };
+    if r == 0 {
+        vm.code_changed(addr, addr + len);
+        vm.mem.protect(addr, addr + len, prot_from(a[2]));
+    }
+    r
+}
+
+pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let (old, old_len, new_len, flags, new_addr) = (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
+    if old_len != 0 && !vm.mem.owns_all(old, old.saturating_add(old_len)) {
+        return ENOMEM;
+    }
+    if flags & libc::MREMAP_FIXED != 0 && touches_host(vm, new_addr, new_addr.saturating_add(new_len)) {
+        return ENOMEM;
+    }
+    let prot = vm.mem.find(old).map(|(_, r)| r.prot).unwrap_or(Prot { r: true, w: true, x: false });
+    // An in-place grow must not run into hotlift's memory either.
+    if flags & libc::MREMAP_MAYMOVE == 0 && new_len > old_len && touches_host(vm, old + old_len, old + new_len) {
+        return ENOMEM;
+    }
+    // SAFETY: source is the guest's; destinations were checked (I1).
+    let r = unsafe { syscall6(libc::SYS_mremap as u64, a) };
+    if r >= 0 {
+        vm.code_changed(old, old + old_len);
+        if flags & libc::MREMAP_DONTUNMAP == 0 {
+            vm.mem.remove(old, old + old_len);
+        }
+        vm.code_changed(r as u64, r as u64 + new_len);
+        vm.mem.insert(r as u64, r as u64 + new_len, prot);
+    }
+    r
+}
