@@ -46,3 +46,29 @@ pub fn main() -> i32 {
         Command::Run { opts, program } => run::main(opts, program),
     }
 }
+
+/// The README's option table for `hotlift run`, generated from the one
+/// declaration in `options.rs` (tests/readme.rs keeps the README equal).
+pub fn run_options_markdown() -> String {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let run = cmd.find_subcommand("run").expect("run subcommand");
+    let mut s = String::from("| option | default | description |\n|---|---|---|\n");
+    for a in run.get_arguments() {
+        let Some(long) = a.get_long() else { continue };
+        if long == "help" || long == "version" {
+            continue;
+        }
+        let name = match (a.get_short(), a.get_action().takes_values()) {
+            (Some(c), false) => format!("`-{c}`, `--{long}`"),
+            (None, false) => format!("`--{long}`"),
+            (Some(c), true) => format!("`-{c}`, `--{long} N`"),
+            (None, true) => format!("`--{long} N`"),
+        };
+        let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+        let default = if default.is_empty() { "off".to_string() } else { default.join(",") };
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        s.push_str(&format!("| {name} | {default} | {help} |\n"));
+    }
+    s
+}

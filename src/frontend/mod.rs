@@ -176,7 +176,7 @@ mod tests {
             (&[0x0f, 0x0b], "trap InvalidOpcode"),
             (&[0xf4], "trap GeneralProtection"),
             (&[0xcd, 0x03], "trap GeneralProtection"),
-            (&[0x06], "trap InvalidOpcode"),
+            (&[0x06, 0x90, 0x90], "trap InvalidOpcode"),
             (&[0x48, 0x89], "trap FetchFault"),
             (&[0x90, 0x48, 0x89], "fallthrough 0x401001"),
         ];
