@@ -39,7 +39,11 @@ pub enum VmError {
     #[error("translated block at {0} does not fit in an empty code cache")]
     BlockTooLarge(GuestAddr),
     #[error("guest syscall {name} ({nr}) at {at} is not supported yet")]
-    UnsupportedSyscall { name: &'static str, nr: u64, at: GuestAddr },
+    UnsupportedSyscall {
+        name: &'static str,
+        nr: u64,
+        at: GuestAddr,
+    },
     #[error("{0}")]
     Host(String),
 }
@@ -71,16 +75,36 @@ const BRK_RESERVE: u64 = 1 << 30;
 
 fn reserve(hint: u64, len: u64, fixed: bool) -> Option<u64> {
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
-    let flags = if fixed { flags | libc::MAP_FIXED_NOREPLACE } else { flags };
+    let flags = if fixed {
+        flags | libc::MAP_FIXED_NOREPLACE
+    } else {
+        flags
+    };
     // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE never replaces.
-    let p = unsafe { libc::mmap(hint as *mut libc::c_void, len as usize, libc::PROT_NONE, flags, -1, 0) };
+    let p = unsafe {
+        libc::mmap(
+            hint as *mut libc::c_void,
+            len as usize,
+            libc::PROT_NONE,
+            flags,
+            -1,
+            0,
+        )
+    };
     (p != libc::MAP_FAILED && (!fixed || p as u64 == hint)).then_some(p as u64)
 }
 
 fn stack_size() -> u64 {
-    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: r is a valid out pointer.
-    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0 { r.rlim_cur } else { 8 << 20 };
+    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0 {
+        r.rlim_cur
+    } else {
+        8 << 20
+    };
     cur.clamp(1 << 20, 1 << 30)
 }
 
@@ -104,14 +128,32 @@ impl Vm {
         let brk_start = image.brk_start.0;
         let base = reserve(brk_start, BRK_RESERVE, true)
             .or_else(|| reserve(0, BRK_RESERVE, false))
-            .ok_or_else(|| VmError::Host("cannot reserve address space for the guest's brk".into()))?;
-        let brk = Brk { start: base, cur: base, mapped: base, limit: base + BRK_RESERVE };
-        let req = StackRequest { argv, envp, execfn, stack_size: stack_size() };
+            .ok_or_else(|| {
+                VmError::Host("cannot reserve address space for the guest's brk".into())
+            })?;
+        let brk = Brk {
+            start: base,
+            cur: base,
+            mapped: base,
+            limit: base + BRK_RESERVE,
+        };
+        let req = StackRequest {
+            argv,
+            envp,
+            execfn,
+            stack_size: stack_size(),
+        };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
 
-        let code = CodeMem::new_near(image.lo.0, image.hi.0, brk.limit, (opts.cache_mib as usize) << 20)?;
-        let ibl = IblTable::new().map_err(|e| VmError::Host(format!("cannot map the lookup table: {e}")))?;
+        let code = CodeMem::new_near(
+            image.lo.0,
+            image.hi.0,
+            brk.limit,
+            (opts.cache_mib as usize) << 20,
+        )?;
+        let ibl = IblTable::new()
+            .map_err(|e| VmError::Host(format!("cannot map the lookup table: {e}")))?;
         let mut cache = CodeCache::new(code, ibl);
         let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
         let stub_at = cache.mem.commit(&stub);
@@ -121,7 +163,15 @@ impl Vm {
         let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
         ctx.install_gs();
         signal::install(opts.verbose, cache.mem.range()).map_err(VmError::Host)?;
-        Ok(Vm { opts, mem, brk, cache, ctx, stats: Stats::default(), sig: syscall::SignalState::default() })
+        Ok(Vm {
+            opts,
+            mem,
+            brk,
+            cache,
+            ctx,
+            stats: Stats::default(),
+            sig: syscall::SignalState::default(),
+        })
     }
 
     /// Translate the block at `addr` into the cache.
@@ -131,7 +181,11 @@ impl Vm {
         let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
         // SAFETY: [addr, addr+len) lies in executable guest memory, which
         // on x86-64 is readable; an empty slice needs no memory.
-        let bytes: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) } };
+        let bytes: &[u8] = if len == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) }
+        };
         let block = match lift_block(bytes, addr, max) {
             Ok(b) => b,
             Err(e) => return Err(e.into()),
@@ -154,11 +208,17 @@ impl Vm {
             let id = BlockId(self.cache.blocks.len() as u32);
             for s in &em.sites {
                 let kind = match s.kind {
-                    EmittedSiteKind::Direct { field } => SiteKind::Direct { field: HostAddr(host.0 + field as u64) },
+                    EmittedSiteKind::Direct { field } => SiteKind::Direct {
+                        field: HostAddr(host.0 + field as u64),
+                    },
                     EmittedSiteKind::Syscall => SiteKind::Syscall,
                     EmittedSiteKind::Trap(k) => SiteKind::Trap(k),
                 };
-                self.cache.sites.push(ExitSite { kind, target: s.target, from: id });
+                self.cache.sites.push(ExitSite {
+                    kind,
+                    target: s.target,
+                    from: id,
+                });
             }
             let info = BlockInfo {
                 guest: addr,
@@ -239,7 +299,10 @@ impl Vm {
 
     fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
         if self.opts.verbose {
-            eprintln!("hotlift: guest {kind:?} at {at}: killed by signal {}", kind.signal());
+            eprintln!(
+                "hotlift: guest {kind:?} at {at}: killed by signal {}",
+                kind.signal()
+            );
         }
         signal::die_with(kind.signal())
     }
@@ -254,7 +317,11 @@ impl Vm {
 
 /// A protection from mmap/mprotect bits.
 pub fn prot_from(bits: u64) -> Prot {
-    Prot { r: bits & libc::PROT_READ as u64 != 0, w: bits & libc::PROT_WRITE as u64 != 0, x: bits & libc::PROT_EXEC as u64 != 0 }
+    Prot {
+        r: bits & libc::PROT_READ as u64 != 0,
+        w: bits & libc::PROT_WRITE as u64 != 0,
+        x: bits & libc::PROT_EXEC as u64 != 0,
+    }
 }
 
 pub const GUEST_PAGE: u64 = PAGE;

@@ -52,7 +52,13 @@ impl GuestMem {
         }
         if let Some((s, r)) = self.find(start) {
             if s < start {
-                self.regions.insert(s, Region { end: start, prot: r.prot });
+                self.regions.insert(
+                    s,
+                    Region {
+                        end: start,
+                        prot: r.prot,
+                    },
+                );
                 self.regions.insert(start, r);
             }
         }
@@ -138,8 +144,16 @@ pub struct Brk {
 mod tests {
     use super::*;
 
-    const RW: Prot = Prot { r: true, w: true, x: false };
-    const RX: Prot = Prot { r: true, w: false, x: true };
+    const RW: Prot = Prot {
+        r: true,
+        w: true,
+        x: false,
+    };
+    const RX: Prot = Prot {
+        r: true,
+        w: false,
+        x: true,
+    };
 
     #[test]
     fn insert_remove_split() {

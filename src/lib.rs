@@ -8,16 +8,16 @@
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
-pub mod types;
-pub mod loader;
-pub mod guest_mem;
-pub mod frontend;
-pub mod ir;
 pub mod backend;
 pub mod cache;
-pub mod runtime;
-pub mod dispatch;
-pub mod syscall;
-pub mod signal;
-pub mod options;
 pub mod cli;
+pub mod dispatch;
+pub mod frontend;
+pub mod guest_mem;
+pub mod ir;
+pub mod loader;
+pub mod options;
+pub mod runtime;
+pub mod signal;
+pub mod syscall;
+pub mod types;

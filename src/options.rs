@@ -30,6 +30,12 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { no_chain: false, max_block_insns: 128, cache_mib: 256, verbose: false, strace: false }
+        RunOptions {
+            no_chain: false,
+            max_block_insns: 128,
+            cache_mib: 256,
+            verbose: false,
+            strace: false,
+        }
     }
 }

@@ -140,7 +140,10 @@ impl ThreadCtx {
         let layout = Layout::from_size_align(size.max(576), 64).expect("xsave layout");
         // SAFETY: layout has non-zero size.
         let area = unsafe { alloc_zeroed(layout) };
-        assert!(!area.is_null(), "out of memory allocating {size} bytes of XSAVE area");
+        assert!(
+            !area.is_null(),
+            "out of memory allocating {size} bytes of XSAVE area"
+        );
         // Legacy area: FCW at 0 (0x37f), MXCSR at 24 (0x1f80). XSTATE_BV = 0
         // loads the init state for everything else.
         // SAFETY: area is at least 576 bytes and exclusively ours.

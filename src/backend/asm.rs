@@ -31,7 +31,10 @@ impl Rel32 {
 impl Drop for Rel32 {
     fn drop(&mut self) {
         if self.armed && !std::thread::panicking() {
-            panic!("rel32 field at buffer offset {} dropped unresolved", self.field);
+            panic!(
+                "rel32 field at buffer offset {} dropped unresolved",
+                self.field
+            );
         }
     }
 }
@@ -44,13 +47,26 @@ pub struct Asm {
 
 impl std::fmt::Debug for Asm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Asm {{ base: {:#x}, len: {} }}", self.base, self.buf.len())
+        write!(
+            f,
+            "Asm {{ base: {:#x}, len: {} }}",
+            self.base,
+            self.buf.len()
+        )
     }
 }
 
 /// `gs:[disp]`, absolute (no base, no index).
 pub fn gs_mem(disp: usize) -> MemoryOperand {
-    MemoryOperand::new(Register::None, Register::None, 1, disp as i64, 4, false, Register::GS)
+    MemoryOperand::new(
+        Register::None,
+        Register::None,
+        1,
+        disp as i64,
+        4,
+        false,
+        Register::GS,
+    )
 }
 
 /// `[base + disp]`.
@@ -65,7 +81,11 @@ pub fn mem(base: Register, disp: i64) -> MemoryOperand {
 
 impl Asm {
     pub fn new(base: u64) -> Asm {
-        Asm { buf: Vec::with_capacity(256), base, enc: Encoder::new(64) }
+        Asm {
+            buf: Vec::with_capacity(256),
+            base,
+            enc: Encoder::new(64),
+        }
     }
 
     pub fn here(&self) -> u64 {
@@ -91,7 +111,10 @@ impl Asm {
             Err(e) => {
                 // FACTS iced #4: the failed bytes stay in the buffer.
                 let _ = self.enc.take_buffer();
-                Err(EmitError::Encode { guest: insn.ip(), msg: e.to_string() })
+                Err(EmitError::Encode {
+                    guest: insn.ip(),
+                    msg: e.to_string(),
+                })
             }
         }
     }
@@ -142,15 +165,22 @@ impl Asm {
     // --- small helpers for the fixed sequences -------------------------
 
     pub fn store_gs(&mut self, disp: usize, reg: Register) -> Result<(), EmitError> {
-        self.insn(&Instruction::with2(Code::Mov_rm64_r64, gs_mem(disp), reg).expect("mov gs:[d], r64"))
+        self.insn(
+            &Instruction::with2(Code::Mov_rm64_r64, gs_mem(disp), reg).expect("mov gs:[d], r64"),
+        )
     }
 
     pub fn load_gs(&mut self, reg: Register, disp: usize) -> Result<(), EmitError> {
-        self.insn(&Instruction::with2(Code::Mov_r64_rm64, reg, gs_mem(disp)).expect("mov r64, gs:[d]"))
+        self.insn(
+            &Instruction::with2(Code::Mov_r64_rm64, reg, gs_mem(disp)).expect("mov r64, gs:[d]"),
+        )
     }
 
     pub fn store_gs_imm32(&mut self, disp: usize, imm: u32) -> Result<(), EmitError> {
-        self.insn(&Instruction::with2(Code::Mov_rm32_imm32, gs_mem(disp), imm).expect("mov dword gs:[d], imm"))
+        self.insn(
+            &Instruction::with2(Code::Mov_rm32_imm32, gs_mem(disp), imm)
+                .expect("mov dword gs:[d], imm"),
+        )
     }
 
     pub fn jmp_gs(&mut self, disp: usize) -> Result<(), EmitError> {
@@ -165,4 +195,3 @@ impl Asm {
         self.insn(&Instruction::with2(Code::Mov_r64_rm64, dst, m).expect("mov r64, m"))
     }
 }
-

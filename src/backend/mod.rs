@@ -44,7 +44,9 @@ pub struct EmitEnv {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EmittedSiteKind {
     /// Direct transfer; `field` is the buffer offset of its rel32.
-    Direct { field: usize },
+    Direct {
+        field: usize,
+    },
     Syscall,
     Trap(TrapKind),
 }
@@ -93,7 +95,10 @@ impl BlockEmitter {
     /// a cold stub exiting through a new site.
     fn direct(&mut self, r: Rel32, target: GuestAddr) {
         let idx = self.sites.len();
-        self.sites.push(EmittedSite { kind: EmittedSiteKind::Direct { field: r.field }, target });
+        self.sites.push(EmittedSite {
+            kind: EmittedSiteKind::Direct { field: r.field },
+            target,
+        });
         self.pending.push((r, idx));
     }
 
@@ -105,12 +110,23 @@ impl BlockEmitter {
     /// Push the guest return address, flag-free and exactly as `call` (I2).
     fn push_return(&mut self, ret: GuestAddr) -> Result<(), EmitError> {
         if ret.0 < 0x8000_0000 {
-            return self.a.insn(&Instruction::with1(Code::Pushq_imm32, ret.0 as i32).expect("push imm32"));
+            return self
+                .a
+                .insn(&Instruction::with1(Code::Pushq_imm32, ret.0 as i32).expect("push imm32"));
         }
         self.a.lea(Register::RSP, asm::mem(Register::RSP, -8))?;
-        let lo = Instruction::with2(Code::Mov_rm32_imm32, asm::mem(Register::RSP, 0), ret.0 as u32).expect("mov");
-        let hi = Instruction::with2(Code::Mov_rm32_imm32, asm::mem(Register::RSP, 4), (ret.0 >> 32) as u32)
-            .expect("mov");
+        let lo = Instruction::with2(
+            Code::Mov_rm32_imm32,
+            asm::mem(Register::RSP, 0),
+            ret.0 as u32,
+        )
+        .expect("mov");
+        let hi = Instruction::with2(
+            Code::Mov_rm32_imm32,
+            asm::mem(Register::RSP, 4),
+            (ret.0 >> 32) as u32,
+        )
+        .expect("mov");
         self.a.insn(&lo)?;
         self.a.insn(&hi)
     }
@@ -121,15 +137,42 @@ impl BlockEmitter {
     fn lookup_rax(&mut self) -> Result<(), EmitError> {
         let a = &mut self.a;
         a.store_gs(S_RCX, Register::RCX)?;
-        a.insn(&Instruction::with3(Code::VEX_Rorx_r64_rm64_imm8, Register::RCX, Register::RAX, 16u32).expect("rorx"))?;
-        a.lea(Register::RCX, MemoryOperand::with_base_index(Register::RCX, Register::RAX))?;
-        a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"))?;
-        a.lea(Register::RCX, MemoryOperand::with_base_index(Register::RCX, Register::RCX))?;
-        let entry = MemoryOperand::new(Register::None, Register::RCX, 8, self.env.ibl_base as i64, 8, false, Register::None);
+        a.insn(
+            &Instruction::with3(
+                Code::VEX_Rorx_r64_rm64_imm8,
+                Register::RCX,
+                Register::RAX,
+                16u32,
+            )
+            .expect("rorx"),
+        )?;
+        a.lea(
+            Register::RCX,
+            MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+        )?;
+        a.insn(
+            &Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"),
+        )?;
+        a.lea(
+            Register::RCX,
+            MemoryOperand::with_base_index(Register::RCX, Register::RCX),
+        )?;
+        let entry = MemoryOperand::new(
+            Register::None,
+            Register::RCX,
+            8,
+            self.env.ibl_base as i64,
+            8,
+            false,
+            Register::None,
+        );
         a.lea(Register::RCX, entry)?;
         a.store_gs(S_JMP, Register::RCX)?;
         a.mov_load(Register::RCX, asm::mem(Register::RCX, 0))?;
-        a.lea(Register::RCX, MemoryOperand::with_base_index(Register::RCX, Register::RAX))?;
+        a.lea(
+            Register::RCX,
+            MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+        )?;
         // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
         let jrcxz_at = a.len();
         a.bytes(&[0xe3, 0]);
@@ -153,7 +196,8 @@ impl BlockEmitter {
             OpKind::Register => {
                 let r = insn.op0_register();
                 if r != Register::RAX {
-                    let mov = Instruction::with2(Code::Mov_r64_rm64, Register::RAX, r).expect("mov");
+                    let mov =
+                        Instruction::with2(Code::Mov_r64_rm64, Register::RAX, r).expect("mov");
                     self.a.insn(&mov)?;
                 }
                 Ok(())
@@ -168,7 +212,8 @@ impl BlockEmitter {
                     false,
                     insn.segment_prefix(),
                 );
-                let mut mov = Instruction::with2(Code::Mov_r64_rm64, Register::RAX, m).expect("mov");
+                let mut mov =
+                    Instruction::with2(Code::Mov_r64_rm64, Register::RAX, m).expect("mov");
                 mov.set_ip(insn.ip());
                 self.a.insn(&mov)
             }
@@ -177,13 +222,23 @@ impl BlockEmitter {
 
     fn terminator(&mut self, b: &IrBlock) -> Result<(), EmitError> {
         match &b.term {
-            Terminator::Jump { target } | Terminator::Fallthrough { next: target } => self.jump_to(*target),
+            Terminator::Jump { target } | Terminator::Fallthrough { next: target } => {
+                self.jump_to(*target)
+            }
             Terminator::Call { target, return_to } => {
                 self.push_return(*return_to)?;
                 self.jump_to(*target);
             }
-            Terminator::Branch { insn, taken, fallthrough } => match insn.mnemonic() {
-                Mnemonic::Loop | Mnemonic::Loope | Mnemonic::Loopne | Mnemonic::Jrcxz | Mnemonic::Jecxz => {
+            Terminator::Branch {
+                insn,
+                taken,
+                fallthrough,
+            } => match insn.mnemonic() {
+                Mnemonic::Loop
+                | Mnemonic::Loope
+                | Mnemonic::Loopne
+                | Mnemonic::Jrcxz
+                | Mnemonic::Jecxz => {
                     // loopX/jrcxz only have rel8: branch over the
                     // fall-through jump to the taken jump.
                     let op: &[u8] = match insn.mnemonic() {
@@ -231,7 +286,8 @@ impl BlockEmitter {
             Terminator::Return { pop } => {
                 self.a.store_gs(S_RAX, Register::RAX)?;
                 self.a.mov_load(Register::RAX, asm::mem(Register::RSP, 0))?;
-                self.a.lea(Register::RSP, asm::mem(Register::RSP, 8 + *pop as i64))?;
+                self.a
+                    .lea(Register::RSP, asm::mem(Register::RSP, 8 + *pop as i64))?;
                 self.lookup_rax()?;
             }
             Terminator::Syscall { next } => {
@@ -259,7 +315,8 @@ impl BlockEmitter {
             self.a.store_gs(off::RIP, Register::RAX)?;
             self.a.load_gs(Register::RAX, S_RAX)?;
             self.a.load_gs(Register::RCX, S_RCX)?;
-            self.a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
+            self.a
+                .store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
             self.a.jmp_gs(off::EXIT_FN)?;
         }
         Ok(())
@@ -290,7 +347,13 @@ fn condition_code(cc: ConditionCode) -> u8 {
 
 /// Emit host code for `b` to run at `env.host_base`.
 pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
-    let mut e = BlockEmitter { a: Asm::new(env.host_base), env: *env, sites: Vec::new(), pending: Vec::new(), cold_miss: Vec::new() };
+    let mut e = BlockEmitter {
+        a: Asm::new(env.host_base),
+        env: *env,
+        sites: Vec::new(),
+        pending: Vec::new(),
+        cold_miss: Vec::new(),
+    };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
@@ -299,7 +362,11 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;
     e.cold()?;
-    Ok(Emitted { code: e.a.buf, pc_map, sites: e.sites })
+    Ok(Emitted {
+        code: e.a.buf,
+        pc_map,
+        sites: e.sites,
+    })
 }
 
 /// The stub empty lookup-table entries point at: only target -1 can reach
@@ -312,3 +379,6 @@ pub fn emit_empty_ibl_stub(host_base: u64) -> Result<Vec<u8>, EmitError> {
     a.jmp_gs(off::EXIT_FN)?;
     Ok(a.buf)
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,9 @@ use crate::types::HostAddr;
 pub enum CacheError {
     #[error("cannot create code memory: {0}")]
     Create(std::io::Error),
-    #[error("no room for {size} bytes of code memory within ±2 GiB of the guest image {lo:#x}..{hi:#x}")]
+    #[error(
+        "no room for {size} bytes of code memory within ±2 GiB of the guest image {lo:#x}..{hi:#x}"
+    )]
     NoRoomNearGuest { size: usize, lo: u64, hi: u64 },
 }
 
@@ -38,7 +40,12 @@ impl CodeMem {
     /// Map `size` bytes of code memory whose execute view lies within reach
     /// of guest addresses [lo, hi), preferring addresses at or above
     /// `prefer_above` (kept free for the guest's brk).
-    pub fn new_near(lo: u64, hi: u64, prefer_above: u64, size: usize) -> Result<CodeMem, CacheError> {
+    pub fn new_near(
+        lo: u64,
+        hi: u64,
+        prefer_above: u64,
+        size: usize,
+    ) -> Result<CodeMem, CacheError> {
         let size = size.next_multiple_of(4096);
         // SAFETY: memfd_create with a static name; checked below.
         let fd = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
@@ -86,7 +93,14 @@ impl CodeMem {
         };
         // SAFETY: a fresh shared mapping of the same memfd, anywhere.
         let rw = unsafe {
-            libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
         };
         let err = std::io::Error::last_os_error();
         // SAFETY: both mappings keep the memfd alive.
@@ -94,7 +108,13 @@ impl CodeMem {
         if rw == libc::MAP_FAILED {
             return Err(CacheError::Create(err));
         }
-        Ok(CodeMem { rx, rw: rw as *mut u8, size, used: 0, floor: 0 })
+        Ok(CodeMem {
+            rx,
+            rw: rw as *mut u8,
+            size,
+            used: 0,
+            floor: 0,
+        })
     }
 
     pub fn cursor(&self) -> HostAddr {
@@ -114,7 +134,11 @@ impl CodeMem {
     pub fn commit(&mut self, bytes: &[u8]) -> HostAddr {
         let at = self.cursor();
         let padded = bytes.len().next_multiple_of(16);
-        assert!(padded <= self.remaining(), "commit of {} bytes past the end of code memory", bytes.len());
+        assert!(
+            padded <= self.remaining(),
+            "commit of {} bytes past the end of code memory",
+            bytes.len()
+        );
         // SAFETY: [used, used+padded) lies inside the RW view.
         unsafe {
             let dst = self.rw.add(self.used);
@@ -128,9 +152,15 @@ impl CodeMem {
     /// Point the rel32 field at `field` to `target` (I2).
     pub fn patch_rel32(&self, field: HostAddr, target: HostAddr) {
         assert!(field.0 % 4 == 0, "unaligned patch site {field:?}");
-        assert!(field.0 >= self.rx && field.0 + 4 <= self.rx + self.used as u64, "patch site {field:?} outside code");
+        assert!(
+            field.0 >= self.rx && field.0 + 4 <= self.rx + self.used as u64,
+            "patch site {field:?} outside code"
+        );
         let rel = target.0.wrapping_sub(field.0 + 4) as i64;
-        assert!(i32::try_from(rel).is_ok(), "patch from {field:?} to {target:?} out of rel32 range");
+        assert!(
+            i32::try_from(rel).is_ok(),
+            "patch from {field:?} to {target:?} out of rel32 range"
+        );
         let off = (field.0 - self.rx) as usize;
         // SAFETY: aligned, inside the RW view; an atomic store is one write.
         let slot = unsafe { &*(self.rw.add(off) as *const AtomicU32) };

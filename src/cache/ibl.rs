@@ -43,8 +43,15 @@ impl IblTable {
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        assert!((p as u64) + bytes as u64 <= 1 << 31, "MAP_32BIT mapping at {p:?} above 2 GiB");
-        let t = IblTable { base: p as *mut [u64; 2], empty_host: 0, inserts: 0 };
+        assert!(
+            (p as u64) + bytes as u64 <= 1 << 31,
+            "MAP_32BIT mapping at {p:?} above 2 GiB"
+        );
+        let t = IblTable {
+            base: p as *mut [u64; 2],
+            empty_host: 0,
+            inserts: 0,
+        };
         Ok(t)
     }
 

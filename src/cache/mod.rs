@@ -41,7 +41,9 @@ pub struct BlockInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SiteKind {
     /// A direct transfer whose rel32 field at `field` can be linked.
-    Direct { field: HostAddr },
+    Direct {
+        field: HostAddr,
+    },
     Syscall,
     Trap(TrapKind),
 }

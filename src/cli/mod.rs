@@ -15,7 +15,11 @@ pub const EXIT_NOT_RUNNABLE: i32 = 126;
 pub const EXIT_NOT_FOUND: i32 = 127;
 
 #[derive(Parser, Debug)]
-#[command(name = "hotlift", version, about = "Run Linux x86-64 programs under dynamic binary translation")]
+#[command(
+    name = "hotlift",
+    version,
+    about = "Run Linux x86-64 programs under dynamic binary translation"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -37,7 +41,11 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_HOTLIFT_FAILED } else { 0 };
+            let code = if e.use_stderr() {
+                EXIT_HOTLIFT_FAILED
+            } else {
+                0
+            };
             let _ = e.print();
             return code;
         }
@@ -65,8 +73,16 @@ pub fn run_options_markdown() -> String {
             (Some(c), true) => format!("`-{c}`, `--{long} N`"),
             (None, true) => format!("`--{long} N`"),
         };
-        let default: Vec<String> = a.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
-        let default = if default.is_empty() { "off".to_string() } else { default.join(",") };
+        let default: Vec<String> = a
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let default = if default.is_empty() {
+            "off".to_string()
+        } else {
+            default.join(",")
+        };
         let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
         s.push_str(&format!("| {name} | {default} | {help} |\n"));
     }

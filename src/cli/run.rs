@@ -31,7 +31,11 @@ pub fn main(opts: RunOptions, program: Vec<OsString>) -> i32 {
         Ok(b) => b,
         Err(e) => {
             eprintln!("hotlift: {shown}: {e}");
-            return if e.kind() == std::io::ErrorKind::NotFound { EXIT_NOT_FOUND } else { EXIT_NOT_RUNNABLE };
+            return if e.kind() == std::io::ErrorKind::NotFound {
+                EXIT_NOT_FOUND
+            } else {
+                EXIT_NOT_RUNNABLE
+            };
         }
     };
     let plan = match loader::plan(&bytes) {

@@ -39,26 +39,37 @@ fn text(insn: &Instruction) -> String {
 }
 
 fn unsupported(insn: &Instruction, why: &'static str) -> Unsupported {
-    Unsupported { addr: GuestAddr(insn.ip()), text: text(insn), why }
+    Unsupported {
+        addr: GuestAddr(insn.ip()),
+        text: text(insn),
+        why,
+    }
 }
 
 /// Classify one decoded instruction (I2).
 fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
     let next = GuestAddr(insn.next_ip());
     if insn.code() == Code::INVALID {
-        return Ok(Step::End(Terminator::Trap { kind: TrapKind::InvalidOpcode }));
+        return Ok(Step::End(Terminator::Trap {
+            kind: TrapKind::InvalidOpcode,
+        }));
     }
     // GS is hotlift's (the ThreadCtx); guest GS accesses need rewriting.
     if insn.segment_prefix() == Register::GS
-        || (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory && insn.memory_segment() == Register::GS)
+        || (0..insn.op_count())
+            .any(|i| insn.op_kind(i) == OpKind::Memory && insn.memory_segment() == Register::GS)
     {
         return Err(unsupported(insn, "GS-relative memory access"));
     }
     let m = insn.mnemonic();
     let step = match m {
         Mnemonic::Jmp => match insn.op0_kind() {
-            OpKind::NearBranch64 => Step::End(Terminator::Jump { target: GuestAddr(insn.near_branch_target()) }),
-            OpKind::Register | OpKind::Memory => Step::End(Terminator::IndirectJump { insn: *insn }),
+            OpKind::NearBranch64 => Step::End(Terminator::Jump {
+                target: GuestAddr(insn.near_branch_target()),
+            }),
+            OpKind::Register | OpKind::Memory => {
+                Step::End(Terminator::IndirectJump { insn: *insn })
+            }
             _ => return Err(unsupported(insn, "far jump")),
         },
         Mnemonic::Call => match insn.op0_kind() {
@@ -66,40 +77,64 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
                 target: GuestAddr(insn.near_branch_target()),
                 return_to: next,
             }),
-            OpKind::Register | OpKind::Memory => Step::End(Terminator::IndirectCall { insn: *insn, return_to: next }),
+            OpKind::Register | OpKind::Memory => Step::End(Terminator::IndirectCall {
+                insn: *insn,
+                return_to: next,
+            }),
             _ => return Err(unsupported(insn, "far call")),
         },
         Mnemonic::Ret => {
             if insn.code() == Code::Retnw || insn.code() == Code::Retnw_imm16 {
                 return Err(unsupported(insn, "16-bit return"));
             }
-            let pop = if insn.op_count() == 1 { insn.immediate16() } else { 0 };
+            let pop = if insn.op_count() == 1 {
+                insn.immediate16()
+            } else {
+                0
+            };
             Step::End(Terminator::Return { pop })
         }
         Mnemonic::Loop | Mnemonic::Loope | Mnemonic::Loopne | Mnemonic::Jrcxz | Mnemonic::Jecxz => {
-            Step::End(Terminator::Branch { insn: *insn, taken: GuestAddr(insn.near_branch_target()), fallthrough: next })
+            Step::End(Terminator::Branch {
+                insn: *insn,
+                taken: GuestAddr(insn.near_branch_target()),
+                fallthrough: next,
+            })
         }
-        _ if insn.is_jcc_short_or_near() => {
-            Step::End(Terminator::Branch { insn: *insn, taken: GuestAddr(insn.near_branch_target()), fallthrough: next })
-        }
+        _ if insn.is_jcc_short_or_near() => Step::End(Terminator::Branch {
+            insn: *insn,
+            taken: GuestAddr(insn.near_branch_target()),
+            fallthrough: next,
+        }),
         Mnemonic::Syscall => Step::End(Terminator::Syscall { next }),
-        Mnemonic::Int3 | Mnemonic::Int1 => Step::End(Terminator::Trap { kind: TrapKind::Breakpoint }),
-        Mnemonic::Ud0 | Mnemonic::Ud1 | Mnemonic::Ud2 => Step::End(Terminator::Trap { kind: TrapKind::InvalidOpcode }),
-        Mnemonic::Hlt => Step::End(Terminator::Trap { kind: TrapKind::GeneralProtection }),
+        Mnemonic::Int3 | Mnemonic::Int1 => Step::End(Terminator::Trap {
+            kind: TrapKind::Breakpoint,
+        }),
+        Mnemonic::Ud0 | Mnemonic::Ud1 | Mnemonic::Ud2 => Step::End(Terminator::Trap {
+            kind: TrapKind::InvalidOpcode,
+        }),
+        Mnemonic::Hlt => Step::End(Terminator::Trap {
+            kind: TrapKind::GeneralProtection,
+        }),
         Mnemonic::Int => {
             if insn.immediate8() == 0x80 {
                 return Err(unsupported(insn, "32-bit system call through int 0x80"));
             }
-            Step::End(Terminator::Trap { kind: TrapKind::GeneralProtection })
+            Step::End(Terminator::Trap {
+                kind: TrapKind::GeneralProtection,
+            })
         }
         // No RTM on the target CPUs: these raise #UD natively. On a CPU with
         // RTM an abort path would be needed (README, known limits).
-        Mnemonic::Xbegin | Mnemonic::Xend | Mnemonic::Xabort => {
-            Step::End(Terminator::Trap { kind: TrapKind::InvalidOpcode })
-        }
-        Mnemonic::Sysenter | Mnemonic::Sysexit | Mnemonic::Sysret | Mnemonic::Iret | Mnemonic::Iretd | Mnemonic::Iretq => {
-            return Err(unsupported(insn, "system-level control transfer"))
-        }
+        Mnemonic::Xbegin | Mnemonic::Xend | Mnemonic::Xabort => Step::End(Terminator::Trap {
+            kind: TrapKind::InvalidOpcode,
+        }),
+        Mnemonic::Sysenter
+        | Mnemonic::Sysexit
+        | Mnemonic::Sysret
+        | Mnemonic::Iret
+        | Mnemonic::Iretd
+        | Mnemonic::Iretq => return Err(unsupported(insn, "system-level control transfer")),
         Mnemonic::Rdgsbase | Mnemonic::Wrgsbase | Mnemonic::Swapgs => {
             return Err(unsupported(insn, "guest GS base access"))
         }
@@ -111,7 +146,11 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
 
 /// Decode and lift the guest block starting at `start`, whose bytes (up to
 /// the end of its executable mapping) are `bytes`.
-pub fn lift_block(bytes: &[u8], start: GuestAddr, max_insns: usize) -> Result<IrBlock, Unsupported> {
+pub fn lift_block(
+    bytes: &[u8],
+    start: GuestAddr,
+    max_insns: usize,
+) -> Result<IrBlock, Unsupported> {
     let mut decoder = Decoder::with_ip(64, bytes, start.0, DecoderOptions::NONE);
     let mut body = Vec::new();
     let mut insn = Instruction::default();
@@ -119,21 +158,39 @@ pub fn lift_block(bytes: &[u8], start: GuestAddr, max_insns: usize) -> Result<Ir
         let here = GuestAddr(decoder.ip());
         if body.len() >= max_insns.max(1) || !decoder.can_decode() {
             let term = if body.is_empty() && !decoder.can_decode() {
-                Terminator::Trap { kind: TrapKind::FetchFault }
+                Terminator::Trap {
+                    kind: TrapKind::FetchFault,
+                }
             } else {
                 Terminator::Fallthrough { next: here }
             };
-            return Ok(IrBlock { start, body, term, term_addr: here, end: here });
+            return Ok(IrBlock {
+                start,
+                body,
+                term,
+                term_addr: here,
+                end: here,
+            });
         }
         decoder.decode_out(&mut insn);
-        if insn.code() == Code::INVALID && decoder.last_error() == iced_x86::DecoderError::NoMoreBytes {
+        if insn.code() == Code::INVALID
+            && decoder.last_error() == iced_x86::DecoderError::NoMoreBytes
+        {
             // I1: the instruction runs past the mapping.
             let term = if body.is_empty() {
-                Terminator::Trap { kind: TrapKind::FetchFault }
+                Terminator::Trap {
+                    kind: TrapKind::FetchFault,
+                }
             } else {
                 Terminator::Fallthrough { next: here }
             };
-            return Ok(IrBlock { start, body, term, term_addr: here, end: here });
+            return Ok(IrBlock {
+                start,
+                body,
+                term,
+                term_addr: here,
+                end: here,
+            });
         }
         match lift_insn(&insn)? {
             Step::Body => {
@@ -146,7 +203,13 @@ pub fn lift_block(bytes: &[u8], start: GuestAddr, max_insns: usize) -> Result<Ir
             }
             Step::End(term) => {
                 let end = GuestAddr(insn.next_ip());
-                return Ok(IrBlock { start, body, term, term_addr: here, end });
+                return Ok(IrBlock {
+                    start,
+                    body,
+                    term,
+                    term_addr: here,
+                    end,
+                });
             }
         }
     }
@@ -200,7 +263,12 @@ mod tests {
 
     #[test]
     fn gs_access_is_refused_with_address() {
-        let e = lift_block(&[0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0], GuestAddr(0x1000), 8).unwrap_err();
+        let e = lift_block(
+            &[0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0],
+            GuestAddr(0x1000),
+            8,
+        )
+        .unwrap_err();
         assert_eq!(e.addr, GuestAddr(0x1000));
         assert!(e.to_string().contains("GS-relative"), "{e}");
     }

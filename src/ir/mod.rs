@@ -63,19 +63,41 @@ pub enum ExitClass {
 /// How a block ends.
 #[derive(Clone, Debug)]
 pub enum Terminator {
-    Jump { target: GuestAddr },
+    Jump {
+        target: GuestAddr,
+    },
     /// A conditional branch: `jcc`, `loop*`, `jrcxz`/`jecxz` (`insn` is the original).
-    Branch { insn: Instruction, taken: GuestAddr, fallthrough: GuestAddr },
-    Call { target: GuestAddr, return_to: GuestAddr },
+    Branch {
+        insn: Instruction,
+        taken: GuestAddr,
+        fallthrough: GuestAddr,
+    },
+    Call {
+        target: GuestAddr,
+        return_to: GuestAddr,
+    },
     /// `jmp r/m64`; `insn` is the original (its operand gives the target).
-    IndirectJump { insn: Instruction },
-    IndirectCall { insn: Instruction, return_to: GuestAddr },
+    IndirectJump {
+        insn: Instruction,
+    },
+    IndirectCall {
+        insn: Instruction,
+        return_to: GuestAddr,
+    },
     /// `ret` / `ret imm16`.
-    Return { pop: u16 },
-    Syscall { next: GuestAddr },
-    Trap { kind: TrapKind },
+    Return {
+        pop: u16,
+    },
+    Syscall {
+        next: GuestAddr,
+    },
+    Trap {
+        kind: TrapKind,
+    },
     /// The block reached the size limit or a page/region boundary.
-    Fallthrough { next: GuestAddr },
+    Fallthrough {
+        next: GuestAddr,
+    },
 }
 
 impl Terminator {
@@ -113,7 +135,9 @@ impl IrBlock {
     pub fn guest_insns(&self) -> u32 {
         let term = match self.term {
             Terminator::Fallthrough { .. } => 0,
-            Terminator::Trap { kind: TrapKind::FetchFault } => 0,
+            Terminator::Trap {
+                kind: TrapKind::FetchFault,
+            } => 0,
             _ => 1,
         };
         self.body.len() as u32 + term
@@ -133,8 +157,16 @@ impl fmt::Display for Terminator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Terminator::Jump { target } => write!(f, "jump {target}"),
-            Terminator::Branch { insn, taken, fallthrough } => {
-                write!(f, "branch {:?} taken {taken} else {fallthrough}", insn.mnemonic())
+            Terminator::Branch {
+                insn,
+                taken,
+                fallthrough,
+            } => {
+                write!(
+                    f,
+                    "branch {:?} taken {taken} else {fallthrough}",
+                    insn.mnemonic()
+                )
             }
             Terminator::Call { target, return_to } => write!(f, "call {target} return {return_to}"),
             Terminator::IndirectJump { insn } => write!(f, "indirect-jump [{}]", fmt_insn(insn)),
@@ -151,7 +183,13 @@ impl fmt::Display for Terminator {
 
 impl fmt::Display for IrBlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "block {} .. {} ({} insns)", self.start, self.end, self.guest_insns())?;
+        writeln!(
+            f,
+            "block {} .. {} ({} insns)",
+            self.start,
+            self.end,
+            self.guest_insns()
+        )?;
         for i in &self.body {
             writeln!(f, "  {}  {}", i.addr, fmt_insn(&i.insn))?;
         }

@@ -41,13 +41,31 @@ pub enum LoadError {
     #[error("program headers (offset {phoff:#x}, {phnum} entries) lie outside the file")]
     ProgramHeadersOutOfBounds { phoff: u64, phnum: u16 },
     #[error("segment {index}: file size {filesz:#x} exceeds memory size {memsz:#x}")]
-    FileszExceedsMemsz { index: usize, filesz: u64, memsz: u64 },
+    FileszExceedsMemsz {
+        index: usize,
+        filesz: u64,
+        memsz: u64,
+    },
     #[error("segment {index}: file range {offset:#x}+{filesz:#x} lies outside the file ({len:#x} bytes)")]
-    SegmentBeyondFile { index: usize, offset: u64, filesz: u64, len: usize },
+    SegmentBeyondFile {
+        index: usize,
+        offset: u64,
+        filesz: u64,
+        len: usize,
+    },
     #[error("segment {index}: address {vaddr:#x} and file offset {offset:#x} disagree modulo alignment {align:#x}")]
-    Misaligned { index: usize, vaddr: u64, offset: u64, align: u64 },
+    Misaligned {
+        index: usize,
+        vaddr: u64,
+        offset: u64,
+        align: u64,
+    },
     #[error("segment {index}: address {vaddr:#x} + size {memsz:#x} overflows")]
-    AddressOverflow { index: usize, vaddr: u64, memsz: u64 },
+    AddressOverflow {
+        index: usize,
+        vaddr: u64,
+        memsz: u64,
+    },
     #[error("segments {first} and {second} overlap")]
     OverlappingSegments { first: usize, second: usize },
     #[error("segment {index} is not in ascending address order")]
@@ -56,7 +74,11 @@ pub enum LoadError {
     NoLoadSegments,
     #[error("entry point {entry:#x} is not inside an executable segment")]
     EntryNotExecutable { entry: u64 },
-    #[error("segment {index}: pages {lo:#x}..{hi:#x} lie outside the user address range {:#x}..{:#x}", super::MMAP_MIN_ADDR, super::TASK_SIZE)]
+    #[error(
+        "segment {index}: pages {lo:#x}..{hi:#x} lie outside the user address range {:#x}..{:#x}",
+        super::MMAP_MIN_ADDR,
+        super::TASK_SIZE
+    )]
     SegmentOutOfRange { index: usize, lo: u64, hi: u64 },
     #[error("segments span {size:#x} bytes, more than the user address space")]
     SpanTooLarge { size: u64 },
@@ -67,7 +89,11 @@ pub enum LoadError {
     #[error("cannot map {len:#x} bytes of guest memory: {errno}")]
     MapFailed { len: u64, errno: Errno },
     #[error("cannot set protections {prot} on {len:#x} bytes of guest memory: {errno}")]
-    ProtectFailed { prot: super::Prot, len: u64, errno: Errno },
+    ProtectFailed {
+        prot: super::Prot,
+        len: u64,
+        errno: Errno,
+    },
     #[error("cannot read random bytes for AT_RANDOM: {0}")]
     RandomFailed(Errno),
     #[error("invalid guest stack size {0:#x}")]
@@ -136,9 +162,20 @@ mod tests {
         let errors = [
             LoadError::WrongMachine { machine: 183 },
             LoadError::WrongType { e_type: 1 },
-            LoadError::SegmentOutOfRange { index: 1, lo: 0, hi: 0x1000 },
-            LoadError::MapFailed { len: 0x1000, errno: Errno::ENOMEM },
-            LoadError::ProtectFailed { prot: super::super::Prot::default(), len: 1, errno: Errno::EACCES },
+            LoadError::SegmentOutOfRange {
+                index: 1,
+                lo: 0,
+                hi: 0x1000,
+            },
+            LoadError::MapFailed {
+                len: 0x1000,
+                errno: Errno::ENOMEM,
+            },
+            LoadError::ProtectFailed {
+                prot: super::super::Prot::default(),
+                len: 1,
+                errno: Errno::EACCES,
+            },
         ];
         for e in errors {
             let msg = e.to_string();
@@ -158,8 +195,22 @@ mod tests {
     #[test]
     fn exit_codes() {
         assert_eq!(LoadError::Dynamic.exit_code(), 126);
-        assert_eq!(LoadError::OverlappingSegments { first: 1, second: 2 }.exit_code(), 126);
+        assert_eq!(
+            LoadError::OverlappingSegments {
+                first: 1,
+                second: 2
+            }
+            .exit_code(),
+            126
+        );
         assert_eq!(LoadError::OverlapsHost { lo: 0, hi: 1 }.exit_code(), 125);
-        assert_eq!(LoadError::MapFailed { len: 1, errno: Errno::ENOMEM }.exit_code(), 125);
+        assert_eq!(
+            LoadError::MapFailed {
+                len: 1,
+                errno: Errno::ENOMEM
+            }
+            .exit_code(),
+            125
+        );
     }
 }

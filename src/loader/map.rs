@@ -36,8 +36,8 @@ use nix::sys::mman::{mmap_anonymous, mprotect, munmap, MapFlags, ProtFlags};
 use super::plan::page_regions;
 use super::stack::{check_request, layout_stack, HostAux};
 use super::{
-    page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region,
-    StackRequest, PAGE_SIZE,
+    page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region, StackRequest,
+    PAGE_SIZE,
 };
 use crate::types::GuestAddr;
 
@@ -85,7 +85,11 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
         // SAFETY: the region was mapped by this call (I2) and nothing else
         // refers to it.
         unsafe { protect(start, end - start, prot)? };
-        mapped.push(Region { start: GuestAddr(start), end: GuestAddr(end), prot });
+        mapped.push(Region {
+            start: GuestAddr(start),
+            end: GuestAddr(end),
+            prot,
+        });
     }
 
     for guard in guards {
@@ -93,7 +97,10 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
         if plan.kind == ElfKind::StaticPie {
             // I5: give back the parts of the reservation no region uses.
             let mut cursor = addr;
-            let ends = mapped.iter().map(|r| (r.start.0, r.end.0)).chain([(addr + len, 0)]);
+            let ends = mapped
+                .iter()
+                .map(|r| (r.start.0, r.end.0))
+                .chain([(addr + len, 0)]);
             for (start, end) in ends {
                 if start > cursor {
                     // SAFETY: [cursor, start) is an unused part of our own
@@ -161,7 +168,11 @@ pub fn build_stack(
     let random = random_bytes()?;
     let host = host_aux();
 
-    let prot = Prot { r: true, w: true, x: plan.stack_exec };
+    let prot = Prot {
+        r: true,
+        w: true,
+        x: plan.stack_exec,
+    };
     let stack = Mapping::anonymous(size + PAGE_SIZE, prot_flags(prot), MapFlags::MAP_STACK)?;
     // SAFETY: the lowest page belongs to `stack`, mapped just now and
     // referred to by nothing else; it becomes the guard page.
@@ -177,7 +188,11 @@ pub fn build_stack(
     stack.keep();
     Ok(InitialStack {
         sp: GuestAddr(img.sp),
-        region: Region { start: GuestAddr(start), end: GuestAddr(top), prot },
+        region: Region {
+            start: GuestAddr(start),
+            end: GuestAddr(top),
+            prot,
+        },
         auxv: img.auxv,
     })
 }
@@ -194,12 +209,18 @@ impl Mapping {
     /// Anywhere the kernel likes.
     fn anonymous(len: u64, prot: ProtFlags, flags: MapFlags) -> Result<Mapping, LoadError> {
         let failed = |errno| LoadError::MapFailed { len, errno };
-        let size = usize::try_from(len).ok().and_then(NonZeroUsize::new).ok_or(failed(Errno::EINVAL))?;
+        let size = usize::try_from(len)
+            .ok()
+            .and_then(NonZeroUsize::new)
+            .ok_or(failed(Errno::EINVAL))?;
         // SAFETY: no address hint and no MAP_FIXED: the kernel picks fresh
         // address space, so no existing memory is affected.
         let ptr = unsafe { mmap_anonymous(None, size, prot, MapFlags::MAP_PRIVATE | flags) }
             .map_err(failed)?;
-        Ok(Mapping { addr: ptr.as_ptr() as u64, len })
+        Ok(Mapping {
+            addr: ptr.as_ptr() as u64,
+            len,
+        })
     }
 
     /// A `PROT_NONE` reservation of `len` bytes anywhere (I5).
@@ -210,16 +231,34 @@ impl Mapping {
     /// Read-write pages at exactly `addr`, failing with `OverlapsHost` if
     /// anything is mapped there (I2).
     fn fixed_noreplace(addr: u64, len: u64) -> Result<Mapping, LoadError> {
-        let overlaps = LoadError::OverlapsHost { lo: addr, hi: addr.saturating_add(len) };
-        let hint = usize::try_from(addr).ok().and_then(NonZeroUsize::new).ok_or(LoadError::MapFailed { len, errno: Errno::EINVAL })?;
-        let size = usize::try_from(len).ok().and_then(NonZeroUsize::new).ok_or(LoadError::MapFailed { len, errno: Errno::EINVAL })?;
+        let overlaps = LoadError::OverlapsHost {
+            lo: addr,
+            hi: addr.saturating_add(len),
+        };
+        let hint = usize::try_from(addr)
+            .ok()
+            .and_then(NonZeroUsize::new)
+            .ok_or(LoadError::MapFailed {
+                len,
+                errno: Errno::EINVAL,
+            })?;
+        let size = usize::try_from(len)
+            .ok()
+            .and_then(NonZeroUsize::new)
+            .ok_or(LoadError::MapFailed {
+                len,
+                errno: Errno::EINVAL,
+            })?;
         let flags = MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED_NOREPLACE;
         // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
         match unsafe { mmap_anonymous(Some(hint), size, rw(), flags) } {
             Ok(ptr) if ptr.as_ptr() as u64 == addr => Ok(Mapping { addr, len }),
             Ok(ptr) => {
                 // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
-                drop(Mapping { addr: ptr.as_ptr() as u64, len });
+                drop(Mapping {
+                    addr: ptr.as_ptr() as u64,
+                    len,
+                });
                 Err(overlaps)
             }
             Err(Errno::EEXIST) => Err(overlaps),
@@ -252,8 +291,15 @@ unsafe fn map_fixed_rw(addr: u64, len: u64) -> Result<(), LoadError> {
     let hint = NonZeroUsize::new(addr as usize).ok_or(failed(Errno::EINVAL))?;
     let size = NonZeroUsize::new(len as usize).ok_or(failed(Errno::EINVAL))?;
     // SAFETY: the caller guarantees the range is its own reservation.
-    unsafe { mmap_anonymous(Some(hint), size, rw(), MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED) }
-        .map_err(failed)?;
+    unsafe {
+        mmap_anonymous(
+            Some(hint),
+            size,
+            rw(),
+            MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED,
+        )
+    }
+    .map_err(failed)?;
     Ok(())
 }
 
@@ -321,8 +367,14 @@ fn host_aux() -> HostAux {
     // SAFETY: getauxval only reads the auxiliary vector saved at startup.
     let aux = |key| unsafe { libc::getauxval(key) };
     // SAFETY: the get*id calls have no preconditions and cannot fail.
-    let (uid, euid, gid, egid) =
-        unsafe { (libc::getuid(), libc::geteuid(), libc::getgid(), libc::getegid()) };
+    let (uid, euid, gid, egid) = unsafe {
+        (
+            libc::getuid(),
+            libc::geteuid(),
+            libc::getgid(),
+            libc::getegid(),
+        )
+    };
     HostAux {
         minsigstksz: aux(libc::AT_MINSIGSTKSZ),
         hwcap: aux(libc::AT_HWCAP),

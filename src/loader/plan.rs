@@ -25,8 +25,8 @@
 use goblin::container::Endian;
 use goblin::elf::dynamic::{DT_NEEDED, DT_NULL};
 use goblin::elf::header::{
-    EI_CLASS, EI_DATA, ELFCLASS32, ELFCLASS64, ELFDATA2LSB, ELFDATA2MSB, ELFMAG, EM_X86_64,
-    ET_DYN, ET_EXEC, SELFMAG,
+    EI_CLASS, EI_DATA, ELFCLASS32, ELFCLASS64, ELFDATA2LSB, ELFDATA2MSB, ELFMAG, EM_X86_64, ET_DYN,
+    ET_EXEC, SELFMAG,
 };
 use goblin::elf::note::NT_GNU_BUILD_ID;
 use goblin::elf::program_header::{
@@ -77,7 +77,11 @@ pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
         }
     }
 
-    let kind = if header.e_type == ET_EXEC { ElfKind::Exec } else { ElfKind::StaticPie };
+    let kind = if header.e_type == ET_EXEC {
+        ElfKind::Exec
+    } else {
+        ElfKind::StaticPie
+    };
     let span = check_layout(kind, &segments, &indices)?;
     check_entry(header.e_entry, &segments)?;
     let phdr_vaddr = pt_phdr
@@ -122,13 +126,17 @@ fn check_identity(bytes: &[u8]) -> Result<Header, LoadError> {
         data => return Err(LoadError::BadDataEncoding(data)),
     }
     // Cannot fail: the header is complete and little-endian (checked above).
-    let header = Header::parse(bytes)
-        .map_err(|_| LoadError::TruncatedHeader { len: bytes.len() })?;
+    let header =
+        Header::parse(bytes).map_err(|_| LoadError::TruncatedHeader { len: bytes.len() })?;
     if header.e_machine != EM_X86_64 {
-        return Err(LoadError::WrongMachine { machine: header.e_machine });
+        return Err(LoadError::WrongMachine {
+            machine: header.e_machine,
+        });
     }
     if header.e_type != ET_EXEC && header.e_type != ET_DYN {
-        return Err(LoadError::WrongType { e_type: header.e_type });
+        return Err(LoadError::WrongType {
+            e_type: header.e_type,
+        });
     }
     Ok(header)
 }
@@ -146,8 +154,10 @@ fn read_program_headers(bytes: &[u8], header: &Header) -> Result<Vec<ProgramHead
     if table_len > MAX_PHDR_TABLE {
         return Err(LoadError::TooManyProgramHeaders(header.e_phnum));
     }
-    let out_of_bounds =
-        || LoadError::ProgramHeadersOutOfBounds { phoff: header.e_phoff, phnum: header.e_phnum };
+    let out_of_bounds = || LoadError::ProgramHeadersOutOfBounds {
+        phoff: header.e_phoff,
+        phnum: header.e_phnum,
+    };
     let table = usize::try_from(header.e_phoff)
         .ok()
         .and_then(|start| bytes.get(start..start.checked_add(table_len)?))
@@ -206,8 +216,17 @@ fn check_load(bytes: &[u8], index: usize, ph: &ProgramHeader) -> Result<Segment,
         });
     }
     // The end of the segment, rounded up to a page, must be representable.
-    if ph.p_vaddr.checked_add(ph.p_memsz).and_then(page_up).is_none() {
-        return Err(LoadError::AddressOverflow { index, vaddr: ph.p_vaddr, memsz: ph.p_memsz });
+    if ph
+        .p_vaddr
+        .checked_add(ph.p_memsz)
+        .and_then(page_up)
+        .is_none()
+    {
+        return Err(LoadError::AddressOverflow {
+            index,
+            vaddr: ph.p_vaddr,
+            memsz: ph.p_memsz,
+        });
     }
     Ok(Segment {
         vaddr: ph.p_vaddr,
@@ -243,7 +262,10 @@ fn check_layout(
     for pair in sorted.windows(2) {
         let ((_, a_end, a), (b_start, _, b)) = (pair[0], pair[1]);
         if a_end > b_start {
-            return Err(LoadError::OverlappingSegments { first: a.min(b), second: a.max(b) });
+            return Err(LoadError::OverlappingSegments {
+                first: a.min(b),
+                second: a.max(b),
+            });
         }
     }
     for pair in live.windows(2) {

@@ -61,7 +61,13 @@ pub(crate) struct StackImage {
 /// An upper bound on the image size for `req`, checked against the quarter
 /// of the stack (I4). Call before mapping anything.
 pub(crate) fn check_request(req: &StackRequest, stack_size: u64) -> Result<u64, LoadError> {
-    let all = || req.argv.iter().chain(req.envp).map(Vec::as_slice).chain([req.execfn]);
+    let all = || {
+        req.argv
+            .iter()
+            .chain(req.envp)
+            .map(Vec::as_slice)
+            .chain([req.execfn])
+    };
     if all().any(|s| s.contains(&0)) {
         return Err(LoadError::NulInString);
     }

@@ -97,7 +97,15 @@ pub(crate) fn small_elf(exec: bool, base: u64) -> Vec<u8> {
         // type, flags, offset, vaddr, filesz, memsz, align
         (PT_PHDR, r, PHOFF, base + PHOFF, 56 * 5, 56 * 5, 8),
         (PT_LOAD, r | x, 0, base, 0x1000, 0x1000, 0x1000),
-        (PT_LOAD, r | w, DATA_FOFF, base + DATA_VOFF, DATA_LEN, DATA_MEMSZ, 0x1000),
+        (
+            PT_LOAD,
+            r | w,
+            DATA_FOFF,
+            base + DATA_VOFF,
+            DATA_LEN,
+            DATA_MEMSZ,
+            0x1000,
+        ),
         (PT_NOTE, r, 0x160, base + 0x160, 36, 36, 4),
         (PT_GNU_STACK, r | w, 0, 0, 0, 0, 16),
     ];
@@ -152,14 +160,23 @@ pub(crate) fn gcc(name: &str, src: &str, flags: &[&str]) -> Option<Vec<u8>> {
     let c = dir.join("prog.c");
     let exe = dir.join("prog");
     std::fs::write(&c, src).ok()?;
-    let result = Command::new("gcc").args(flags).arg("-O1").arg("-o").arg(&exe).arg(&c).output();
+    let result = Command::new("gcc")
+        .args(flags)
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&c)
+        .output();
     let bytes = match result {
         Ok(out) if out.status.success() => std::fs::read(&exe).ok(),
         Ok(out) => {
             eprintln!(
                 "note: skipping, `gcc {}` failed: {}",
                 flags.join(" "),
-                String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
             );
             None
         }

@@ -22,7 +22,13 @@ static CODE_LO: AtomicU64 = AtomicU64::new(0);
 static CODE_HI: AtomicU64 = AtomicU64::new(0);
 static CACHE: AtomicPtr<CodeCache> = AtomicPtr::new(std::ptr::null_mut());
 
-const FAULT_SIGNALS: [i32; 5] = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGTRAP];
+const FAULT_SIGNALS: [i32; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+    libc::SIGTRAP,
+];
 const ALT_STACK: usize = 256 * 1024;
 
 /// A fixed buffer for messages inside the handler (I2).
@@ -68,9 +74,16 @@ pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
             0,
         );
         if stack == libc::MAP_FAILED {
-            return Err(format!("cannot map the signal stack: {}", std::io::Error::last_os_error()));
+            return Err(format!(
+                "cannot map the signal stack: {}",
+                std::io::Error::last_os_error()
+            ));
         }
-        let ss = libc::stack_t { ss_sp: stack, ss_flags: 0, ss_size: ALT_STACK };
+        let ss = libc::stack_t {
+            ss_sp: stack,
+            ss_flags: 0,
+            ss_size: ALT_STACK,
+        };
         if libc::sigaltstack(&ss, std::ptr::null_mut()) != 0 {
             return Err(format!("sigaltstack: {}", std::io::Error::last_os_error()));
         }
@@ -80,7 +93,10 @@ pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigfillset(&mut sa.sa_mask);
             if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-                return Err(format!("sigaction({sig}): {}", std::io::Error::last_os_error()));
+                return Err(format!(
+                    "sigaction({sig}): {}",
+                    std::io::Error::last_os_error()
+                ));
             }
         }
     }
@@ -93,11 +109,18 @@ pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
 /// Let the handler map code-cache addresses to guest addresses. The cache
 /// must stay at this address until the process exits.
 pub fn publish_cache(cache: &CodeCache) {
-    CACHE.store(cache as *const CodeCache as *mut CodeCache, Ordering::Release);
+    CACHE.store(
+        cache as *const CodeCache as *mut CodeCache,
+        Ordering::Release,
+    );
 }
 
 /// Called by `hotlift_signal_entry` (I1).
-pub extern "C" fn handle_host_signal(sig: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
+pub extern "C" fn handle_host_signal(
+    sig: i32,
+    info: *mut libc::siginfo_t,
+    uctx: *mut libc::c_void,
+) {
     // SAFETY: the kernel passes valid siginfo and ucontext pointers.
     let (pc, code, fault_addr) = unsafe {
         let uc = &*(uctx as *const libc::ucontext_t);
@@ -105,21 +128,37 @@ pub extern "C" fn handle_host_signal(sig: i32, info: *mut libc::siginfo_t, uctx:
         ((pc), (*info).si_code, (*info).si_addr() as u64)
     };
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
-    let mut msg = StackBuf { buf: [0; 256], len: 0 };
+    let mut msg = StackBuf {
+        buf: [0; 256],
+        len: 0,
+    };
     if in_code {
         if VERBOSE.load(Ordering::Relaxed) {
             let cache = CACHE.load(Ordering::Acquire);
             // SAFETY: the cache is published once and never moves (see
             // publish_cache); the dispatcher is not running while
             // translated code faults (dispatch I1).
-            let guest = if cache.is_null() { None } else { unsafe { (*cache).guest_pc(pc) } };
+            let guest = if cache.is_null() {
+                None
+            } else {
+                unsafe { (*cache).guest_pc(pc) }
+            };
             let _ = match guest {
-                Some((_, g)) => writeln!(msg, "hotlift: guest fault: signal {sig} at guest {g} (address {fault_addr:#x})"),
-                None => writeln!(msg, "hotlift: guest fault: signal {sig} in translated code at host {pc:#x}"),
+                Some((_, g)) => writeln!(
+                    msg,
+                    "hotlift: guest fault: signal {sig} at guest {g} (address {fault_addr:#x})"
+                ),
+                None => writeln!(
+                    msg,
+                    "hotlift: guest fault: signal {sig} in translated code at host {pc:#x}"
+                ),
             };
         }
     } else {
-        let _ = writeln!(msg, "hotlift: internal error: signal {sig} at host pc {pc:#x} (address {fault_addr:#x})");
+        let _ = writeln!(
+            msg,
+            "hotlift: internal error: signal {sig} at host pc {pc:#x} (address {fault_addr:#x})"
+        );
     }
     // SAFETY: write(2) is async-signal-safe; msg is a valid buffer.
     unsafe { libc::write(2, msg.buf.as_ptr() as *const libc::c_void, msg.len) };

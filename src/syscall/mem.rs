@@ -24,11 +24,16 @@ fn touches_host(vm: &Vm, start: u64, end: u64) -> bool {
     if start < vm.brk.limit && end > vm.brk.start {
         return true;
     }
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return true };
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return true;
+    };
     maps.lines().any(|l| {
         let range = l.split_whitespace().next().unwrap_or("");
         let (a, b) = range.split_once('-').unwrap_or(("0", "0"));
-        let (a, b) = (u64::from_str_radix(a, 16).unwrap_or(0), u64::from_str_radix(b, 16).unwrap_or(0));
+        let (a, b) = (
+            u64::from_str_radix(a, 16).unwrap_or(0),
+            u64::from_str_radix(b, 16).unwrap_or(0),
+        );
         let (s, e) = (a.max(start), b.min(end));
         s < e && !vm.mem.owns_all(s, e)
     })
@@ -44,19 +49,39 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
     if need > b.mapped {
         // SAFETY: [mapped, need) lies inside hotlift's brk reservation.
         let p = unsafe {
-            libc::mmap(b.mapped as *mut libc::c_void, (need - b.mapped) as usize, rw,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED, -1, 0)
+            libc::mmap(
+                b.mapped as *mut libc::c_void,
+                (need - b.mapped) as usize,
+                rw,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
         };
         if p == libc::MAP_FAILED {
             return b.cur as i64;
         }
-        vm.mem.insert(b.mapped, need, Prot { r: true, w: true, x: false });
+        vm.mem.insert(
+            b.mapped,
+            need,
+            Prot {
+                r: true,
+                w: true,
+                x: false,
+            },
+        );
     } else if need < b.mapped {
         // Shrinking gives the pages back, so growing again reads zeros.
         // SAFETY: [need, mapped) lies inside the reservation.
         unsafe {
-            libc::mmap(need as *mut libc::c_void, (b.mapped - need) as usize, libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE, -1, 0);
+            libc::mmap(
+                need as *mut libc::c_void,
+                (b.mapped - need) as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
+                -1,
+                0,
+            );
         }
         vm.mem.remove(need, b.mapped);
     }
@@ -69,7 +94,11 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
 pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (addr, len, prot, flags) = (a[0], a[1], a[2], a[3] as i32);
     let fixed = flags & (libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE) != 0;
-    if fixed && flags & libc::MAP_FIXED != 0 && len != 0 && touches_host(vm, addr, addr.saturating_add(page_up(len))) {
+    if fixed
+        && flags & libc::MAP_FIXED != 0
+        && len != 0
+        && touches_host(vm, addr, addr.saturating_add(page_up(len)))
+    {
         return ENOMEM;
     }
     // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
@@ -117,16 +146,26 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
 }
 
 pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
-    let (old, old_len, new_len, flags, new_addr) = (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
+    let (old, old_len, new_len, flags, new_addr) =
+        (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
     if old_len != 0 && !vm.mem.owns_all(old, old.saturating_add(old_len)) {
         return ENOMEM;
     }
-    if flags & libc::MREMAP_FIXED != 0 && touches_host(vm, new_addr, new_addr.saturating_add(new_len)) {
+    if flags & libc::MREMAP_FIXED != 0
+        && touches_host(vm, new_addr, new_addr.saturating_add(new_len))
+    {
         return ENOMEM;
     }
-    let prot = vm.mem.find(old).map(|(_, r)| r.prot).unwrap_or(Prot { r: true, w: true, x: false });
+    let prot = vm.mem.find(old).map(|(_, r)| r.prot).unwrap_or(Prot {
+        r: true,
+        w: true,
+        x: false,
+    });
     // An in-place grow must not run into hotlift's memory either.
-    if flags & libc::MREMAP_MAYMOVE == 0 && new_len > old_len && touches_host(vm, old + old_len, old + new_len) {
+    if flags & libc::MREMAP_MAYMOVE == 0
+        && new_len > old_len
+        && touches_host(vm, old + old_len, old + new_len)
+    {
         return ENOMEM;
     }
     // SAFETY: source is the guest's; destinations were checked (I1).

@@ -34,7 +34,10 @@ pub struct SignalState {
 
 impl Default for SignalState {
     fn default() -> Self {
-        SignalState { actions: [[0; 4]; 65], altstack: [0, libc::SS_DISABLE as u64, 0] }
+        SignalState {
+            actions: [[0; 4]; 65],
+            altstack: [0, libc::SS_DISABLE as u64, 0],
+        }
     }
 }
 
@@ -54,54 +57,258 @@ fn plan(nr: i64) -> Plan {
         | SYS_exit_group | SYS_rt_sigaction | SYS_sigaltstack | SYS_rseq => Plan::Emulate,
         // glibc falls back to clone on ENOSYS (I3).
         SYS_clone3 => Plan::NoSys,
-        SYS_clone | SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => Plan::Refuse,
-        SYS_read | SYS_write | SYS_open | SYS_close | SYS_stat | SYS_fstat | SYS_lstat | SYS_poll | SYS_lseek
-        | SYS_ioctl | SYS_pread64 | SYS_pwrite64 | SYS_readv | SYS_writev | SYS_access | SYS_pipe | SYS_select
-        | SYS_sched_yield | SYS_mincore | SYS_madvise | SYS_dup | SYS_dup2 | SYS_pause | SYS_nanosleep
-        | SYS_getitimer | SYS_alarm | SYS_setitimer | SYS_getpid | SYS_sendfile | SYS_socket | SYS_connect
-        | SYS_accept | SYS_sendto | SYS_recvfrom | SYS_sendmsg | SYS_recvmsg | SYS_shutdown | SYS_bind
-        | SYS_listen | SYS_getsockname | SYS_getpeername | SYS_socketpair | SYS_setsockopt | SYS_getsockopt
-        | SYS_wait4 | SYS_kill | SYS_uname | SYS_fcntl | SYS_flock | SYS_fsync | SYS_fdatasync | SYS_truncate
-        | SYS_ftruncate | SYS_getdents | SYS_getcwd | SYS_chdir | SYS_fchdir | SYS_rename | SYS_mkdir
-        | SYS_rmdir | SYS_creat | SYS_link | SYS_unlink | SYS_symlink | SYS_readlink | SYS_chmod | SYS_fchmod
-        | SYS_chown | SYS_fchown | SYS_lchown | SYS_umask | SYS_gettimeofday | SYS_getrlimit | SYS_getrusage
-        | SYS_sysinfo | SYS_times | SYS_getuid | SYS_syslog | SYS_getgid | SYS_setuid | SYS_setgid
-        | SYS_geteuid | SYS_getegid | SYS_setpgid | SYS_getppid | SYS_getpgrp | SYS_setsid | SYS_setreuid
-        | SYS_setregid | SYS_getgroups | SYS_setgroups | SYS_setresuid | SYS_getresuid | SYS_setresgid
-        | SYS_getresgid | SYS_getpgid | SYS_setfsuid | SYS_setfsgid | SYS_getsid | SYS_capget | SYS_capset
-        | SYS_rt_sigpending | SYS_rt_sigtimedwait | SYS_rt_sigqueueinfo | SYS_rt_sigsuspend | SYS_rt_sigprocmask
-        | SYS_utime | SYS_mknod | SYS_personality | SYS_statfs | SYS_fstatfs | SYS_getpriority
-        | SYS_setpriority | SYS_sched_setparam | SYS_sched_getparam | SYS_sched_setscheduler
-        | SYS_sched_getscheduler | SYS_sched_get_priority_max | SYS_sched_get_priority_min
-        | SYS_sched_rr_get_interval | SYS_mlock | SYS_munlock | SYS_mlockall | SYS_munlockall | SYS_vhangup
-        | SYS_prctl | SYS_setrlimit | SYS_chroot | SYS_sync | SYS_acct | SYS_settimeofday | SYS_sethostname
-        | SYS_setdomainname | SYS_gettid | SYS_readahead | SYS_setxattr | SYS_lsetxattr | SYS_fsetxattr
-        | SYS_getxattr | SYS_lgetxattr | SYS_fgetxattr | SYS_listxattr | SYS_llistxattr | SYS_flistxattr
-        | SYS_removexattr | SYS_lremovexattr | SYS_fremovexattr | SYS_tkill | SYS_time | SYS_futex
-        | SYS_sched_setaffinity | SYS_sched_getaffinity | SYS_epoll_create | SYS_getdents64
-        | SYS_set_tid_address | SYS_restart_syscall | SYS_fadvise64 | SYS_timer_create | SYS_timer_settime
-        | SYS_timer_gettime | SYS_timer_getoverrun | SYS_timer_delete | SYS_clock_settime | SYS_clock_gettime
-        | SYS_clock_getres | SYS_clock_nanosleep | SYS_epoll_wait | SYS_epoll_ctl | SYS_tgkill | SYS_utimes
-        | SYS_waitid | SYS_ioprio_set | SYS_ioprio_get | SYS_inotify_init | SYS_inotify_add_watch
-        | SYS_inotify_rm_watch | SYS_openat | SYS_mkdirat | SYS_mknodat | SYS_fchownat | SYS_futimesat
-        | SYS_newfstatat | SYS_unlinkat | SYS_renameat | SYS_linkat | SYS_symlinkat | SYS_readlinkat
-        | SYS_fchmodat | SYS_faccessat | SYS_pselect6 | SYS_ppoll | SYS_set_robust_list | SYS_get_robust_list
-        | SYS_splice | SYS_tee | SYS_sync_file_range | SYS_vmsplice | SYS_utimensat | SYS_epoll_pwait
-        | SYS_timerfd_create | SYS_eventfd | SYS_fallocate | SYS_timerfd_settime | SYS_timerfd_gettime
-        | SYS_accept4 | SYS_eventfd2 | SYS_epoll_create1 | SYS_dup3 | SYS_pipe2 | SYS_inotify_init1
-        | SYS_preadv | SYS_pwritev | SYS_rt_tgsigqueueinfo | SYS_recvmmsg | SYS_prlimit64 | SYS_syncfs
-        | SYS_sendmmsg | SYS_setns | SYS_getcpu | SYS_renameat2 | SYS_getrandom | SYS_memfd_create
-        | SYS_copy_file_range | SYS_preadv2 | SYS_pwritev2 | SYS_statx | SYS_pidfd_open | SYS_close_range
-        | SYS_openat2 | SYS_faccessat2 | SYS_epoll_pwait2 | SYS_membarrier | SYS_name_to_handle_at
-        | SYS_open_by_handle_at | SYS_fchmodat2 => Plan::Pass,
+        SYS_clone | SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => {
+            Plan::Refuse
+        }
+        SYS_read
+        | SYS_write
+        | SYS_open
+        | SYS_close
+        | SYS_stat
+        | SYS_fstat
+        | SYS_lstat
+        | SYS_poll
+        | SYS_lseek
+        | SYS_ioctl
+        | SYS_pread64
+        | SYS_pwrite64
+        | SYS_readv
+        | SYS_writev
+        | SYS_access
+        | SYS_pipe
+        | SYS_select
+        | SYS_sched_yield
+        | SYS_mincore
+        | SYS_madvise
+        | SYS_dup
+        | SYS_dup2
+        | SYS_pause
+        | SYS_nanosleep
+        | SYS_getitimer
+        | SYS_alarm
+        | SYS_setitimer
+        | SYS_getpid
+        | SYS_sendfile
+        | SYS_socket
+        | SYS_connect
+        | SYS_accept
+        | SYS_sendto
+        | SYS_recvfrom
+        | SYS_sendmsg
+        | SYS_recvmsg
+        | SYS_shutdown
+        | SYS_bind
+        | SYS_listen
+        | SYS_getsockname
+        | SYS_getpeername
+        | SYS_socketpair
+        | SYS_setsockopt
+        | SYS_getsockopt
+        | SYS_wait4
+        | SYS_kill
+        | SYS_uname
+        | SYS_fcntl
+        | SYS_flock
+        | SYS_fsync
+        | SYS_fdatasync
+        | SYS_truncate
+        | SYS_ftruncate
+        | SYS_getdents
+        | SYS_getcwd
+        | SYS_chdir
+        | SYS_fchdir
+        | SYS_rename
+        | SYS_mkdir
+        | SYS_rmdir
+        | SYS_creat
+        | SYS_link
+        | SYS_unlink
+        | SYS_symlink
+        | SYS_readlink
+        | SYS_chmod
+        | SYS_fchmod
+        | SYS_chown
+        | SYS_fchown
+        | SYS_lchown
+        | SYS_umask
+        | SYS_gettimeofday
+        | SYS_getrlimit
+        | SYS_getrusage
+        | SYS_sysinfo
+        | SYS_times
+        | SYS_getuid
+        | SYS_syslog
+        | SYS_getgid
+        | SYS_setuid
+        | SYS_setgid
+        | SYS_geteuid
+        | SYS_getegid
+        | SYS_setpgid
+        | SYS_getppid
+        | SYS_getpgrp
+        | SYS_setsid
+        | SYS_setreuid
+        | SYS_setregid
+        | SYS_getgroups
+        | SYS_setgroups
+        | SYS_setresuid
+        | SYS_getresuid
+        | SYS_setresgid
+        | SYS_getresgid
+        | SYS_getpgid
+        | SYS_setfsuid
+        | SYS_setfsgid
+        | SYS_getsid
+        | SYS_capget
+        | SYS_capset
+        | SYS_rt_sigpending
+        | SYS_rt_sigtimedwait
+        | SYS_rt_sigqueueinfo
+        | SYS_rt_sigsuspend
+        | SYS_rt_sigprocmask
+        | SYS_utime
+        | SYS_mknod
+        | SYS_personality
+        | SYS_statfs
+        | SYS_fstatfs
+        | SYS_getpriority
+        | SYS_setpriority
+        | SYS_sched_setparam
+        | SYS_sched_getparam
+        | SYS_sched_setscheduler
+        | SYS_sched_getscheduler
+        | SYS_sched_get_priority_max
+        | SYS_sched_get_priority_min
+        | SYS_sched_rr_get_interval
+        | SYS_mlock
+        | SYS_munlock
+        | SYS_mlockall
+        | SYS_munlockall
+        | SYS_vhangup
+        | SYS_prctl
+        | SYS_setrlimit
+        | SYS_chroot
+        | SYS_sync
+        | SYS_acct
+        | SYS_settimeofday
+        | SYS_sethostname
+        | SYS_setdomainname
+        | SYS_gettid
+        | SYS_readahead
+        | SYS_setxattr
+        | SYS_lsetxattr
+        | SYS_fsetxattr
+        | SYS_getxattr
+        | SYS_lgetxattr
+        | SYS_fgetxattr
+        | SYS_listxattr
+        | SYS_llistxattr
+        | SYS_flistxattr
+        | SYS_removexattr
+        | SYS_lremovexattr
+        | SYS_fremovexattr
+        | SYS_tkill
+        | SYS_time
+        | SYS_futex
+        | SYS_sched_setaffinity
+        | SYS_sched_getaffinity
+        | SYS_epoll_create
+        | SYS_getdents64
+        | SYS_set_tid_address
+        | SYS_restart_syscall
+        | SYS_fadvise64
+        | SYS_timer_create
+        | SYS_timer_settime
+        | SYS_timer_gettime
+        | SYS_timer_getoverrun
+        | SYS_timer_delete
+        | SYS_clock_settime
+        | SYS_clock_gettime
+        | SYS_clock_getres
+        | SYS_clock_nanosleep
+        | SYS_epoll_wait
+        | SYS_epoll_ctl
+        | SYS_tgkill
+        | SYS_utimes
+        | SYS_waitid
+        | SYS_ioprio_set
+        | SYS_ioprio_get
+        | SYS_inotify_init
+        | SYS_inotify_add_watch
+        | SYS_inotify_rm_watch
+        | SYS_openat
+        | SYS_mkdirat
+        | SYS_mknodat
+        | SYS_fchownat
+        | SYS_futimesat
+        | SYS_newfstatat
+        | SYS_unlinkat
+        | SYS_renameat
+        | SYS_linkat
+        | SYS_symlinkat
+        | SYS_readlinkat
+        | SYS_fchmodat
+        | SYS_faccessat
+        | SYS_pselect6
+        | SYS_ppoll
+        | SYS_set_robust_list
+        | SYS_get_robust_list
+        | SYS_splice
+        | SYS_tee
+        | SYS_sync_file_range
+        | SYS_vmsplice
+        | SYS_utimensat
+        | SYS_epoll_pwait
+        | SYS_timerfd_create
+        | SYS_eventfd
+        | SYS_fallocate
+        | SYS_timerfd_settime
+        | SYS_timerfd_gettime
+        | SYS_accept4
+        | SYS_eventfd2
+        | SYS_epoll_create1
+        | SYS_dup3
+        | SYS_pipe2
+        | SYS_inotify_init1
+        | SYS_preadv
+        | SYS_pwritev
+        | SYS_rt_tgsigqueueinfo
+        | SYS_recvmmsg
+        | SYS_prlimit64
+        | SYS_syncfs
+        | SYS_sendmmsg
+        | SYS_setns
+        | SYS_getcpu
+        | SYS_renameat2
+        | SYS_getrandom
+        | SYS_memfd_create
+        | SYS_copy_file_range
+        | SYS_preadv2
+        | SYS_pwritev2
+        | SYS_statx
+        | SYS_pidfd_open
+        | SYS_close_range
+        | SYS_openat2
+        | SYS_faccessat2
+        | SYS_epoll_pwait2
+        | SYS_membarrier
+        | SYS_name_to_handle_at
+        | SYS_open_by_handle_at
+        | SYS_fchmodat2 => Plan::Pass,
         _ => Plan::NoSys,
     }
 }
 
 fn guest_write<T: Copy>(addr: u64, v: &T) -> bool {
     let len = std::mem::size_of::<T>();
-    let local = libc::iovec { iov_base: v as *const T as *mut libc::c_void, iov_len: len };
-    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len };
+    let local = libc::iovec {
+        iov_base: v as *const T as *mut libc::c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    };
     // SAFETY: process_vm_writev on ourselves checks the guest address and
     // fails with EFAULT instead of faulting.
     let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
@@ -111,8 +318,14 @@ fn guest_write<T: Copy>(addr: u64, v: &T) -> bool {
 fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
     let mut v = T::default();
     let len = std::mem::size_of::<T>();
-    let local = libc::iovec { iov_base: &mut v as *mut T as *mut libc::c_void, iov_len: len };
-    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len };
+    let local = libc::iovec {
+        iov_base: &mut v as *mut T as *mut libc::c_void,
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    };
     // SAFETY: as in guest_write.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
     (n == len as isize).then_some(v)
@@ -139,8 +352,20 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
             vm.ctx.guest_gs = addr;
             0
         }
-        GET_FS => if guest_write(addr, &vm.ctx.fs_base) { 0 } else { EFAULT },
-        GET_GS => if guest_write(addr, &vm.ctx.guest_gs) { 0 } else { EFAULT },
+        GET_FS => {
+            if guest_write(addr, &vm.ctx.fs_base) {
+                0
+            } else {
+                EFAULT
+            }
+        }
+        GET_GS => {
+            if guest_write(addr, &vm.ctx.guest_gs) {
+                0
+            } else {
+                EFAULT
+            }
+        }
         // CPUID faulting, CET, AMX permission: process-wide, harmless.
         // SAFETY: none of these touch FS/GS or memory hotlift owns.
         _ => unsafe { syscall6(libc::SYS_arch_prctl as u64, [code, addr, 0, 0, 0, 0]) },
@@ -154,9 +379,18 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
     let prev = vm.sig.actions[sig];
     if act != 0 {
-        let Some(new) = guest_read::<[u64; 4]>(act) else { return EFAULT };
+        let Some(new) = guest_read::<[u64; 4]>(act) else {
+            return EFAULT;
+        };
         let handler = new[0];
-        let own = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL, libc::SIGTRAP].contains(&(sig as i32));
+        let own = [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+        ]
+        .contains(&(sig as i32));
         if handler > 1 && vm.opts.verbose {
             eprintln!("hotlift: guest installs a handler for signal {sig} at {:#x}; guest handlers do not run yet, the signal keeps its default action", handler);
         }
@@ -165,7 +399,12 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
             let k = [handler, new[1] & !(0x0400_0000u64), 0, new[3]];
             // SAFETY: installs SIG_DFL or SIG_IGN for a signal hotlift does
             // not use; the struct is a valid kernel_sigaction.
-            let r = unsafe { syscall6(libc::SYS_rt_sigaction as u64, [sig as u64, k.as_ptr() as u64, 0, 8, 0, 0]) };
+            let r = unsafe {
+                syscall6(
+                    libc::SYS_rt_sigaction as u64,
+                    [sig as u64, k.as_ptr() as u64, 0, 8, 0, 0],
+                )
+            };
             if r != 0 {
                 return r;
             }
@@ -181,7 +420,9 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
 fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
     let prev = vm.sig.altstack;
     if new != 0 {
-        let Some(ss) = guest_read::<[u64; 3]>(new) else { return EFAULT };
+        let Some(ss) = guest_read::<[u64; 3]>(new) else {
+            return EFAULT;
+        };
         vm.sig.altstack = ss;
     }
     if old != 0 && !guest_write(old, &prev) {
