@@ -186,10 +186,7 @@ impl Vm {
         } else {
             unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) }
         };
-        let block = match lift_block(bytes, addr, max) {
-            Ok(b) => b,
-            Err(e) => return Err(e.into()),
-        };
+        let block = lift_block(bytes, addr, max)?;
         for attempt in 0..2 {
             let env = EmitEnv {
                 host_base: self.cache.mem.cursor().0,

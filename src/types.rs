@@ -40,7 +40,7 @@ impl fmt::Debug for HostAddr {
 }
 
 impl GuestAddr {
-    pub fn add(self, n: u64) -> GuestAddr {
+    pub fn offset(self, n: u64) -> GuestAddr {
         GuestAddr(self.0.wrapping_add(n))
     }
 }

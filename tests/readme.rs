@@ -1,7 +1,8 @@
 //! The README's option table is generated from `src/options.rs`; this test
 //! keeps them equal. `HOTLIFT_BLESS=1 cargo test --test readme` rewrites it.
 
-const BEGIN: &str = "<!-- options:begin (generated; HOTLIFT_BLESS=1 cargo test --test readme) -->\n";
+const BEGIN: &str =
+    "<!-- options:begin (generated; HOTLIFT_BLESS=1 cargo test --test readme) -->\n";
 const END: &str = "<!-- options:end -->";
 
 #[test]
@@ -25,11 +26,18 @@ fn readme_option_table_matches_help() {
 
 #[test]
 fn help_lists_every_option() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift")).args(["run", "--help"]).output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for line in hotlift::cli::run_options_markdown().lines().skip(2) {
         let long = line.split('`').nth(1).unwrap();
-        let long = if long.starts_with("--") { long } else { line.split('`').nth(3).unwrap() };
+        let long = if long.starts_with("--") {
+            long
+        } else {
+            line.split('`').nth(3).unwrap()
+        };
         let long = long.split(' ').next().unwrap();
         assert!(help.contains(long), "{long} missing from --help");
     }
@@ -42,14 +50,33 @@ fn bad_input_exit_codes() {
     let missing = run(&["run", "--", "/nonexistent/prog"]);
     assert_eq!(missing.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/prog"));
-    let not_elf = run(&["run", "--", concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")]);
-    assert_eq!(not_elf.status.code(), Some(126), "{}", String::from_utf8_lossy(&not_elf.stderr));
+    let not_elf = run(&[
+        "run",
+        "--",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"),
+    ]);
+    assert_eq!(
+        not_elf.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&not_elf.stderr)
+    );
     let bad_opt = run(&["run", "--max-block-insns", "0", "--", "/bin/true"]);
     assert_eq!(bad_opt.status.code(), Some(125));
     let dynamic = run(&["run", "--", "/bin/true"]);
-    assert_eq!(dynamic.status.code(), Some(126), "{}", String::from_utf8_lossy(&dynamic.stderr));
+    assert_eq!(
+        dynamic.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&dynamic.stderr)
+    );
     assert!(String::from_utf8_lossy(&dynamic.stderr).contains("dynamic"));
     for out in [missing, not_elf, dynamic] {
-        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1, "one-line error: {:?}", out);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "one-line error: {:?}",
+            out
+        );
     }
 }

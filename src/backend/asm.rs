@@ -124,7 +124,7 @@ impl Asm {
     }
 
     fn pad_for_field(&mut self, opcode_len: usize) {
-        while (self.here() + opcode_len as u64) % 4 != 0 {
+        while !(self.here() + opcode_len as u64).is_multiple_of(4) {
             self.buf.push(0x90);
         }
     }

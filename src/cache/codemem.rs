@@ -151,7 +151,7 @@ impl CodeMem {
 
     /// Point the rel32 field at `field` to `target` (I2).
     pub fn patch_rel32(&self, field: HostAddr, target: HostAddr) {
-        assert!(field.0 % 4 == 0, "unaligned patch site {field:?}");
+        assert!(field.0.is_multiple_of(4), "unaligned patch site {field:?}");
         assert!(
             field.0 >= self.rx && field.0 + 4 <= self.rx + self.used as u64,
             "patch site {field:?} outside code"

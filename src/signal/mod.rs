@@ -116,7 +116,11 @@ pub fn publish_cache(cache: &CodeCache) {
 }
 
 /// Called by `hotlift_signal_entry` (I1).
-pub extern "C" fn handle_host_signal(
+///
+/// # Safety
+/// Only the kernel calls this (through the entry stub), with valid
+/// `info` and `uctx`.
+pub unsafe extern "C" fn handle_host_signal(
     sig: i32,
     info: *mut libc::siginfo_t,
     uctx: *mut libc::c_void,
