@@ -60,6 +60,7 @@ pub mod off {
     use super::ThreadCtx;
     use std::mem::offset_of;
     pub const RIP: usize = offset_of!(ThreadCtx, rip);
+    pub const GUEST_GS: usize = offset_of!(ThreadCtx, guest_gs);
     pub const EXIT_REASON: usize = offset_of!(ThreadCtx, exit_reason);
     pub const EXIT_ARG: usize = offset_of!(ThreadCtx, exit_arg);
     pub const EXIT_FN: usize = offset_of!(ThreadCtx, exit_fn);

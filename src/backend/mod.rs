@@ -22,7 +22,7 @@ use thiserror::Error;
 
 pub use asm::{Asm, Rel32};
 
-use crate::ir::{IrBlock, Terminator, TrapKind};
+use crate::ir::{IrBlock, IrOp, Terminator, TrapKind};
 use crate::runtime::{exit_reason, off};
 use crate::types::GuestAddr;
 
@@ -67,6 +67,82 @@ pub struct Emitted {
 const S_RAX: usize = off::scratch(0);
 const S_RCX: usize = off::scratch(1);
 const S_JMP: usize = off::scratch(2);
+const S_TMP: usize = off::scratch(3);
+const S_TMP2: usize = off::scratch(4);
+
+/// The rm form of a `moffs` move, whose absolute operand cannot take a base.
+fn without_moffs(code: Code) -> Code {
+    match code {
+        Code::Mov_AL_moffs8 => Code::Mov_r8_rm8,
+        Code::Mov_AX_moffs16 => Code::Mov_r16_rm16,
+        Code::Mov_EAX_moffs32 => Code::Mov_r32_rm32,
+        Code::Mov_RAX_moffs64 => Code::Mov_r64_rm64,
+        Code::Mov_moffs8_AL => Code::Mov_rm8_r8,
+        Code::Mov_moffs16_AX => Code::Mov_rm16_r16,
+        Code::Mov_moffs32_EAX => Code::Mov_rm32_r32,
+        Code::Mov_moffs64_RAX => Code::Mov_rm64_r64,
+        c => c,
+    }
+}
+
+/// Emit a guest GS access (IR I1) against the guest GS base in the context.
+fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
+    match op {
+        IrOp::Carry => a.insn(insn),
+        IrOp::ReadGsBase { dst } => {
+            let code = if dst.size() == 8 {
+                Code::Mov_r64_rm64
+            } else {
+                Code::Mov_r32_rm32
+            };
+            a.insn(
+                &Instruction::with2(code, dst, asm::gs_mem(off::GUEST_GS)).expect("mov r, gs:[d]"),
+            )
+        }
+        IrOp::WriteGsBase { src } => {
+            if src.size() == 8 {
+                return a.store_gs(off::GUEST_GS, src);
+            }
+            let lo = Instruction::with2(Code::Mov_rm32_r32, asm::gs_mem(off::GUEST_GS), src)
+                .expect("mov");
+            a.insn(&lo)?;
+            a.store_gs_imm32(off::GUEST_GS + 4, 0)
+        }
+        IrOp::GsMemory { tmp, tmp2 } => {
+            a.store_gs(S_TMP, tmp)?;
+            a.store_gs(S_TMP2, tmp2)?;
+            let ea = MemoryOperand::new(
+                insn.memory_base(),
+                insn.memory_index(),
+                insn.memory_index_scale(),
+                insn.memory_displacement64() as i64,
+                if insn.memory_base() == Register::None && insn.memory_index() == Register::None {
+                    8
+                } else {
+                    insn.memory_displ_size()
+                },
+                false,
+                Register::None,
+            );
+            let mut lea = Instruction::with2(Code::Lea_r64_m, tmp, ea).expect("lea");
+            lea.set_ip(insn.ip());
+            a.insn(&lea)?;
+            a.load_gs(tmp2, off::GUEST_GS)?;
+            a.lea(tmp, MemoryOperand::with_base_index(tmp, tmp2))?;
+            a.load_gs(tmp2, S_TMP2)?;
+            let mut rewritten = *insn;
+            rewritten.set_code(without_moffs(insn.code()));
+            rewritten.set_segment_prefix(Register::None);
+            rewritten.set_memory_base(tmp);
+            rewritten.set_memory_index(Register::None);
+            rewritten.set_memory_index_scale(1);
+            rewritten.set_memory_displacement64(0);
+            rewritten.set_memory_displ_size(0);
+            a.insn(&rewritten)?;
+            a.load_gs(tmp, S_TMP)
+        }
+    }
+}
 
 struct BlockEmitter {
     a: Asm,
@@ -357,7 +433,10 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
-        e.a.insn(&i.insn)?;
+        match i.op {
+            IrOp::Carry => e.a.insn(&i.insn)?,
+            op => emit_gs(&mut e.a, &i.insn, op)?,
+        }
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;

@@ -10,10 +10,12 @@
 //!
 //! Usage: `lift_block(bytes, GuestAddr(start), max_insns)`.
 
-use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
+use iced_x86::{
+    Code, Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register,
+};
 use thiserror::Error;
 
-use crate::ir::{IrBlock, IrInsn, Terminator, TrapKind};
+use crate::ir::{IrBlock, IrInsn, IrOp, Terminator, TrapKind};
 use crate::types::GuestAddr;
 
 /// A guest instruction hotlift cannot translate (yet).
@@ -26,8 +28,55 @@ pub struct Unsupported {
 }
 
 enum Step {
-    Body,
+    Body(IrOp),
     End(Terminator),
+}
+
+const TEMPS: [Register; 14] = [
+    Register::RAX,
+    Register::RCX,
+    Register::RDX,
+    Register::RBX,
+    Register::RSI,
+    Register::RDI,
+    Register::R8,
+    Register::R9,
+    Register::R10,
+    Register::R11,
+    Register::R12,
+    Register::R13,
+    Register::R14,
+    Register::R15,
+];
+
+/// The rewrite of an instruction with a GS-relative memory operand: two
+/// general registers the instruction does not use.
+fn lift_gs_memory(insn: &Instruction) -> Result<IrOp, Unsupported> {
+    let explicit = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
+    if !explicit {
+        return Err(unsupported(insn, "GS-relative string instruction"));
+    }
+    if insn.memory_index().is_vector_register() {
+        return Err(unsupported(
+            insn,
+            "GS-relative vector-indexed memory access",
+        ));
+    }
+    let mut info = InstructionInfoFactory::new();
+    let used: Vec<Register> = info
+        .info(insn)
+        .used_registers()
+        .iter()
+        .map(|u| u.register().full_register())
+        .collect();
+    let mut free = TEMPS.iter().copied().filter(|r| !used.contains(r));
+    match (free.next(), free.next()) {
+        (Some(tmp), Some(tmp2)) => Ok(IrOp::GsMemory { tmp, tmp2 }),
+        _ => Err(unsupported(
+            insn,
+            "GS-relative access using every general register",
+        )),
+    }
 }
 
 fn text(insn: &Instruction) -> String {
@@ -54,14 +103,12 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
             kind: TrapKind::InvalidOpcode,
         }));
     }
-    // GS is hotlift's (the ThreadCtx); guest GS accesses need rewriting.
-    if insn.segment_prefix() == Register::GS
-        || (0..insn.op_count())
-            .any(|i| insn.op_kind(i) == OpKind::Memory && insn.memory_segment() == Register::GS)
-    {
-        return Err(unsupported(insn, "GS-relative memory access"));
-    }
     let m = insn.mnemonic();
+    // GS is hotlift's (the ThreadCtx): guest GS accesses are rewritten
+    // (`lea` and hint nops ignore segments).
+    if m != Mnemonic::Lea && m != Mnemonic::Nop && insn.segment_prefix() == Register::GS {
+        return lift_gs_memory(insn).map(Step::Body);
+    }
     let step = match m {
         Mnemonic::Jmp => match insn.op0_kind() {
             OpKind::NearBranch64 => Step::End(Terminator::Jump {
@@ -135,11 +182,17 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
         | Mnemonic::Iret
         | Mnemonic::Iretd
         | Mnemonic::Iretq => return Err(unsupported(insn, "system-level control transfer")),
-        Mnemonic::Rdgsbase | Mnemonic::Wrgsbase | Mnemonic::Swapgs => {
-            return Err(unsupported(insn, "guest GS base access"))
-        }
+        Mnemonic::Rdgsbase => Step::Body(IrOp::ReadGsBase {
+            dst: insn.op0_register(),
+        }),
+        Mnemonic::Wrgsbase => Step::Body(IrOp::WriteGsBase {
+            src: insn.op0_register(),
+        }),
+        Mnemonic::Swapgs => Step::End(Terminator::Trap {
+            kind: TrapKind::GeneralProtection,
+        }),
         Mnemonic::Retf | Mnemonic::Jmpe => return Err(unsupported(insn, "far transfer")),
-        _ => Step::Body,
+        _ => Step::Body(IrOp::Carry),
     };
     Ok(step)
 }
@@ -193,10 +246,11 @@ pub fn lift_block(
             });
         }
         match lift_insn(&insn)? {
-            Step::Body => {
+            Step::Body(op) => {
                 body.push(IrInsn {
                     addr: here,
                     insn,
+                    op,
                     flags_read: insn.rflags_read(),
                     flags_modified: insn.rflags_modified(),
                 });
@@ -262,15 +316,20 @@ mod tests {
     }
 
     #[test]
-    fn gs_access_is_refused_with_address() {
-        let e = lift_block(
-            &[0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0],
-            GuestAddr(0x1000),
-            8,
-        )
-        .unwrap_err();
+    fn gs_access_is_rewritten_with_free_temps() {
+        // mov rax, gs:[rcx+0x28]
+        let b = lift_block(&[0x65, 0x48, 0x8b, 0x41, 0x28, 0xc3], GuestAddr(0x1000), 8).unwrap();
+        assert_eq!(
+            b.body[0].op,
+            IrOp::GsMemory {
+                tmp: Register::RDX,
+                tmp2: Register::RBX
+            }
+        );
+        // gs rep movsb has no explicit operand to rewrite
+        let e = lift_block(&[0x65, 0xf3, 0xa4], GuestAddr(0x1000), 8).unwrap_err();
         assert_eq!(e.addr, GuestAddr(0x1000));
-        assert!(e.to_string().contains("GS-relative"), "{e}");
+        assert!(e.to_string().contains("GS-relative string"), "{e}");
     }
 
     #[test]

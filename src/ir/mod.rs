@@ -5,22 +5,38 @@
 //! guest address and RFLAGS use/definition) plus one explicit [`Terminator`].
 //! The monitor classifies a block's exit by [`Terminator::class`].
 //!
-//! I1: no body instruction transfers control, touches RIP other than through
-//!     a RIP-relative memory operand, or uses the GS segment; those end the
-//!     block as a terminator or are refused by the frontend.
+//! I1: no body instruction transfers control or touches RIP other than
+//!     through a RIP-relative memory operand; those end the block as a
+//!     terminator. GS accesses are explicit [`IrOp`] rewrites.
 //! I2: `Display` is the text format `dump` prints and golden files store.
 
 use std::fmt;
 
-use iced_x86::{Formatter, Instruction, IntelFormatter};
+use iced_x86::{Formatter, Instruction, IntelFormatter, Register};
 
 use crate::types::GuestAddr;
 
-/// One carried-through guest instruction.
+/// How a body instruction is emitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrOp {
+    /// Re-encoded as it is at its new address.
+    Carry,
+    /// A GS-relative memory operand (GS is hotlift's): the address is formed
+    /// in `tmp` from the guest GS base in the context, with `tmp2` as a
+    /// second scratch; neither is used by the instruction.
+    GsMemory { tmp: Register, tmp2: Register },
+    /// `rdgsbase dst`: read the guest GS base from the context.
+    ReadGsBase { dst: Register },
+    /// `wrgsbase src`: write the guest GS base in the context.
+    WriteGsBase { src: Register },
+}
+
+/// One guest instruction of a block body.
 #[derive(Clone, Debug)]
 pub struct IrInsn {
     pub addr: GuestAddr,
     pub insn: Instruction,
+    pub op: IrOp,
     /// RFLAGS bits read (iced `RflagsBits`).
     pub flags_read: u32,
     /// RFLAGS bits written, cleared, set or made undefined.
@@ -191,7 +207,10 @@ impl fmt::Display for IrBlock {
             self.guest_insns()
         )?;
         for i in &self.body {
-            writeln!(f, "  {}  {}", i.addr, fmt_insn(&i.insn))?;
+            match i.op {
+                IrOp::Carry => writeln!(f, "  {}  {}", i.addr, fmt_insn(&i.insn))?,
+                op => writeln!(f, "  {}  {}  ; {op:?}", i.addr, fmt_insn(&i.insn))?,
+            }
         }
         writeln!(f, "  {}  => {}", self.term_addr, self.term)
     }
