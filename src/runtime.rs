@@ -24,6 +24,9 @@ pub mod exit_reason {
     pub const SITE: u32 = 1;
     /// Indirect lookup missed; `ThreadCtx::rip` holds the target.
     pub const INDIRECT_MISS: u32 = 2;
+    /// The guest wrote to write-protected code (`ThreadCtx::rip` = the
+    /// writing instruction, not yet executed).
+    pub const CODE_WRITE: u32 = 3;
 }
 
 /// Number of spill slots emitted code may use.

@@ -85,6 +85,62 @@ fn without_moffs(code: Code) -> Code {
     }
 }
 
+/// Does `insn` have a RIP-relative operand that rel32 cannot reach from
+/// here (guest data more than ±2 GiB from the code cache)?
+fn is_far_rip(a: &Asm, insn: &Instruction) -> bool {
+    if !insn.is_ip_rel_memory_operand() {
+        return false;
+    }
+    let target = insn.ip_rel_memory_address();
+    let here = a.here() as i64;
+    let d = (target as i64).wrapping_sub(here);
+    !(-(1i64 << 31) + (1 << 16)..(1i64 << 31) - (1 << 16)).contains(&d)
+}
+
+/// Emit an instruction whose RIP-relative operand is out of reach: its
+/// absolute address goes through a scratch register the instruction does
+/// not use (flag-free: `mov r, imm64`).
+fn emit_far_rip(a: &mut Asm, insn: &Instruction) -> Result<(), EmitError> {
+    let target = insn.ip_rel_memory_address();
+    if insn.mnemonic() == Mnemonic::Lea && insn.op0_register().size() == 8 {
+        let mov = Instruction::with2(Code::Mov_r64_imm64, insn.op0_register(), target)
+            .expect("mov imm64");
+        return a.insn(&mov);
+    }
+    let mut info = iced_x86::InstructionInfoFactory::new();
+    let used: Vec<Register> = info
+        .info(insn)
+        .used_registers()
+        .iter()
+        .map(|u| u.register().full_register())
+        .collect();
+    let tmp = [
+        Register::RAX,
+        Register::RCX,
+        Register::RDX,
+        Register::RBX,
+        Register::RSI,
+        Register::RDI,
+        Register::R8,
+        Register::R9,
+        Register::R10,
+        Register::R11,
+    ]
+    .into_iter()
+    .find(|r| !used.contains(r))
+    .expect("no instruction uses ten general registers");
+    a.store_gs(S_TMP, tmp)?;
+    a.insn(&Instruction::with2(Code::Mov_r64_imm64, tmp, target).expect("mov imm64"))?;
+    let mut rewritten = *insn;
+    rewritten.set_memory_base(tmp);
+    rewritten.set_memory_index(Register::None);
+    rewritten.set_memory_index_scale(1);
+    rewritten.set_memory_displacement64(0);
+    rewritten.set_memory_displ_size(0);
+    a.insn(&rewritten)?;
+    a.load_gs(tmp, S_TMP)
+}
+
 /// Emit a guest GS access (IR I1) against the guest GS base in the context.
 fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
     match op {
@@ -278,6 +334,13 @@ impl BlockEmitter {
                 }
                 Ok(())
             }
+            _ if is_far_rip(&self.a, insn) => {
+                let target = insn.ip_rel_memory_address();
+                let abs =
+                    Instruction::with2(Code::Mov_r64_imm64, Register::RAX, target).expect("mov");
+                self.a.insn(&abs)?;
+                self.a.mov_load(Register::RAX, asm::mem(Register::RAX, 0))
+            }
             _ => {
                 let m = MemoryOperand::new(
                     insn.memory_base(),
@@ -434,6 +497,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
         match i.op {
+            IrOp::Carry if is_far_rip(&e.a, &i.insn) => emit_far_rip(&mut e.a, &i.insn)?,
             IrOp::Carry => e.a.insn(&i.insn)?,
             op => emit_gs(&mut e.a, &i.insn, op)?,
         }
@@ -446,6 +510,15 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         pc_map,
         sites: e.sites,
     })
+}
+
+/// A shared stub that leaves with `reason` (the rest of the context already
+/// set by whoever jumps here).
+pub fn emit_exit_stub(host_base: u64, reason: u32) -> Result<Vec<u8>, EmitError> {
+    let mut a = Asm::new(host_base);
+    a.store_gs_imm32(off::EXIT_REASON, reason)?;
+    a.jmp_gs(off::EXIT_FN)?;
+    Ok(a.buf)
 }
 
 /// The stub empty lookup-table entries point at: only target -1 can reach

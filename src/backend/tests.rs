@@ -97,3 +97,40 @@ fn rel32_fields_are_aligned() {
         }
     }
 }
+
+#[test]
+fn far_rip_relative_goes_through_a_register() {
+    // mov eax, [rip+0x10]; lea rdx, [rip+0]; jmp [rip+0x20]
+    let bytes = [
+        0x8b, 0x05, 0x10, 0, 0, 0, 0x48, 0x8d, 0x15, 0, 0, 0, 0, 0xff, 0x25, 0x20, 0, 0, 0,
+    ];
+    let block = lift_block(&bytes, GuestAddr(0x7f00_0000_0000), 64).expect("lift");
+    let env = EmitEnv {
+        host_base: 0x4000_0000,
+        first_site: 0,
+        ibl_base: 0x7000_0000,
+    };
+    let em = emit_block(&block, &env).expect("far operands are rewritten, not refused");
+    let mut f = IntelFormatter::new();
+    let text: Vec<String> = Decoder::with_ip(64, &em.code, env.host_base, DecoderOptions::NONE)
+        .into_iter()
+        .map(|i| {
+            let mut s = String::new();
+            f.format(&i, &mut s);
+            s
+        })
+        .collect();
+    assert!(
+        text.iter().any(|l| l == "mov rcx,7F0000000016h"),
+        "{text:#?}"
+    );
+    assert!(text.iter().any(|l| l == "mov eax,[rcx]"), "{text:#?}");
+    assert!(
+        text.iter().any(|l| l == "mov rdx,7F000000000Dh"),
+        "{text:#?}"
+    );
+    assert!(
+        text.iter().any(|l| l == "mov rax,7F0000000033h"),
+        "{text:#?}"
+    );
+}

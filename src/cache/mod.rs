@@ -68,6 +68,8 @@ pub struct CodeCache {
     /// Guest pages (address >> 12) holding translated code.
     pub code_pages: hashbrown::HashSet<u64>,
     pub flushes: u64,
+    /// Shared stub that leaves with `exit_reason::CODE_WRITE`.
+    pub code_write_stub: HostAddr,
 }
 
 impl CodeCache {
@@ -80,6 +82,7 @@ impl CodeCache {
             ibl,
             code_pages: hashbrown::HashSet::new(),
             flushes: 0,
+            code_write_stub: HostAddr(0),
         }
     }
 
@@ -106,6 +109,24 @@ impl CodeCache {
         self.by_guest.insert(info.guest, id);
         self.blocks.push(info);
         id
+    }
+
+    /// Record a block that runs once and is never looked up (it keeps its
+    /// id so its exit sites and pc map work).
+    pub fn insert_unlisted(&mut self, info: BlockInfo) -> BlockId {
+        let id = BlockId(self.blocks.len() as u32);
+        self.blocks.push(info);
+        id
+    }
+
+    /// The guest instruction whose code starts exactly at `pc`: there the
+    /// machine state is the guest's state before that instruction.
+    pub fn guest_pc_exact(&self, pc: u64) -> Option<GuestAddr> {
+        let i = self.blocks.partition_point(|b| b.host.0 <= pc);
+        let b = self.blocks.get(i.checked_sub(1)?)?;
+        let off = u32::try_from(pc - b.host.0).ok()?;
+        let j = b.pc_map.partition_point(|&(o, _)| o < off);
+        b.pc_map.get(j).filter(|&&(o, _)| o == off).map(|&(_, g)| g)
     }
 
     /// Does any translated code lie in guest range [start, end)?

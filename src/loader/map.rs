@@ -1,6 +1,6 @@
 //! The loader's seam to the OS: maps the program ([`load`]) and the guest
 //! stack ([`build_stack`]), and reads the host values the auxv passes on
-//! (`getauxval`, `getuid`, `getrandom`). The only file of the loader that
+//! (`/proc/self/auxv`, `getuid`, `getrandom`). The only file of the loader that
 //! uses `unsafe`.
 //!
 //! Invariants:
@@ -34,7 +34,7 @@ use nix::errno::Errno;
 use nix::sys::mman::{mmap_anonymous, mprotect, munmap, MapFlags, ProtFlags};
 
 use super::plan::page_regions;
-use super::stack::{check_request, layout_stack, HostAux};
+use super::stack::{check_request, layout_stack, parse_auxv, HostAux};
 use super::{
     page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region, StackRequest,
     PAGE_SIZE,
@@ -44,10 +44,16 @@ use crate::types::GuestAddr;
 /// Maps every `PT_LOAD` of `bytes` as `plan` describes, with its protections.
 ///
 /// # Panics
-/// If `plan` is not what [`super::plan`] returns for `bytes` (the mapping
-/// relies on its invariants, see `mod.rs` I2).
+/// If `plan` is not what [`super::plan()`] returns for `bytes`, apart from
+/// `stack_exec` and `build_id`, which `load` does not use: the mapping code
+/// relies on the plan's invariants (`mod.rs` I2), so `load` re-derives them.
 pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
-    match super::plan(bytes) {
+    let fresh = super::plan(bytes).map(|fresh| LoadPlan {
+        stack_exec: plan.stack_exec,
+        build_id: plan.build_id.clone(),
+        ..fresh
+    });
+    match fresh {
         Ok(fresh) if fresh == *plan => {}
         other => panic!("load: the plan does not describe these bytes (they give {other:?})"),
     }
@@ -70,7 +76,7 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
             let base = reservation.addr.next_multiple_of(plan.align);
             let bias = base.wrapping_sub(lo);
             for &(start, end, _) in &regions {
-                // SAFETY (I2): [start+bias, end+bias) lies inside
+                // SAFETY: (I2) [start+bias, end+bias) lies inside
                 // [base, base + hi - lo), which lies inside the reservation.
                 unsafe { map_fixed_rw(start.wrapping_add(bias), end - start)? };
             }
@@ -93,21 +99,12 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
     }
 
     for guard in guards {
-        let (addr, len) = guard.keep();
+        let reservation = guard.keep();
         if plan.kind == ElfKind::StaticPie {
             // I5: give back the parts of the reservation no region uses.
-            let mut cursor = addr;
-            let ends = mapped
-                .iter()
-                .map(|r| (r.start.0, r.end.0))
-                .chain([(addr + len, 0)]);
-            for (start, end) in ends {
-                if start > cursor {
-                    // SAFETY: [cursor, start) is an unused part of our own
-                    // reservation (regions are ascending and inside it).
-                    unsafe { unmap(cursor, start - cursor) };
-                }
-                cursor = end;
+            for (start, end) in unused_parts(reservation, &mapped) {
+                // SAFETY: an unused part of our own reservation.
+                unsafe { unmap(start, end - start) };
             }
         }
     }
@@ -130,6 +127,21 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
         brk_start: GuestAddr(page_up(last_end).unwrap_or(hi).wrapping_add(bias)),
         regions: mapped,
     })
+}
+
+/// The parts of the reservation `(addr, len)` that no region covers, given
+/// regions that are ascending, disjoint and inside it.
+pub(crate) fn unused_parts((addr, len): (u64, u64), regions: &[Region]) -> Vec<(u64, u64)> {
+    let mut gaps = Vec::new();
+    let mut cursor = addr;
+    let bounds = regions.iter().map(|r| (r.start.0, r.end.0));
+    for (start, end) in bounds.chain([(addr + len, addr + len)]) {
+        if start > cursor {
+            gaps.push((cursor, start));
+        }
+        cursor = end;
+    }
+    gaps
 }
 
 /// Copies each segment's file bytes into the read-write mapped image (I3, I4).
@@ -209,10 +221,7 @@ impl Mapping {
     /// Anywhere the kernel likes.
     fn anonymous(len: u64, prot: ProtFlags, flags: MapFlags) -> Result<Mapping, LoadError> {
         let failed = |errno| LoadError::MapFailed { len, errno };
-        let size = usize::try_from(len)
-            .ok()
-            .and_then(NonZeroUsize::new)
-            .ok_or(failed(Errno::EINVAL))?;
+        let size = nonzero(len, len)?;
         // SAFETY: no address hint and no MAP_FIXED: the kernel picks fresh
         // address space, so no existing memory is affected.
         let ptr = unsafe { mmap_anonymous(None, size, prot, MapFlags::MAP_PRIVATE | flags) }
@@ -235,20 +244,8 @@ impl Mapping {
             lo: addr,
             hi: addr.saturating_add(len),
         };
-        let hint = usize::try_from(addr)
-            .ok()
-            .and_then(NonZeroUsize::new)
-            .ok_or(LoadError::MapFailed {
-                len,
-                errno: Errno::EINVAL,
-            })?;
-        let size = usize::try_from(len)
-            .ok()
-            .and_then(NonZeroUsize::new)
-            .ok_or(LoadError::MapFailed {
-                len,
-                errno: Errno::EINVAL,
-            })?;
+        let hint = nonzero(addr, len)?;
+        let size = nonzero(len, len)?;
         let flags = MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED_NOREPLACE;
         // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
         match unsafe { mmap_anonymous(Some(hint), size, rw(), flags) } {
@@ -288,8 +285,7 @@ impl Drop for Mapping {
 /// `[addr, addr + len)` must lie inside a reservation owned by the caller (I2).
 unsafe fn map_fixed_rw(addr: u64, len: u64) -> Result<(), LoadError> {
     let failed = |errno| LoadError::MapFailed { len, errno };
-    let hint = NonZeroUsize::new(addr as usize).ok_or(failed(Errno::EINVAL))?;
-    let size = NonZeroUsize::new(len as usize).ok_or(failed(Errno::EINVAL))?;
+    let (hint, size) = (nonzero(addr, len)?, nonzero(len, len)?);
     // SAFETY: the caller guarantees the range is its own reservation.
     unsafe {
         mmap_anonymous(
@@ -327,6 +323,18 @@ unsafe fn unmap(addr: u64, len: u64) {
     }
 }
 
+/// `x` as an mmap address or length; a zero or oversized one fails the
+/// mapping of `len` bytes with `EINVAL`, as mmap itself would.
+fn nonzero(x: u64, len: u64) -> Result<NonZeroUsize, LoadError> {
+    usize::try_from(x)
+        .ok()
+        .and_then(NonZeroUsize::new)
+        .ok_or(LoadError::MapFailed {
+            len,
+            errno: Errno::EINVAL,
+        })
+}
+
 fn rw() -> ProtFlags {
     ProtFlags::PROT_READ | ProtFlags::PROT_WRITE
 }
@@ -362,10 +370,21 @@ fn random_bytes() -> Result<[u8; 16], LoadError> {
     Ok(buf)
 }
 
-/// hotlift's own values for the auxv entries that describe the host.
+/// hotlift's own values for the auxv entries that describe the host: what
+/// the kernel gave hotlift, read from `/proc/self/auxv`. glibc's `getauxval`
+/// is only the fallback (no `/proc`): on x86-64 it answers `AT_HWCAP` with
+/// glibc's own rewritten value (`HWCAP_X86_64`, 2), not the kernel's CPUID
+/// bits.
 fn host_aux() -> HostAux {
-    // SAFETY: getauxval only reads the auxiliary vector saved at startup.
-    let aux = |key| unsafe { libc::getauxval(key) };
+    let saved = std::fs::read("/proc/self/auxv")
+        .map(|b| parse_auxv(&b))
+        .unwrap_or_default();
+    let aux = |key: u64| match saved.iter().find(|&&(k, _)| k == key) {
+        Some(&(_, value)) => value,
+        // SAFETY: getauxval only reads the auxiliary vector saved at startup.
+        None if saved.is_empty() => unsafe { libc::getauxval(key) },
+        None => 0,
+    };
     // SAFETY: the get*id calls have no preconditions and cannot fail.
     let (uid, euid, gid, egid) = unsafe {
         (
@@ -385,5 +404,65 @@ fn host_aux() -> HostAux {
         euid: euid.into(),
         gid: gid.into(),
         egid: egid.into(),
+    }
+}
+
+/// Test-only doors into this file's `unsafe`, so the tests in
+/// `map_tests.rs` need none.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Unmaps `[addr, addr + len)`, which the calling test got from the
+    /// loader and no longer uses.
+    pub(crate) fn unmap_for_test(addr: u64, len: u64) {
+        // SAFETY: the test owns the range and holds no references into it.
+        unsafe { unmap(addr, len) };
+    }
+
+    /// Maps one read-write page at exactly `addr`, or fails if anything is
+    /// there; unmapped when dropped.
+    pub(crate) fn block_page(addr: u64) -> Result<impl Drop, LoadError> {
+        Mapping::fixed_noreplace(addr, PAGE_SIZE)
+    }
+
+    /// Runs the loaded guest natively in a forked child, as the kernel would
+    /// start it (`rsp = sp`, `rdx = 0`, jump to `entry`), with its standard
+    /// output captured. Returns how it ended and what it printed.
+    pub(crate) fn run_natively(sp: u64, entry: u64) -> (nix::sys::wait::WaitStatus, String) {
+        use nix::unistd::{fork, ForkResult};
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let out_fd = writer.as_raw_fd();
+        // SAFETY: the child only calls the async-signal-safe dup2 and then
+        // jumps into the guest, never returning to Rust code.
+        match unsafe { fork() }.unwrap() {
+            ForkResult::Child => {
+                // SAFETY: `out_fd` is open in the child (inherited) and 1 is
+                // a valid target descriptor.
+                unsafe { libc::dup2(out_fd, 1) };
+                // SAFETY: `sp` is the guest's initial stack and `entry` its
+                // entry point, both mapped by the loader before the fork; the
+                // guest takes over the child and ends it with exit_group.
+                unsafe {
+                    std::arch::asm!(
+                        "mov rsp, rsi",
+                        "xor edx, edx",
+                        "jmp rax",
+                        in("rsi") sp,
+                        in("rax") entry,
+                        options(noreturn)
+                    )
+                }
+            }
+            ForkResult::Parent { child } => {
+                drop(writer);
+                let mut out = String::new();
+                reader.read_to_string(&mut out).unwrap();
+                (nix::sys::wait::waitpid(child, None).unwrap(), out)
+            }
+        }
     }
 }

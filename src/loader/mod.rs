@@ -2,7 +2,7 @@
 //! and an initial process stack, the way the kernel's `load_elf_binary` does.
 //!
 //! Three steps, in the order data flows:
-//! 1. [`plan`] (`plan.rs`, pure) parses and validates the file into a
+//! 1. [`plan()`] (`plan.rs`, pure) parses and validates the file into a
 //!    [`LoadPlan`]. Nothing is mapped; every problem is a [`LoadError`].
 //! 2. [`load`] (`map.rs`) maps every `PT_LOAD` into this process and returns
 //!    the [`LoadedImage`]: final addresses, regions and protections.
@@ -14,19 +14,20 @@
 //! other general register zero (`rdx = 0`: no `rtld_fini` for `atexit`).
 //!
 //! Invariants:
-//! - I1: [`plan`] never panics and allocates at most a small multiple of the
+//! - I1: [`plan()`] never panics and allocates at most a small multiple of the
 //!   input, whatever the bytes (it is fuzzed: `fuzz/fuzz_targets/elf_plan.rs`).
-//! - I2: a [`LoadPlan`] from [`plan`] is self-consistent: the non-empty
+//! - I2: a [`LoadPlan`] from [`plan()`] is self-consistent: the non-empty
 //!   segments are in ascending address order and do not overlap byte-wise,
 //!   each file range lies inside the file, no address sum in it overflows
 //!   (page rounding included), the entry lies in an executable segment, and
 //!   for [`ElfKind::Exec`] every page lies in `[4096, 0x7fff_ffff_f000)`.
 //!   [`load`] re-derives the plan from the bytes and panics if the one it is
-//!   given differs, so the mapping code can rely on I2.
+//!   given differs (in anything but `stack_exec` and `build_id`, which it does
+//!   not use), so the mapping code can rely on I2.
 //! - I3: addresses in a [`LoadPlan`] are unrelocated (link-time); addresses in
 //!   a [`LoadedImage`] and an [`InitialStack`] are final (bias applied).
 //! - I4: only `map.rs` talks to the OS; it is the only file of the loader that
-//!   may use `unsafe`.
+//!   may use `unsafe` (tests reach it through `map::test_support`).
 //! - I5: the [`LoadError`] variant says which problem it is; the message is one
 //!   line without the file name (the CLI prefixes it), and
 //!   [`LoadError::exit_code`] is 126 for "not a runnable x86-64 static ELF"
@@ -45,6 +46,8 @@ mod map;
 mod plan;
 mod stack;
 
+#[cfg(test)]
+mod map_tests;
 #[cfg(test)]
 mod plan_tests;
 #[cfg(test)]

@@ -1,13 +1,15 @@
-//! [`plan`]: parse and validate an ELF file into a [`LoadPlan`], touching no
+//! [`plan()`]: parse and validate an ELF file into a [`LoadPlan`], touching no
 //! memory but the input.
 //!
 //! Invariants:
 //! - I1: never panics, whatever the input: every offset and size read from the
 //!   file is checked (checked arithmetic, `get`) before it is used, and goblin
 //!   only parses slices already known to be long enough.
-//! - I2: allocation is bounded by the input: the program header table is
-//!   bounds-checked against the file (and is at most 64 KiB, the kernel's
-//!   limit) before goblin allocates it; the build id is copied from the file.
+//! - I2: allocation and work are bounded by the input: the program header
+//!   table is bounds-checked against the file (and is at most 64 KiB, the
+//!   kernel's limit) before goblin allocates it; the build id is copied from
+//!   the file; at most [`MAX_SCANNED`] bytes of the first `PT_DYNAMIC` and of
+//!   each of the first [`MAX_NOTE_SEGMENTS`] `PT_NOTE`s are looked at.
 //! - I3: checks run in a fixed order and the first failure is reported:
 //!   identity (magic, class, data, machine, type), the program header table,
 //!   `PT_INTERP` and `DT_NEEDED` anywhere (a dynamic program is reported as
@@ -40,9 +42,17 @@ use super::{
     TASK_SIZE,
 };
 
-/// The kernel refuses program header tables larger than this (`ELF_MIN_ALIGN`
-/// in `load_elf_phdrs`): 1170 entries.
+/// The kernel refuses program header tables larger than this
+/// (`load_elf_phdrs`): 1170 entries. Kernels before mid-2025 also capped the
+/// table at a page (73 entries); hotlift follows the newer rule.
 const MAX_PHDR_TABLE: usize = 65536;
+
+/// How much of a `PT_DYNAMIC` or `PT_NOTE` is searched (I2). Real ones are a
+/// few hundred bytes.
+const MAX_SCANNED: usize = 65536;
+
+/// How many `PT_NOTE`s are searched for the build id (I2).
+const MAX_NOTE_SEGMENTS: usize = 16;
 
 /// Parses and validates `bytes` as a Linux x86-64 static executable. Pure, and
 /// never panics (I1).
@@ -59,6 +69,7 @@ pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
     let mut stack_exec = false;
     let mut build_id = None;
     let mut align = PAGE_SIZE;
+    let mut notes_left = MAX_NOTE_SEGMENTS;
     for (index, ph) in phdrs.iter().enumerate() {
         match ph.p_type {
             PT_LOAD => {
@@ -72,7 +83,10 @@ pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
                 pt_phdr.get_or_insert(ph.p_vaddr);
             }
             PT_GNU_STACK => stack_exec = ph.p_flags & PF_X != 0,
-            PT_NOTE if build_id.is_none() => build_id = find_build_id(bytes, ph),
+            PT_NOTE if build_id.is_none() && notes_left > 0 => {
+                notes_left -= 1;
+                build_id = find_build_id(bytes, ph);
+            }
             _ => {}
         }
     }
@@ -165,24 +179,24 @@ fn read_program_headers(bytes: &[u8], header: &Header) -> Result<Vec<ProgramHead
     ProgramHeader::parse(table, 0, count, Endian::Little).map_err(|_| out_of_bounds())
 }
 
-/// Any `PT_INTERP`, or a `PT_DYNAMIC` that names a shared library
-/// (`DT_NEEDED`), makes the program dynamically linked. A static PIE has a
-/// `PT_DYNAMIC` too, but only for its own relocations.
+/// Any `PT_INTERP`, or a first `PT_DYNAMIC` (the one ld.so would use) that
+/// names a shared library (`DT_NEEDED`), makes the program dynamically
+/// linked. A static PIE has a `PT_DYNAMIC` too, but only for its own
+/// relocations.
 fn check_not_dynamic(bytes: &[u8], phdrs: &[ProgramHeader]) -> Result<(), LoadError> {
-    for ph in phdrs {
-        if ph.p_type == PT_INTERP {
-            return Err(LoadError::Dynamic);
-        }
-        if ph.p_type == PT_DYNAMIC {
-            let entries = file_range(bytes, ph.p_offset, ph.p_filesz).unwrap_or(&[]);
-            for entry in entries.chunks_exact(16) {
-                let tag = read_u64(entry, 0).unwrap_or(DT_NULL);
-                if tag == DT_NULL {
-                    break;
-                }
-                if tag == DT_NEEDED {
-                    return Err(LoadError::Dynamic);
-                }
+    if phdrs.iter().any(|ph| ph.p_type == PT_INTERP) {
+        return Err(LoadError::Dynamic);
+    }
+    if let Some(ph) = phdrs.iter().find(|ph| ph.p_type == PT_DYNAMIC) {
+        let entries = file_range(bytes, ph.p_offset, ph.p_filesz).unwrap_or(&[]);
+        let entries = &entries[..entries.len().min(MAX_SCANNED)];
+        for entry in entries.chunks_exact(16) {
+            let tag = read_u64(entry, 0).unwrap_or(DT_NULL);
+            if tag == DT_NULL {
+                break;
+            }
+            if tag == DT_NEEDED {
+                return Err(LoadError::Dynamic);
             }
         }
     }
@@ -320,6 +334,7 @@ fn phdr_from_loads(phoff: u64, segments: &[Segment]) -> Option<u64> {
 /// search (the kernel ignores notes as well).
 fn find_build_id(bytes: &[u8], ph: &ProgramHeader) -> Option<Vec<u8>> {
     let data = file_range(bytes, ph.p_offset, ph.p_filesz)?;
+    let data = &data[..data.len().min(MAX_SCANNED)];
     // Notes are 4-byte aligned, except in 8-aligned note segments (gABI).
     let align = if ph.p_align == 8 { 8 } else { 4 };
     let mut pos = 0usize;

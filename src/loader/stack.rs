@@ -140,6 +140,17 @@ pub(crate) fn layout_stack(
     StackImage { sp, bytes, auxv }
 }
 
+/// The `(key, value)` pairs of a saved auxiliary vector (the format of
+/// `/proc/self/auxv`), up to and without `AT_NULL`.
+pub(crate) fn parse_auxv(bytes: &[u8]) -> Vec<(u64, u64)> {
+    let word = |w: &[u8]| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+    bytes
+        .chunks_exact(16)
+        .map(|kv| (word(&kv[..8]), word(&kv[8..])))
+        .take_while(|&(k, _)| k != AT_NULL)
+        .collect()
+}
+
 /// The auxiliary vector in the kernel's order (I3).
 fn auxv(
     image: &LoadedImage,
@@ -170,4 +181,72 @@ fn auxv(
         (AT_PLATFORM, platform),
         (AT_NULL, 0),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::GuestAddr;
+
+    fn image() -> LoadedImage {
+        LoadedImage {
+            bias: 0,
+            entry: GuestAddr(0x401000),
+            phdr: GuestAddr(0x400040),
+            phent: 56,
+            phnum: 9,
+            lo: GuestAddr(0x400000),
+            hi: GuestAddr(0x500000),
+            brk_start: GuestAddr(0x500000),
+            regions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn parses_saved_auxv() {
+        let words: [u64; 7] = [AT_PAGESZ, 4096, AT_HWCAP, 0x178b_fbff, AT_NULL, 0, 99];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(
+            parse_auxv(&bytes),
+            [(AT_PAGESZ, 4096), (AT_HWCAP, 0x178b_fbff)]
+        );
+        assert_eq!(parse_auxv(&bytes[..20]), [(AT_PAGESZ, 4096)]);
+    }
+
+    /// For many string-length mixes: sp is 16-aligned, the image fits the
+    /// bound `check_request` reserved, and the tables end below AT_RANDOM.
+    #[test]
+    fn alignment_and_size_bound_hold_for_any_string_lengths() {
+        let top = 0x7fff_0000_0000;
+        for argc in 0..4usize {
+            for envc in 0..3usize {
+                for len in 0..20usize {
+                    let argv: Vec<Vec<u8>> = (0..argc).map(|i| vec![b'a'; len + i]).collect();
+                    let envp: Vec<Vec<u8>> = (0..envc).map(|i| vec![b'e'; len * i]).collect();
+                    let execfn = vec![b'/'; len % 7 + 1];
+                    let req = StackRequest {
+                        argv: &argv,
+                        envp: &envp,
+                        execfn: &execfn,
+                        stack_size: 1 << 20,
+                    };
+                    let bound = check_request(&req, 1 << 20).unwrap();
+                    let img = layout_stack(top, &image(), &req, &HostAux::default(), [0xaa; 16]);
+                    assert_eq!(img.sp % 16, 0);
+                    assert_eq!(img.sp + img.bytes.len() as u64, top);
+                    assert!(
+                        img.bytes.len() as u64 <= bound,
+                        "{} > {bound}",
+                        img.bytes.len()
+                    );
+                    assert_eq!(img.auxv.len(), AUXV_LEN);
+                    let random = img.auxv.iter().find(|a| a.0 == AT_RANDOM).unwrap().1;
+                    let tables_end = img.sp + 8 * (argc + envc + 3 + 2 * AUXV_LEN) as u64;
+                    assert!(tables_end <= random && random - tables_end < 16);
+                    let off = (random - img.sp) as usize;
+                    assert_eq!(img.bytes[off..off + 16], [0xaa; 16]);
+                }
+            }
+        }
+    }
 }

@@ -15,12 +15,12 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
-use crate::cache::CodeCache;
+use crate::dispatch::Vm;
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 static CODE_LO: AtomicU64 = AtomicU64::new(0);
 static CODE_HI: AtomicU64 = AtomicU64::new(0);
-static CACHE: AtomicPtr<CodeCache> = AtomicPtr::new(std::ptr::null_mut());
+static VM: AtomicPtr<Vm> = AtomicPtr::new(std::ptr::null_mut());
 
 const FAULT_SIGNALS: [i32; 5] = [
     libc::SIGSEGV,
@@ -30,11 +30,20 @@ const FAULT_SIGNALS: [i32; 5] = [
     libc::SIGTRAP,
 ];
 const ALT_STACK: usize = 256 * 1024;
+/// si_code of a SIGSEGV for a present page without the needed permission.
+const SEGV_ACCERR: i32 = 2;
 
 /// A fixed buffer for messages inside the handler (I2).
 struct StackBuf {
     buf: [u8; 256],
     len: usize,
+}
+
+impl StackBuf {
+    fn emit(&self) {
+        // SAFETY: write(2) is async-signal-safe; the buffer is valid.
+        unsafe { libc::write(2, self.buf.as_ptr() as *const libc::c_void, self.len) };
+    }
 }
 
 impl std::fmt::Write for StackBuf {
@@ -106,13 +115,10 @@ pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
     Ok(())
 }
 
-/// Let the handler map code-cache addresses to guest addresses. The cache
-/// must stay at this address until the process exits.
-pub fn publish_cache(cache: &CodeCache) {
-    CACHE.store(
-        cache as *const CodeCache as *mut CodeCache,
-        Ordering::Release,
-    );
+/// Let the handler see the guest's translation state (pc maps, protected
+/// code pages). The Vm must stay at this address until the process exits.
+pub fn publish_vm(vm: &mut Vm) {
+    VM.store(vm as *mut Vm, Ordering::Release);
 }
 
 /// Called by `hotlift_signal_entry` (I1).
@@ -126,28 +132,37 @@ pub unsafe extern "C" fn handle_host_signal(
     uctx: *mut libc::c_void,
 ) {
     // SAFETY: the kernel passes valid siginfo and ucontext pointers.
-    let (pc, code, fault_addr) = unsafe {
-        let uc = &*(uctx as *const libc::ucontext_t);
-        let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
-        ((pc), (*info).si_code, (*info).si_addr() as u64)
+    let (uc, code, fault_addr) = unsafe {
+        (
+            &mut *(uctx as *mut libc::ucontext_t),
+            (*info).si_code,
+            (*info).si_addr() as u64,
+        )
     };
+    let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
-    let mut msg = StackBuf {
-        buf: [0; 256],
-        len: 0,
+    let vm = VM.load(Ordering::Acquire);
+    // SAFETY: the Vm is published once and never moves (publish_vm); while
+    // translated code runs the dispatcher does not (dispatch I1), so the
+    // handler is the only one touching it.
+    let vm = if in_code && !vm.is_null() {
+        Some(unsafe { &mut *vm })
+    } else {
+        None
     };
-    if in_code {
+    if let Some(vm) = vm {
+        if sig == libc::SIGSEGV && code == SEGV_ACCERR {
+            if let Some(resume) = vm.on_write_fault(fault_addr, pc) {
+                uc.uc_mcontext.gregs[libc::REG_RIP as usize] = resume as i64;
+                return;
+            }
+        }
         if VERBOSE.load(Ordering::Relaxed) {
-            let cache = CACHE.load(Ordering::Acquire);
-            // SAFETY: the cache is published once and never moves (see
-            // publish_cache); the dispatcher is not running while
-            // translated code faults (dispatch I1).
-            let guest = if cache.is_null() {
-                None
-            } else {
-                unsafe { (*cache).guest_pc(pc) }
+            let mut msg = StackBuf {
+                buf: [0; 256],
+                len: 0,
             };
-            let _ = match guest {
+            let _ = match vm.cache.guest_pc(pc) {
                 Some((_, g)) => writeln!(
                     msg,
                     "hotlift: guest fault: signal {sig} at guest {g} (address {fault_addr:#x})"
@@ -157,15 +172,19 @@ pub unsafe extern "C" fn handle_host_signal(
                     "hotlift: guest fault: signal {sig} in translated code at host {pc:#x}"
                 ),
             };
+            msg.emit();
         }
-    } else {
+    } else if !in_code {
+        let mut msg = StackBuf {
+            buf: [0; 256],
+            len: 0,
+        };
         let _ = writeln!(
             msg,
             "hotlift: internal error: signal {sig} at host pc {pc:#x} (address {fault_addr:#x})"
         );
+        msg.emit();
     }
-    // SAFETY: write(2) is async-signal-safe; msg is a valid buffer.
-    unsafe { libc::write(2, msg.buf.as_ptr() as *const libc::c_void, msg.len) };
     set_default(sig);
     // I3: a fault re-executes and faults again; a sent signal or a trap
     // (RIP already past the instruction) must be raised again.

@@ -442,8 +442,19 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
     }
     let at = GuestAddr(vm.ctx.rip - 2);
     let ret = match plan(nr as i64) {
-        // SAFETY: on the pass-through list (I1).
-        Plan::Pass => unsafe { syscall6(nr, a) },
+        Plan::Pass => {
+            // SAFETY: on the pass-through list (I1).
+            let r = unsafe { syscall6(nr, a) };
+            if r == EFAULT && !vm.protected.is_empty() {
+                // dispatch/smc.rs I4: the kernel may have hit a page
+                // hotlift write-protected.
+                vm.flush();
+                // SAFETY: as above.
+                unsafe { syscall6(nr, a) }
+            } else {
+                r
+            }
+        }
         Plan::NoSys => {
             if vm.opts.verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");

@@ -11,9 +11,13 @@
 //! Usage: `Vm::start(opts, image bytes, plan, argv, envp, execfn)?.run()`.
 #![allow(unsafe_code)]
 
+mod smc;
+
 use thiserror::Error;
 
-use crate::backend::{emit_block, emit_empty_ibl_stub, EmitEnv, EmitError, EmittedSiteKind};
+use crate::backend::{
+    emit_block, emit_empty_ibl_stub, emit_exit_stub, EmitEnv, EmitError, EmittedSiteKind,
+};
 use crate::cache::{BlockInfo, CacheError, CodeCache, CodeMem, ExitSite, IblTable, SiteKind};
 use crate::frontend::{lift_block, Unsupported};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
@@ -56,6 +60,8 @@ pub struct Stats {
     pub links: u64,
     pub indirect_misses: u64,
     pub syscalls: u64,
+    /// Stores into translated code (smc.rs).
+    pub code_writes: u64,
 }
 
 /// One guest process under translation.
@@ -69,6 +75,12 @@ pub struct Vm {
     pub stats: Stats,
     /// Recorded guest signal state (handlers are not run yet: README).
     pub sig: syscall::SignalState,
+    /// Writable guest pages holding translated code, write-protected so a
+    /// store to them is seen (smc.rs).
+    pub protected: hashbrown::HashSet<u64>,
+    /// A store to protected code happened where the guest state could not be
+    /// recovered exactly; flush at the next exit (smc.rs I3).
+    pub smc_flush_pending: bool,
 }
 
 const BRK_RESERVE: u64 = 1 << 30;
@@ -158,6 +170,8 @@ impl Vm {
         let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
         let stub_at = cache.mem.commit(&stub);
         cache.ibl.set_empty_stub(stub_at);
+        let stub = emit_exit_stub(cache.mem.cursor().0, exit_reason::CODE_WRITE)?;
+        cache.code_write_stub = cache.mem.commit(&stub);
         cache.mem.set_floor();
 
         let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
@@ -171,12 +185,26 @@ impl Vm {
             ctx,
             stats: Stats::default(),
             sig: syscall::SignalState::default(),
+            protected: hashbrown::HashSet::new(),
+            smc_flush_pending: false,
         })
     }
 
-    /// Translate the block at `addr` into the cache.
+    /// Translate the block at `addr` into the cache and make it the block
+    /// for `addr`.
     fn translate(&mut self, addr: GuestAddr) -> Result<BlockId, VmError> {
-        let max = self.opts.max_block_insns as usize;
+        self.translate_with(addr, self.opts.max_block_insns as usize, true)
+    }
+
+    /// Translate up to `max` instructions at `addr`. A block that is not
+    /// `reusable` is run once (smc.rs I2): it is neither the block for
+    /// `addr` nor protects its pages.
+    fn translate_with(
+        &mut self,
+        addr: GuestAddr,
+        max: usize,
+        reusable: bool,
+    ) -> Result<BlockId, VmError> {
         let end = self.mem.exec_end(addr.0).unwrap_or(addr.0);
         let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
         // SAFETY: [addr, addr+len) lies in executable guest memory, which
@@ -198,7 +226,7 @@ impl Vm {
                 if attempt == 1 {
                     return Err(VmError::BlockTooLarge(addr));
                 }
-                self.cache.flush();
+                self.flush();
                 continue;
             }
             let host = self.cache.mem.commit(&em.code);
@@ -227,6 +255,10 @@ impl Vm {
                 pc_map: em.pc_map.into_boxed_slice(),
             };
             self.stats.translations += 1;
+            if !reusable {
+                return Ok(self.cache.insert_unlisted(info));
+            }
+            self.protect_code(block.start.0, block.end.0.max(block.start.0 + 1));
             return Ok(self.cache.insert(info, !self.opts.no_chain));
         }
         unreachable!("translate loop returns within two attempts")
@@ -253,18 +285,23 @@ impl Vm {
     }
 
     fn run_loop(&mut self) -> Result<std::convert::Infallible, VmError> {
+        signal::publish_vm(self);
         let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
         loop {
             self.ctx.enter_target = next.0;
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
+            if self.smc_flush_pending {
+                self.flush();
+            }
             next = match self.ctx.exit_reason {
                 exit_reason::SITE => self.handle_site(self.ctx.exit_arg)?,
                 exit_reason::INDIRECT_MISS => {
                     self.stats.indirect_misses += 1;
                     self.host_for(GuestAddr(self.ctx.rip))?
                 }
+                exit_reason::CODE_WRITE => self.code_written()?,
                 r => panic!("translated code exited with unknown reason {r}"),
             };
         }
@@ -307,8 +344,15 @@ impl Vm {
     /// Guest memory [start, end) changed under translated code: drop it.
     pub fn code_changed(&mut self, start: u64, end: u64) {
         if self.cache.has_code_in(start, end) {
-            self.cache.flush();
+            self.flush();
         }
+    }
+
+    /// Drop every translation, and the write protection that guarded them.
+    pub fn flush(&mut self) {
+        self.cache.flush();
+        self.unprotect_all();
+        self.smc_flush_pending = false;
     }
 }
 

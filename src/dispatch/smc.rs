@@ -1,0 +1,106 @@
+//! Code that changes: stores into translated guest code.
+//!
+//! Translated code is only valid while the guest bytes it came from stay the
+//! same. Syscalls that change memory (`mmap`, `munmap`, `mprotect`,
+//! `mremap`) flush through [`Vm::code_changed`]. Plain stores are caught by
+//! write-protecting every writable guest page that holds translated code:
+//!
+//! I1: a writable guest page with translated code is mapped without write
+//!     permission (the guest's own view of its protection is unchanged) and
+//!     is in `Vm::protected`; a flush gives every such page back its
+//!     protection.
+//! I2: on a store to a protected page, the signal handler restores the page
+//!     and, when the faulting host instruction is the first of a guest
+//!     instruction (the machine state is exactly the guest's), sends the
+//!     thread to the `CODE_WRITE` stub with `ctx.rip` = that instruction.
+//!     The dispatcher flushes and runs that one instruction from an
+//!     unprotected, unlisted translation, so the store completes before any
+//!     code after it is translated again — also when it rewrites its own
+//!     block.
+//! I3: a store from inside emitted glue (e.g. a GS-rewrite) cannot be
+//!     restarted exactly: the page is restored, the store completes, and the
+//!     dispatcher flushes at the next exit (`smc_flush_pending`); code
+//!     already chained may run stale until then (README, known limits).
+//! I4: a pass-through syscall that fails with EFAULT while pages are
+//!     protected is retried once after a flush (the kernel cannot write into
+//!     a page hotlift write-protected).
+#![allow(unsafe_code)]
+
+use super::{Vm, VmError};
+use crate::guest_mem::PAGE;
+use crate::loader::Prot;
+use crate::types::{GuestAddr, HostAddr};
+
+pub(crate) fn prot_bits(p: Prot) -> i32 {
+    (if p.r { libc::PROT_READ } else { 0 })
+        | (if p.w { libc::PROT_WRITE } else { 0 })
+        | (if p.x { libc::PROT_EXEC } else { 0 })
+}
+
+impl Vm {
+    /// I1 for the pages of guest range [start, end).
+    pub(super) fn protect_code(&mut self, start: u64, end: u64) {
+        let mut page = start & !(PAGE - 1);
+        while page < end {
+            if let Some((_, r)) = self.mem.find(page) {
+                if r.prot.w && !self.protected.contains(&page) {
+                    let ro = Prot { w: false, ..r.prot };
+                    // SAFETY: the page is guest memory (GuestMem I2).
+                    if unsafe {
+                        libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(ro))
+                    } == 0
+                    {
+                        self.protected.insert(page);
+                    }
+                }
+            }
+            page += PAGE;
+        }
+    }
+
+    /// Give every protected page its guest protection back (I1).
+    pub(super) fn unprotect_all(&mut self) {
+        for page in self.protected.drain() {
+            if let Some((_, r)) = self.mem.find(page) {
+                // SAFETY: restores the guest's own protection of its page.
+                unsafe {
+                    libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(r.prot))
+                };
+            }
+        }
+    }
+
+    /// The guest is about to store into translated code at `ctx.rip` (I2).
+    pub(super) fn code_written(&mut self) -> Result<HostAddr, VmError> {
+        self.stats.code_writes += 1;
+        self.flush();
+        let id = self.translate_with(GuestAddr(self.ctx.rip), 1, false)?;
+        Ok(self.cache.block(id).host)
+    }
+
+    /// Called from the signal handler for a write fault at `addr` by host
+    /// code at `pc` in the code cache. Returns the host address to resume
+    /// at, or None when the fault is not a store into protected code.
+    ///
+    /// Async-signal-safe: no allocation (HashSet::remove and BTreeMap
+    /// lookups do not allocate); the dispatcher is not running (dispatch I1).
+    pub(crate) fn on_write_fault(&mut self, addr: u64, pc: u64) -> Option<u64> {
+        let page = addr & !(PAGE - 1);
+        if !self.protected.remove(&page) {
+            return None;
+        }
+        let prot = self.mem.find(page).map(|(_, r)| r.prot)?;
+        // SAFETY: gives the guest page its own protection back.
+        unsafe { libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(prot)) };
+        match self.cache.guest_pc_exact(pc) {
+            Some(g) => {
+                self.ctx.rip = g.0;
+                Some(self.cache.code_write_stub.0)
+            }
+            None => {
+                self.smc_flush_pending = true;
+                Some(pc)
+            }
+        }
+    }
+}
