@@ -697,7 +697,9 @@ mod tests {
     #[test]
     #[rustfmt::skip]
     fn execve_and_unknown() {
-        let (path, e) = (at(c"/bin/ls"), at(&[at(c"A=1"), at(c"B=2"), 0]));
+        // The environment array must outlive the calls that read it.
+        let env = [at(c"A=1"), at(c"B=2"), 0];
+        let (path, e) = (at(c"/bin/ls"), at(&env));
         let mut many = vec![at(c"x"); 12];
         many.push(0);
         let eight = [r#""x""#; 8].join(", ");
