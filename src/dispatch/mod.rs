@@ -78,6 +78,9 @@ pub struct Vm {
     /// Writable guest pages holding translated code, write-protected so a
     /// store to them is seen (smc.rs).
     pub protected: hashbrown::HashSet<u64>,
+    /// The guest program's canonical path, NUL-terminated (its
+    /// `/proc/self/exe`).
+    pub exe_path: std::ffi::CString,
     /// A store to protected code happened where the guest state could not be
     /// recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: bool,
@@ -186,6 +189,7 @@ impl Vm {
             stats: Stats::default(),
             sig: syscall::SignalState::default(),
             protected: hashbrown::HashSet::new(),
+            exe_path: own_identity(execfn),
             smc_flush_pending: false,
         })
     }
@@ -354,6 +358,23 @@ impl Vm {
         self.unprotect_all();
         self.smc_flush_pending = false;
     }
+}
+
+/// The guest's canonical path for `/proc/self/exe`, and the kernel's `comm`
+/// (first 15 bytes of the executed file's base name), as after execve.
+fn own_identity(execfn: &[u8]) -> std::ffi::CString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(execfn));
+    let base = execfn.rsplit(|&b| b == b'/').next().unwrap_or(execfn);
+    let comm: Vec<u8> = base.iter().copied().filter(|&b| b != 0).take(15).collect();
+    if let Ok(comm) = std::ffi::CString::new(comm) {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of ours.
+        unsafe { libc::prctl(libc::PR_SET_NAME, comm.as_ptr()) };
+    }
+    let canon = std::fs::canonicalize(path)
+        .map(|p| p.into_os_string().into_vec())
+        .unwrap_or(execfn.to_vec());
+    std::ffi::CString::new(canon).unwrap_or_default()
 }
 
 /// A protection from mmap/mprotect bits.
