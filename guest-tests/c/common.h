@@ -1,0 +1,59 @@
+/* common.h: helpers shared by the C guest tests.
+ *
+ * Every C test is built twice (c-NAME: static non-PIE, cpie-NAME:
+ * static-pie) and must print only deterministic text: no addresses, pids,
+ * times or environment values. CHECK() prints the failing condition and
+ * exits 1, so a failure is visible natively too. Benchmarks run a short
+ * workload by default and a long one when argv[1] is "bench".
+ */
+#ifndef GUEST_COMMON_H
+#define GUEST_COMMON_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            fflush(stdout);                                                \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+            exit(1);                                                       \
+        }                                                                  \
+    } while (0)
+
+/* True when the test was asked for its long (benchmark) form. */
+static inline int bench_mode(int argc, char **argv) {
+    return argc > 1 && strcmp(argv[1], "bench") == 0;
+}
+
+/* A small deterministic PRNG (xorshift64*), so runs never depend on libc's
+   rand() implementation details or on seeds from the environment. */
+typedef struct { uint64_t s; } rng_t;
+
+static inline uint64_t rng_next(rng_t *r) {
+    uint64_t x = r->s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* FNV-1a over a buffer, for printing a digest of large results. */
+static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ULL
+
+#endif
