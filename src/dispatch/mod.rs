@@ -337,9 +337,15 @@ impl Vm {
 
     fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
         if self.opts.verbose {
+            let what = match kind {
+                TrapKind::Breakpoint => "breakpoint trap",
+                TrapKind::InvalidOpcode => "invalid opcode",
+                TrapKind::GeneralProtection => "privileged or faulting instruction",
+                TrapKind::FetchFault => "instruction fetch from non-executable memory",
+            };
             eprintln!(
-                "hotlift: guest {kind:?} at {at}: killed by signal {}",
-                kind.signal()
+                "hotlift: guest killed by SIG{} at guest {at}: {what}",
+                signal::sig_name(kind.signal())
             );
         }
         signal::die_with(kind.signal())

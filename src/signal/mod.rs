@@ -39,6 +39,14 @@ struct StackBuf {
     len: usize,
 }
 
+/// "SEGV" for SIGSEGV (no allocation).
+pub fn sig_name(sig: i32) -> &'static str {
+    crate::syscall::strace::names::SIGNALS
+        .get(sig as usize)
+        .copied()
+        .unwrap_or("?")
+}
+
 impl StackBuf {
     fn emit(&self) {
         // SAFETY: write(2) is async-signal-safe; the buffer is valid.
@@ -162,14 +170,15 @@ pub unsafe extern "C" fn handle_host_signal(
                 buf: [0; 256],
                 len: 0,
             };
+            let name = sig_name(sig);
             let _ = match vm.cache.guest_pc(pc) {
-                Some((_, g)) => writeln!(
-                    msg,
-                    "hotlift: guest fault: signal {sig} at guest {g} (address {fault_addr:#x})"
-                ),
+                Some((_, g)) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
+                    writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g} (data address {fault_addr:#x})")
+                }
+                Some((_, g)) => writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g}"),
                 None => writeln!(
                     msg,
-                    "hotlift: guest fault: signal {sig} in translated code at host {pc:#x}"
+                    "hotlift: guest killed by SIG{name} in translated code at host {pc:#x}"
                 ),
             };
             msg.emit();

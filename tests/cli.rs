@@ -1,0 +1,168 @@
+//! The README's option table is generated from `src/options.rs`; this test
+//! keeps them equal. `HOTLIFT_BLESS=1 cargo test --test cli` rewrites it.
+
+const BEGIN: &str = "<!-- options:begin (generated; HOTLIFT_BLESS=1 cargo test --test cli) -->\n";
+const END: &str = "<!-- options:end -->";
+
+#[test]
+fn readme_option_table_matches_help() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).expect("README.md");
+    let table = hotlift::cli::run_options_markdown();
+    let (Some(b), Some(e)) = (readme.find(BEGIN), readme.find(END)) else {
+        panic!("README.md lacks the options markers");
+    };
+    let current = &readme[b + BEGIN.len()..e];
+    if current != table {
+        if std::env::var_os("HOTLIFT_BLESS").is_some() {
+            let new = format!("{}{}{}{}", &readme[..b], BEGIN, table, &readme[e..]);
+            std::fs::write(path, new).expect("write README.md");
+            return;
+        }
+        panic!("README option table is stale; run HOTLIFT_BLESS=1 cargo test --test cli\n--- README\n{current}\n--- --help\n{table}");
+    }
+}
+
+#[test]
+fn help_lists_every_option() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for line in hotlift::cli::run_options_markdown().lines().skip(2) {
+        let long = line.split('`').nth(1).unwrap();
+        let long = if long.starts_with("--") {
+            long
+        } else {
+            line.split('`').nth(3).unwrap()
+        };
+        let long = long.split(' ').next().unwrap();
+        assert!(help.contains(long), "{long} missing from --help");
+    }
+}
+
+#[test]
+fn bad_input_exit_codes() {
+    let bin = env!("CARGO_BIN_EXE_hotlift");
+    let run = |args: &[&str]| std::process::Command::new(bin).args(args).output().unwrap();
+    let missing = run(&["run", "--", "/nonexistent/prog"]);
+    assert_eq!(missing.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/prog"));
+    let not_elf = run(&[
+        "run",
+        "--",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"),
+    ]);
+    assert_eq!(
+        not_elf.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&not_elf.stderr)
+    );
+    let bad_opt = run(&["run", "--max-block-insns", "0", "--", "/bin/true"]);
+    assert_eq!(bad_opt.status.code(), Some(125));
+    let dynamic = run(&["run", "--", "/bin/true"]);
+    assert_eq!(
+        dynamic.status.code(),
+        Some(126),
+        "{}",
+        String::from_utf8_lossy(&dynamic.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dynamic.stderr).contains("dynamic"));
+    for out in [missing, not_elf, dynamic] {
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "one-line error: {:?}",
+            out
+        );
+    }
+}
+
+/// Build a tiny static assembly program into a temp dir.
+fn build_asm(name: &str, body: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hotlift-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.S"));
+    let exe = dir.join(name);
+    std::fs::write(
+        &src,
+        format!(".intel_syntax noprefix\n.globl _start\n_start:\n{body}\n"),
+    )
+    .unwrap();
+    let st = std::process::Command::new("gcc")
+        .args(["-nostdlib", "-static", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status();
+    assert!(
+        st.map(|s| s.success()).unwrap_or(false),
+        "gcc failed for {name}"
+    );
+    exe
+}
+
+#[test]
+fn verbose_names_the_guest_address_of_traps_and_faults() {
+    use std::os::unix::process::ExitStatusExt;
+    let cases = [
+        (
+            "int3",
+            "nop\nint3\n",
+            libc::SIGTRAP,
+            "SIGTRAP at guest 0x401001",
+        ),
+        (
+            "ud2",
+            "nop\nud2\n",
+            libc::SIGILL,
+            "SIGILL at guest 0x401001",
+        ),
+        (
+            "null",
+            "xor eax, eax\nmov [rax], eax\n",
+            libc::SIGSEGV,
+            "SIGSEGV at guest 0x401002 (data address 0x0)",
+        ),
+        (
+            "jmpnull",
+            "xor eax, eax\njmp rax\n",
+            libc::SIGSEGV,
+            "SIGSEGV at guest 0x0",
+        ),
+    ];
+    for (name, body, sig, want) in cases {
+        let exe = build_asm(name, body);
+        let native = std::process::Command::new(&exe).output().unwrap();
+        assert_eq!(native.status.signal(), Some(sig), "{name} natively");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(["run", "-v", "--"])
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(sig),
+            "{name} under hotlift: {out:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{name}: stderr {err:?} lacks {want:?}");
+    }
+}
+
+#[test]
+fn unsupported_instruction_stops_with_its_address() {
+    let exe = build_asm("int80", "mov eax, 1\nint 0x80\n");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("0x401005") && err.contains("int 0x80"),
+        "{err}"
+    );
+}
