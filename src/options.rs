@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, serde::Serialize)]
 pub struct RunOptions {
     /// Do not link translated blocks: every block exit returns to the dispatcher
     #[arg(long)]
@@ -26,6 +26,29 @@ pub struct RunOptions {
     /// Log every guest syscall with decoded arguments and result to stderr
     #[arg(long)]
     pub strace: bool,
+
+    /// Run without the monitor thread: no ring, no profile
+    #[arg(long, conflicts_with = "count_inline")]
+    pub no_monitor: bool,
+
+    /// Count block executions in translated code itself (no ring, no monitor); the check for the monitor's counts
+    #[arg(long)]
+    pub count_inline: bool,
+
+    /// Ring capacity in 32-bit entries per guest thread (two segments)
+    #[arg(long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
+    pub ring_entries: u64,
+
+    /// Write the JSON profile to FILE when the guest ends
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
+}
+
+impl RunOptions {
+    /// Is the monitor thread running?
+    pub fn monitor(&self) -> bool {
+        !self.no_monitor && !self.count_inline
+    }
 }
 
 impl Default for RunOptions {
@@ -36,6 +59,10 @@ impl Default for RunOptions {
             cache_mib: 256,
             verbose: false,
             strace: false,
+            no_monitor: false,
+            count_inline: false,
+            ring_entries: 1 << 22,
+            profile: None,
         }
     }
 }

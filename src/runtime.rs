@@ -27,6 +27,10 @@ pub mod exit_reason {
     /// The guest wrote to write-protected code (`ThreadCtx::rip` = the
     /// writing instruction, not yet executed).
     pub const CODE_WRITE: u32 = 3;
+    /// The guest faulted fatally (`ThreadCtx::exit_arg` = the signal,
+    /// `ThreadCtx::rip` = the faulting guest instruction): write the profile,
+    /// then die of that signal.
+    pub const FATAL_SIGNAL: u32 = 4;
 }
 
 /// Number of spill slots emitted code may use.
@@ -56,6 +60,11 @@ pub struct ThreadCtx {
     pub _pad: u32,
     /// Spill slots for emitted code (I1: offsets from [`off::scratch`]).
     pub scratch: [u64; SCRATCH_SLOTS],
+    /// Next free slot of this thread's ring (monitor/ring.rs); block
+    /// prologues append here. Read atomically by the monitor.
+    pub ring_pos: u64,
+    /// Base of the per-block counter array for `--count-inline`.
+    pub inline_counts: u64,
 }
 
 /// Offsets into [`ThreadCtx`] for emitted code (I1).
@@ -64,6 +73,8 @@ pub mod off {
     use std::mem::offset_of;
     pub const RIP: usize = offset_of!(ThreadCtx, rip);
     pub const GUEST_GS: usize = offset_of!(ThreadCtx, guest_gs);
+    pub const RING_POS: usize = offset_of!(ThreadCtx, ring_pos);
+    pub const INLINE_COUNTS: usize = offset_of!(ThreadCtx, inline_counts);
     pub const EXIT_REASON: usize = offset_of!(ThreadCtx, exit_reason);
     pub const EXIT_ARG: usize = offset_of!(ThreadCtx, exit_arg);
     pub const EXIT_FN: usize = offset_of!(ThreadCtx, exit_fn);
@@ -77,6 +88,7 @@ pub mod off {
 // XSAVE mask is read as two dwords.
 const _: () = assert!(std::mem::size_of::<ThreadCtx>() < 4096);
 const _: () = assert!(offset_of!(ThreadCtx, xsave_mask) % 8 == 0);
+const _: () = assert!(offset_of!(ThreadCtx, ring_pos) % 8 == 0);
 
 global_asm!(
     include_str!("../runtime/entry.S"),
@@ -174,7 +186,14 @@ impl ThreadCtx {
             host_mxcsr: 0x1f80,
             _pad: 0,
             scratch: [0; SCRATCH_SLOTS],
+            ring_pos: 0,
+            inline_counts: 0,
         })
+    }
+
+    /// The producer position as the monitor reads it.
+    pub fn ring_pos_atomic(&self) -> *const std::sync::atomic::AtomicU64 {
+        &self.ring_pos as *const u64 as *const std::sync::atomic::AtomicU64
     }
 
     /// Make this context the GS base of the calling thread (I2). The context

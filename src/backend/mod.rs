@@ -38,6 +38,19 @@ pub struct EmitEnv {
     pub host_base: u64,
     pub first_site: u32,
     pub ibl_base: u32,
+    /// What the block prologue records for this block.
+    pub prologue: Prologue,
+}
+
+/// The block prologue: how a block's execution is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prologue {
+    /// Nothing (monitor off).
+    None,
+    /// Append the block id to the thread's ring (the monitor's input).
+    Ring { id: u32 },
+    /// Increment the block's own 64-bit counter (`--count-inline`).
+    Count { id: u32 },
 }
 
 /// An exit site as emitted; the cache turns it into an `ExitSite`.
@@ -69,6 +82,36 @@ const S_RCX: usize = off::scratch(1);
 const S_JMP: usize = off::scratch(2);
 const S_TMP: usize = off::scratch(3);
 const S_TMP2: usize = off::scratch(4);
+const S_PRO: usize = off::scratch(5);
+
+/// The prologue (I1: only `mov` and `lea`, RAX restored).
+fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
+    match p {
+        Prologue::None => Ok(()),
+        Prologue::Ring { id } => {
+            a.store_gs(S_PRO, Register::RAX)?;
+            a.load_gs(Register::RAX, off::RING_POS)?;
+            a.insn(
+                &Instruction::with2(Code::Mov_rm32_imm32, asm::mem(Register::RAX, 0), id)
+                    .expect("mov"),
+            )?;
+            a.lea(Register::RAX, asm::mem(Register::RAX, 4))?;
+            a.store_gs(off::RING_POS, Register::RAX)?;
+            a.load_gs(Register::RAX, S_PRO)
+        }
+        Prologue::Count { id } => {
+            a.store_gs(S_PRO, Register::RAX)?;
+            a.store_gs(S_TMP, Register::RCX)?;
+            a.load_gs(Register::RCX, off::INLINE_COUNTS)?;
+            let slot = asm::mem(Register::RCX, 8 * id as i64);
+            a.mov_load(Register::RAX, slot)?;
+            a.lea(Register::RAX, asm::mem(Register::RAX, 1))?;
+            a.insn(&Instruction::with2(Code::Mov_rm64_r64, slot, Register::RAX).expect("mov"))?;
+            a.load_gs(Register::RCX, S_TMP)?;
+            a.load_gs(Register::RAX, S_PRO)
+        }
+    }
+}
 
 /// The rm form of a `moffs` move, whose absolute operand cannot take a base.
 fn without_moffs(code: Code) -> Code {
@@ -494,6 +537,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         cold_miss: Vec::new(),
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
+    emit_prologue(&mut e.a, env.prologue)?;
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
         match i.op {

@@ -42,6 +42,7 @@ fn listing() -> String {
         host_base: 0x1000_0000,
         first_site: 0,
         ibl_base: 0x7000_0000,
+        prologue: super::Prologue::None,
     };
     let mut f = IntelFormatter::new();
     for (name, bytes) in CASES {
@@ -82,6 +83,7 @@ fn rel32_fields_are_aligned() {
         host_base: 0x1000_0003,
         first_site: 0,
         ibl_base: 0x7000_0000,
+        prologue: super::Prologue::None,
     };
     for (name, bytes) in CASES {
         let block = lift_block(bytes, GuestAddr(0x401000), 64).expect("lift");
@@ -109,6 +111,7 @@ fn far_rip_relative_goes_through_a_register() {
         host_base: 0x4000_0000,
         first_site: 0,
         ibl_base: 0x7000_0000,
+        prologue: super::Prologue::None,
     };
     let em = emit_block(&block, &env).expect("far operands are rewritten, not refused");
     let mut f = IntelFormatter::new();
@@ -132,5 +135,46 @@ fn far_rip_relative_goes_through_a_register() {
     assert!(
         text.iter().any(|l| l == "mov rax,7F0000000033h"),
         "{text:#?}"
+    );
+}
+
+#[test]
+fn prologues_match_golden() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/prologue.txt");
+    let mut out = String::new();
+    let mut f = IntelFormatter::new();
+    for (name, p) in [
+        ("ring", super::Prologue::Ring { id: 0x1234 }),
+        ("count-inline", super::Prologue::Count { id: 7 }),
+    ] {
+        let env = EmitEnv {
+            host_base: 0x1000_0000,
+            first_site: 0,
+            ibl_base: 0x7000_0000,
+            prologue: p,
+        };
+        let block = lift_block(&[0xc3], GuestAddr(0x401000), 64).expect("lift");
+        let em = emit_block(&block, &env).expect("emit");
+        out.push_str(&format!("== {name}\n"));
+        let first_term = em.pc_map[0].0 as usize;
+        for insn in Decoder::with_ip(
+            64,
+            &em.code[..first_term],
+            env.host_base,
+            DecoderOptions::NONE,
+        ) {
+            let mut s = String::new();
+            f.format(&insn, &mut s);
+            out.push_str(&format!("    {s}\n"));
+        }
+    }
+    if std::env::var_os("HOTLIFT_BLESS").is_some() {
+        std::fs::write(path, &out).expect("write golden");
+        return;
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        out == want,
+        "prologue differs from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
     );
 }

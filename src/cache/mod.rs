@@ -7,8 +7,9 @@
 //!     writable and executable at once.
 //! I2: a patch is one aligned 4-byte store of a rel32 field, so a running
 //!     thread sees either the old or the new jump, never half of one.
-//! I3: `BlockId`s are dense indices into `blocks`; `by_guest` maps a guest
-//!     entry address to the block translated for it.
+//! I3: `BlockId`s are dense indices into `blocks` and are never reused: a
+//!     flush keeps the entries (without code) and only later ids are live;
+//!     `by_guest` maps a guest entry address to its live block.
 //! I4: the lookup table ([`IblTable`]) holds only blocks that are in
 //!     `blocks`; a flush empties both.
 #![allow(unsafe_code)]
@@ -68,8 +69,12 @@ pub struct CodeCache {
     /// Guest pages (address >> 12) holding translated code.
     pub code_pages: hashbrown::HashSet<u64>,
     pub flushes: u64,
+    /// Blocks below this index were flushed (their ids stay taken).
+    pub live_from: usize,
     /// Shared stub that leaves with `exit_reason::CODE_WRITE`.
     pub code_write_stub: HostAddr,
+    /// Shared stub that leaves with `exit_reason::FATAL_SIGNAL`.
+    pub fatal_stub: HostAddr,
 }
 
 impl CodeCache {
@@ -82,7 +87,9 @@ impl CodeCache {
             ibl,
             code_pages: hashbrown::HashSet::new(),
             flushes: 0,
+            live_from: 0,
             code_write_stub: HostAddr(0),
+            fatal_stub: HostAddr(0),
         }
     }
 
@@ -122,8 +129,9 @@ impl CodeCache {
     /// The guest instruction whose code starts exactly at `pc`: there the
     /// machine state is the guest's state before that instruction.
     pub fn guest_pc_exact(&self, pc: u64) -> Option<GuestAddr> {
-        let i = self.blocks.partition_point(|b| b.host.0 <= pc);
-        let b = self.blocks.get(i.checked_sub(1)?)?;
+        let live = &self.blocks[self.live_from..];
+        let i = live.partition_point(|b| b.host.0 <= pc);
+        let b = live.get(i.checked_sub(1)?)?;
         let off = u32::try_from(pc - b.host.0).ok()?;
         let j = b.pc_map.partition_point(|&(o, _)| o < off);
         b.pc_map.get(j).filter(|&&(o, _)| o == off).map(|&(_, g)| g)
@@ -144,7 +152,12 @@ impl CodeCache {
     /// Drop every translation (I4). Only call when no thread runs
     /// translated code.
     pub fn flush(&mut self) {
-        self.blocks.clear();
+        // I3: ids are never reused; the dropped blocks' host code is gone.
+        for b in &mut self.blocks[self.live_from..] {
+            b.pc_map = Box::new([]);
+            b.host_len = 0;
+        }
+        self.live_from = self.blocks.len();
         self.by_guest.clear();
         self.sites.clear();
         self.code_pages.clear();
@@ -156,15 +169,16 @@ impl CodeCache {
     /// The block whose host code contains `pc`, and the guest address of
     /// the instruction there (the pc map, for fault reports).
     pub fn guest_pc(&self, pc: u64) -> Option<(BlockId, GuestAddr)> {
-        // Blocks are committed in ascending host order between flushes.
-        let i = self.blocks.partition_point(|b| b.host.0 <= pc);
-        let b = self.blocks.get(i.checked_sub(1)?)?;
+        // Live blocks are committed in ascending host order.
+        let live = &self.blocks[self.live_from..];
+        let i = live.partition_point(|b| b.host.0 <= pc);
+        let b = live.get(i.checked_sub(1)?)?;
         if pc >= b.host.0 + b.host_len as u64 {
             return None;
         }
         let off = (pc - b.host.0) as u32;
         let j = b.pc_map.partition_point(|&(o, _)| o <= off);
         let g = b.pc_map.get(j.checked_sub(1)?)?.1;
-        Some((BlockId((i - 1) as u32), g))
+        Some((BlockId((self.live_from + i - 1) as u32), g))
     }
 }

@@ -35,6 +35,22 @@ pub enum Command {
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
         program: Vec<std::ffi::OsString>,
     },
+    /// Run PROGRAM under translation, write its exact profile and print a summary
+    Profile {
+        /// Where to write the JSON profile
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FILE",
+            default_value = "hotlift-profile.json"
+        )]
+        output: std::path::PathBuf,
+        #[command(flatten)]
+        opts: RunOptions,
+        /// The program and its arguments (after `--`)
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
+        program: Vec<std::ffi::OsString>,
+    },
 }
 
 pub fn main() -> i32 {
@@ -51,7 +67,19 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Run { opts, program } => run::main(opts, program),
+        Command::Run { opts, program } => run::main(opts, program, false),
+        Command::Profile {
+            output,
+            mut opts,
+            program,
+        } => {
+            if opts.no_monitor {
+                eprintln!("hotlift: profile needs the monitor (drop --no-monitor)");
+                return EXIT_HOTLIFT_FAILED;
+            }
+            opts.profile.get_or_insert(output);
+            run::main(opts, program, true)
+        }
     }
 }
 

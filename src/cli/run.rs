@@ -24,7 +24,8 @@ fn resolve(program: &OsString) -> PathBuf {
     PathBuf::from(program)
 }
 
-pub fn main(opts: RunOptions, program: Vec<OsString>) -> i32 {
+/// Run the program; `summary` prints the profile summary at the end.
+pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
     let path = resolve(&program[0]);
     let shown = path.display();
     let bytes = match std::fs::read(&path) {
@@ -55,9 +56,10 @@ pub fn main(opts: RunOptions, program: Vec<OsString>) -> i32 {
         })
         .collect();
     let execfn = path.as_os_str().as_bytes().to_vec();
-    match Vm::start(opts, &bytes, &plan, &argv, &envp, &execfn) {
-        Ok(vm) => {
+    match Vm::start(opts, &bytes, &plan, &argv, &envp, &execfn, path.clone()) {
+        Ok(mut vm) => {
             drop(bytes);
+            vm.prof.print_summary = summary;
             vm.run()
         }
         Err(e) => {

@@ -11,7 +11,10 @@
 //! Usage: `Vm::start(opts, image bytes, plan, argv, envp, execfn)?.run()`.
 #![allow(unsafe_code)]
 
+mod profiling;
 mod smc;
+
+pub use profiling::Profiling;
 
 use thiserror::Error;
 
@@ -24,6 +27,7 @@ use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::ir::TrapKind;
 use crate::loader::{self, LoadError, LoadPlan, Prot, StackRequest};
 use crate::options::RunOptions;
+use crate::profile::Ending;
 use crate::runtime::{self, exit_reason, ThreadCtx};
 use crate::signal;
 use crate::syscall;
@@ -84,6 +88,8 @@ pub struct Vm {
     /// A store to protected code happened where the guest state could not be
     /// recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: bool,
+    /// Ring, monitor and profile writing.
+    pub prof: Profiling,
 }
 
 const BRK_RESERVE: u64 = 1 << 30;
@@ -133,6 +139,7 @@ impl Vm {
         argv: &[Vec<u8>],
         envp: &[Vec<u8>],
         execfn: &[u8],
+        exe: std::path::PathBuf,
     ) -> Result<Vm, VmError> {
         runtime::check_cpu().map_err(VmError::Host)?;
         let image = loader::load(bytes, plan)?;
@@ -175,9 +182,24 @@ impl Vm {
         cache.ibl.set_empty_stub(stub_at);
         let stub = emit_exit_stub(cache.mem.cursor().0, exit_reason::CODE_WRITE)?;
         cache.code_write_stub = cache.mem.commit(&stub);
+        let stub = emit_exit_stub(cache.mem.cursor().0, exit_reason::FATAL_SIGNAL)?;
+        cache.fatal_stub = cache.mem.commit(&stub);
         cache.mem.set_floor();
 
         let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
+        let command_line = argv
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let prof = Profiling::new(
+            &opts,
+            &mut ctx,
+            exe,
+            command_line,
+            image.bias,
+            plan.build_id.clone(),
+        )
+        .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();
         signal::install(opts.verbose, cache.mem.range()).map_err(VmError::Host)?;
         Ok(Vm {
@@ -191,6 +213,7 @@ impl Vm {
             protected: hashbrown::HashSet::new(),
             exe_path: own_identity(execfn),
             smc_flush_pending: false,
+            prof,
         })
     }
 
@@ -219,11 +242,13 @@ impl Vm {
             unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) }
         };
         let block = lift_block(bytes, addr, max)?;
+        let prologue = self.publish_block(&block, reusable)?;
         for attempt in 0..2 {
             let env = EmitEnv {
                 host_base: self.cache.mem.cursor().0,
                 first_site: self.cache.sites.len() as u32,
                 ibl_base: self.cache.ibl.base(),
+                prologue,
             };
             let em = emit_block(&block, &env)?;
             if em.code.len() + 16 > self.cache.mem.remaining() {
@@ -282,6 +307,9 @@ impl Vm {
             Ok(never) => match never {},
             Err(e) => {
                 eprintln!("hotlift: {e}");
+                self.finish(Ending::Exit {
+                    code: crate::cli::EXIT_HOTLIFT_FAILED,
+                });
                 // SAFETY: _exit has no preconditions.
                 unsafe { libc::_exit(crate::cli::EXIT_HOTLIFT_FAILED) }
             }
@@ -306,6 +334,11 @@ impl Vm {
                     self.host_for(GuestAddr(self.ctx.rip))?
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
+                exit_reason::FATAL_SIGNAL => {
+                    let sig = self.ctx.exit_arg as i32;
+                    self.finish(Ending::Signal { signal: sig });
+                    signal::die_with(sig)
+                }
                 r => panic!("translated code exited with unknown reason {r}"),
             };
         }
@@ -348,6 +381,9 @@ impl Vm {
                 signal::sig_name(kind.signal())
             );
         }
+        self.finish(Ending::Signal {
+            signal: kind.signal(),
+        });
         signal::die_with(kind.signal())
     }
 

@@ -153,12 +153,24 @@ pub unsafe extern "C" fn handle_host_signal(
     // SAFETY: the Vm is published once and never moves (publish_vm); while
     // translated code runs the dispatcher does not (dispatch I1), so the
     // handler is the only one touching it.
-    let vm = if in_code && !vm.is_null() {
-        Some(unsafe { &mut *vm })
+    let vm_ptr = if in_code && !vm.is_null() {
+        Some(vm)
     } else {
         None
     };
-    if let Some(vm) = vm {
+    // SAFETY: see above; one &mut at a time.
+    if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
+        if sig == libc::SIGSEGV {
+            // A block prologue ran into the ring's guard page: the segment
+            // is full (monitor/ring.rs). The prologue's store goes through
+            // RAX: point it at the next segment and retry.
+            if let Some(tr) = vm.prof.ring.as_ref() {
+                if let Some(seg) = tr.ring.guard_segment(fault_addr) {
+                    uc.uc_mcontext.gregs[libc::REG_RAX as usize] = tr.ring.wrap(seg) as i64;
+                    return;
+                }
+            }
+        }
         if sig == libc::SIGSEGV && code == SEGV_ACCERR {
             if let Some(resume) = vm.on_write_fault(fault_addr, pc) {
                 uc.uc_mcontext.gregs[libc::REG_RIP as usize] = resume as i64;
@@ -193,6 +205,20 @@ pub unsafe extern "C" fn handle_host_signal(
             "hotlift: internal error: signal {sig} at host pc {pc:#x} (address {fault_addr:#x})"
         );
         msg.emit();
+    }
+    // A fault in translated code: leave through the dispatcher, which writes
+    // the profile and then dies of the same signal (I3). Sent signals are
+    // delivered as before.
+    // SAFETY: as above; the earlier borrow has ended.
+    if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
+        if code > 0 && sig != libc::SIGTRAP {
+            vm.ctx.exit_arg = sig as u32;
+            if let Some((_, g)) = vm.cache.guest_pc(pc) {
+                vm.ctx.rip = g.0;
+            }
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
+            return;
+        }
     }
     set_default(sig);
     // I3: a fault re-executes and faults again; a sent signal or a trap

@@ -365,8 +365,10 @@ fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
 }
 
 fn exit_now(vm: &mut Vm, status: u64) -> ! {
-    let _ = vm;
-    // SAFETY: exit_group ends every thread; nothing else to clean up yet.
+    vm.finish(crate::profile::Ending::Exit {
+        code: (status & 0xff) as i32,
+    });
+    // SAFETY: exit_group ends every thread; the profile is written.
     unsafe { libc::syscall(libc::SYS_exit_group, status as i32) };
     unreachable!("exit_group returned")
 }
@@ -482,6 +484,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
         libc::SYS_openat => selfview::open(vm, nr, a, 1),
         _ => None,
     };
+    let t0 = std::time::Instant::now();
     let ret = match plan(nr as i64) {
         _ if own_exe.is_some() => own_exe.unwrap_or_default(),
         Plan::Pass => {
@@ -527,6 +530,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
             _ => unreachable!("syscall {nr} planned as emulated without an emulation"),
         },
     };
+    vm.record_syscall(nr, ret, t0.elapsed().as_nanos() as u64);
     if vm.opts.strace {
         eprintln!("{}", strace::format_return(nr, &a, ret));
     }

@@ -1,0 +1,110 @@
+//! The block table the monitor reads: what it needs to know about every
+//! `BlockId` (guest address, size, instruction count, how it exits), in a
+//! dense array indexed by id, so the per-entry loop never hashes.
+//!
+//! I1: append-only; an entry is written before `len` is published
+//!     (release), and never changes afterwards. The monitor reads only ids
+//!     below `len` (acquire). A block runs only after it was published, so
+//!     every id found in a ring is below `len`.
+//! I2: ids are never reused, also across code-cache flushes; the profile
+//!     aggregates by guest address.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// How a block ends, as the monitor needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum ExitKind {
+    #[default]
+    Jump = 0,
+    Branch = 1,
+    Call = 2,
+    IndirectJump = 3,
+    IndirectCall = 4,
+    Return = 5,
+    Syscall = 6,
+    Trap = 7,
+    Fallthrough = 8,
+}
+
+/// One block, as published to the monitor.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub struct BlockMeta {
+    pub guest: u64,
+    /// Branch: taken target; Call: callee; Jump/Fallthrough: target.
+    pub target: u64,
+    /// Branch: fall-through; Call/IndirectCall: return address.
+    pub next: u64,
+    pub guest_len: u32,
+    pub insns: u32,
+    pub exit: ExitKind,
+}
+
+/// Fixed-capacity, append-only table shared with the monitor (I1).
+#[derive(Debug)]
+pub struct BlockTable {
+    base: *mut BlockMeta,
+    cap: u32,
+    len: AtomicU32,
+}
+
+// SAFETY: entries below `len` are immutable (I1); only the single writer
+// (the dispatcher, under its own lock once there are threads) appends.
+unsafe impl Sync for BlockTable {}
+// SAFETY: as above.
+unsafe impl Send for BlockTable {}
+
+impl BlockTable {
+    /// Reserve room for `cap` blocks (virtual memory only until used).
+    pub fn new(cap: u32) -> std::io::Result<BlockTable> {
+        let bytes = cap as usize * std::mem::size_of::<BlockMeta>();
+        // SAFETY: fresh anonymous mapping, checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(BlockTable {
+            base: p as *mut BlockMeta,
+            cap,
+            len: AtomicU32::new(0),
+        })
+    }
+
+    /// Append `meta`; its id, or None when the table is full.
+    pub fn push(&self, meta: BlockMeta) -> Option<u32> {
+        let id = self.len.load(Ordering::Relaxed);
+        if id >= self.cap {
+            return None;
+        }
+        // SAFETY: id < cap and not yet published: no reader looks at it.
+        unsafe { self.base.add(id as usize).write(meta) };
+        self.len.store(id + 1, Ordering::Release);
+        Some(id)
+    }
+
+    /// Published entries (I1).
+    pub fn published(&self) -> &[BlockMeta] {
+        let n = self.len.load(Ordering::Acquire);
+        // SAFETY: entries below len are initialised and immutable.
+        unsafe { std::slice::from_raw_parts(self.base, n as usize) }
+    }
+
+    pub fn len(&self) -> u32 {
+        self.len.load(Ordering::Acquire)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
