@@ -143,6 +143,13 @@ pub fn check_cpu() -> Result<(), String> {
     Ok(())
 }
 
+fn current_fs_base() -> u64 {
+    let fs: u64;
+    // SAFETY: FSGSBASE was checked by check_cpu.
+    unsafe { std::arch::asm!("rdfsbase {}", out(reg) fs, options(nostack, preserves_flags)) };
+    fs
+}
+
 fn unsafe_getauxval(t: libc::c_ulong) -> u64 {
     // SAFETY: getauxval has no preconditions.
     unsafe { libc::getauxval(t) }
@@ -176,7 +183,8 @@ impl ThreadCtx {
             fs_base: 0,
             guest_gs: 0,
             host_rsp: 0,
-            host_fs: 0,
+            // A signal before the first entry must find hotlift's FS base.
+            host_fs: current_fs_base(),
             exit_reason: 0,
             exit_arg: 0,
             exit_fn: hotlift_exit as *const () as u64,

@@ -167,6 +167,11 @@ impl CodeMem {
         slot.store(rel as i32 as u32, Ordering::Release);
     }
 
+    /// First address above the shared stubs.
+    pub fn floor_addr(&self) -> u64 {
+        self.rx + self.floor as u64
+    }
+
     /// Keep everything committed so far across resets (shared stubs).
     pub fn set_floor(&mut self) {
         self.floor = self.used;

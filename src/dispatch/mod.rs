@@ -90,6 +90,8 @@ pub struct Vm {
     pub smc_flush_pending: bool,
     /// Ring, monitor and profile writing.
     pub prof: Profiling,
+    /// The CPU affinity the guest sees (syscall/affinity.rs).
+    pub affinity: syscall::Affinity,
 }
 
 const BRK_RESERVE: u64 = 1 << 30;
@@ -186,6 +188,8 @@ impl Vm {
         cache.fatal_stub = cache.mem.commit(&stub);
         cache.mem.set_floor();
 
+        let sig = syscall::SignalState::inherited();
+        let affinity = syscall::Affinity::current();
         let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
         let command_line = argv
             .iter()
@@ -209,11 +213,12 @@ impl Vm {
             cache,
             ctx,
             stats: Stats::default(),
-            sig: syscall::SignalState::default(),
+            sig,
             protected: hashbrown::HashSet::new(),
             exe_path: own_identity(execfn),
             smc_flush_pending: false,
             prof,
+            affinity,
         })
     }
 
@@ -324,11 +329,18 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
+            // The exit site must be read before a pending flush drops it.
+            let site = (self.ctx.exit_reason == exit_reason::SITE)
+                .then(|| self.cache.sites[self.ctx.exit_arg as usize]);
+            let flushes = self.cache.flushes;
             if self.smc_flush_pending {
                 self.flush();
             }
             next = match self.ctx.exit_reason {
-                exit_reason::SITE => self.handle_site(self.ctx.exit_arg)?,
+                exit_reason::SITE => {
+                    let site = site.expect("site read above");
+                    self.handle_site(site, self.cache.flushes == flushes)?
+                }
                 exit_reason::INDIRECT_MISS => {
                     self.stats.indirect_misses += 1;
                     self.host_for(GuestAddr(self.ctx.rip))?
@@ -344,8 +356,9 @@ impl Vm {
         }
     }
 
-    fn handle_site(&mut self, id: u32) -> Result<HostAddr, VmError> {
-        let site = self.cache.sites[id as usize];
+    /// Continue after exit `site`; `linkable` is false when the code
+    /// holding the site was flushed since it ran.
+    fn handle_site(&mut self, site: ExitSite, linkable: bool) -> Result<HostAddr, VmError> {
         self.ctx.rip = site.target.0;
         match site.kind {
             SiteKind::Direct { field } => {
@@ -353,7 +366,7 @@ impl Vm {
                 let flushes = self.cache.flushes;
                 let host = self.host_for(site.target)?;
                 // I2: a flush during translation removed the site.
-                if !self.opts.no_chain && self.cache.flushes == flushes {
+                if linkable && !self.opts.no_chain && self.cache.flushes == flushes {
                     self.cache.mem.patch_rel32(field, host);
                     self.stats.links += 1;
                 }

@@ -21,9 +21,12 @@
 //!     restarted exactly: the page is restored, the store completes, and the
 //!     dispatcher flushes at the next exit (`smc_flush_pending`); code
 //!     already chained may run stale until then (README, known limits).
-//! I4: a pass-through syscall that fails with EFAULT while pages are
-//!     protected is retried once after a flush (the kernel cannot write into
-//!     a page hotlift write-protected).
+//! I4: before a syscall that may write into a protected page (an argument
+//!     points into one, or a read-like call's buffer covers one), the
+//!     dispatcher flushes, which gives every page its protection back: the
+//!     kernel never sees hotlift's write protection. Code whose bytes change
+//!     through another mapping of the same memory (a double-mapped JIT) or
+//!     through /proc/self/mem is not detected (README, known limits).
 #![allow(unsafe_code)]
 
 use super::{Vm, VmError};

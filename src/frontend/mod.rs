@@ -52,10 +52,6 @@ const TEMPS: [Register; 14] = [
 /// The rewrite of an instruction with a GS-relative memory operand: two
 /// general registers the instruction does not use.
 fn lift_gs_memory(insn: &Instruction) -> Result<IrOp, Unsupported> {
-    let explicit = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
-    if !explicit {
-        return Err(unsupported(insn, "GS-relative string instruction"));
-    }
     if insn.memory_index().is_vector_register() {
         return Err(unsupported(
             insn,
@@ -104,9 +100,38 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
         }));
     }
     let m = insn.mnemonic();
-    // GS is hotlift's (the ThreadCtx): guest GS accesses are rewritten
-    // (`lea` and hint nops ignore segments).
-    if m != Mnemonic::Lea && m != Mnemonic::Nop && insn.segment_prefix() == Register::GS {
+    // GS is hotlift's (the ThreadCtx): guest GS memory accesses are
+    // rewritten (`lea` and hint nops access no memory).
+    let explicit_mem = (0..insn.op_count()).any(|i| insn.op_kind(i) == OpKind::Memory);
+    let gs_mem = explicit_mem
+        && insn.memory_segment() == Register::GS
+        && m != Mnemonic::Lea
+        && m != Mnemonic::Nop;
+    let gs_string = !explicit_mem
+        && insn.segment_prefix() == Register::GS
+        && (0..insn.op_count()).any(|i| {
+            matches!(
+                insn.op_kind(i),
+                OpKind::MemorySegRSI | OpKind::MemorySegESI | OpKind::MemorySegSI
+            )
+        });
+    if gs_string {
+        return Err(unsupported(insn, "GS-relative string instruction"));
+    }
+    if gs_mem && matches!(m, Mnemonic::Jmp | Mnemonic::Call) {
+        return Err(unsupported(insn, "GS-relative indirect branch"));
+    }
+    // Loading the GS selector would clear the base that points at the
+    // ThreadCtx.
+    let writes_gs_selector = matches!(m, Mnemonic::Lgs)
+        || (matches!(m, Mnemonic::Mov | Mnemonic::Pop)
+            && insn.op_count() >= 1
+            && insn.op0_kind() == OpKind::Register
+            && insn.op0_register() == Register::GS);
+    if writes_gs_selector {
+        return Err(unsupported(insn, "write to the GS segment selector"));
+    }
+    if gs_mem {
         return lift_gs_memory(insn).map(Step::Body);
     }
     let step = match m {

@@ -150,6 +150,29 @@ pub unsafe extern "C" fn handle_host_signal(
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
     let vm = VM.load(Ordering::Acquire);
+    // A signal sent with kill/tgkill (si_code <= 0), not a fault: it is the
+    // guest's (hotlift never sends these to itself except to die). Ignored
+    // if the guest ignores it, else its default action.
+    if code <= 0 {
+        // SAFETY: reading the recorded disposition; see publish_vm.
+        let ignored =
+            !vm.is_null() && unsafe { (*vm).sig.actions[sig as usize][0] } == libc::SIG_IGN as u64;
+        if !ignored {
+            set_default(sig);
+            // SAFETY: re-raise to our own thread; delivered (and fatal) once
+            // the handler returns.
+            unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig) };
+        }
+        return;
+    }
+    // A fault in a shared stub (e.g. the guest broke GS) cannot go through
+    // the stubs again: die at once.
+    let in_stubs = in_code && !vm.is_null() && {
+        // SAFETY: as below.
+        let floor = unsafe { (*vm).cache.mem.floor_addr() };
+        pc < floor
+    };
+    let in_code = in_code && !in_stubs;
     // SAFETY: the Vm is published once and never moves (publish_vm); while
     // translated code runs the dispatcher does not (dispatch I1), so the
     // handler is the only one touching it.

@@ -5,7 +5,8 @@
 //! I1: a request that would change a page hotlift owns fails with -ENOMEM
 //!     and changes nothing.
 //! I2: any change to guest memory holding translated code flushes those
-//!     translations before the guest runs again.
+//!     translations, before the kernel sees the request (so the pages carry
+//!     the guest's own protection again, dispatch/smc.rs I1).
 #![allow(unsafe_code)]
 
 use super::raw::syscall6;
@@ -71,6 +72,9 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
             },
         );
     } else if need < b.mapped {
+        let mapped = b.mapped;
+        vm.code_changed(need, mapped);
+        let b = &mut vm.brk;
         // Shrinking gives the pages back, so growing again reads zeros.
         // SAFETY: [need, mapped) lies inside the reservation.
         unsafe {
@@ -101,12 +105,14 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     {
         return ENOMEM;
     }
+    if fixed {
+        vm.code_changed(addr, addr.saturating_add(page_up(len)));
+    }
     // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
     let r = unsafe { syscall6(libc::SYS_mmap as u64, a) };
     if r >= 0 {
-        let (s, e) = (r as u64, r as u64 + page_up(len));
-        vm.code_changed(s, e);
-        vm.mem.insert(s, e, prot_from(prot));
+        vm.mem
+            .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
     }
     r
 }
@@ -119,10 +125,10 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if touches_host(vm, addr, addr.saturating_add(len)) {
         return ENOMEM;
     }
+    vm.code_changed(addr, addr + len);
     // SAFETY: only guest pages or unmapped pages are in the range (I1).
     let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
     if r == 0 {
-        vm.code_changed(addr, addr + len);
         vm.mem.remove(addr, addr + len);
     }
     r
@@ -136,10 +142,10 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if len != 0 && !vm.mem.owns_all(addr, addr.saturating_add(len)) {
         return ENOMEM;
     }
+    vm.code_changed(addr, addr + len);
     // SAFETY: every page in the range is the guest's (I1).
     let r = unsafe { syscall6(libc::SYS_mprotect as u64, a) };
     if r == 0 {
-        vm.code_changed(addr, addr + len);
         vm.mem.protect(addr, addr + len, prot_from(a[2]));
     }
     r
@@ -168,14 +174,16 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     {
         return ENOMEM;
     }
+    vm.code_changed(old, old + old_len.max(new_len));
+    if flags & libc::MREMAP_FIXED != 0 {
+        vm.code_changed(new_addr, new_addr.saturating_add(new_len));
+    }
     // SAFETY: source is the guest's; destinations were checked (I1).
     let r = unsafe { syscall6(libc::SYS_mremap as u64, a) };
     if r >= 0 {
-        vm.code_changed(old, old + old_len);
         if flags & libc::MREMAP_DONTUNMAP == 0 {
             vm.mem.remove(old, old + old_len);
         }
-        vm.code_changed(r as u64, r as u64 + new_len);
         vm.mem.insert(r as u64, r as u64 + new_len, prot);
     }
     r

@@ -10,6 +10,7 @@
 //!     clone3 only on that value) and is reported with `--verbose`.
 #![allow(unsafe_code)]
 
+mod affinity;
 mod mem;
 mod raw;
 mod selfview;
@@ -18,6 +19,7 @@ pub mod strace;
 use crate::dispatch::{Vm, VmError};
 use crate::types::GuestAddr;
 
+pub use affinity::Affinity;
 pub use raw::syscall6;
 
 const ENOSYS: i64 = -(libc::ENOSYS as i64);
@@ -31,6 +33,33 @@ pub struct SignalState {
     /// Raw `struct kernel_sigaction` per signal: handler, flags, restorer, mask.
     pub actions: [[u64; 4]; 65],
     pub altstack: [u64; 3],
+    /// The guest's blocked bits for the signals hotlift must keep unblocked
+    /// (its own fault signals): recorded, never given to the kernel.
+    pub blocked_own: u64,
+}
+
+impl SignalState {
+    /// The dispositions the guest inherits, as after execve: ignored
+    /// signals stay ignored, everything else is default. (SIGPIPE is always
+    /// default: Rust's runtime replaced the inherited value before main.)
+    pub fn inherited() -> SignalState {
+        let mut s = SignalState::default();
+        for sig in 1..=64usize {
+            if sig == libc::SIGPIPE as usize {
+                continue;
+            }
+            // SAFETY: querying (not changing) a disposition into a zeroed struct.
+            let ignored = unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig as i32, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            };
+            if ignored {
+                s.actions[sig][0] = libc::SIG_IGN as u64;
+            }
+        }
+        s
+    }
 }
 
 impl Default for SignalState {
@@ -38,6 +67,7 @@ impl Default for SignalState {
         SignalState {
             actions: [[0; 4]; 65],
             altstack: [0, libc::SS_DISABLE as u64, 0],
+            blocked_own: 0,
         }
     }
 }
@@ -54,8 +84,20 @@ enum Plan {
 fn plan(nr: i64) -> Plan {
     use libc::*;
     match nr {
-        SYS_brk | SYS_mmap | SYS_munmap | SYS_mprotect | SYS_mremap | SYS_arch_prctl | SYS_exit
-        | SYS_exit_group | SYS_rt_sigaction | SYS_sigaltstack | SYS_rseq => Plan::Emulate,
+        SYS_brk
+        | SYS_mmap
+        | SYS_munmap
+        | SYS_mprotect
+        | SYS_mremap
+        | SYS_arch_prctl
+        | SYS_exit
+        | SYS_exit_group
+        | SYS_rt_sigaction
+        | SYS_rt_sigprocmask
+        | SYS_sigaltstack
+        | SYS_rseq
+        | SYS_sched_getaffinity
+        | SYS_sched_setaffinity => Plan::Emulate,
         // glibc falls back to clone on ENOSYS (I3).
         SYS_clone3 => Plan::NoSys,
         SYS_clone | SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => {
@@ -166,7 +208,8 @@ fn plan(nr: i64) -> Plan {
         | SYS_rt_sigtimedwait
         | SYS_rt_sigqueueinfo
         | SYS_rt_sigsuspend
-        | SYS_rt_sigprocmask
+        | SYS_msync
+        | SYS_mlock2
         | SYS_utime
         | SYS_mknod
         | SYS_personality
@@ -211,8 +254,6 @@ fn plan(nr: i64) -> Plan {
         | SYS_tkill
         | SYS_time
         | SYS_futex
-        | SYS_sched_setaffinity
-        | SYS_sched_getaffinity
         | SYS_epoll_create
         | SYS_getdents64
         | SYS_set_tid_address
@@ -378,7 +419,10 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
     const SET_FS: u64 = 0x1002;
     const GET_FS: u64 = 0x1003;
     const GET_GS: u64 = 0x1004;
+    // The kernel refuses bases at or above TASK_SIZE_MAX (4-level paging).
+    const TASK_SIZE_MAX: u64 = (1 << 47) - 4096;
     match code {
+        SET_FS | SET_GS if addr >= TASK_SIZE_MAX => -(libc::EPERM as i64),
         SET_FS => {
             vm.ctx.fs_base = addr;
             0
@@ -387,6 +431,8 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
             vm.ctx.guest_gs = addr;
             0
         }
+        // CET shadow-stack controls would act on hotlift's own thread.
+        0x5001..=0x5005 => -(libc::EINVAL as i64),
         GET_FS => {
             if guest_write(addr, &vm.ctx.fs_base) {
                 0
@@ -452,6 +498,57 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     0
 }
 
+/// Bits of the signals hotlift keeps for itself (faults, traps).
+const OWN_SIGNALS: u64 = (1 << (libc::SIGSEGV - 1))
+    | (1 << (libc::SIGBUS - 1))
+    | (1 << (libc::SIGFPE - 1))
+    | (1 << (libc::SIGILL - 1))
+    | (1 << (libc::SIGTRAP - 1));
+
+/// `rt_sigprocmask`: hotlift's fault signals must stay deliverable (write
+/// protection and fault reports depend on them), so the guest's bits for
+/// them are kept here and merged back into what it reads.
+fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let (how, set, old, size) = (a[0] as i32, a[1], a[2], a[3]);
+    if size != 8 {
+        return EINVAL;
+    }
+    let new = if set != 0 {
+        let Some(v) = guest_read::<u64>(set) else {
+            return EFAULT;
+        };
+        Some(v)
+    } else {
+        None
+    };
+    let kernel_set = new.map(|v| v & !OWN_SIGNALS);
+    let mut prev: u64 = 0;
+    let kptr = kernel_set.as_ref().map_or(0, |v| v as *const u64 as u64);
+    // SAFETY: the kernel reads/writes our own locals; `how` is checked by it.
+    let r = unsafe {
+        syscall6(
+            libc::SYS_rt_sigprocmask as u64,
+            [how as u64, kptr, &mut prev as *mut u64 as u64, 8, 0, 0],
+        )
+    };
+    if r != 0 {
+        return r;
+    }
+    let prev_guest = (prev & !OWN_SIGNALS) | vm.sig.blocked_own;
+    if let Some(v) = new {
+        let own = v & OWN_SIGNALS;
+        vm.sig.blocked_own = match how {
+            libc::SIG_BLOCK => vm.sig.blocked_own | own,
+            libc::SIG_UNBLOCK => vm.sig.blocked_own & !own,
+            _ => own,
+        };
+    }
+    if old != 0 && !guest_write(old, &prev_guest) {
+        return EFAULT;
+    }
+    0
+}
+
 fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
     let prev = vm.sig.altstack;
     if new != 0 {
@@ -464,6 +561,87 @@ fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
         return EFAULT;
     }
     0
+}
+
+/// Signals whose default action ends the process.
+fn default_fatal(sig: i32) -> bool {
+    !matches!(
+        sig,
+        libc::SIGCHLD
+            | libc::SIGCONT
+            | libc::SIGURG
+            | libc::SIGWINCH
+            | libc::SIGSTOP
+            | libc::SIGTSTP
+            | libc::SIGTTIN
+            | libc::SIGTTOU
+    ) && (1..=64).contains(&sig)
+}
+
+/// Is this `kill`/`tkill`/`tgkill` a signal to the guest itself that will
+/// kill it (default action, not blocked)? Then the profile must be written
+/// before the kernel acts.
+fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
+    let pid = std::process::id() as i32;
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let sig = match nr as i64 {
+        libc::SYS_kill if a[0] as i32 == pid || a[0] as i32 == 0 => a[1] as i32,
+        libc::SYS_tkill if a[0] as i32 == tid => a[1] as i32,
+        libc::SYS_tgkill if a[0] as i32 == pid && a[1] as i32 == tid => a[2] as i32,
+        _ => return None,
+    };
+    if sig == libc::SIGKILL {
+        return Some(sig);
+    }
+    if !default_fatal(sig) || vm.sig.actions[sig as usize][0] == libc::SIG_IGN as u64 {
+        return None;
+    }
+    let mut blocked: u64 = 0;
+    // SAFETY: query only; the kernel writes 8 bytes into `blocked`.
+    unsafe {
+        syscall6(
+            libc::SYS_rt_sigprocmask as u64,
+            [0, 0, &mut blocked as *mut u64 as u64, 8, 0, 0],
+        )
+    };
+    let blocked = (blocked & !OWN_SIGNALS) | vm.sig.blocked_own;
+    (blocked & (1 << (sig - 1)) == 0).then_some(sig)
+}
+
+/// Could syscall `nr` write into a page hotlift write-protected? Any
+/// argument pointing into one counts, and for calls with a buffer and a
+/// length, the whole buffer.
+fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
+    let page = |x: u64| x & !(crate::guest_mem::PAGE - 1);
+    let hit = |start: u64, len: u64| {
+        let end = start.saturating_add(len.max(1));
+        if (end - start) / crate::guest_mem::PAGE > vm.protected.len() as u64 {
+            return vm
+                .protected
+                .iter()
+                .any(|&p| p < end && p + crate::guest_mem::PAGE > start);
+        }
+        let mut p = Some(page(start));
+        while let Some(at) = p.filter(|&at| at < end) {
+            if vm.protected.contains(&at) {
+                return true;
+            }
+            p = at.checked_add(crate::guest_mem::PAGE);
+        }
+        false
+    };
+    let buffer = match nr as i64 {
+        libc::SYS_read
+        | libc::SYS_pread64
+        | libc::SYS_recvfrom
+        | libc::SYS_getrandom
+        | libc::SYS_readlink => Some((a[1], a[2])),
+        libc::SYS_readlinkat => Some((a[2], a[3])),
+        libc::SYS_getdents64 | libc::SYS_getdents => Some((a[1], a[2])),
+        _ => None,
+    };
+    buffer.is_some_and(|(s, l)| hit(s, l.min(1 << 30))) || a.iter().any(|&x| hit(x, 1))
 }
 
 /// Handle the syscall the guest stopped at (`ctx.rip` is the next
@@ -484,22 +662,21 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
         libc::SYS_openat => selfview::open(vm, nr, a, 1),
         _ => None,
     };
+    if !vm.protected.is_empty() && may_write_protected(vm, nr, &a) {
+        // dispatch/smc.rs I4: the kernel (or an emulation) would hit a page
+        // hotlift write-protected; give the pages back first.
+        vm.flush();
+    }
+    if let Some(sig) = fatal_self_signal(vm, nr, &a) {
+        // The kernel is about to kill us: the profile goes first.
+        vm.record_syscall(nr, 0, 0);
+        vm.finish(crate::profile::Ending::Signal { signal: sig });
+    }
     let t0 = std::time::Instant::now();
     let ret = match plan(nr as i64) {
         _ if own_exe.is_some() => own_exe.unwrap_or_default(),
-        Plan::Pass => {
-            // SAFETY: on the pass-through list (I1).
-            let r = unsafe { syscall6(nr, a) };
-            if r == EFAULT && !vm.protected.is_empty() {
-                // dispatch/smc.rs I4: the kernel may have hit a page
-                // hotlift write-protected.
-                vm.flush();
-                // SAFETY: as above.
-                unsafe { syscall6(nr, a) }
-            } else {
-                r
-            }
-        }
+        // SAFETY: on the pass-through list (I1).
+        Plan::Pass => unsafe { syscall6(nr, a) },
         Plan::NoSys => {
             if vm.opts.verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");
@@ -520,8 +697,12 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
             libc::SYS_arch_prctl => arch_prctl(vm, a[0], a[1]),
             libc::SYS_rt_sigaction => rt_sigaction(vm, a),
             libc::SYS_sigaltstack => sigaltstack(vm, a[0], a[1]),
+            libc::SYS_rt_sigprocmask => rt_sigprocmask(vm, a),
+            libc::SYS_sched_getaffinity => affinity::get(vm, a),
+            libc::SYS_sched_setaffinity => affinity::set(vm, a),
             libc::SYS_rseq => ENOSYS,
             libc::SYS_exit | libc::SYS_exit_group => {
+                vm.record_syscall(nr, 0, 0);
                 if vm.opts.strace {
                     eprintln!(" = ?");
                 }

@@ -1,0 +1,70 @@
+//! The guest's CPU affinity. hotlift pins the guest thread to one core and
+//! the monitor to another; the guest must still see the mask it inherited
+//! (e.g. `nproc`), and a mask it sets itself.
+//!
+//! I1: `sched_getaffinity` of the guest's own thread answers from the mask
+//!     recorded before pinning (or the guest's last successful
+//!     `sched_setaffinity`), with the kernel's length rules; other threads
+//!     pass through.
+
+use super::{guest_read_bytes, guest_write_bytes, syscall6, EFAULT, EINVAL};
+use crate::dispatch::Vm;
+
+/// The affinity mask as the kernel reports it: its byte length is the
+/// kernel's return value.
+#[derive(Debug, Clone, Default)]
+pub struct Affinity {
+    pub mask: Vec<u8>,
+}
+
+impl Affinity {
+    /// Read the calling thread's mask (call before pinning it).
+    pub fn current() -> Affinity {
+        let mut buf = vec![0u8; 1024];
+        // SAFETY: the kernel writes at most buf.len() bytes into our buffer.
+        let r = unsafe {
+            syscall6(
+                libc::SYS_sched_getaffinity as u64,
+                [0, buf.len() as u64, buf.as_mut_ptr() as u64, 0, 0, 0],
+            )
+        };
+        buf.truncate(r.max(0) as usize);
+        Affinity { mask: buf }
+    }
+}
+
+fn is_self(pid: u64) -> bool {
+    // SAFETY: getpid/gettid have no preconditions.
+    pid == 0 || pid as i32 == unsafe { libc::gettid() } || pid as i32 == std::process::id() as i32
+}
+
+pub fn get(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let (pid, len, buf) = (a[0], a[1], a[2]);
+    if !is_self(pid) || vm.affinity.mask.is_empty() {
+        // SAFETY: the kernel writes at most `len` bytes to the guest buffer.
+        return unsafe { syscall6(libc::SYS_sched_getaffinity as u64, a) };
+    }
+    let n = vm.affinity.mask.len() as u64;
+    if len < n || len % 8 != 0 {
+        return EINVAL;
+    }
+    if guest_write_bytes(buf, &vm.affinity.mask) {
+        n as i64
+    } else {
+        EFAULT
+    }
+}
+
+pub fn set(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    // SAFETY: the kernel reads the guest's mask; it only changes where this
+    // (guest) thread may run.
+    let r = unsafe { syscall6(libc::SYS_sched_setaffinity as u64, a) };
+    if r == 0 && is_self(a[0]) {
+        let n = vm.affinity.mask.len().min(a[1] as usize);
+        if let Some(bytes) = guest_read_bytes(a[2], n) {
+            vm.affinity.mask[..n].copy_from_slice(&bytes);
+            vm.affinity.mask[n..].fill(0);
+        }
+    }
+    r
+}

@@ -1,0 +1,199 @@
+//! Profiles are exact and never lost: the monitor's block counts equal the
+//! inline counters' (`--count-inline`), with chaining on and off, and a
+//! profile is written however the guest ends.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workdir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hotlift-profile-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn build(dir: &Path, pie: bool, test: &str) -> PathBuf {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/profile/workload.c");
+    let exe = dir.join(format!("{test}-{}", if pie { "pie" } else { "exec" }));
+    let flag = if pie { "-static-pie" } else { "-static" };
+    let st = Command::new("gcc")
+        .args(["-O1", flag, "-o"])
+        .arg(&exe)
+        .arg(src)
+        .status()
+        .expect("gcc");
+    assert!(st.success(), "gcc failed");
+    exe
+}
+
+fn profile(
+    exe: &Path,
+    out: &Path,
+    extra: &[&str],
+    arg: &str,
+) -> (std::process::Output, serde_json::Value) {
+    let _ = std::fs::remove_file(out);
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .args(extra)
+        .arg("--profile")
+        .arg(out)
+        .arg("--")
+        .arg(exe)
+        .arg(arg)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(out)
+        .unwrap_or_else(|e| panic!("no profile for {arg} {extra:?}: {e}; {o:?}"));
+    (o, serde_json::from_str(&text).expect("profile is JSON"))
+}
+
+/// (module offset, count) of every executed block: offsets, because a
+/// static-PIE lands at a different base each run.
+fn counts(p: &serde_json::Value) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = p["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["offset"].as_u64().unwrap(), b["count"].as_u64().unwrap()))
+        .filter(|&(_, c)| c > 0)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn monitor_counts_equal_inline_counts() {
+    let dir = workdir();
+    for pie in [false, true] {
+        let exe = build(&dir, pie, "equal");
+        let out = dir.join(format!("p-{pie}.json"));
+        for chain in [&[][..], &["--no-chain"][..]] {
+            let (_, ring) = profile(&exe, &out, chain, "exit");
+            let mut inline_args = chain.to_vec();
+            inline_args.push("--count-inline");
+            let (_, inline) = profile(&exe, &out, &inline_args, "exit");
+            assert_eq!(ring["counting"], "ring");
+            assert_eq!(inline["counting"], "inline");
+            let (a, b) = (counts(&ring), counts(&inline));
+            assert!(a.len() > 100, "too few blocks: {}", a.len());
+            let first = a.iter().zip(&b).find(|(x, y)| x != y);
+            assert!(a == b, "monitor and inline counts differ (pie={pie}, {chain:?}): {} vs {} blocks, first {first:?}", a.len(), b.len());
+            assert_eq!(
+                ring["totals"]["guest_instructions"],
+                inline["totals"]["guest_instructions"]
+            );
+            assert!(
+                ring["ring"]["entries"].as_u64().unwrap()
+                    >= ring["totals"]["block_executions"].as_u64().unwrap()
+            );
+        }
+    }
+}
+
+#[test]
+fn small_ring_waits_but_loses_nothing() {
+    let dir = workdir();
+    let exe = build(&dir, false, "small");
+    let out = dir.join("small.json");
+    let (_, small) = profile(&exe, &out, &["--ring-entries", "2048"], "exit");
+    let (_, inline) = profile(&exe, &out, &["--count-inline"], "exit");
+    assert!(
+        counts(&small) == counts(&inline),
+        "counts differ with a small ring"
+    );
+    let entries = small["ring"]["entries"].as_u64().unwrap();
+    assert!(
+        entries > 10 * 2048,
+        "the ring wrapped many times ({entries} entries)"
+    );
+}
+
+#[test]
+fn profile_is_written_however_the_guest_ends() {
+    let dir = workdir();
+    let exe = build(&dir, false, "endings");
+    let cases: [(&str, Option<i32>, Option<i32>); 5] = [
+        ("exit", Some(3), None),
+        ("exit_group", Some(7), None),
+        ("segv", None, Some(libc::SIGSEGV)),
+        ("abort", None, Some(libc::SIGABRT)),
+        ("trap", None, Some(libc::SIGTRAP)),
+    ];
+    for (how, code, sig) in cases {
+        let native = Command::new(&exe).arg(how).output().unwrap();
+        assert_eq!(
+            (native.status.code(), native.status.signal()),
+            (code, sig),
+            "native {how}"
+        );
+        let out = dir.join(format!("{how}.json"));
+        let (o, p) = profile(&exe, &out, &[], how);
+        assert_eq!(
+            (o.status.code(), o.status.signal()),
+            (code, sig),
+            "hotlift {how}"
+        );
+        assert_eq!(o.stdout, native.stdout, "{how}: output");
+        let ending = &p["ending"];
+        match sig {
+            Some(s) => assert_eq!(ending["signal"].as_i64(), Some(s as i64), "{how}: {ending}"),
+            None => assert_eq!(
+                ending["code"].as_i64(),
+                code.map(|c| c as i64),
+                "{how}: {ending}"
+            ),
+        }
+        assert!(
+            p["totals"]["block_executions"].as_u64().unwrap() > 1000,
+            "{how}: profile is complete"
+        );
+        let names: Vec<&str> = p["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"write") && names.contains(&"getpid"),
+            "{how}: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn profile_subcommand_prints_a_summary_and_names_symbols() {
+    let dir = workdir();
+    let exe = build(&dir, false, "summary");
+    let out = dir.join("sub.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("guest instructions") && err.contains("top blocks"),
+        "{err}"
+    );
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(p["schema_version"], 1);
+    assert_eq!(p["binary"]["sha256"].as_str().unwrap().len(), 64);
+    let syms: Vec<&str> = p["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["symbol"].as_str())
+        .collect();
+    assert!(syms.contains(&"fib"), "fib is named");
+    let calls = p["call_edges"].as_array().unwrap();
+    assert!(!calls.is_empty());
+    assert!(
+        p["unmatched_returns"].as_u64().unwrap() > 0,
+        "longjmp shows as unmatched returns"
+    );
+}
