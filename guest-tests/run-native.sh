@@ -63,7 +63,7 @@ while read -r line; do
     cmp -s "$tmp/a.stderr" "$tmp/b.stderr" || problems="$problems stderr differs between runs;"
     if [ -n "$problems" ]; then
         echo "FAIL $line:$problems"
-        tail -3 "$tmp/a.stdout" "$tmp/a.stderr" | sed 's/^/    /'
+        tail -n 3 "$tmp/a.stdout" "$tmp/a.stderr" | sed 's/^/    /'
         fail=$((fail + 1))
     else
         echo "ok   $line"

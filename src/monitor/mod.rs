@@ -116,6 +116,14 @@ impl Monitor {
         let thread = std::thread::Builder::new()
             .name("hotlift-monitor".into())
             .spawn(move || {
+                // Signals sent to the process belong to the guest thread:
+                // the monitor must never be the one the kernel picks.
+                // SAFETY: blocks signals for this (new) thread only.
+                unsafe {
+                    let mut all: libc::sigset_t = std::mem::zeroed();
+                    libc::sigfillset(&mut all);
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+                }
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);

@@ -157,6 +157,20 @@ pub unsafe extern "C" fn handle_host_signal(
         // SAFETY: reading the recorded disposition; see publish_vm.
         let ignored =
             !vm.is_null() && unsafe { (*vm).sig.actions[sig as usize][0] } == libc::SIG_IGN as u64;
+        // SAFETY: as above.
+        let blocked = !vm.is_null() && unsafe { (*vm).sig.blocked_own } & (1 << (sig - 1)) != 0;
+        if blocked && !ignored {
+            // The guest blocked it (hotlift keeps it unblocked): pending
+            // until the guest unblocks it (syscall::rt_sigprocmask).
+            // SAFETY: as above; an atomic update.
+            unsafe {
+                (*vm)
+                    .sig
+                    .pending_own
+                    .fetch_or(1 << (sig - 1), Ordering::AcqRel)
+            };
+            return;
+        }
         if !ignored {
             set_default(sig);
             // SAFETY: re-raise to our own thread; delivered (and fatal) once

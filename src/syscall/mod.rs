@@ -28,7 +28,7 @@ pub(crate) const EFAULT: i64 = -(libc::EFAULT as i64);
 
 /// The guest's signal dispositions and alternate stack, recorded but not
 /// given to the kernel (guest handlers do not run yet: README).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SignalState {
     /// Raw `struct kernel_sigaction` per signal: handler, flags, restorer, mask.
     pub actions: [[u64; 4]; 65],
@@ -36,6 +36,9 @@ pub struct SignalState {
     /// The guest's blocked bits for the signals hotlift must keep unblocked
     /// (its own fault signals): recorded, never given to the kernel.
     pub blocked_own: u64,
+    /// Those of them sent while the guest had them blocked: pending until
+    /// it unblocks them (set by the signal handler).
+    pub pending_own: std::sync::atomic::AtomicU64,
 }
 
 impl SignalState {
@@ -68,6 +71,7 @@ impl Default for SignalState {
             actions: [[0; 4]; 65],
             altstack: [0, libc::SS_DISABLE as u64, 0],
             blocked_own: 0,
+            pending_own: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -97,7 +101,8 @@ fn plan(nr: i64) -> Plan {
         | SYS_sigaltstack
         | SYS_rseq
         | SYS_sched_getaffinity
-        | SYS_sched_setaffinity => Plan::Emulate,
+        | SYS_sched_setaffinity
+        | SYS_rt_sigpending => Plan::Emulate,
         // glibc falls back to clone on ENOSYS (I3).
         SYS_clone3 => Plan::NoSys,
         SYS_clone | SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => {
@@ -204,7 +209,6 @@ fn plan(nr: i64) -> Plan {
         | SYS_getsid
         | SYS_capget
         | SYS_capset
-        | SYS_rt_sigpending
         | SYS_rt_sigtimedwait
         | SYS_rt_sigqueueinfo
         | SYS_rt_sigsuspend
@@ -490,6 +494,12 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
                 return r;
             }
         }
+        if handler == libc::SIG_IGN as u64 {
+            // Setting SIG_IGN discards a pending signal (as the kernel does).
+            vm.sig
+                .pending_own
+                .fetch_and(!(1u64 << (sig - 1)), std::sync::atomic::Ordering::AcqRel);
+        }
         vm.sig.actions[sig] = new;
     }
     if old != 0 && !guest_write(old, &prev) {
@@ -546,7 +556,52 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if old != 0 && !guest_write(old, &prev_guest) {
         return EFAULT;
     }
+    // Deliver what the guest just unblocked (signal/mod.rs keeps them).
+    let pending = vm
+        .sig
+        .pending_own
+        .load(std::sync::atomic::Ordering::Acquire)
+        & !vm.sig.blocked_own;
+    if pending != 0 {
+        vm.sig
+            .pending_own
+            .fetch_and(!pending, std::sync::atomic::Ordering::AcqRel);
+        for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
+            if vm.sig.actions[sig as usize][0] != libc::SIG_IGN as u64 {
+                vm.finish(crate::profile::Ending::Signal { signal: sig });
+                crate::signal::die_with(sig);
+            }
+        }
+    }
     0
+}
+
+/// `rt_sigpending`: the kernel's pending set plus hotlift's own signals the
+/// guest has blocked and been sent.
+fn rt_sigpending(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    if a[1] != 8 {
+        return EINVAL;
+    }
+    let mut set: u64 = 0;
+    // SAFETY: the kernel writes 8 bytes into our local.
+    let r = unsafe {
+        syscall6(
+            libc::SYS_rt_sigpending as u64,
+            [&mut set as *mut u64 as u64, 8, 0, 0, 0, 0],
+        )
+    };
+    if r != 0 {
+        return r;
+    }
+    set |= vm
+        .sig
+        .pending_own
+        .load(std::sync::atomic::Ordering::Acquire);
+    if guest_write(a[0], &set) {
+        0
+    } else {
+        EFAULT
+    }
 }
 
 fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
@@ -641,7 +696,17 @@ fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
         libc::SYS_getdents64 | libc::SYS_getdents => Some((a[1], a[2])),
         _ => None,
     };
-    buffer.is_some_and(|(s, l)| hit(s, l.min(1 << 30))) || a.iter().any(|&x| hit(x, 1))
+    let iovecs = match nr as i64 {
+        libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 => Some((a[1], a[2].min(1024))),
+        _ => None,
+    };
+    let iov_hit = iovecs.is_some_and(|(iov, n)| {
+        (0..n).any(|i| {
+            guest_read::<[u64; 2]>(iov + 16 * i)
+                .is_some_and(|[base, len]| hit(base, len.min(1 << 30)))
+        })
+    });
+    iov_hit || buffer.is_some_and(|(s, l)| hit(s, l.min(1 << 30))) || a.iter().any(|&x| hit(x, 1))
 }
 
 /// Handle the syscall the guest stopped at (`ctx.rip` is the next
@@ -698,6 +763,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
             libc::SYS_rt_sigaction => rt_sigaction(vm, a),
             libc::SYS_sigaltstack => sigaltstack(vm, a[0], a[1]),
             libc::SYS_rt_sigprocmask => rt_sigprocmask(vm, a),
+            libc::SYS_rt_sigpending => rt_sigpending(vm, a),
             libc::SYS_sched_getaffinity => affinity::get(vm, a),
             libc::SYS_sched_setaffinity => affinity::set(vm, a),
             libc::SYS_rseq => ENOSYS,
