@@ -84,21 +84,38 @@ const S_TMP: usize = off::scratch(3);
 const S_TMP2: usize = off::scratch(4);
 const S_PRO: usize = off::scratch(5);
 
+/// A word appended to the ring by emitted code.
+#[derive(Clone, Copy)]
+enum RingWord {
+    Imm(u32),
+    Ecx,
+}
+
+/// Append `words` to the thread's ring (I1: `mov`/`lea` only, RAX
+/// restored). Each store is at `[rax]` followed by `lea rax, [rax+4]`, so a
+/// store into a guard page is retried by the fault handler with RAX moved
+/// to the next segment (monitor/ring.rs).
+fn emit_ring_words(a: &mut Asm, words: &[RingWord]) -> Result<(), EmitError> {
+    a.store_gs(S_PRO, Register::RAX)?;
+    a.load_gs(Register::RAX, off::RING_POS)?;
+    for w in words {
+        let slot = asm::mem(Register::RAX, 0);
+        let store = match *w {
+            RingWord::Imm(v) => Instruction::with2(Code::Mov_rm32_imm32, slot, v),
+            RingWord::Ecx => Instruction::with2(Code::Mov_rm32_r32, slot, Register::ECX),
+        };
+        a.insn(&store.expect("mov"))?;
+        a.lea(Register::RAX, asm::mem(Register::RAX, 4))?;
+    }
+    a.store_gs(off::RING_POS, Register::RAX)?;
+    a.load_gs(Register::RAX, S_PRO)
+}
+
 /// The prologue (I1: only `mov` and `lea`, RAX restored).
 fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
     match p {
         Prologue::None => Ok(()),
-        Prologue::Ring { id } => {
-            a.store_gs(S_PRO, Register::RAX)?;
-            a.load_gs(Register::RAX, off::RING_POS)?;
-            a.insn(
-                &Instruction::with2(Code::Mov_rm32_imm32, asm::mem(Register::RAX, 0), id)
-                    .expect("mov"),
-            )?;
-            a.lea(Register::RAX, asm::mem(Register::RAX, 4))?;
-            a.store_gs(off::RING_POS, Register::RAX)?;
-            a.load_gs(Register::RAX, S_PRO)
-        }
+        Prologue::Ring { id } => emit_ring_words(a, &[RingWord::Imm(id)]),
         Prologue::Count { id } => {
             a.store_gs(S_PRO, Register::RAX)?;
             a.store_gs(S_TMP, Register::RCX)?;
@@ -187,7 +204,7 @@ fn emit_far_rip(a: &mut Asm, insn: &Instruction) -> Result<(), EmitError> {
 /// Emit a guest GS access (IR I1) against the guest GS base in the context.
 fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
     match op {
-        IrOp::Carry => a.insn(insn),
+        IrOp::Carry | IrOp::RepString => a.insn(insn),
         IrOp::ReadGsBase { dst } => {
             let code = if dst.size() == 8 {
                 Code::Mov_r64_rm64
@@ -543,6 +560,19 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         match i.op {
             IrOp::Carry if is_far_rip(&e.a, &i.insn) => emit_far_rip(&mut e.a, &i.insn)?,
             IrOp::Carry => e.a.insn(&i.insn)?,
+            IrOp::RepString => {
+                let ring = matches!(env.prologue, Prologue::Ring { .. });
+                if ring {
+                    emit_ring_words(
+                        &mut e.a,
+                        &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx],
+                    )?;
+                }
+                e.a.insn(&i.insn)?;
+                if ring {
+                    emit_ring_words(&mut e.a, &[RingWord::Ecx])?;
+                }
+            }
             op => emit_gs(&mut e.a, &i.insn, op)?,
         }
     }

@@ -91,6 +91,22 @@ fn unsupported(insn: &Instruction, why: &'static str) -> Unsupported {
     }
 }
 
+/// A string instruction with a `rep`/`repe`/`repne` prefix (it iterates).
+fn is_rep_string(insn: &Instruction) -> bool {
+    (insn.has_rep_prefix() || insn.has_repe_prefix() || insn.has_repne_prefix())
+        && (0..insn.op_count()).any(|i| {
+            matches!(
+                insn.op_kind(i),
+                OpKind::MemorySegSI
+                    | OpKind::MemorySegESI
+                    | OpKind::MemorySegRSI
+                    | OpKind::MemoryESDI
+                    | OpKind::MemoryESEDI
+                    | OpKind::MemoryESRDI
+            )
+        })
+}
+
 /// Classify one decoded instruction (I2).
 fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
     let next = GuestAddr(insn.next_ip());
@@ -217,6 +233,7 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
             kind: TrapKind::GeneralProtection,
         }),
         Mnemonic::Retf | Mnemonic::Jmpe => return Err(unsupported(insn, "far transfer")),
+        _ if is_rep_string(insn) => Step::Body(IrOp::RepString),
         _ => Step::Body(IrOp::Carry),
     };
     Ok(step)

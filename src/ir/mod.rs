@@ -29,6 +29,10 @@ pub enum IrOp {
     ReadGsBase { dst: Register },
     /// `wrgsbase src`: write the guest GS base in the context.
     WriteGsBase { src: Register },
+    /// A `rep`-prefixed string instruction, carried through; with the
+    /// monitor on, RCX before and after goes to the ring so the profile
+    /// counts every iteration (as single-stepping does).
+    RepString,
 }
 
 /// One guest instruction of a block body.

@@ -11,7 +11,8 @@
 //!
 //! Ring entries: a value below `TAG` is a `BlockId`. `TAG_SYSCALL | nr` is
 //! followed by three words: result (low, high) and the duration in ns
-//! (saturated at 2^32-1).
+//! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
+//! `rep` string instruction.
 #![allow(unsafe_code)]
 
 pub mod blocks;
@@ -32,6 +33,17 @@ pub const TAG: u32 = 0x8000_0000;
 /// (11 is kept for superblock records).
 pub const TAG_SYSCALL: u32 = 0x8000_0000;
 pub const NR_MASK: u32 = 0x3fff_ffff;
+/// A `rep` string instruction ran: followed by ECX before and ECX after.
+pub const TAG_REP: u32 = 0xc000_0001;
+
+/// Words that follow a tagged entry.
+pub fn record_words(tag: u32) -> usize {
+    if tag == TAG_REP {
+        2
+    } else {
+        3
+    }
+}
 
 /// One guest thread's ring and where its producer position lives.
 #[derive(Debug)]

@@ -43,6 +43,9 @@ pub struct Tables {
     pub waits: u64,
     pub wait_ns: u64,
     pub max_shadow_depth: usize,
+    /// Iterations of `rep` string instructions beyond their first (the
+    /// block counts count each such instruction once).
+    pub rep_extra: u64,
     threads: Vec<ThreadState>,
 }
 
@@ -88,7 +91,7 @@ impl Tables {
             }
             if e & TAG != 0 {
                 st.pending.push(e);
-                st.pending_need = 3;
+                st.pending_need = super::record_words(e);
                 continue;
             }
             let id = e as usize;
@@ -147,6 +150,18 @@ impl Tables {
     }
 
     fn tagged(&mut self, rec: &[u32]) {
+        if rec[0] == super::TAG_REP {
+            // Single-stepping counts each iteration; RCX = 0 still counts
+            // the instruction once.
+            let (before, after) = (rec[1], rec[2]);
+            let steps = if before == after {
+                1
+            } else {
+                before.wrapping_sub(after) as u64
+            };
+            self.rep_extra += steps - 1;
+            return;
+        }
         if rec[0] & !NR_MASK == TAG_SYSCALL {
             let nr = (rec[0] & NR_MASK) as u64;
             let ret = (rec[1] as u64 | (rec[2] as u64) << 32) as i64;

@@ -48,6 +48,8 @@ pub struct Times {
 #[derive(Debug, Serialize, Default)]
 pub struct Totals {
     pub guest_instructions: u64,
+    /// Of those, iterations of `rep` string instructions beyond the first.
+    pub rep_extra_iterations: u64,
     pub block_executions: u64,
     pub translated_blocks: u64,
     /// Block executions by how the block ended.
@@ -162,6 +164,8 @@ impl Profile {
             ..Totals::default()
         };
         // I1: aggregate every translation of one guest address.
+        totals.guest_instructions = t.rep_extra;
+        totals.rep_extra_iterations = t.rep_extra;
         let mut by_addr: BTreeMap<u64, BlockRecord> = BTreeMap::new();
         for (id, m) in inp.blocks.iter().enumerate() {
             let count = t.counts.get(id).copied().unwrap_or(0);
