@@ -25,51 +25,54 @@
 //!
 //! The count is the number of user-mode instructions the program retired,
 //! each iteration of a `rep`-prefixed string instruction counted once. Each
-//! rule below is pinned by a test in `stepcount/tests.rs` (named in brackets).
+//! rule below is pinned by tests in `stepcount/tests.rs`, named after it.
 //!
 //! - **C1 Start.** Counting starts with the instruction at the entry point of
 //!   the new image (the ELF entry, or `ld.so`'s entry for a dynamically linked
 //!   program), and that instruction counts. Nothing before the `execve`
-//!   counts. [`straight_line_counts_every_instruction_including_exit`]
+//!   counts. Tests: `straight_line_counts_every_instruction_including_exit`.
 //! - **C2 Ordinary instructions** count 1 each, taken branches and
-//!   not-taken ones alike. [`loop_counts_every_iteration`]
+//!   not-taken ones alike. Tests: `loop_counts_every_iteration`.
 //! - **C3 `rep` string instructions** count once per iteration executed: `rep
 //!   movsb` with rcx = 100 counts 100; `repe cmpsb` that stops at the 4th
 //!   byte counts 4; with rcx = 0 the instruction runs no iteration but still
-//!   completes, and counts 1. [`rep_movsb_counts_each_iteration`,
-//!   `rep_with_rcx_zero_counts_one`, `repe_cmpsb_counts_iterations_run`]
+//!   completes, and counts 1. Tests: `rep_movsb_counts_each_iteration`,
+//!   `rep_with_rcx_zero_counts_one`, `repe_cmpsb_counts_iterations_run`.
 //! - **C4 `syscall`** counts 1, including the final `exit`/`exit_group`,
 //!   whose step never returns (counted when the exit is reported),
 //!   `rt_sigreturn`, and `execve` (the new image is then counted from its
 //!   entry, C1). A syscall the kernel restarts (rip rewound by 2) runs, and
-//!   counts, again. [`exec_counts_the_execve_and_the_new_image`]
+//!   counts, again. Tests: `exec_counts_the_execve_and_the_new_image`.
 //! - **C5 Faults do not count; traps do.** An instruction that raises a fault
 //!   (`ud2`, `hlt` in user mode, a #GP, a fatal #PF, #DE) does not retire:
 //!   `k` instructions followed by `ud2` count `k`, however the signal is
 //!   handled. `int3` retires (the signal's rip is past it) and counts 1.
 //!   A page fault the kernel resolves is invisible: the instruction counts 1
-//!   when it completes. [`ud2_does_not_count`, `int3_counts`]
+//!   when it completes. Tests: `ud2_does_not_count`, `int3_counts`.
 //! - **C6 Signals.** Delivering a signal counts nothing; every instruction of
 //!   a handler counts, and so does the restorer's `rt_sigreturn` (C4).
 //!   Signals the program receives are passed on exactly as they would arrive
 //!   natively, so it dies of the same signal it would die of natively.
-//!   [`signal_handler_instructions_count`, `self_signal_kills_with_that_signal`]
+//!   Tests: `signal_handler_instructions_count`, `self_signal_kills_with_that_signal`.
 //! - **C7 One thread.** Only the initial thread is counted. If the program
 //!   creates a thread or process (clone, clone3, fork, vfork), the new task
 //!   is detached and runs natively, uncounted, and stepcount prints an error:
-//!   the count is then not the program's total. [`fork_is_reported_and_only_the_parent_counted`]
+//!   the count is then not the program's total. Tests: `fork_is_reported_and_only_the_parent_counted`.
 //!
 //! # Known ptrace limitations
 //!
-//! These are properties of single-stepping, not choices; the guest tests
-//! avoid them. `pushf` inside the program sees TF set. `mov ss`/`pop ss`
-//! suppress the trap after the next instruction (two instructions, one
-//! count). `int1` (icebp) is reported by the kernel without advancing rip: it
+//! Single-stepping sets RFLAGS.TF, which `pushf` and the r11 written by
+//! `syscall` would show; stepcount clears it in both (see
+//! `stepcount/hide_tf.rs`), so the program takes its native path.
+//! The rest are properties of single-stepping, not choices; the guest tests
+//! avoid them. `mov ss`/`pop ss` suppress the trap after the next
+//! instruction (two instructions, one count: checked). `int1` (icebp) is reported by the kernel without advancing rip: it
 //! counts 0 and is passed on as SIGTRAP. A default-ignored signal (SIGCHLD,
 //! SIGWINCH, SIGURG) that arrives during a blocking syscall interrupts it under
 //! ptrace, and the restarted `syscall` counts again (C4). Stop signals do not
-//! stop the program (it continues at once). Calls through the legacy
-//! `[vsyscall]` page are emulated by the kernel and count 1.
+//! stop the program (it continues at once). A call into the legacy
+//! `[vsyscall]` page faults and is emulated by the kernel, as natively: the
+//! emulated code counts 0 (checked), the `call` itself 1.
 //!
 //! # Speed
 //!
@@ -80,6 +83,8 @@
 //! instructions per second.
 
 // A binary's crate root resolves modules beside it, hence the paths.
+#[path = "stepcount/hide_tf.rs"]
+mod hide_tf;
 #[path = "stepcount/spawn.rs"]
 mod spawn;
 #[path = "stepcount/trace.rs"]

@@ -149,6 +149,11 @@ impl Vm {
         for r in &image.regions {
             mem.insert(r.start.0, r.end.0, r.prot);
         }
+        // The vDSO (and its data pages) are the guest's too: it runs its
+        // vDSO functions translated, as it would natively (no syscalls).
+        for (s, e, prot) in kernel_special_mappings() {
+            mem.insert(s, e, prot);
+        }
         let brk_start = image.brk_start.0;
         let base = reserve(brk_start, BRK_RESERVE, true)
             .or_else(|| reserve(0, BRK_RESERVE, false))
@@ -430,6 +435,29 @@ fn own_identity(execfn: &[u8]) -> std::ffi::CString {
         .map(|p| p.into_os_string().into_vec())
         .unwrap_or(execfn.to_vec());
     std::ffi::CString::new(canon).unwrap_or_default()
+}
+
+/// `[vdso]` and `[vvar*]` mappings of this process, from /proc/self/maps.
+fn kernel_special_mappings() -> Vec<(u64, u64, Prot)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter(|l| l.ends_with("[vdso]") || l.contains("[vvar"))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (range, perms) = (f.next()?, f.next()?.as_bytes());
+            let (a, b) = range.split_once('-')?;
+            let prot = Prot {
+                r: perms[0] == b'r',
+                w: perms[1] == b'w',
+                x: perms[2] == b'x',
+            };
+            Some((
+                u64::from_str_radix(a, 16).ok()?,
+                u64::from_str_radix(b, 16).ok()?,
+                prot,
+            ))
+        })
+        .collect()
 }
 
 /// A protection from mmap/mprotect bits.

@@ -395,6 +395,7 @@ fn host_aux() -> HostAux {
         )
     };
     HostAux {
+        sysinfo_ehdr: aux(libc::AT_SYSINFO_EHDR),
         minsigstksz: aux(libc::AT_MINSIGSTKSZ),
         hwcap: aux(libc::AT_HWCAP),
         hwcap2: aux(libc::AT_HWCAP2),

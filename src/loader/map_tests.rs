@@ -317,6 +317,7 @@ fn builds_the_initial_stack() {
     assert_eq!(
         keys,
         [
+            AT_SYSINFO_EHDR,
             AT_MINSIGSTKSZ,
             AT_HWCAP,
             AT_PAGESZ,

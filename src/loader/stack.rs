@@ -19,8 +19,9 @@
 //!   a `Vec`; `map.rs` maps the stack and copies the image in.
 //! - I2: the image is exactly the bytes `[sp, top)`; padding is zero.
 //! - I3: `sp % 16 == 0`, and the auxv entries come in the kernel's order
-//!   ([`auxv`]), minus `AT_SYSINFO_EHDR` (hotlift hides the vDSO) and the
-//!   rseq entries (hotlift does not offer rseq).
+//!   ([`auxv`]), `AT_SYSINFO_EHDR` included (the guest's vDSO is hotlift's,
+//!   translated like any guest code), without the rseq entries (hotlift
+//!   does not offer rseq).
 //! - I4: the strings plus the pointer arrays may use at most a quarter of the
 //!   stack, the kernel's `E2BIG` limit; strings cannot contain NUL.
 
@@ -39,6 +40,8 @@ pub(crate) const PLATFORM: &[u8] = b"x86_64\0";
 /// program: hotlift passes its own.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct HostAux {
+    /// The vDSO hotlift's process has (0: none); given to the guest.
+    pub sysinfo_ehdr: u64,
     pub minsigstksz: u64,
     pub hwcap: u64,
     pub hwcap2: u64,
@@ -159,28 +162,31 @@ fn auxv(
     execfn: u64,
     platform: u64,
 ) -> Vec<(u64, u64)> {
-    vec![
-        (AT_MINSIGSTKSZ, host.minsigstksz),
-        (AT_HWCAP, host.hwcap),
-        (AT_PAGESZ, PAGE_SIZE),
-        (AT_CLKTCK, host.clktck),
-        (AT_PHDR, image.phdr.0),
-        (AT_PHENT, image.phent),
-        (AT_PHNUM, image.phnum),
-        (AT_BASE, 0),
-        (AT_FLAGS, 0),
-        (AT_ENTRY, image.entry.0),
-        (AT_UID, host.uid),
-        (AT_EUID, host.euid),
-        (AT_GID, host.gid),
-        (AT_EGID, host.egid),
-        (AT_SECURE, host.secure),
-        (AT_RANDOM, random),
-        (AT_HWCAP2, host.hwcap2),
-        (AT_EXECFN, execfn),
-        (AT_PLATFORM, platform),
-        (AT_NULL, 0),
-    ]
+    let vdso = (host.sysinfo_ehdr != 0).then_some((libc::AT_SYSINFO_EHDR, host.sysinfo_ehdr));
+    vdso.into_iter()
+        .chain([
+            (AT_MINSIGSTKSZ, host.minsigstksz),
+            (AT_HWCAP, host.hwcap),
+            (AT_PAGESZ, PAGE_SIZE),
+            (AT_CLKTCK, host.clktck),
+            (AT_PHDR, image.phdr.0),
+            (AT_PHENT, image.phent),
+            (AT_PHNUM, image.phnum),
+            (AT_BASE, 0),
+            (AT_FLAGS, 0),
+            (AT_ENTRY, image.entry.0),
+            (AT_UID, host.uid),
+            (AT_EUID, host.euid),
+            (AT_GID, host.gid),
+            (AT_EGID, host.egid),
+            (AT_SECURE, host.secure),
+            (AT_RANDOM, random),
+            (AT_HWCAP2, host.hwcap2),
+            (AT_EXECFN, execfn),
+            (AT_PLATFORM, platform),
+            (AT_NULL, 0),
+        ])
+        .collect()
 }
 
 #[cfg(test)]

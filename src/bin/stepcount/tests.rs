@@ -452,3 +452,54 @@ fn missing_or_unexecutable_program_is_an_error() {
         "{noexec:?}"
     );
 }
+
+#[test]
+fn trap_flag_is_hidden_from_pushf_syscall_r11_and_signal_frames() {
+    // Each program exits with bit 8 (TF) of what it read: natively 0.
+    // pushfq; pop rdi; shr; and; mov; syscall = 6.
+    let pushf =
+        "    pushfq\n    pop rdi\n    shr edi, 8\n    and edi, 1\n    mov eax, 231\n    syscall";
+    assert_outcome(count("tf-pushf", pushf), 6, End::Exited(0));
+    // pushfw (16 bits): push; pop; movzx; shr; and; mov; syscall = 7.
+    let pushfw = "    pushfw\n    pop ax\n    movzx edi, ax\n    shr edi, 8\n    and edi, 1\n    mov eax, 231\n    syscall";
+    assert_outcome(count("tf-pushfw", pushfw), 7, End::Exited(0));
+    // getpid (2), then r11 = RFLAGS: mov, shr, and, mov, syscall = 7.
+    let r11 = "    mov eax, 39\n    syscall\n    mov rdi, r11\n    shr edi, 8\n    and edi, 1\n    mov eax, 231\n    syscall";
+    assert_outcome(count("tf-r11", r11), 7, End::Exited(0));
+    // SIGILL handler that exits with TF of the saved eflags (the kernel
+    // itself keeps a debugger's TF out of signal frames):
+    // 6 sigaction + ud2 (0) + mov, shr, and, mov, syscall = 11.
+    let frame = "    lea rsi, [rip + act]
+    mov edi, 4
+    xor edx, edx
+    mov r10d, 8
+    mov eax, 13
+    syscall
+    ud2
+handler:
+    mov rdi, qword ptr [rdx + 176]   # uc_mcontext.eflags
+    shr edi, 8
+    and edi, 1
+    mov eax, 231
+    syscall
+.data
+act: .quad handler, 0x04000000, 0, 0   # SA_RESTORER (never returns)
+";
+    assert_outcome(count("tf-frame", frame), 11, End::Exited(0));
+}
+
+#[test]
+fn popf_that_clears_tf_still_counts_every_instruction() {
+    // push, popfq (clears TF; the step after it still traps), 5 nops, EXIT.
+    let body = "    push 0x202\n    popfq\n".to_string() + &"    nop\n".repeat(5) + "    EXIT(0)";
+    assert_outcome(count("popf", &body), 10, End::Exited(0));
+}
+
+#[test]
+fn stop_signal_does_not_stop_the_program() {
+    // A known limit: the SIGSTOP's delivery is passed on, the group stop
+    // that follows is not, and the program runs on (natively it would stop
+    // until SIGCONT). 6 send + EXIT = 9; stepcount must not loop or hang.
+    let body = send_self(SYS_TKILL, libc::SIGSTOP) + "\n    EXIT(0)";
+    assert_outcome(count("sigstop", &body), 9, End::Exited(0));
+}

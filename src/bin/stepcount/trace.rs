@@ -3,23 +3,23 @@
 //! [`count_instructions`] resumes the stopped program one step at a time and
 //! sorts every stop into "an instruction retired" or not, following the
 //! counting convention C1–C7 in the binary's top-level docs. How each kind
-//! of stop is recognised (checked on kernel 6.18; see the tests):
+//! of stop is recognised (checked on kernel 6.18; the tests pin each row):
 //!
-//! | stop (wait status, si_code)            | meaning                          | count | pass on  |
-//! |----------------------------------------|----------------------------------|-------|----------|
-//! | SIGTRAP, TRAP_TRACE                    | #DB single-step trap             | +1    | –        |
-//! | SIGTRAP, TRAP_BRKPT                    | a `syscall` returned (step report)| +1   | –        |
-//! | SIGTRAP, TRAP_BRKPT, rip unchanged, F1 | `int1` (icebp), not advanced     | 0     | SIGTRAP  |
-//! | SIGTRAP, SI_KERNEL                     | `int3` retired                   | +1    | SIGTRAP  |
-//! | SIGTRAP, si_code = SIGTRAP             | handler entry after a delivery   | 0     | –        |
-//! | SIGTRAP, SI_TKILL from itself          | its `tkill`/`tgkill` returned; the step trap merged into the pending SIGTRAP | +1 | SIGTRAP |
-//! | SIGTRAP, any other code                | SIGTRAP sent to it               | 0     | SIGTRAP  |
-//! | other signal                           | signal-delivery stop             | 0     | that signal |
-//! | SIGSTOP/TSTP/TTIN/TTOU, no siginfo     | group stop                       | 0     | –        |
-//! | `PTRACE_EVENT_{CLONE,FORK,VFORK}`      | new task: detached (C7)          | 0     | –        |
-//! | `PTRACE_EVENT_EXEC`                    | new image; `execve` counts at the next stop | 0 | – |
-//! | exited                                 | its `exit`/`exit_group` ran      | +1    | –        |
-//! | killed by a signal                     | the signal passed on was fatal   | 0     | –        |
+//! | stop (wait status, si_code)          | meaning                                | count | pass on     |
+//! |--------------------------------------|----------------------------------------|-------|-------------|
+//! | SIGTRAP, TRAP_TRACE                  | #DB single-step trap                   | +1    | –           |
+//! | SIGTRAP, TRAP_BRKPT                  | a syscall returned (the kernel's step report) | +1 | –      |
+//! | SIGTRAP, TRAP_BRKPT at an `int1`     | `int1` (icebp): rip not advanced       | 0     | SIGTRAP     |
+//! | SIGTRAP, SI_KERNEL                   | `int3` retired                         | +1    | SIGTRAP     |
+//! | SIGTRAP, si_code = SIGTRAP           | a handler was entered (no instruction) | 0     | –           |
+//! | SIGTRAP, SI_TKILL from the program   | its `tkill`/`tgkill` returned; the step trap merged into the pending SIGTRAP | +1 | SIGTRAP |
+//! | SIGTRAP, other codes                 | a SIGTRAP sent to the program          | 0     | SIGTRAP     |
+//! | another signal                       | signal-delivery stop                   | 0     | that signal |
+//! | SIGSTOP/TSTP/TTIN/TTOU, no siginfo   | group stop                             | 0     | –           |
+//! | `PTRACE_EVENT_{CLONE,FORK,VFORK}`    | a new task: detached (C7)              | 0     | –           |
+//! | `PTRACE_EVENT_EXEC`                  | a new image; `execve` counts at its TRAP_BRKPT | 0 | –        |
+//! | exited                               | its `exit`/`exit_group` ran            | +1    | –           |
+//! | killed by a signal                   | the signal passed on was fatal         | 0     | –           |
 //!
 //! Invariants:
 //! - **T1** Every resume is a `PTRACE_SINGLESTEP`, so between two stops the
@@ -28,8 +28,11 @@
 //!   next `PTRACE_SINGLESTEP`, i.e. exactly where the kernel would have
 //!   delivered it natively.
 //! - **T3** The hot path (a TRAP_TRACE stop) makes three system calls
-//!   (`PTRACE_SINGLESTEP`, `waitpid`, `PTRACE_GETSIGINFO`) and allocates
-//!   nothing.
+//!   (`PTRACE_SINGLESTEP`, `waitpid`, `PTRACE_GETSIGINFO`) plus one hash
+//!   lookup (H2 in `hide_tf`); it allocates only when the program reaches an
+//!   instruction address for the first time (the cache grows).
+//! - **T4** `next_ip` is the rip of the instruction the next step runs: the
+//!   trap address of a TRAP_TRACE stop, else read with `PTRACE_GETREGS`.
 //!
 //! Raw `libc` calls are used for stepping and waiting because nix's `Signal`
 //! and `WaitStatus` cannot represent real-time signals.
@@ -37,6 +40,8 @@
 use nix::errno::Errno;
 use nix::sys::ptrace;
 use nix::unistd::Pid;
+
+use super::hide_tf::{Kind, TfHider};
 
 /// How the program's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,124 +81,160 @@ const UNKNOWN_IP: u64 = 0;
 /// signal handler for a single-stepped task (`ptrace_notify(SIGTRAP)`).
 const SI_CODE_HANDLER_ENTRY: i32 = libc::SIGTRAP;
 
-/// The opcode of `int1` (icebp).
-const OPCODE_INT1: u8 = 0xf1;
-
-/// Single-steps `pid` (stopped in its exec event, from
+/// Single-steps `pid` (stopped at its entry point, from
 /// [`spawn_traced`](super::spawn::spawn_traced)) until it exits or is
 /// killed, or until it retires more than `limit` instructions.
 pub fn count_instructions(pid: Pid, limit: u64) -> Result<Outcome, TraceError> {
     let fail = |what| move |errno| TraceError::Ptrace { what, pid, errno };
-    let mut count: u64 = 0;
-    let mut new_tasks = 0;
-    // The signal to deliver as the next step starts (0: none) (T2).
-    let mut pass_on = 0;
-    // The rip at the start of the step now running, when known.
-    let mut last_ip = UNKNOWN_IP;
+    let next_ip = ptrace::getregs(pid).map_err(fail("PTRACE_GETREGS"))?.rip;
+    let mut stepper = Stepper {
+        pid,
+        count: 0,
+        new_tasks: 0,
+        pass_on: 0,
+        next_ip,
+        hide_tf: TfHider::default(),
+    };
 
     let end = loop {
-        match raw_resume(libc::PTRACE_SINGLESTEP, pid, pass_on) {
+        let kind = stepper.hide_tf.kind_at(pid, stepper.next_ip);
+        match raw_resume(
+            libc::PTRACE_SINGLESTEP,
+            pid,
+            std::mem::take(&mut stepper.pass_on),
+        ) {
             // ESRCH: killed meanwhile (SIGKILL); waitpid reports it.
             Ok(()) | Err(Errno::ESRCH) => {}
             Err(e) => return Err(fail("PTRACE_SINGLESTEP")(e)),
         }
-        pass_on = 0;
         let status = raw_wait(pid).map_err(fail("waitpid"))?;
-
         if libc::WIFEXITED(status) {
-            count += 1; // C4: the exit syscall this step ran
+            stepper.count += 1; // C4: the exit syscall this step ran
             break End::Exited(libc::WEXITSTATUS(status) as u8);
         }
         if libc::WIFSIGNALED(status) {
             break End::Killed(libc::WTERMSIG(status));
         }
-        let signal = libc::WSTOPSIG(status);
-        let event = status >> 16;
-
-        if signal == libc::SIGTRAP && event == 0 {
-            let info = match ptrace::getsiginfo(pid) {
-                Ok(info) => info,
-                Err(Errno::ESRCH) => continue,
-                Err(e) => return Err(fail("PTRACE_GETSIGINFO")(e)),
-            };
-            match info.si_code {
-                libc::TRAP_TRACE => {
-                    count += 1;
-                    last_ip = fault_addr(&info);
-                }
-                libc::TRAP_BRKPT => {
-                    let ip = fault_addr(&info);
-                    if ip == last_ip && opcode_at(pid, ip) == Some(OPCODE_INT1) {
-                        pass_on = libc::SIGTRAP;
-                        last_ip = UNKNOWN_IP;
-                    } else {
-                        count += 1;
-                        last_ip = ip;
-                    }
-                }
-                libc::SI_KERNEL => {
-                    count += 1; // int3 retired (C5)
-                    pass_on = libc::SIGTRAP;
-                    last_ip = UNKNOWN_IP;
-                }
-                SI_CODE_HANDLER_ENTRY => last_ip = UNKNOWN_IP,
-                code => {
-                    // A SIGTRAP sent to the program. If it sent it to its own
-                    // thread (raise, tgkill), that syscall just returned and
-                    // its step trap merged into this pending SIGTRAP.
-                    // SAFETY: si_pid is valid for the kill-family codes.
-                    if code == libc::SI_TKILL && unsafe { info.si_pid() } == pid.as_raw() {
-                        count += 1;
-                    }
-                    pass_on = libc::SIGTRAP;
-                    last_ip = UNKNOWN_IP;
-                }
-            }
-        } else if event != 0 {
-            last_ip = UNKNOWN_IP;
-            match event {
-                libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
-                    new_tasks += 1;
-                    let task = ptrace::getevent(pid).map_err(fail("PTRACE_GETEVENTMSG"))?;
-                    release_new_task(Pid::from_raw(task as i32));
-                }
-                // PTRACE_EVENT_EXEC: the `execve` counts at the next stop.
-                _ => {}
-            }
-        } else {
-            last_ip = UNKNOWN_IP;
-            pass_on = if is_group_stop(pid, signal) {
-                0
-            } else {
-                signal
-            };
+        match stepper.on_stop(status, kind) {
+            // ESRCH: the program was killed meanwhile; waitpid reports it.
+            Ok(()) | Err(Errno::ESRCH) => {}
+            Err(e) => return Err(fail("reading or fixing the program's state")(e)),
         }
-
-        if count > limit {
+        if stepper.count > limit {
             kill_and_reap(pid);
             break End::StepLimit;
         }
     };
-    let end = if count > limit { End::StepLimit } else { end };
+    let end = if stepper.count > limit {
+        End::StepLimit
+    } else {
+        end
+    };
     Ok(Outcome {
-        instructions: count,
+        instructions: stepper.count,
         end,
-        new_tasks,
+        new_tasks: stepper.new_tasks,
     })
 }
 
+/// The loop's state between stops.
+struct Stepper {
+    pid: Pid,
+    count: u64,
+    new_tasks: u32,
+    /// The signal to deliver as the next step starts (0: none) (T2).
+    pass_on: i32,
+    /// T4.
+    next_ip: u64,
+    hide_tf: TfHider,
+}
+
+impl Stepper {
+    /// Handles a stop (not an exit) of a step that started at an
+    /// instruction of `kind`.
+    fn on_stop(&mut self, status: i32, kind: Kind) -> Result<(), Errno> {
+        let signal = libc::WSTOPSIG(status);
+        let event = status >> 16;
+        if signal == libc::SIGTRAP && event == 0 {
+            self.on_sigtrap(kind)
+        } else if event != 0 {
+            self.on_event(event)
+        } else {
+            // A signal-delivery stop, before the instruction at next_ip.
+            self.pass_on = if is_group_stop(self.pid, signal) {
+                0
+            } else {
+                signal
+            };
+            Ok(())
+        }
+    }
+
+    fn on_sigtrap(&mut self, kind: Kind) -> Result<(), Errno> {
+        let pid = self.pid;
+        let info = ptrace::getsiginfo(pid)?;
+        match info.si_code {
+            libc::TRAP_TRACE => {
+                // The hot path (T3).
+                self.count += 1;
+                let ip = trap_addr(&info);
+                if let Kind::Pushf { len } = kind {
+                    if ip == self.next_ip.wrapping_add(u64::from(len)) {
+                        self.hide_tf.after_pushf(pid)?;
+                    }
+                }
+                self.next_ip = ip;
+            }
+            libc::TRAP_BRKPT if kind == Kind::Int1 && trap_addr(&info) == self.next_ip => {
+                self.pass_on = libc::SIGTRAP; // int1: not advanced, not counted
+            }
+            libc::TRAP_BRKPT => {
+                self.count += 1; // a syscall returned (C4)
+                let mut regs = ptrace::getregs(pid)?;
+                self.hide_tf.after_syscall(pid, &mut regs)?;
+                self.next_ip = regs.rip;
+            }
+            SI_CODE_HANDLER_ENTRY => self.next_ip = ptrace::getregs(pid)?.rip,
+            code => {
+                // int3 retired (C5), or a SIGTRAP sent to the program. If it
+                // sent it to its own thread (raise, tgkill), that syscall
+                // just returned and its step trap merged into this SIGTRAP.
+                // SAFETY: si_pid is valid for the kill-family codes.
+                let self_sent = code == libc::SI_TKILL && unsafe { info.si_pid() } == pid.as_raw();
+                if code == libc::SI_KERNEL || self_sent {
+                    self.count += 1;
+                }
+                self.pass_on = libc::SIGTRAP;
+                self.next_ip = ptrace::getregs(pid)?.rip;
+            }
+        }
+        Ok(())
+    }
+
+    fn on_event(&mut self, event: i32) -> Result<(), Errno> {
+        match event {
+            libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                self.new_tasks += 1;
+                let task = ptrace::getevent(self.pid)?;
+                release_new_task(Pid::from_raw(task as i32));
+            }
+            libc::PTRACE_EVENT_EXEC => {
+                // The `execve` counts at the TRAP_BRKPT of its return, which
+                // also reads the new rip.
+                self.hide_tf.forget_code();
+                self.next_ip = UNKNOWN_IP;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 /// The address a SIGTRAP from a trap reports: the rip after the step.
-fn fault_addr(info: &libc::siginfo_t) -> u64 {
+fn trap_addr(info: &libc::siginfo_t) -> u64 {
     // SAFETY: for SIGTRAP with a TRAP_* code the kernel fills the sigfault
     // member of the union (send_sigtrap: si_addr = user rip).
     unsafe { info.si_addr() as u64 }
-}
-
-/// The byte at `addr` in the program, if readable.
-fn opcode_at(pid: Pid, addr: u64) -> Option<u8> {
-    ptrace::read(pid, addr as ptrace::AddressType)
-        .ok()
-        .map(|word| word as u8)
 }
 
 /// A stop signal's stop is either its delivery (pass it on) or the group
