@@ -1057,6 +1057,13 @@ END { printf "n=%d sum=%.3f mean=%.6f var=%.4f min=%s max=%s int=%d\n", NR, s, s
         c("sh-kill-segv", &["sh", "-c", "kill -SEGV $$"])
             .signal(libc::SIGSEGV)
             .empty_ok(),
+        // A kill()-sent SIGILL is not a fault: it must not look like one.
+        c("sh-kill-ill", &["sh", "-c", "kill -ILL $$"])
+            .signal(libc::SIGILL)
+            .empty_ok(),
+        c("sh-kill-usr1", &["sh", "-c", "kill -USR1 $$"])
+            .signal(libc::SIGUSR1)
+            .empty_ok(),
         // misc
         c("cal", &["cal", "2", "2024"]),
         c("cal-year", &["cal", "1999"]),
