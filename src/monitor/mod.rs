@@ -206,8 +206,7 @@ fn run(shared: &Shared, pinned: bool) -> Tables {
                     any = true;
                     continue;
                 }
-                let lag = (p.wrapping_sub(r.ring.shared.consumer_pos.load(Ordering::Relaxed)) / 4)
-                    .min(1 << 40);
+                let lag = r.ring.lag(p);
                 tables.max_lag = tables.max_lag.max(lag);
                 tables.process(t, entries, &shared.blocks);
                 r.ring.release(entries.len());

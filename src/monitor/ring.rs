@@ -128,6 +128,17 @@ impl Ring {
         }
     }
 
+    /// Entries published at `producer_pos` that the consumer has not read.
+    pub fn lag(&self, producer_pos: u64) -> u64 {
+        let c = self.shared.consumer_pos.load(Ordering::Relaxed);
+        let (cs, ps) = (self.seg_of(c), self.seg_of(producer_pos));
+        if cs == ps {
+            producer_pos.saturating_sub(c) / 4
+        } else {
+            (self.end(cs) - c + producer_pos - self.start(ps)) / 4
+        }
+    }
+
     /// Entries per segment.
     pub fn seg_entries(&self) -> u64 {
         self.seg_bytes / 4
