@@ -83,8 +83,12 @@
 //! instructions per second.
 
 // A binary's crate root resolves modules beside it, hence the paths.
+#[path = "stepcount/code.rs"]
+mod code;
 #[path = "stepcount/hide_tf.rs"]
 mod hide_tf;
+#[path = "stepcount/sigtrap.rs"]
+mod sigtrap;
 #[path = "stepcount/spawn.rs"]
 mod spawn;
 #[path = "stepcount/trace.rs"]

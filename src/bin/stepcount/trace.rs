@@ -41,7 +41,9 @@ use nix::errno::Errno;
 use nix::sys::ptrace;
 use nix::unistd::Pid;
 
-use super::hide_tf::{Kind, TfHider};
+use super::code::{CodeCache, Kind, CODE_MAP_SYSCALLS};
+use super::hide_tf;
+use super::sigtrap::{SigtrapShadow, Verdict};
 
 /// How the program's run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,16 +95,21 @@ pub fn count_instructions(pid: Pid, limit: u64) -> Result<Outcome, TraceError> {
         new_tasks: 0,
         pass_on: 0,
         next_ip,
-        hide_tf: TfHider::default(),
+        code: CodeCache::default(),
+        sigtrap: SigtrapShadow::default(),
     };
 
     let end = loop {
-        let kind = stepper.hide_tf.kind_at(pid, stepper.next_ip);
-        match raw_resume(
-            libc::PTRACE_SINGLESTEP,
-            pid,
-            std::mem::take(&mut stepper.pass_on),
-        ) {
+        let kind = stepper.code.kind_at(pid, stepper.next_ip);
+        let delivering = std::mem::take(&mut stepper.pass_on);
+        if kind == Kind::Syscall && delivering == 0 {
+            let regs = ptrace::getregs(pid).map_err(fail("PTRACE_GETREGS"))?;
+            stepper
+                .sigtrap
+                .before_syscall(pid, &regs)
+                .map_err(fail("preparing a syscall"))?;
+        }
+        match raw_resume(libc::PTRACE_SINGLESTEP, pid, delivering) {
             // ESRCH: killed meanwhile (SIGKILL); waitpid reports it.
             Ok(()) | Err(Errno::ESRCH) => {}
             Err(e) => return Err(fail("PTRACE_SINGLESTEP")(e)),
@@ -115,9 +122,14 @@ pub fn count_instructions(pid: Pid, limit: u64) -> Result<Outcome, TraceError> {
         if libc::WIFSIGNALED(status) {
             break End::Killed(libc::WTERMSIG(status));
         }
-        match stepper.on_stop(status, kind) {
+        match stepper.on_stop(status, kind, delivering) {
+            Ok(None) => {}
+            Ok(Some(end)) => {
+                kill_and_reap(pid);
+                break end;
+            }
             // ESRCH: the program was killed meanwhile; waitpid reports it.
-            Ok(()) | Err(Errno::ESRCH) => {}
+            Err(Errno::ESRCH) => {}
             Err(e) => return Err(fail("reading or fixing the program's state")(e)),
         }
         if stepper.count > limit {
@@ -146,31 +158,35 @@ struct Stepper {
     pass_on: i32,
     /// T4.
     next_ip: u64,
-    hide_tf: TfHider,
+    code: CodeCache,
+    sigtrap: SigtrapShadow,
 }
 
 impl Stepper {
     /// Handles a stop (not an exit) of a step that started at an
-    /// instruction of `kind`.
-    fn on_stop(&mut self, status: i32, kind: Kind) -> Result<(), Errno> {
+    /// instruction of `kind` and delivered signal `delivering` (0: none).
+    /// Returns how the run ends if stepcount must end it here.
+    fn on_stop(&mut self, status: i32, kind: Kind, delivering: i32) -> Result<Option<End>, Errno> {
         let signal = libc::WSTOPSIG(status);
         let event = status >> 16;
         if signal == libc::SIGTRAP && event == 0 {
-            self.on_sigtrap(kind)
+            self.on_sigtrap(kind, delivering)
         } else if event != 0 {
-            self.on_event(event)
+            self.on_event(event);
+            Ok(None)
         } else {
             // A signal-delivery stop, before the instruction at next_ip.
+            self.sigtrap.cancel_syscall(self.pid)?;
             self.pass_on = if is_group_stop(self.pid, signal) {
                 0
             } else {
                 signal
             };
-            Ok(())
+            Ok(None)
         }
     }
 
-    fn on_sigtrap(&mut self, kind: Kind) -> Result<(), Errno> {
+    fn on_sigtrap(&mut self, kind: Kind, delivering: i32) -> Result<Option<End>, Errno> {
         let pid = self.pid;
         let info = ptrace::getsiginfo(pid)?;
         match info.si_code {
@@ -178,55 +194,91 @@ impl Stepper {
                 // The hot path (T3).
                 self.count += 1;
                 let ip = trap_addr(&info);
-                if let Kind::Pushf { len } = kind {
-                    if ip == self.next_ip.wrapping_add(u64::from(len)) {
-                        self.hide_tf.after_pushf(pid)?;
+                match kind {
+                    Kind::Pushf { len } if ip == self.next_ip.wrapping_add(u64::from(len)) => {
+                        hide_tf::after_pushf(pid)?;
                     }
+                    // Not a syscall's return after all (a stale next_ip).
+                    Kind::Syscall => self.sigtrap.cancel_syscall(pid)?,
+                    _ => {}
                 }
                 self.next_ip = ip;
+                return Ok(None);
             }
             libc::TRAP_BRKPT if kind == Kind::Int1 && trap_addr(&info) == self.next_ip => {
-                self.pass_on = libc::SIGTRAP; // int1: not advanced, not counted
+                // int1: not advanced, not counted, a forced SIGTRAP.
+                return self.forced_sigtrap();
             }
             libc::TRAP_BRKPT => {
                 self.count += 1; // a syscall returned (C4)
                 let mut regs = ptrace::getregs(pid)?;
-                self.hide_tf.after_syscall(pid, &mut regs)?;
+                hide_tf::after_syscall(pid, &mut regs)?;
+                if self.sigtrap.after_syscall(pid, &regs)? {
+                    self.pass_on = libc::SIGTRAP; // held while blocked (G3)
+                }
+                if CODE_MAP_SYSCALLS.contains(&regs.orig_rax) {
+                    self.code.forget();
+                }
                 self.next_ip = regs.rip;
+                return Ok(None);
             }
-            SI_CODE_HANDLER_ENTRY => self.next_ip = ptrace::getregs(pid)?.rip,
+            _ => {}
+        }
+        self.sigtrap.cancel_syscall(pid)?;
+        let regs = ptrace::getregs(pid)?;
+        self.next_ip = regs.rip;
+        match info.si_code {
+            SI_CODE_HANDLER_ENTRY => {
+                self.sigtrap.at_handler_entry(pid, &regs, delivering)?;
+                Ok(None)
+            }
+            libc::SI_KERNEL => {
+                self.count += 1; // int3 retired (C5)
+                self.forced_sigtrap()
+            }
             code => {
-                // int3 retired (C5), or a SIGTRAP sent to the program. If it
-                // sent it to its own thread (raise, tgkill), that syscall
-                // just returned and its step trap merged into this SIGTRAP.
+                // A SIGTRAP sent to the program. If it sent it to its own
+                // thread (raise, tgkill), that syscall just returned and its
+                // step trap merged into this pending SIGTRAP.
                 // SAFETY: si_pid is valid for the kill-family codes.
-                let self_sent = code == libc::SI_TKILL && unsafe { info.si_pid() } == pid.as_raw();
-                if code == libc::SI_KERNEL || self_sent {
+                if code == libc::SI_TKILL && unsafe { info.si_pid() } == pid.as_raw() {
                     self.count += 1;
                 }
-                self.pass_on = libc::SIGTRAP;
-                self.next_ip = ptrace::getregs(pid)?.rip;
+                if self.sigtrap.on_sent_sigtrap(&info) == Verdict::Deliver {
+                    self.pass_on = libc::SIGTRAP;
+                }
+                Ok(None)
             }
         }
-        Ok(())
     }
 
-    fn on_event(&mut self, event: i32) -> Result<(), Errno> {
+    fn forced_sigtrap(&mut self) -> Result<Option<End>, Errno> {
+        match self.sigtrap.on_forced_sigtrap() {
+            Verdict::KillAsSigtrap => Ok(Some(End::Killed(libc::SIGTRAP))),
+            _ => {
+                self.pass_on = libc::SIGTRAP;
+                Ok(None)
+            }
+        }
+    }
+
+    fn on_event(&mut self, event: i32) {
         match event {
             libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
                 self.new_tasks += 1;
-                let task = ptrace::getevent(self.pid)?;
-                release_new_task(Pid::from_raw(task as i32));
+                if let Ok(task) = ptrace::getevent(self.pid) {
+                    release_new_task(Pid::from_raw(task as i32));
+                }
             }
             libc::PTRACE_EVENT_EXEC => {
                 // The `execve` counts at the TRAP_BRKPT of its return, which
                 // also reads the new rip.
-                self.hide_tf.forget_code();
+                self.code.forget();
+                self.sigtrap.on_exec();
                 self.next_ip = UNKNOWN_IP;
             }
             _ => {}
         }
-        Ok(())
     }
 }
 
