@@ -51,36 +51,69 @@
 //!   when it completes. Tests: `ud2_does_not_count`, `int3_counts`.
 //! - **C6 Signals.** Delivering a signal counts nothing; every instruction of
 //!   a handler counts, and so does the restorer's `rt_sigreturn` (C4).
-//!   Signals the program receives are passed on exactly as they would arrive
-//!   natively, so it dies of the same signal it would die of natively.
-//!   Tests: `signal_handler_instructions_count`, `self_signal_kills_with_that_signal`.
+//!   Signals the program receives are passed on exactly where the kernel
+//!   would deliver them natively, so it dies of the signal it would die of
+//!   natively. A SIGTRAP a program sends itself with `tkill`/`tgkill`/`raise`
+//!   merges with that syscall's step trap; the syscall still counts 1.
+//!   Tests: `signal_handler_instructions_count`,
+//!   `self_signal_kills_with_that_signal`,
+//!   `self_sigtrap_with_handler_counts_the_handler`,
+//!   `asynchronous_signal_is_passed_on`.
 //! - **C7 One thread.** Only the initial thread is counted. If the program
 //!   creates a thread or process (clone, clone3, fork, vfork), the new task
 //!   is detached and runs natively, uncounted, and stepcount prints an error:
-//!   the count is then not the program's total. Tests: `fork_is_reported_and_only_the_parent_counted`.
+//!   the count is then not the program's total.
+//!   Tests: `fork_is_reported_and_only_the_parent_counted`.
 //!
-//! # Known ptrace limitations
+//! The count depends on everything the program can see: argv, the
+//! environment, the working directory, what stdout is (glibc sizes its
+//! buffer from it), and, for code whose work depends on addresses (string
+//! functions on the stack), ASLR. Compare runs made under identical
+//! conditions; `setarch -R stepcount ...` makes the layout repeatable.
 //!
-//! Single-stepping sets RFLAGS.TF, which `pushf` and the r11 written by
-//! `syscall` would show; stepcount clears it in both (see
-//! `stepcount/hide_tf.rs`), so the program takes its native path.
-//! The rest are properties of single-stepping, not choices; the guest tests
-//! avoid them. `mov ss`/`pop ss` suppress the trap after the next
-//! instruction (two instructions, one count: checked). `int1` (icebp) is reported by the kernel without advancing rip: it
-//! counts 0 and is passed on as SIGTRAP. A default-ignored signal (SIGCHLD,
-//! SIGWINCH, SIGURG) that arrives during a blocking syscall interrupts it under
-//! ptrace, and the restarted `syscall` counts again (C4). Stop signals do not
-//! stop the program (it continues at once). A call into the legacy
-//! `[vsyscall]` page faults and is emulated by the kernel, as natively: the
-//! emulated code counts 0 (checked), the `call` itself 1.
+//! # What single-stepping would change, and how stepcount hides it
+//!
+//! - RFLAGS.TF is set while stepping; `pushf` and the r11 that `syscall`
+//!   writes would show it. stepcount clears it in both (`hide_tf.rs`).
+//!   Tests: `trap_flag_is_hidden_from_pushf_syscall_r11_and_signal_frames`,
+//!   `popf_that_clears_tf_still_counts_every_instruction`.
+//! - Each step trap is a SIGTRAP the kernel forces on the program, which
+//!   resets an ignored or blocked SIGTRAP to SIG_DFL and unblocks it.
+//!   stepcount never lets the kernel's copy of SIGTRAP be blocked, and keeps
+//!   the program's own view of SIGTRAP (disposition, mask bit, pending),
+//!   writing it into everything the kernel reports back (`sigtrap.rs`).
+//!   Tests: `sigtrap_handler_survives_repeated_traps`,
+//!   `blocked_sigtrap_stays_pending_until_unblocked`,
+//!   `int3_while_sigtrap_is_blocked_kills`,
+//!   `ignored_sigtrap_is_ignored_and_reads_back_as_ignored`,
+//!   `blocked_sigtrap_reads_back_as_blocked`, `signal_frame_shows_sigtrap_blocked`.
+//! - The child resets SIGPIPE to SIG_DFL before `execvp` (the Rust runtime
+//!   ignores it in stepcount). Test: `sigpipe_is_default_in_the_program`.
+//!
+//! Left as they are (properties of single-stepping; no guest test depends
+//! on them): `mov ss`/`pop ss` suppress the trap after the next instruction
+//! (two instructions, one count: checked). `int1` (icebp) is reported
+//! without advancing rip: it counts 0 and is passed on as SIGTRAP (test
+//! `int1_is_passed_on_as_sigtrap`). A default-ignored signal (SIGCHLD,
+//! SIGWINCH, SIGURG) that arrives during a blocking syscall interrupts it
+//! under ptrace, and the restarted `syscall` counts again (C4). Stop signals
+//! do not stop the program (test `stop_signal_does_not_stop_the_program`).
+//! A call into the legacy `[vsyscall]` page faults and is emulated by the
+//! kernel, as natively: the emulated code counts 0 (checked), the `call` 1.
+//! A program that sets TF itself is not supported.
 //!
 //! # Speed
 //!
-//! Each instruction costs one `PTRACE_SINGLESTEP`, one `waitpid` and one
-//! `PTRACE_GETSIGINFO` (which tells a step trap from an `int3` or a SIGTRAP
-//! the program sends itself; it costs a few percent); nothing is allocated
-//! per step. On the 2-vCPU CI machine that is roughly 35,000–40,000
-//! instructions per second.
+//! Per instruction: one `PTRACE_SINGLESTEP`, one `waitpid`, one
+//! `PTRACE_GETSIGINFO` (its si_code tells a step trap from an `int3` or a
+//! sent SIGTRAP, its si_addr gives the next rip for free) and one hash
+//! lookup of that rip; `PTRACE_GETREGS` and the fix-ups run only at
+//! syscalls, signals and `pushf`. Nothing is allocated per step except when
+//! a new instruction address enters the kind cache. On the 2-vCPU CI
+//! machine that is 35,000–50,000 instructions per second when it is quiet
+//! and 25,000–30,000 when it is busy (load 7–8): as fast as a bare
+//! step-and-wait loop in C, within the noise. glibc's printf test (about a
+//! million instructions) takes 35–45 s.
 
 // A binary's crate root resolves modules beside it, hence the paths.
 #[path = "stepcount/code.rs"]
