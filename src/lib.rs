@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
+pub mod anon;
 pub mod backend;
 pub mod cache;
 pub mod cli;

@@ -167,38 +167,28 @@ fn emit_far_rip(a: &mut Asm, insn: &Instruction) -> Result<(), EmitError> {
             .expect("mov imm64");
         return a.insn(&mov);
     }
-    let mut info = iced_x86::InstructionInfoFactory::new();
-    let used: Vec<Register> = info
-        .info(insn)
-        .used_registers()
-        .iter()
-        .map(|u| u.register().full_register())
-        .collect();
-    let tmp = [
-        Register::RAX,
-        Register::RCX,
-        Register::RDX,
-        Register::RBX,
-        Register::RSI,
-        Register::RDI,
-        Register::R8,
-        Register::R9,
-        Register::R10,
-        Register::R11,
-    ]
-    .into_iter()
-    .find(|r| !used.contains(r))
-    .expect("no instruction uses ten general registers");
+    let tmp = crate::ir::free_gprs(insn)
+        .next()
+        .expect("no instruction uses every general register");
     a.store_gs(S_TMP, tmp)?;
     a.insn(&Instruction::with2(Code::Mov_r64_imm64, tmp, target).expect("mov imm64"))?;
-    let mut rewritten = *insn;
-    rewritten.set_memory_base(tmp);
-    rewritten.set_memory_index(Register::None);
-    rewritten.set_memory_index_scale(1);
-    rewritten.set_memory_displacement64(0);
-    rewritten.set_memory_displ_size(0);
-    a.insn(&rewritten)?;
+    // A segment override (fs:) still applies to the absolute address.
+    a.insn(&with_memory_at(insn, insn.segment_prefix(), tmp))?;
     a.load_gs(tmp, S_TMP)
+}
+
+/// `insn` with its memory operand replaced by `segment:[base]` (no index
+/// or displacement), for operands whose address glue computed.
+fn with_memory_at(insn: &Instruction, segment: Register, base: Register) -> Instruction {
+    let mut r = *insn;
+    r.set_code(without_moffs(insn.code()));
+    r.set_segment_prefix(segment);
+    r.set_memory_base(base);
+    r.set_memory_index(Register::None);
+    r.set_memory_index_scale(1);
+    r.set_memory_displacement64(0);
+    r.set_memory_displ_size(0);
+    r
 }
 
 /// Emit a guest GS access (IR I1) against the guest GS base in the context.
@@ -246,15 +236,8 @@ fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
             a.load_gs(tmp2, off::GUEST_GS)?;
             a.lea(tmp, MemoryOperand::with_base_index(tmp, tmp2))?;
             a.load_gs(tmp2, S_TMP2)?;
-            let mut rewritten = *insn;
-            rewritten.set_code(without_moffs(insn.code()));
-            rewritten.set_segment_prefix(Register::None);
-            rewritten.set_memory_base(tmp);
-            rewritten.set_memory_index(Register::None);
-            rewritten.set_memory_index_scale(1);
-            rewritten.set_memory_displacement64(0);
-            rewritten.set_memory_displ_size(0);
-            a.insn(&rewritten)?;
+            // The guest GS base is already added into `tmp`.
+            a.insn(&with_memory_at(insn, Register::None, tmp))?;
             a.load_gs(tmp, S_TMP)
         }
     }

@@ -29,20 +29,7 @@ pub struct IblTable {
 impl IblTable {
     pub fn new() -> std::io::Result<IblTable> {
         let bytes = IBL_ENTRIES * 16;
-        // SAFETY: anonymous private mapping; checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_32BIT,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
+        let p = crate::anon::map(bytes, libc::MAP_32BIT)?;
         assert!(
             (p as u64) + bytes as u64 <= 1 << 31,
             "MAP_32BIT mapping at {p:?} above 2 GiB"

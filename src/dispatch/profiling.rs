@@ -44,20 +44,7 @@ pub struct Profiling {
 }
 
 fn map_counters(cap: usize) -> std::io::Result<*mut u64> {
-    // SAFETY: fresh anonymous mapping, zeroed by the kernel.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            cap * 8,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
-    }
+    let p = crate::anon::map(cap * 8, libc::MAP_NORESERVE)?;
     Ok(p as *mut u64)
 }
 

@@ -10,9 +10,7 @@
 //!
 //! Usage: `lift_block(bytes, GuestAddr(start), max_insns)`.
 
-use iced_x86::{
-    Code, Decoder, DecoderOptions, Instruction, InstructionInfoFactory, Mnemonic, OpKind, Register,
-};
+use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 use thiserror::Error;
 
 use crate::ir::{IrBlock, IrInsn, IrOp, Terminator, TrapKind};
@@ -32,23 +30,6 @@ enum Step {
     End(Terminator),
 }
 
-const TEMPS: [Register; 14] = [
-    Register::RAX,
-    Register::RCX,
-    Register::RDX,
-    Register::RBX,
-    Register::RSI,
-    Register::RDI,
-    Register::R8,
-    Register::R9,
-    Register::R10,
-    Register::R11,
-    Register::R12,
-    Register::R13,
-    Register::R14,
-    Register::R15,
-];
-
 /// The rewrite of an instruction with a GS-relative memory operand: two
 /// general registers the instruction does not use.
 fn lift_gs_memory(insn: &Instruction) -> Result<IrOp, Unsupported> {
@@ -58,14 +39,7 @@ fn lift_gs_memory(insn: &Instruction) -> Result<IrOp, Unsupported> {
             "GS-relative vector-indexed memory access",
         ));
     }
-    let mut info = InstructionInfoFactory::new();
-    let used: Vec<Register> = info
-        .info(insn)
-        .used_registers()
-        .iter()
-        .map(|u| u.register().full_register())
-        .collect();
-    let mut free = TEMPS.iter().copied().filter(|r| !used.contains(r));
+    let mut free = crate::ir::free_gprs(insn);
     match (free.next(), free.next()) {
         (Some(tmp), Some(tmp2)) => Ok(IrOp::GsMemory { tmp, tmp2 }),
         _ => Err(unsupported(

@@ -16,6 +16,37 @@ use iced_x86::{Formatter, Instruction, IntelFormatter, Register};
 
 use crate::types::GuestAddr;
 
+/// General registers emitted glue may borrow, in order of preference.
+const SCRATCH_GPRS: [Register; 14] = [
+    Register::RAX,
+    Register::RCX,
+    Register::RDX,
+    Register::RBX,
+    Register::RSI,
+    Register::RDI,
+    Register::R8,
+    Register::R9,
+    Register::R10,
+    Register::R11,
+    Register::R12,
+    Register::R13,
+    Register::R14,
+    Register::R15,
+];
+
+/// General registers `insn` does not use at all (explicitly or
+/// implicitly), in order of preference: safe scratch around it.
+pub fn free_gprs(insn: &Instruction) -> impl Iterator<Item = Register> {
+    let mut info = iced_x86::InstructionInfoFactory::new();
+    let used: Vec<Register> = info
+        .info(insn)
+        .used_registers()
+        .iter()
+        .map(|u| u.register().full_register())
+        .collect();
+    SCRATCH_GPRS.into_iter().filter(move |r| !used.contains(r))
+}
+
 /// How a body instruction is emitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IrOp {

@@ -60,20 +60,7 @@ impl BlockTable {
     /// Reserve room for `cap` blocks (virtual memory only until used).
     pub fn new(cap: u32) -> std::io::Result<BlockTable> {
         let bytes = cap as usize * std::mem::size_of::<BlockMeta>();
-        // SAFETY: fresh anonymous mapping, checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
+        let p = crate::anon::map(bytes, libc::MAP_NORESERVE)?;
         Ok(BlockTable {
             base: p as *mut BlockMeta,
             cap,

@@ -76,20 +76,7 @@ impl Ring {
     pub fn new(entries: usize) -> std::io::Result<Ring> {
         let seg_bytes = ((entries / 2).max(1024) * 4).next_multiple_of(PAGE);
         let total = 2 * (seg_bytes + PAGE);
-        // SAFETY: a fresh anonymous mapping; checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
+        let p = crate::anon::map(total, libc::MAP_NORESERVE)?;
         let base = p as u64;
         for s in 0..2u64 {
             let guard = base + s * (seg_bytes + PAGE) as u64 + seg_bytes as u64;

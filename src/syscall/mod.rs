@@ -345,68 +345,61 @@ fn plan(nr: i64) -> Plan {
     }
 }
 
-fn guest_write<T: Copy>(addr: u64, v: &T) -> bool {
-    let len = std::mem::size_of::<T>();
-    let local = libc::iovec {
-        iov_base: v as *const T as *mut libc::c_void,
+/// Copy `len` bytes between hotlift's `local` and guest `addr` with
+/// process_vm_readv/writev on ourselves: a bad guest address fails with
+/// EFAULT instead of faulting. True when all bytes were copied.
+fn guest_copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> bool {
+    let l = libc::iovec {
+        iov_base: local as *mut libc::c_void,
         iov_len: len,
     };
-    let remote = libc::iovec {
+    let r = libc::iovec {
         iov_base: addr as *mut libc::c_void,
         iov_len: len,
     };
-    // SAFETY: process_vm_writev on ourselves checks the guest address and
-    // fails with EFAULT instead of faulting.
-    let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
+    let pid = std::process::id() as libc::pid_t;
+    // SAFETY: `local` is valid for `len` bytes (callers pass their own
+    // buffers); the kernel checks the guest side.
+    let n = unsafe {
+        if to_guest {
+            libc::process_vm_writev(pid, &l, 1, &r, 1, 0)
+        } else {
+            libc::process_vm_readv(pid, &l, 1, &r, 1, 0)
+        }
+    };
     n == len as isize
+}
+
+fn guest_write<T: Copy>(addr: u64, v: &T) -> bool {
+    guest_copy(
+        addr,
+        v as *const T as *mut u8,
+        std::mem::size_of::<T>(),
+        true,
+    )
 }
 
 /// Copy `bytes` into guest memory at `addr`; false if any of it is not
 /// writable guest memory.
 pub(crate) fn guest_write_bytes(addr: u64, bytes: &[u8]) -> bool {
-    let local = libc::iovec {
-        iov_base: bytes.as_ptr() as *mut libc::c_void,
-        iov_len: bytes.len(),
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: bytes.len(),
-    };
-    // SAFETY: as in guest_write.
-    let n = unsafe { libc::process_vm_writev(libc::getpid(), &local, 1, &remote, 1, 0) };
-    n == bytes.len() as isize
+    guest_copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
 }
 
 /// Read `len` bytes of guest memory at `addr`, if all readable.
 pub(crate) fn guest_read_bytes(addr: u64, len: usize) -> Option<Vec<u8>> {
     let mut v = vec![0u8; len];
-    let local = libc::iovec {
-        iov_base: v.as_mut_ptr() as *mut libc::c_void,
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: len,
-    };
-    // SAFETY: as in guest_write.
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    (n == len as isize).then_some(v)
+    guest_copy(addr, v.as_mut_ptr(), len, false).then_some(v)
 }
 
 fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
     let mut v = T::default();
-    let len = std::mem::size_of::<T>();
-    let local = libc::iovec {
-        iov_base: &mut v as *mut T as *mut libc::c_void,
-        iov_len: len,
-    };
-    let remote = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: len,
-    };
-    // SAFETY: as in guest_write.
-    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
-    (n == len as isize).then_some(v)
+    guest_copy(
+        addr,
+        &mut v as *mut T as *mut u8,
+        std::mem::size_of::<T>(),
+        false,
+    )
+    .then_some(v)
 }
 
 fn exit_now(vm: &mut Vm, status: u64) -> ! {
