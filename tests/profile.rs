@@ -200,3 +200,62 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
         "longjmp shows as unmatched returns"
     );
 }
+
+#[test]
+fn edges_and_call_tree_account_for_every_execution() {
+    let dir = workdir();
+    for pie in [false, true] {
+        let exe = build(&dir, pie, "edges");
+        let out = dir.join(format!("edges-{pie}.json"));
+        let (_, p) = profile(&exe, &out, &[], "exit");
+        let total = p["totals"]["guest_instructions"].as_u64().unwrap();
+        let tree = p["call_tree"].as_array().unwrap();
+        let charged: u64 = tree
+            .iter()
+            .map(|n| n["self_instructions"].as_u64().unwrap())
+            .sum();
+        assert_eq!(charged, total, "the call tree holds every instruction");
+        let fib = tree
+            .iter()
+            .filter(|n| n["symbol"] == "fib")
+            .map(|n| n["calls"].as_u64().unwrap())
+            .sum::<u64>();
+        // fib(15) makes 1973 calls.
+        assert_eq!(fib, 1973, "calls of fib over all its contexts");
+        // Every block execution but the very last leads somewhere (I1).
+        let mut out_edges: std::collections::HashMap<u64, u64> = Default::default();
+        for e in p["edges"].as_array().unwrap() {
+            *out_edges.entry(e["from"].as_u64().unwrap()).or_default() +=
+                e["count"].as_u64().unwrap();
+        }
+        let mut short = 0;
+        let modules = p["modules"].as_array().unwrap();
+        for b in p["blocks"].as_array().unwrap() {
+            let (addr, count) = (b["addr"].as_u64().unwrap(), b["count"].as_u64().unwrap());
+            let out = out_edges.get(&addr).copied().unwrap_or(0);
+            assert!(
+                out == count || out + 1 == count,
+                "block {addr:#x}: {count} runs, {out} out"
+            );
+            short += count - out;
+            let m = modules
+                .iter()
+                .find(|m| m["name"] == b["module"])
+                .expect("module listed");
+            assert_eq!(
+                addr - m["base"].as_u64().unwrap(),
+                b["offset"].as_u64().unwrap()
+            );
+            if b["exit"] == "branch" {
+                let (t, f) = (
+                    b["taken"].as_u64().unwrap(),
+                    b["fallthrough"].as_u64().unwrap(),
+                );
+                assert_eq!(t + f, out, "block {addr:#x}: taken + fallthrough");
+            }
+        }
+        assert_eq!(short, 1, "only the exit block has no successor");
+        assert!(!p["translations"].as_array().unwrap().is_empty());
+        assert_eq!(p["pid"].as_u64().is_some(), true);
+    }
+}
