@@ -256,6 +256,6 @@ fn edges_and_call_tree_account_for_every_execution() {
         }
         assert_eq!(short, 1, "only the exit block has no successor");
         assert!(!p["translations"].as_array().unwrap().is_empty());
-        assert_eq!(p["pid"].as_u64().is_some(), true);
+        assert!(p["pid"].as_u64().is_some());
     }
 }
