@@ -212,7 +212,10 @@ impl Vm {
         let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();
-        signal::install(opts.verbose, cache.mem.range()).map_err(VmError::Host)?;
+        signal::install(opts.verbose, cache.mem.range(), |s| {
+            sig.actions[s as usize][0] == libc::SIG_IGN as u64
+        })
+        .map_err(VmError::Host)?;
         Ok(Vm {
             opts,
             mem,
@@ -335,6 +338,12 @@ impl Vm {
         signal::publish_vm(self);
         let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
         loop {
+            if let Some(sig) = signal::pending_fatal() {
+                // signal I4: a signal that ends the guest arrived while
+                // hotlift was running (or the guest was in a syscall).
+                self.finish(Ending::Signal { signal: sig });
+                signal::die_with(sig)
+            }
             self.ctx.enter_target = next.0;
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
