@@ -65,6 +65,10 @@ pub struct ThreadCtx {
     pub ring_pos: u64,
     /// Base of the per-block counter array for `--count-inline`.
     pub inline_counts: u64,
+    /// A `TAG_SB_PARTIAL` record the dispatcher must push: the thread left
+    /// a superblock pass abnormally (set by the signal handler).
+    pub sb_partial: u32,
+    pub _pad2: u32,
 }
 
 /// Offsets into [`ThreadCtx`] for emitted code (I1).
@@ -242,6 +246,8 @@ impl ThreadCtx {
             scratch: [0; SCRATCH_SLOTS],
             ring_pos: 0,
             inline_counts: 0,
+            sb_partial: 0,
+            _pad2: 0,
         })
     }
 

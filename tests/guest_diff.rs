@@ -65,6 +65,18 @@ const MODES: &[Mode] = &[
         name: "no-chain",
         hotlift_args: Some(&["run", "--no-chain", "--"]),
     },
+    // Superblocks at nearly every block: thresholds of 1.
+    Mode {
+        name: "sb-all",
+        hotlift_args: Some(&[
+            "run",
+            "--sb-threshold",
+            "1",
+            "--sb-edge-threshold",
+            "1",
+            "--",
+        ]),
+    },
 ];
 
 /// The fixed environment every run gets (plus `HOME`/`TMPDIR`, see D1).
@@ -491,7 +503,7 @@ fn guest_programs_match_native() {
             .map(|m| {
                 let m = m.trim();
                 *MODES.iter().find(|x| x.name == m).unwrap_or_else(|| {
-                    panic!("HOTLIFT_GUEST_MODES: unknown mode {m:?} (known: native, hotlift, no-chain)")
+                    panic!("HOTLIFT_GUEST_MODES: unknown mode {m:?} (known: native, hotlift, no-chain, sb-all)")
                 })
             })
             .collect(),

@@ -16,11 +16,13 @@
 //! `host_base`, the pc map, and the exit sites (ids from `first_site`).
 
 mod asm;
+mod superblock;
 
 use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};
 use thiserror::Error;
 
 pub use asm::{Asm, Rel32};
+pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
 use crate::ir::{IrBlock, IrOp, Terminator, TrapKind};
 use crate::runtime::{exit_reason, off};
@@ -527,6 +529,25 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
+/// Emit one body instruction; `ring`: rep iterations go to the ring.
+fn emit_body_insn(a: &mut Asm, i: &crate::ir::IrInsn, ring: bool) -> Result<(), EmitError> {
+    match i.op {
+        IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
+        IrOp::Carry => a.insn(&i.insn),
+        IrOp::RepString => {
+            if ring {
+                emit_ring_words(a, &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx])?;
+            }
+            a.insn(&i.insn)?;
+            if ring {
+                emit_ring_words(a, &[RingWord::Ecx])?;
+            }
+            Ok(())
+        }
+        op => emit_gs(a, &i.insn, op),
+    }
+}
+
 /// Emit host code for `b` to run at `env.host_base`.
 pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     let mut e = BlockEmitter {
@@ -538,26 +559,10 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
     emit_prologue(&mut e.a, env.prologue)?;
+    let ring = matches!(env.prologue, Prologue::Ring { .. });
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
-        match i.op {
-            IrOp::Carry if is_far_rip(&e.a, &i.insn) => emit_far_rip(&mut e.a, &i.insn)?,
-            IrOp::Carry => e.a.insn(&i.insn)?,
-            IrOp::RepString => {
-                let ring = matches!(env.prologue, Prologue::Ring { .. });
-                if ring {
-                    emit_ring_words(
-                        &mut e.a,
-                        &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx],
-                    )?;
-                }
-                e.a.insn(&i.insn)?;
-                if ring {
-                    emit_ring_words(&mut e.a, &[RingWord::Ecx])?;
-                }
-            }
-            op => emit_gs(&mut e.a, &i.insn, op)?,
-        }
+        emit_body_insn(&mut e.a, i, ring)?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;

@@ -125,6 +125,7 @@ impl CodeMem {
         self.size - self.used
     }
 
+    /// The execute range of this code memory (without a split-off arena).
     pub fn range(&self) -> (u64, u64) {
         (self.rx, self.rx + self.size as u64)
     }
@@ -165,6 +166,20 @@ impl CodeMem {
         // SAFETY: aligned, inside the RW view; an atomic store is one write.
         let slot = unsafe { &*(self.rw.add(off) as *const AtomicU32) };
         slot.store(rel as i32 as u32, Ordering::Release);
+    }
+
+    /// Give the last `bytes` (rounded to pages) to the superblock arena
+    /// (cache/shared.rs I2); this code memory ends before them.
+    pub fn split_tail(&mut self, bytes: usize) -> super::shared::Arena {
+        let bytes = bytes.next_multiple_of(4096).min(self.size - self.used);
+        self.size -= bytes;
+        super::shared::Arena {
+            rx: self.rx + self.size as u64,
+            // SAFETY: size <= the RW view's length.
+            rw: unsafe { self.rw.add(self.size) },
+            size: bytes,
+            rw_delta: self.rx as i64 - self.rw as i64,
+        }
     }
 
     /// First address above the shared stubs.

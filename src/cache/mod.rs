@@ -16,9 +16,11 @@
 
 mod codemem;
 mod ibl;
+pub mod shared;
 
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
+pub use shared::{Arena, CacheShared, SbPc, SbRegistry};
 
 use hashbrown::HashMap;
 
@@ -75,10 +77,12 @@ pub struct CodeCache {
     pub code_write_stub: HostAddr,
     /// Shared stub that leaves with `exit_reason::FATAL_SIGNAL`.
     pub fatal_stub: HostAddr,
+    /// What the monitor shares: generation, superblock arena and registry.
+    pub shared: std::sync::Arc<CacheShared>,
 }
 
 impl CodeCache {
-    pub fn new(mem: CodeMem, ibl: IblTable) -> CodeCache {
+    pub fn new(mem: CodeMem, ibl: IblTable, shared: std::sync::Arc<CacheShared>) -> CodeCache {
         CodeCache {
             mem,
             blocks: Vec::new(),
@@ -90,6 +94,7 @@ impl CodeCache {
             live_from: 0,
             code_write_stub: HostAddr(0),
             fatal_stub: HostAddr(0),
+            shared,
         }
     }
 
@@ -129,6 +134,9 @@ impl CodeCache {
     /// The guest instruction whose code starts exactly at `pc`: there the
     /// machine state is the guest's state before that instruction.
     pub fn guest_pc_exact(&self, pc: u64) -> Option<GuestAddr> {
+        if pc >= self.shared.arena.rx {
+            return self.shared.registry.guest_pc_exact(self.flushes, pc);
+        }
         let live = &self.blocks[self.live_from..];
         let i = live.partition_point(|b| b.host.0 <= pc);
         let b = live.get(i.checked_sub(1)?)?;
@@ -164,11 +172,30 @@ impl CodeCache {
         self.ibl.clear();
         self.mem.reset();
         self.flushes += 1;
+        // Superblocks go with everything they link to (shared.rs I1).
+        self.shared.bump_gen();
+        debug_assert_eq!(self.shared.gen(), self.flushes);
+    }
+
+    /// The guest instruction whose code holds `pc` (a block's or a
+    /// superblock's), for fault reports; async-signal-safe.
+    pub fn guest_at(&self, pc: u64) -> Option<GuestAddr> {
+        if pc >= self.shared.arena.rx {
+            return self
+                .shared
+                .registry
+                .find(self.flushes, pc)
+                .map(|w| GuestAddr(w.pc.guest));
+        }
+        self.guest_pc(pc).map(|(_, g)| g)
     }
 
     /// The block whose host code contains `pc`, and the guest address of
     /// the instruction there (the pc map, for fault reports).
     pub fn guest_pc(&self, pc: u64) -> Option<(BlockId, GuestAddr)> {
+        if pc >= self.shared.arena.rx {
+            return None;
+        }
         // Live blocks are committed in ascending host order.
         let live = &self.blocks[self.live_from..];
         let i = live.partition_point(|b| b.host.0 <= pc);

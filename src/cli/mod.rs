@@ -4,6 +4,7 @@
 //! 125 hotlift failed (bad option, resource, unsupported guest behaviour),
 //! 126 the program is not a runnable x86-64 static ELF, 127 it was not found.
 
+mod dump;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -51,6 +52,17 @@ pub enum Command {
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
         program: Vec<std::ffi::OsString>,
     },
+    /// Show the superblocks a profiled run built: members, exits, counts, IR, guest and host code
+    Dump {
+        /// The JSON profile
+        profile: std::path::PathBuf,
+        /// Only this superblock
+        #[arg(long, value_name = "ID")]
+        superblock: Option<u32>,
+        /// Output format (dot needs --superblock)
+        #[arg(long, value_enum, default_value = "text")]
+        format: dump::DumpFormat,
+    },
 }
 
 pub fn main() -> i32 {
@@ -80,6 +92,17 @@ pub fn main() -> i32 {
             opts.profile.get_or_insert(output);
             run::main(opts, program, true)
         }
+        Command::Dump {
+            profile,
+            superblock,
+            format,
+        } => match dump::main(&profile, superblock, format) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("hotlift dump: {e:#}");
+                EXIT_HOTLIFT_FAILED
+            }
+        },
     }
 }
 
@@ -95,11 +118,15 @@ pub fn run_options_markdown() -> String {
         if long == "help" || long == "version" {
             continue;
         }
+        let value = a
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map_or("N".to_string(), |v| v.to_string());
         let name = match (a.get_short(), a.get_action().takes_values()) {
             (Some(c), false) => format!("`-{c}`, `--{long}`"),
             (None, false) => format!("`--{long}`"),
-            (Some(c), true) => format!("`-{c}`, `--{long} N`"),
-            (None, true) => format!("`--{long} N`"),
+            (Some(c), true) => format!("`-{c}`, `--{long} {value}`"),
+            (None, true) => format!("`--{long} {value}`"),
         };
         let default: Vec<String> = a
             .get_default_values()

@@ -21,7 +21,9 @@ use thiserror::Error;
 use crate::backend::{
     emit_block, emit_empty_ibl_stub, emit_exit_stub, EmitEnv, EmitError, EmittedSiteKind,
 };
-use crate::cache::{BlockInfo, CacheError, CodeCache, CodeMem, ExitSite, IblTable, SiteKind};
+use crate::cache::{
+    BlockInfo, CacheError, CacheShared, CodeCache, CodeMem, ExitSite, IblTable, SiteKind,
+};
 use crate::frontend::{lift_block, Unsupported};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::ir::TrapKind;
@@ -177,15 +179,22 @@ impl Vm {
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
 
-        let code = CodeMem::new_near(
+        let mut code = CodeMem::new_near(
             image.lo.0,
             image.hi.0,
             brk.limit,
             (opts.cache_mib as usize) << 20,
         )?;
+        let code_range = code.range();
+        // A quarter of code memory holds superblocks (cache/shared.rs).
+        let arena = code.split_tail((opts.cache_mib as usize) << 18);
+        let shared = std::sync::Arc::new(
+            CacheShared::new(arena)
+                .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
+        );
         let ibl = IblTable::new()
             .map_err(|e| VmError::Host(format!("cannot map the lookup table: {e}")))?;
-        let mut cache = CodeCache::new(code, ibl);
+        let mut cache = CodeCache::new(code, ibl, shared);
         let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
         let stub_at = cache.mem.commit(&stub);
         cache.ibl.set_empty_stub(stub_at);
@@ -209,10 +218,10 @@ impl Vm {
             hi: image.hi.0,
             build_id: plan.build_id.clone(),
         };
-        let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line)
+        let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line, &cache)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();
-        signal::install(opts.verbose, cache.mem.range(), |s| {
+        signal::install(opts.verbose, code_range, |s| {
             sig.actions[s as usize][0] == libc::SIG_IGN as u64
         })
         .map_err(VmError::Host)?;
@@ -275,6 +284,8 @@ impl Vm {
             }
             let host = self.cache.mem.commit(&em.code);
             let id = BlockId(self.cache.blocks.len() as u32);
+            // Block table I3: the monitor may link superblocks to it now.
+            self.prof.blocks.set_host(id.0, host.0, self.cache.flushes);
             self.prof
                 .translations
                 .push((host.0, em.code.len() as u32, addr.0));
@@ -348,6 +359,12 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
+            if self.ctx.sb_partial != 0 {
+                // The thread left a superblock pass abnormally: close it
+                // before anything else reaches the ring (superblock/mod.rs).
+                let w = std::mem::take(&mut self.ctx.sb_partial);
+                self.push_words(&[w]);
+            }
             // The exit site must be read before a pending flush drops it.
             let site = (self.ctx.exit_reason == exit_reason::SITE)
                 .then(|| self.cache.sites[self.ctx.exit_arg as usize]);
@@ -417,6 +434,20 @@ impl Vm {
             signal: kind.signal(),
         });
         signal::die_with(kind.signal())
+    }
+
+    /// The thread leaves translated code abnormally at host `pc` (a fault,
+    /// a store into code, a signal): if a superblock pass is open there,
+    /// the dispatcher pushes its partial record. Async-signal-safe.
+    pub(crate) fn note_leave(&mut self, pc: u64) {
+        if pc < self.cache.shared.arena.rx {
+            return;
+        }
+        if let Some(w) = self.cache.shared.registry.find(self.cache.flushes, pc) {
+            if w.pc.member != u16::MAX {
+                self.ctx.sb_partial = crate::monitor::TAG_SB_PARTIAL | w.pc.member as u32;
+            }
+        }
     }
 
     /// Guest memory [start, end) changed under translated code: drop it.

@@ -16,9 +16,11 @@ use std::time::Instant;
 use super::Vm;
 use crate::backend::Prologue;
 use crate::ir::{IrBlock, Terminator};
+use crate::monitor::superblock::build::BuildConfig;
+use crate::monitor::superblock::{Builder, Limits};
 use crate::monitor::{
-    BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, Tables, ThreadRing, NR_MASK,
-    TAG_SYSCALL,
+    BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing,
+    NR_MASK, TAG_SYSCALL,
 };
 use crate::profile::{hex, Binary, Ending, Inputs, Module, Modules, Profile, Symbols, Times};
 
@@ -71,6 +73,7 @@ impl Profiling {
         main: MainImage,
         vdso: Option<(u64, u64)>,
         command_line: Vec<String>,
+        cache: &crate::cache::CodeCache,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
         let mut p = Profiling {
@@ -98,7 +101,24 @@ impl Profiling {
                 pos: ctx.ring_pos_atomic(),
                 tid: std::process::id() as i32,
             });
-            let monitor = Monitor::start(blocks);
+            let sb = SbConfig {
+                enabled: opts.superblocks(),
+                block_threshold: opts.sb_threshold,
+                edge_threshold: opts.sb_edge_threshold,
+            };
+            let builder = opts.superblocks().then(|| {
+                let cfg = BuildConfig {
+                    limits: Limits {
+                        max_blocks: opts.sb_max_blocks as usize,
+                        max_insns: opts.sb_max_insns,
+                    },
+                    max_block_insns: opts.max_block_insns as usize,
+                    ibl_base: cache.ibl.base(),
+                    dump_dir: opts.dump_superblocks.clone(),
+                };
+                Builder::new(cfg, cache.shared.clone(), blocks.clone())
+            });
+            let monitor = Monitor::start(blocks, sb, builder);
             monitor.add_ring(tr.clone());
             p.monitor = Some(monitor);
             p.ring = Some(tr);
@@ -166,7 +186,7 @@ impl Vm {
     }
 
     /// Append a record to this thread's ring from Rust (ring I1, I2).
-    fn push_words(&mut self, words: &[u32]) {
+    pub(super) fn push_words(&mut self, words: &[u32]) {
         let Some(tr) = self.prof.ring.clone() else {
             return;
         };

@@ -98,6 +98,7 @@ impl Vm {
         match self.cache.guest_pc_exact(pc) {
             Some(g) => {
                 self.ctx.rip = g.0;
+                self.note_leave(pc);
                 Some(self.cache.code_write_stub.0)
             }
             None => {

@@ -300,11 +300,11 @@ pub unsafe extern "C" fn handle_host_signal(
                 len: 0,
             };
             let name = sig_name(sig);
-            let _ = match vm.cache.guest_pc(pc) {
-                Some((_, g)) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
+            let _ = match vm.cache.guest_at(pc) {
+                Some(g) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
                     writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g} (data address {fault_addr:#x})")
                 }
-                Some((_, g)) => writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g}"),
+                Some(g) => writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g}"),
                 None => writeln!(
                     msg,
                     "hotlift: guest killed by SIG{name} in translated code at host {pc:#x}"
@@ -329,8 +329,9 @@ pub unsafe extern "C" fn handle_host_signal(
     // SAFETY: as above; the earlier borrow has ended.
     if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
         if code > 0 && sig != libc::SIGTRAP {
+            vm.note_leave(pc);
             vm.ctx.exit_arg = sig as u32;
-            if let Some((_, g)) = vm.cache.guest_pc(pc) {
+            if let Some(g) = vm.cache.guest_at(pc) {
                 vm.ctx.rip = g.0;
             }
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
@@ -359,6 +360,7 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
     let floor = vm.cache.mem.floor_addr();
     if in_code && pc >= floor {
         // Translated code may run on for ever without an exit: leave now.
+        vm.note_leave(pc);
         vm.ctx.exit_arg = sig;
         uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
         return;

@@ -24,14 +24,44 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod passes;
+
 use super::calltree::{CallTree, ROOT};
-use super::{BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SYSCALL};
+use super::superblock::{Request, Trigger};
+use super::{BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SYSCALL};
+pub use passes::SbAccount;
 
 /// No block (an empty way, no previous block).
 const NONE: u32 = u32::MAX;
-/// `Slot::flags`: the block ends with a call / a return.
+/// The payload of a superblock record.
+const SB_MASK: u32 = super::SB_ID_LIMIT - 1;
+/// `Slot::flags`: the block ends with a call / a return / an indirect
+/// transfer (returns and indirect calls too).
 const F_CALL: u8 = 1;
 const F_RETURN: u8 = 2;
+const F_INDIRECT: u8 = 4;
+/// Flags that need `call_or_return`.
+const F_SHADOW: u8 = F_CALL | F_RETURN;
+
+/// When the monitor asks for superblocks (superblock/mod.rs).
+#[derive(Debug, Clone, Copy)]
+pub struct SbConfig {
+    pub enabled: bool,
+    /// A block entered by a direct transfer this many times.
+    pub block_threshold: u32,
+    /// An indirect edge taken this many times.
+    pub edge_threshold: u32,
+}
+
+impl Default for SbConfig {
+    fn default() -> Self {
+        SbConfig {
+            enabled: false,
+            block_threshold: u32::MAX,
+            edge_threshold: u32::MAX,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct SyscallStat {
@@ -74,16 +104,24 @@ struct Slot {
     /// Call blocks: the return address pushed.
     ret: u64,
     insns: u32,
+    /// Ask for a superblock here when `count` reaches this (u32::MAX: no).
+    trigger: u32,
+    /// Indirect blocks: ask for one at a successor when a way's count
+    /// reaches this.
+    way_trigger: u32,
     flags: u8,
 }
 
 impl Slot {
-    fn new(m: &BlockMeta) -> Slot {
+    fn new(m: &BlockMeta, sb: &SbConfig) -> Slot {
         let flags = match m.exit {
-            ExitKind::Call | ExitKind::IndirectCall => F_CALL,
-            ExitKind::Return => F_RETURN,
+            ExitKind::Call => F_CALL,
+            ExitKind::IndirectCall => F_CALL | F_INDIRECT,
+            ExitKind::Return => F_RETURN | F_INDIRECT,
+            ExitKind::IndirectJump => F_INDIRECT,
             _ => 0,
         };
+        let on = |t: u32| if sb.enabled { t } else { u32::MAX };
         Slot {
             count: 0,
             way: [NONE; 2],
@@ -91,6 +129,12 @@ impl Slot {
             guest: m.guest,
             ret: m.next,
             insns: m.insns,
+            trigger: on(sb.block_threshold),
+            way_trigger: if flags & F_INDIRECT != 0 {
+                on(sb.edge_threshold)
+            } else {
+                u32::MAX
+            },
             flags,
         }
     }
@@ -115,6 +159,8 @@ struct ThreadState {
     acc: u64,
     pending: Vec<u32>,
     pending_need: usize,
+    /// The superblock whose pass is open (passes.rs), or NONE.
+    pass: u32,
 }
 
 impl Default for ThreadState {
@@ -126,6 +172,7 @@ impl Default for ThreadState {
             acc: 0,
             pending: Vec::new(),
             pending_need: 0,
+            pass: NONE,
         }
     }
 }
@@ -155,6 +202,16 @@ pub struct Tables {
     pub rep_extra: u64,
     threads: Vec<ThreadState>,
     finished: bool,
+    pub sb: SbConfig,
+    /// Superblocks asked for since the builder last looked.
+    pub requests: Vec<Request>,
+    /// Per superblock id: its members and pass counts (passes.rs).
+    pub sbs: Vec<SbAccount>,
+    /// Records that did not fit the superblock protocol (must stay 0).
+    pub sb_record_errors: u64,
+    /// What the builder made (filled at the end).
+    pub superblocks: Vec<super::superblock::build::SbRecord>,
+    pub build_stats: super::superblock::build::BuildStats,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -163,7 +220,8 @@ pub const SYSCALL_LOG_LIMIT: usize = 1 << 20;
 impl Tables {
     /// Tables holding only block counts (`--count-inline`).
     pub fn from_counts(counts: &[u64], blocks: &[BlockMeta]) -> Tables {
-        let mut slots: Vec<Slot> = blocks.iter().map(Slot::new).collect();
+        let sb = SbConfig::default();
+        let mut slots: Vec<Slot> = blocks.iter().map(|m| Slot::new(m, &sb)).collect();
         for (s, &c) in slots.iter_mut().zip(counts) {
             s.count = c;
         }
@@ -189,7 +247,17 @@ impl Tables {
             "ring entry {id} is not a published block (block table I1)"
         );
         let have = self.slots.len();
-        self.slots.extend(table[have..].iter().map(Slot::new));
+        let sb = self.sb;
+        self.slots
+            .extend(table[have..].iter().map(|m| Slot::new(m, &sb)));
+    }
+
+    /// Tables that ask for superblocks as `sb` says.
+    pub fn new(sb: SbConfig) -> Tables {
+        Tables {
+            sb,
+            ..Tables::default()
+        }
     }
 
     /// Process a batch of entries of guest thread `t` (monitor I1).
@@ -200,34 +268,94 @@ impl Tables {
         let mut st = std::mem::take(&mut self.threads[t]);
         self.entries += entries.len() as u64;
         for &e in entries {
-            if st.pending_need > 0 || e & TAG != 0 {
-                self.record_word(&mut st, e);
+            if e & TAG != 0 || st.pending_need > 0 {
+                if e >= TAG_SB_ENTRY && st.pending_need == 0 {
+                    self.sb_record(&mut st, e);
+                } else {
+                    self.record_word(&mut st, e);
+                }
                 continue;
             }
             let id = e as usize;
             if id >= self.slots.len() {
                 self.grow(id, blocks);
             }
+            if st.pass != NONE {
+                self.stray_in_pass(&mut st);
+            }
             let p = st.prev;
             if p != NONE {
-                let ps = &mut self.slots[p as usize];
-                if ps.way[0] == e {
-                    ps.way_n[0] += 1;
-                } else if ps.way[1] == e {
-                    ps.way_n[1] += 1;
-                } else {
-                    self.edge_miss(p, e);
-                }
-                if self.slots[p as usize].flags != 0 {
-                    self.call_or_return(&mut st, p, e);
-                }
+                self.transition(&mut st, p, e);
             }
             let s = &mut self.slots[id];
             s.count += 1;
             st.acc += s.insns as u64;
+            if s.count == s.trigger as u64 {
+                self.count_trigger(e, p);
+            }
             st.prev = e;
         }
         self.threads[t] = st;
+    }
+
+    /// Count the transition `p` → `e` of a thread (I1) and move it in the
+    /// calling-context tree.
+    #[inline(always)]
+    fn transition(&mut self, st: &mut ThreadState, p: u32, e: u32) {
+        let ps = &mut self.slots[p as usize];
+        let hit = if ps.way[0] == e {
+            0
+        } else if ps.way[1] == e {
+            1
+        } else {
+            2
+        };
+        if hit < 2 {
+            ps.way_n[hit] += 1;
+            let n = ps.way_n[hit];
+            if n == ps.way_trigger as u64 {
+                self.edge_trigger(p, e, n);
+            }
+        } else {
+            self.edge_miss(p, e);
+        }
+        if self.slots[p as usize].flags & F_SHADOW != 0 {
+            self.call_or_return(st, p, e);
+        }
+    }
+
+    /// Block `e` reached its count threshold; entered from `p` this time.
+    #[cold]
+    fn count_trigger(&mut self, e: u32, p: u32) {
+        let direct = p == NONE || self.slots[p as usize].flags & F_INDIRECT == 0;
+        let s = &mut self.slots[e as usize];
+        if direct {
+            let threshold = s.trigger as u64;
+            s.trigger = u32::MAX;
+            self.requests.push(Request {
+                head: e,
+                trigger: Trigger::Block {
+                    count: s.count,
+                    threshold,
+                },
+            });
+        } else if s.trigger < u32::MAX - 1 {
+            // Entered indirectly: ask at the next direct entry instead.
+            s.trigger += 1;
+        }
+    }
+
+    /// The indirect edge `p` → `e` reached its threshold.
+    #[cold]
+    fn edge_trigger(&mut self, p: u32, e: u32, count: u64) {
+        self.requests.push(Request {
+            head: e,
+            trigger: Trigger::IndirectEdge {
+                from: self.slots[p as usize].guest,
+                count,
+                threshold: self.slots[p as usize].way_trigger as u64,
+            },
+        });
     }
 
     /// Successor `e` of `p` is in neither way: a free way, or the edge
@@ -246,6 +374,10 @@ impl Tables {
         let slot = &mut self.ecache[ecache_index(p, e)];
         if slot.p == p && slot.e == e {
             slot.n += 1;
+            let n = slot.n;
+            if n == self.slots[p as usize].way_trigger as u64 {
+                self.edge_trigger(p, e, n);
+            }
             return;
         }
         let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
@@ -338,9 +470,16 @@ impl Tables {
             return;
         }
         self.finished = true;
-        for st in &mut self.threads {
+        let mut threads = std::mem::take(&mut self.threads);
+        for st in &mut threads {
+            if st.pass != NONE {
+                // A thread ended inside a pass with no record for it (it
+                // was killed there): count what must have run, its head.
+                self.sb_end(st, 0);
+            }
             self.tree.charge(st.node, std::mem::take(&mut st.acc));
         }
+        self.threads = threads;
         for p in 0..self.slots.len() {
             let s = self.slots[p];
             for w in 0..2 {
@@ -358,6 +497,15 @@ impl Tables {
                 *self.edges.entry((slot.p, to)).or_insert(0) += slot.n;
             }
         }
+        self.expand_lazy_passes();
+    }
+
+    /// The most frequent successor of block `id` among its two ways, that
+    /// successor's transition count, and the block's own count.
+    pub fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
+        let s = self.slots.get(id as usize)?;
+        let w = usize::from(s.way_n[1] > s.way_n[0]);
+        (s.way[w] != NONE).then_some((s.way[w], s.way_n[w], s.count))
     }
 
     /// Every transition counted: (source block id, target guest address)
@@ -399,7 +547,7 @@ mod tests {
     #[test]
     fn every_transition_is_counted_once_through_the_edge_cache() {
         let blocks = table();
-        let mut t = Tables::default();
+        let mut t = Tables::new(SbConfig::default());
         let mut stream = vec![];
         // The indirect block goes to four different targets in turn: two
         // stay in the ways, two go through the edge cache (I1).
