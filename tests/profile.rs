@@ -92,10 +92,13 @@ fn monitor_counts_equal_inline_counts() {
                 total(&ring, "guest_instructions") - total(&ring, "rep_extra_iterations"),
                 total(&inline, "guest_instructions")
             );
-            assert!(
-                ring["ring"]["entries"].as_u64().unwrap()
-                    >= ring["totals"]["block_executions"].as_u64().unwrap()
-            );
+            // Without superblocks every block execution is a ring entry.
+            if ring["superblocks"].as_array().unwrap().is_empty() {
+                assert!(
+                    ring["ring"]["entries"].as_u64().unwrap()
+                        >= ring["totals"]["block_executions"].as_u64().unwrap()
+                );
+            }
         }
     }
 }
