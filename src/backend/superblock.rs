@@ -7,10 +7,13 @@
 //! branches to a side exit on the cold one, a call pushes the guest return
 //! address and goes on into the callee, a hot indirect target (or return
 //! address) is checked by a flag-free guard whose failure is a side exit —
-//! then the cold exit stubs. Every exit stub first pushes `TAG_SB_EXIT | k`
+//! then the cold exit stubs. An exit stub first pushes `TAG_SB_EXIT | k`
 //! and then jumps to the live block for its target (or leaves to the
 //! dispatcher when there is none yet: the monitor links it later), or does
-//! the inline lookup for an indirect exit.
+//! the inline lookup for an indirect exit. A direct exit to a live block
+//! that no other exit of the superblock goes to, other than its own head,
+//! is implicit: it pushes nothing and jumps straight to the block, whose
+//! own entry tells the monitor which exit was taken (`implicit`).
 //!
 //! I1: as for blocks (backend I1, I2): no guest register or flag changes
 //!     except as the guest instructions would; RAX and RCX are borrowed
@@ -37,8 +40,8 @@ use crate::runtime::{exit_reason, off};
 pub struct SbEmitEnv<'a> {
     pub host_base: u64,
     pub ibl_base: u32,
-    /// Host entry of the live block at a guest address, if there is one.
-    pub resolve: &'a dyn Fn(u64) -> Option<u64>,
+    /// Host entry and id of the live block at a guest address, if any.
+    pub resolve: &'a dyn Fn(u64) -> Option<(u64, u32)>,
 }
 
 impl std::fmt::Debug for SbEmitEnv<'_> {
@@ -56,6 +59,8 @@ pub struct SbEmitted {
     /// the aligned rel32 field, guest target). Patch them when the target
     /// has code.
     pub unresolved: Vec<(usize, u64)>,
+    /// Implicit exits: (target block id, exit index).
+    pub implicit: Vec<(u32, u32)>,
 }
 
 const NO_PASS: u16 = u16::MAX;
@@ -336,6 +341,25 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         s.transition(i)?;
     }
     assert_eq!(s.next_exit, plan.exits.len(), "every exit laid out");
+    // Implicit exits (module docs): resolved, alone on their block.
+    let head_block = (env.resolve)(head).map(|(_, b)| b);
+    let resolved: Vec<Option<(u64, u32)>> = plan
+        .exits
+        .iter()
+        .map(|x| match x.to {
+            ExitTo::Direct { target } => (env.resolve)(target),
+            ExitTo::Indirect => None,
+        })
+        .collect();
+    let implicit: Vec<(u32, u32)> = resolved
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| {
+            let (_, b) = (*r)?;
+            let alone = resolved.iter().flatten().filter(|x| x.1 == b).count() == 1;
+            (alone && Some(b) != head_block).then_some((b, k as u32))
+        })
+        .collect();
     // Cold exit stubs, in exit order.
     let mut unresolved_tails = Vec::new();
     let mut unresolved = Vec::new();
@@ -344,6 +368,14 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
     let mut jumps = jumps.into_iter().peekable();
     for x in &plan.exits {
         let k = x.index as usize;
+        if let Some(&(_, _)) = implicit.iter().find(|&&(_, j)| j as usize == k) {
+            let (host, _) = resolved[k].expect("implicit exits are resolved");
+            while jumps.peek().is_some_and(|&(_, j)| j == k) {
+                let (r, _) = jumps.next().expect("peeked");
+                s.e.a.resolve(r, host);
+            }
+            continue;
+        }
         let stub = s.e.a.here();
         while jumps.peek().is_some_and(|&(_, j)| j == k) {
             let (r, _) = jumps.next().expect("peeked");
@@ -356,8 +388,8 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             ExitTo::Direct { target } => {
                 s.pc(NO_PASS, false, target);
                 let r = s.e.a.jmp_rel32();
-                match (env.resolve)(target) {
-                    Some(host) => s.e.a.resolve(r, host),
+                match resolved[k] {
+                    Some((host, _)) => s.e.a.resolve(r, host),
                     None => {
                         unresolved.push((r.field, target));
                         unresolved_tails.push((r, target));
@@ -387,5 +419,6 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         code: s.e.a.buf,
         pcs: s.pcs,
         unresolved,
+        implicit,
     })
 }

@@ -115,8 +115,8 @@ pub fn render_text(e: &SuperblockEntry) -> String {
     );
     let _ = writeln!(
         s,
-        "  entries {}, abnormal exits {}",
-        e.entries, e.partial_exits
+        "  entries {}, loops back to the start {}, abnormal exits {}",
+        e.entries, e.loops, e.partial_exits
     );
     let _ = writeln!(
         s,
@@ -174,7 +174,7 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
         r.id, e.entries
     );
     let runs = |i: usize| e.member_runs.get(i).copied().unwrap_or(0);
-    let max = e.entries.max(1) as f64;
+    let max = (e.entries + e.loops).max(1) as f64;
     let width = |c: u64| 1.0 + 4.0 * (c as f64 / max).min(1.0);
     for (i, m) in r.members.iter().enumerate() {
         let _ = writeln!(
@@ -203,22 +203,11 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
     }
     if ir_lines.iter().any(|l| l.contains("loop to head")) {
         let last = r.members.len() - 1;
-        let loops = e
-            .member_runs
-            .get(last)
-            .copied()
-            .unwrap_or(0)
-            .saturating_sub(
-                r.exits
-                    .iter()
-                    .filter(|x| x.member as usize == last)
-                    .map(|x| e.exit_counts.get(x.index as usize).copied().unwrap_or(0))
-                    .sum(),
-            );
         let _ = writeln!(
             s,
-            "  m{last} -> m0 [label=\"loop {loops}\", style=bold, penwidth={:.2}];",
-            width(loops)
+            "  m{last} -> m0 [label=\"loop {}\", style=bold, penwidth={:.2}];",
+            e.loops,
+            width(e.loops)
         );
     }
     for x in &r.exits {

@@ -124,7 +124,10 @@ pub struct SuperblockEntry {
     pub head_symbol: Option<String>,
     /// Dropped by a code-cache flush before the end of the run.
     pub flushed: bool,
+    /// Entries from outside the superblock.
     pub entries: u64,
+    /// Passes that ran to the end and looped back to the start.
+    pub loops: u64,
     /// Passes that ran each member.
     pub member_runs: Vec<u64>,
     pub exit_counts: Vec<u64>,
@@ -142,6 +145,7 @@ impl SuperblockEntry {
             head_symbol: None,
             flushed: false,
             entries: 0,
+            loops: 0,
             member_runs: vec![0; record.members.len()],
             exit_counts: vec![0; record.exits.len()],
             partial_exits: 0,
@@ -367,8 +371,9 @@ impl Profile {
                 e.flushed = r.generation != inp.flushes;
                 if let Some(a) = acc {
                     e.entries = a.entries;
+                    e.loops = a.loops;
                     e.member_runs = a.member_runs();
-                    e.exit_counts = a.exit_counts.clone();
+                    e.exit_counts = a.exit_counts();
                     e.partial_exits = a.partial_exits;
                 }
                 e

@@ -199,13 +199,13 @@ impl Builder {
         self.seen = metas.len() as u32;
     }
 
-    /// Host entry of the live block at `guest` (this generation).
-    fn resolve(&self, guest: u64) -> Option<u64> {
+    /// Host entry and id of the live block at `guest` (this generation).
+    fn resolve(&self, guest: u64) -> Option<(u64, u32)> {
         let id = *self.by_guest.get(&guest)?;
         self.blocks
             .host(id)
             .filter(|&(_, g)| g == self.gen)
-            .map(|(h, _)| h)
+            .map(|(h, _)| (h, id))
     }
 
     /// Lift block `id` again, exactly as the dispatcher did.
@@ -298,12 +298,20 @@ impl Builder {
         self.cursor += size;
         self.next_id += 1;
         let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
+        let exits: Vec<(u16, u32)> = plan
+            .exits
+            .iter()
+            .map(|x| {
+                let implicit = em.implicit.iter().find(|&&(_, k)| k == x.index);
+                (x.member, implicit.map_or(u32::MAX, |&(b, _)| b))
+            })
+            .collect();
         tables.add_superblock(
             id,
             SbAccount::new(
                 plan.members.iter().map(|m| m.block).collect(),
                 &insns,
-                plan.exits.iter().map(|e| e.member).collect(),
+                &exits,
                 plan.has_calls(),
             ),
         );
@@ -395,6 +403,7 @@ impl Builder {
                 .and_then(|id| self.blocks.host(id))
                 .filter(|&(_, g)| g == self.gen);
             match host {
+                // Still explicit: its stub pushes the exit record.
                 Some((h, _)) => {
                     now.push((field, h));
                     false

@@ -161,6 +161,10 @@ struct ThreadState {
     pending_need: usize,
     /// The superblock whose pass is open (passes.rs), or NONE.
     pass: u32,
+    /// While a lazy pass is open: its superblock's entry record (a loop
+    /// back to the start, passes.rs fast path) and its instructions.
+    loop_word: u32,
+    loop_insns: u64,
 }
 
 impl Default for ThreadState {
@@ -173,6 +177,8 @@ impl Default for ThreadState {
             pending: Vec::new(),
             pending_need: 0,
             pass: NONE,
+            loop_word: 0,
+            loop_insns: 0,
         }
     }
 }
@@ -269,7 +275,11 @@ impl Tables {
         self.entries += entries.len() as u64;
         for &e in entries {
             if e & TAG != 0 || st.pending_need > 0 {
-                if e >= TAG_SB_ENTRY && st.pending_need == 0 {
+                if e == st.loop_word && st.pending_need == 0 {
+                    // A lazy superblock looped back to its start.
+                    self.sbs[st.pass as usize].loops += 1;
+                    st.acc += st.loop_insns;
+                } else if e >= TAG_SB_ENTRY && st.pending_need == 0 {
                     self.sb_record(&mut st, e);
                 } else {
                     self.record_word(&mut st, e);
@@ -281,7 +291,7 @@ impl Tables {
                 self.grow(id, blocks);
             }
             if st.pass != NONE {
-                self.stray_in_pass(&mut st);
+                self.close_implicit(&mut st, e);
             }
             let p = st.prev;
             if p != NONE {
@@ -303,21 +313,18 @@ impl Tables {
     #[inline(always)]
     fn transition(&mut self, st: &mut ThreadState, p: u32, e: u32) {
         let ps = &mut self.slots[p as usize];
-        let hit = if ps.way[0] == e {
-            0
-        } else if ps.way[1] == e {
-            1
-        } else {
-            2
-        };
-        if hit < 2 {
-            ps.way_n[hit] += 1;
-            let n = ps.way_n[hit];
+        // Branch-free on the hot path: which way is taken is as random as
+        // the guest's branches are.
+        let (h0, h1) = (u64::from(ps.way[0] == e), u64::from(ps.way[1] == e));
+        ps.way_n[0] += h0;
+        ps.way_n[1] += h1;
+        if h0 | h1 == 0 {
+            self.edge_miss(p, e);
+        } else if ps.way_trigger != u32::MAX {
+            let n = ps.way_n[h1 as usize];
             if n == ps.way_trigger as u64 {
                 self.edge_trigger(p, e, n);
             }
-        } else {
-            self.edge_miss(p, e);
         }
         if self.slots[p as usize].flags & F_SHADOW != 0 {
             self.call_or_return(st, p, e);
@@ -475,7 +482,7 @@ impl Tables {
             if st.pass != NONE {
                 // A thread ended inside a pass with no record for it (it
                 // was killed there): count what must have run, its head.
-                self.sb_end(st, 0);
+                self.close_at_end(st);
             }
             self.tree.charge(st.node, std::mem::take(&mut st.acc));
         }
