@@ -71,7 +71,7 @@ fn build_in(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 fn trace_with_limit(exe: &Path, limit: u64) -> Outcome {
     let pid = spawn_traced(&[OsString::from(exe)]).expect("spawn");
-    count_instructions(pid, limit).expect("trace")
+    count_instructions(pid, limit, None).expect("trace")
 }
 
 /// Builds and runs one program; `None` when gcc is missing.
