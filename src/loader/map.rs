@@ -34,7 +34,9 @@ use nix::errno::Errno;
 use nix::sys::mman::{mmap_anonymous, mprotect, munmap, MapFlags, ProtFlags};
 
 use super::plan::page_regions;
-use super::stack::{check_request, layout_stack, parse_auxv, HostAux};
+use super::stack::{
+    check_request, layout_stack, parse_auxv, HostAux, AT_RSEQ_ALIGN, AT_RSEQ_FEATURE_SIZE,
+};
 use super::{
     page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region, StackRequest,
     PAGE_SIZE,
@@ -401,6 +403,10 @@ fn host_aux() -> HostAux {
         hwcap2: aux(libc::AT_HWCAP2),
         clktck: aux(libc::AT_CLKTCK),
         secure: aux(libc::AT_SECURE),
+        rseq: saved
+            .iter()
+            .any(|&(k, _)| k == AT_RSEQ_FEATURE_SIZE)
+            .then(|| (aux(AT_RSEQ_FEATURE_SIZE), aux(AT_RSEQ_ALIGN))),
         uid: uid.into(),
         euid: euid.into(),
         gid: gid.into(),
