@@ -36,6 +36,20 @@ pub struct BlockInfo {
     pub class: ExitClass,
     /// Host offset (from `host`) of each guest instruction's code, ascending.
     pub pc_map: Box<[(u32, GuestAddr)]>,
+    /// Its executions are counted (false only for the one-instruction
+    /// restart after a store into code, which its original block counted).
+    pub counted: bool,
+}
+
+/// Where a host address lies in translated code: the block and the index
+/// of the guest instruction (in `pc_map`) whose code holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PcLocation {
+    pub block: BlockId,
+    pub index: usize,
+    pub guest: GuestAddr,
+    /// `pc` is the first host instruction of that guest instruction.
+    pub exact: bool,
 }
 
 /// What an exit site does when reached.
@@ -129,12 +143,42 @@ impl CodeCache {
     /// The guest instruction whose code starts exactly at `pc`: there the
     /// machine state is the guest's state before that instruction.
     pub fn guest_pc_exact(&self, pc: u64) -> Option<GuestAddr> {
+        self.locate(pc).filter(|l| l.exact).map(|l| l.guest)
+    }
+
+    /// The live block whose host code contains `pc`, and the guest
+    /// instruction there (from the pc map). None in a block's prologue
+    /// and outside translated blocks.
+    pub fn locate(&self, pc: u64) -> Option<PcLocation> {
+        // Live blocks are committed in ascending host order.
         let live = &self.blocks[self.live_from..];
         let i = live.partition_point(|b| b.host.0 <= pc);
         let b = live.get(i.checked_sub(1)?)?;
-        let off = u32::try_from(pc - b.host.0).ok()?;
-        let j = b.pc_map.partition_point(|&(o, _)| o < off);
-        b.pc_map.get(j).filter(|&&(o, _)| o == off).map(|&(_, g)| g)
+        if pc >= b.host.0 + b.host_len as u64 {
+            return None;
+        }
+        let off = (pc - b.host.0) as u32;
+        let index = b
+            .pc_map
+            .partition_point(|&(o, _)| o <= off)
+            .checked_sub(1)?;
+        let (start, guest) = b.pc_map[index];
+        Some(PcLocation {
+            block: BlockId((self.live_from + i - 1) as u32),
+            index,
+            guest,
+            exact: start == off,
+        })
+    }
+
+    /// How many of the counted instructions of `loc`'s block come after
+    /// the one at `loc` (0 for a block that is not counted).
+    pub fn counted_after(&self, loc: PcLocation) -> u32 {
+        let b = self.block(loc.block);
+        if !b.counted {
+            return 0;
+        }
+        b.insns.saturating_sub(loc.index as u32 + 1)
     }
 
     /// Does any translated code lie in guest range [start, end)?
@@ -169,16 +213,6 @@ impl CodeCache {
     /// The block whose host code contains `pc`, and the guest address of
     /// the instruction there (the pc map, for fault reports).
     pub fn guest_pc(&self, pc: u64) -> Option<(BlockId, GuestAddr)> {
-        // Live blocks are committed in ascending host order.
-        let live = &self.blocks[self.live_from..];
-        let i = live.partition_point(|b| b.host.0 <= pc);
-        let b = live.get(i.checked_sub(1)?)?;
-        if pc >= b.host.0 + b.host_len as u64 {
-            return None;
-        }
-        let off = (pc - b.host.0) as u32;
-        let j = b.pc_map.partition_point(|&(o, _)| o <= off);
-        let g = b.pc_map.get(j.checked_sub(1)?)?.1;
-        Some((BlockId((self.live_from + i - 1) as u32), g))
+        self.locate(pc).map(|l| (l.block, l.guest))
     }
 }

@@ -88,6 +88,10 @@ pub struct Vm {
     /// A store to protected code happened where the guest state could not be
     /// recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: bool,
+    /// Counted instructions of the block that just left early (a fatal
+    /// fault, a store into code) that did not retire; set by the signal
+    /// handler, reported to the monitor by the dispatcher.
+    pub unretired_pending: u32,
     /// Ring, monitor and profile writing.
     pub prof: Profiling,
     /// The CPU affinity the guest sees (syscall/affinity.rs).
@@ -222,6 +226,7 @@ impl Vm {
             protected: hashbrown::HashSet::new(),
             exe_path: own_identity(execfn),
             smc_flush_pending: false,
+            unretired_pending: 0,
             prof,
             affinity,
         })
@@ -292,6 +297,7 @@ impl Vm {
                 host_len: em.code.len() as u32,
                 class: block.term.class(),
                 pc_map: em.pc_map.into_boxed_slice(),
+                counted: reusable,
             };
             self.stats.translations += 1;
             if !reusable {
@@ -341,6 +347,8 @@ impl Vm {
             if self.smc_flush_pending {
                 self.flush();
             }
+            let unretired = std::mem::take(&mut self.unretired_pending);
+            self.record_unretired(unretired);
             next = match self.ctx.exit_reason {
                 exit_reason::SITE => {
                     let site = site.expect("site read above");
@@ -387,6 +395,11 @@ impl Vm {
     }
 
     fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
+        // The trap instruction is the last one its block counted; only
+        // `int3`/`int1` retire (the signal's rip is past them).
+        if kind.counted() && kind != TrapKind::Breakpoint {
+            self.record_unretired(1);
+        }
         if self.opts.verbose {
             let what = match kind {
                 TrapKind::Breakpoint => "breakpoint trap",

@@ -18,7 +18,7 @@ use crate::backend::Prologue;
 use crate::ir::{IrBlock, Terminator};
 use crate::monitor::{
     BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, Tables, ThreadRing, NR_MASK,
-    TAG_SYSCALL,
+    TAG_SYSCALL, TAG_UNRETIRED,
 };
 use crate::profile::{Binary, Ending, Inputs, Profile, Symbols, Times};
 
@@ -168,6 +168,14 @@ impl Vm {
         }
         // SAFETY: ring_pos is the producer position the monitor reads.
         unsafe { (*self.ctx.ring_pos_atomic()).store(p, Ordering::Release) };
+    }
+
+    /// Tell the monitor that `n` counted instructions of the block entered
+    /// last did not retire (monitor `TAG_UNRETIRED`).
+    pub fn record_unretired(&mut self, n: u32) {
+        if n > 0 {
+            self.push_words(&[TAG_UNRETIRED, n]);
+        }
     }
 
     /// Record a finished syscall for the monitor.

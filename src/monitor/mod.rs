@@ -12,7 +12,8 @@
 //! Ring entries: a value below `TAG` is a `BlockId`. `TAG_SYSCALL | nr` is
 //! followed by three words: result (low, high) and the duration in ns
 //! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
-//! `rep` string instruction.
+//! `rep` string instruction. `TAG_UNRETIRED` is followed by how many of the
+//! instructions of the block entered last did not retire (it stopped early).
 #![allow(unsafe_code)]
 
 pub mod blocks;
@@ -35,13 +36,17 @@ pub const TAG_SYSCALL: u32 = 0x8000_0000;
 pub const NR_MASK: u32 = 0x3fff_ffff;
 /// A `rep` string instruction ran: followed by ECX before and ECX after.
 pub const TAG_REP: u32 = 0xc000_0001;
+/// The block entered last stopped early (a fault, a trap that does not
+/// retire, a store into translated code): followed by the number of its
+/// counted instructions that did not retire.
+pub const TAG_UNRETIRED: u32 = 0xc000_0002;
 
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
-    if tag == TAG_REP {
-        2
-    } else {
-        3
+    match tag {
+        TAG_REP => 2,
+        TAG_UNRETIRED => 1,
+        _ => 3,
     }
 }
 

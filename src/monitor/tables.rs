@@ -46,6 +46,9 @@ pub struct Tables {
     /// Iterations of `rep` string instructions beyond their first (the
     /// block counts count each such instruction once).
     pub rep_extra: u64,
+    /// Instructions of entered blocks that did not retire because the block
+    /// stopped early (`TAG_UNRETIRED`); the block counts include them.
+    pub unretired: u64,
     threads: Vec<ThreadState>,
 }
 
@@ -160,6 +163,10 @@ impl Tables {
                 before.wrapping_sub(after) as u64
             };
             self.rep_extra += steps - 1;
+            return;
+        }
+        if rec[0] == super::TAG_UNRETIRED {
+            self.unretired += rec[1] as u64;
             return;
         }
         if rec[0] & !NR_MASK == TAG_SYSCALL {

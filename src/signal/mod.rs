@@ -250,8 +250,11 @@ pub unsafe extern "C" fn handle_host_signal(
     if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
         if code > 0 && sig != libc::SIGTRAP {
             vm.ctx.exit_arg = sig as u32;
-            if let Some((_, g)) = vm.cache.guest_pc(pc) {
-                vm.ctx.rip = g.0;
+            if let Some(loc) = vm.cache.locate(pc) {
+                vm.ctx.rip = loc.guest.0;
+                // The faulting instruction and those after it never ran.
+                let counted = vm.cache.block(loc.block).counted;
+                vm.unretired_pending = vm.cache.counted_after(loc) + u32::from(counted);
             }
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
             return;
