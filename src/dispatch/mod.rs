@@ -158,8 +158,15 @@ impl Vm {
         for (s, e, prot) in kernel_special_mappings() {
             mem.insert(s, e, prot);
         }
+        // The kernel starts the brk right after an ET_EXEC image (without
+        // randomisation) but moves a static PIE's away from it (to
+        // ELF_ET_DYN_BASE, where hotlift itself lives): anywhere will do.
         let brk_start = image.brk_start.0;
-        let base = reserve(brk_start, BRK_RESERVE, true)
+        let after_image = match plan.kind {
+            loader::ElfKind::Exec => reserve(brk_start, BRK_RESERVE, true),
+            loader::ElfKind::StaticPie => None,
+        };
+        let base = after_image
             .or_else(|| reserve(0, BRK_RESERVE, false))
             .ok_or_else(|| {
                 VmError::Host("cannot reserve address space for the guest's brk".into())
@@ -183,6 +190,7 @@ impl Vm {
             image.lo.0,
             image.hi.0,
             brk.limit,
+            loader::stack_growth_floor().unwrap_or(loader::TASK_SIZE),
             (opts.cache_mib as usize) << 20,
         )?;
         let ibl = IblTable::new()
