@@ -375,7 +375,7 @@ pub fn stack_growth_floor() -> Option<u64> {
     let (_, stack_end) = maps
         .lines()
         .filter(|l| l.ends_with("[stack]"))
-        .find_map(|l| map_range(l))?;
+        .find_map(map_range)?;
     let limit = rlimit_stack()?.max(8 << 20);
     stack_end.checked_sub(limit + (1 << 20) + (16 << 20))
 }
