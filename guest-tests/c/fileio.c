@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     /* stdio */
     FILE *f = fopen(moved, "w+");
     CHECK(f != NULL);
-    int nlines = count ? 40 : 1000;
+    int nlines = count ? 20 : 1000;
     for (int i = 0; i < nlines; i++)
         fprintf(f, "line %d value %.3f %s\n", i, i / 7.0, i % 2 ? "odd" : "even");
     long end = ftell(f);

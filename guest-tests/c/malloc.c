@@ -5,7 +5,7 @@
  * filled with a pattern derived from its slot and size and verified before
  * it is freed or resized; realloc must keep the common prefix; calloc must
  * return zeroed memory; aligned_alloc/posix_memalign must honour alignment.
- * Only counts and digests are printed. "count": 40 operations on 16 slots
+ * Only counts and digests are printed. "count": 30 operations on 16 slots
  * (so blocks are freed and resized too), smaller alignments and a shorter
  * realloc growth.
  */
@@ -72,7 +72,7 @@ static size_t pick_size(rng_t *r) {
 int main(int argc, char **argv) {
     rng_t r = {0x1234567887654321ULL};
     int count = count_mode(argc, argv);
-    long ops = bench_mode(argc, argv) ? 300000 : count ? 40 : 4000;
+    long ops = bench_mode(argc, argv) ? 300000 : count ? 30 : 4000;
     unsigned slots = count ? 16 : SLOTS;
     long mallocs = 0, frees = 0, reallocs = 0, callocs = 0, big = 0;
     uint64_t digest = FNV_INIT;

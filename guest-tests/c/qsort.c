@@ -55,9 +55,9 @@ int main(int argc, char **argv) {
     static struct rec recs[N];
     static char names[N][12];
     static char *strs[N];
-    /* "count": 100 elements, fewer probes and calls */
+    /* "count": 60 elements, fewer probes and calls */
     int count = count_mode(argc, argv);
-    int n = count ? 100 : N;
+    int n = count ? 60 : N;
     rng_t r = {42};
     for (int i = 0; i < n; i++) {
         ints[i] = (int)(rng_next(&r) % 100000) - 50000;
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     int found = 0, absent = 0;
     for (int i = 0; i < n; i++)
         found += bsearch(&ints[i], ints, n, sizeof ints[0], cmp_int) != NULL;
-    for (int v = -60000; v < 60000; v += count ? 701 : 7)
+    for (int v = -60000; v < 60000; v += count ? 1501 : 7)
         absent += bsearch(&v, ints, n, sizeof ints[0], cmp_int) == NULL;
     printf("bsearch found %d of %d, %d probes absent\n", found, n, absent);
     CHECK(found == n);
@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
     printf("records sorted by (key, index): digest %016llx\n", (unsigned long long)h);
 
     long total_area = 0, total_perim = 0;
-    long rounds = bench_mode(argc, argv) ? 50000000 : count ? 300 : 20000;
+    long rounds = bench_mode(argc, argv) ? 50000000 : count ? 100 : 20000;
     struct shape shapes[3] = {{&ops[0], 3, 4}, {&ops[1], 5, 0}, {&ops[2], 6, 8}};
     for (long i = 0; i < rounds; i++) {
         const struct shape *s = &shapes[i % 3];

@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
     regex_t re;
     CHECK(regcomp(&re, "([a-f]+)([0-9]+)", REG_EXTENDED) == 0);
     char text[4096];
-    size_t tlen = count ? 128 : sizeof text;
+    size_t tlen = count ? 48 : sizeof text;
     rng_t r = {3};
     for (size_t i = 0; i < tlen - 1; i++) {
         uint64_t x = rng_next(&r) % 20;

@@ -5,8 +5,8 @@
  * through ifuncs and CPUID; they read past the end of strings within a
  * page, use masked loads near page ends, and rely on vzeroupper. Buffers
  * are placed so that strings end right before an inaccessible page, which
- * is where those implementations are most delicate. "count": a dozen
- * lengths at three alignments, and 9 KiB instead of 1 MiB for the large
+ * is where those implementations are most delicate. "count": lengths
+ * 0, 1, 3, 7, ..., 127 at three alignments, and 9 KiB instead of 1 MiB for the large
  * copies (still above glibc's rep movsb threshold, at most 8 KiB), with a
  * digest of its first 256 bytes.
  */
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     unsigned char *end = region + page;
     static unsigned char a[1200], b[1200], c[1200];
 
-    for (size_t len = 0; len <= 160; len += count ? len / 2 + 1 : 1) {
+    for (size_t len = 0; len <= 160; len += count ? len + 1 : 1) {
         for (size_t align = 0; align < 64; align += count ? 29 : (len < 40 ? 1 : 13)) {
             /* strlen/strchr/strrchr on a string ending at the page end */
             char *s = (char *)end - len - 1;
