@@ -229,6 +229,31 @@ fn profile_count(path: &Path) -> Result<u64, String> {
         .ok_or_else(|| "the profile has no totals.guest_instructions".to_string())
 }
 
+/// Fails clearly if a program cannot be started under the conditions of E1
+/// (a seccomp policy may refuse `personality(ADDR_NO_RANDOMIZE)`).
+fn probe_conditions(cpu: usize) {
+    let dir = std::env::temp_dir().join(format!("hotlift-count-probe-{}", std::process::id()));
+    let r = guest::run(&Launch {
+        launcher: None,
+        program: Path::new("/bin/true"),
+        args: &[],
+        dir: &dir,
+        env: COUNT_ENV,
+        stdin: None,
+        timeout: Duration::from_secs(30),
+        cpu: Some(cpu),
+        no_randomize: true,
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        outcome_matches(&r.outcome, guest::Expect::Exit(0)),
+        "cannot run /bin/true pinned to CPU {cpu} with ADDR_NO_RANDOMIZE ({}): the count \
+         check needs sched_setaffinity(2) and personality(2), or native counts are not \
+         reproducible",
+        r.outcome
+    );
+}
+
 fn excluded(name: &str) -> Option<&'static str> {
     EXCLUDED
         .iter()
@@ -261,6 +286,7 @@ fn hotlift_counts_equal_native_single_step_counts() {
     let cpus = guest::allowed_cpus();
     assert!(!cpus.is_empty(), "sched_getaffinity failed");
     let jobs = env_or("HOTLIFT_COUNT_JOBS", 2usize).clamp(1, cpus.len());
+    probe_conditions(cpus[0]);
     let cfg = Arc::new(Config {
         dirs,
         stepcount: PathBuf::from(env!("CARGO_BIN_EXE_stepcount")),
