@@ -75,6 +75,9 @@ pub struct Emitted {
     pub code: Vec<u8>,
     pub pc_map: Vec<(u32, GuestAddr)>,
     pub sites: Vec<EmittedSite>,
+    /// Indices into `pc_map` of the `rep` string instructions whose ECX is
+    /// pushed to the ring before and after (`TAG_REP`).
+    pub rep_ring: Vec<u32>,
 }
 
 const S_RAX: usize = off::scratch(0);
@@ -537,6 +540,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         cold_miss: Vec::new(),
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
+    let mut rep_ring = Vec::new();
     emit_prologue(&mut e.a, env.prologue)?;
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
@@ -546,6 +550,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
             IrOp::RepString => {
                 let ring = matches!(env.prologue, Prologue::Ring { .. });
                 if ring {
+                    rep_ring.push(pc_map.len() as u32 - 1);
                     emit_ring_words(
                         &mut e.a,
                         &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx],
@@ -566,6 +571,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         code: e.a.buf,
         pc_map,
         sites: e.sites,
+        rep_ring,
     })
 }
 

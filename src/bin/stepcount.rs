@@ -70,9 +70,13 @@
 //!
 //! The count depends on everything the program can see: argv, the
 //! environment, the working directory, what stdout is (glibc sizes its
-//! buffer from it), and, for code whose work depends on addresses (string
-//! functions on the stack), ASLR. Compare runs made under identical
-//! conditions; `setarch -R stepcount ...` makes the layout repeatable.
+//! buffer from it), its CPU affinity, and, for code whose work depends on
+//! addresses (string functions on the stack), ASLR. Compare runs made under
+//! identical conditions; `setarch -R stepcount ...` makes the layout
+//! repeatable. Code that reads the time can take a different path when
+//! single-stepped (it runs ~1,000 times slower): the vDSO's
+//! `clock_gettime` retries its sequence lock in about a quarter of the
+//! calls. `tests/stepcount_exact.rs` lists the conditions it uses.
 //!
 //! # What single-stepping would change, and how stepcount hides it
 //!
@@ -113,10 +117,14 @@
 //! lookup of that rip; `PTRACE_GETREGS` and the fix-ups run only at
 //! syscalls, signals and `pushf`. Nothing is allocated per step except when
 //! a new instruction address enters the kind cache. On the 2-vCPU CI
-//! machine that is 35,000–50,000 instructions per second when it is quiet
-//! and 25,000–30,000 when it is busy (load 7–8): as fast as a bare
-//! step-and-wait loop in C, within the noise. glibc's printf test (about a
-//! million instructions) takes 35–45 s.
+//! machine a step costs about 19 us when stepcount and the program run on
+//! the same CPU (`taskset -c 0 stepcount ...`; the program then sees that
+//! affinity) and about 58 us when the scheduler puts them on different
+//! CPUs, which it does unless told (a quiet machine: 50,000 against
+//! 17,000 instructions per second; when the machine is busy, load 7–8,
+//! both come to 30–35 us). Nearly all of it is kernel time (the trap, two
+//! context switches, three system calls); the loop is as fast as a bare
+//! step-and-wait loop in C, within the noise.
 
 // A binary's crate root resolves modules beside it, hence the paths.
 #[path = "stepcount/code.rs"]

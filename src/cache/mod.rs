@@ -39,6 +39,9 @@ pub struct BlockInfo {
     /// Its executions are counted (false only for the one-instruction
     /// restart after a store into code, which its original block counted).
     pub counted: bool,
+    /// `pc_map` indices of the `rep` string instructions that push ECX to
+    /// the ring before and after (backend `Emitted::rep_ring`).
+    pub rep_ring: Box<[u32]>,
 }
 
 /// Where a host address lies in translated code: the block and the index

@@ -88,10 +88,13 @@ pub struct Vm {
     /// A store to protected code happened where the guest state could not be
     /// recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: bool,
-    /// Counted instructions of the block that just left early (a fatal
-    /// fault, a store into code) that did not retire; set by the signal
-    /// handler, reported to the monitor by the dispatcher.
+    /// Counted instructions of the block that just left for a store into
+    /// code that did not retire (smc.rs); set by the signal handler,
+    /// reported to the monitor by the dispatcher.
     pub unretired_pending: u32,
+    /// Where translated code faulted fatally, and the guest's RCX then;
+    /// set by the signal handler, reported by [`Vm::record_fault`].
+    pub fault: Option<(crate::cache::PcLocation, u64)>,
     /// Ring, monitor and profile writing.
     pub prof: Profiling,
     /// The CPU affinity the guest sees (syscall/affinity.rs).
@@ -235,6 +238,7 @@ impl Vm {
             exe_path: own_identity(execfn),
             smc_flush_pending: false,
             unretired_pending: 0,
+            fault: None,
             prof,
             affinity,
         })
@@ -306,6 +310,7 @@ impl Vm {
                 class: block.term.class(),
                 pc_map: em.pc_map.into_boxed_slice(),
                 counted: reusable,
+                rep_ring: em.rep_ring.into_boxed_slice(),
             };
             self.stats.translations += 1;
             if !reusable {
@@ -368,6 +373,7 @@ impl Vm {
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
                 exit_reason::FATAL_SIGNAL => {
+                    self.record_fault();
                     let sig = self.ctx.exit_arg as i32;
                     self.finish(Ending::Signal { signal: sig });
                     signal::die_with(sig)

@@ -18,7 +18,7 @@ use crate::backend::Prologue;
 use crate::ir::{IrBlock, Terminator};
 use crate::monitor::{
     BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, Tables, ThreadRing, NR_MASK,
-    TAG_SYSCALL, TAG_UNRETIRED,
+    TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 use crate::profile::{Binary, Ending, Inputs, Profile, Symbols, Times};
 
@@ -175,6 +175,27 @@ impl Vm {
     pub fn record_unretired(&mut self, n: u32) {
         if n > 0 {
             self.push_words(&[TAG_UNRETIRED, n]);
+        }
+    }
+
+    /// Tell the monitor which counted instructions did not retire when the
+    /// guest faulted fatally: the faulting one and the rest of its block,
+    /// except the iterations a faulting `rep` string instruction completed
+    /// (its open `TAG_REP` record is closed with ECX at the fault).
+    pub(super) fn record_fault(&mut self) {
+        let Some((loc, rcx)) = self.fault.take() else {
+            return;
+        };
+        let block = self.cache.block(loc.block);
+        if !block.counted {
+            return;
+        }
+        let after = self.cache.counted_after(loc);
+        // A fault inside a ring-bracketed rep (past its ECX-before words).
+        if !loc.exact && block.rep_ring.contains(&(loc.index as u32)) {
+            self.push_words(&[rcx as u32, TAG_UNRETIRED_REP, after]);
+        } else {
+            self.record_unretired(after + 1);
         }
     }
 

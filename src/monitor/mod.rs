@@ -14,6 +14,9 @@
 //! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
 //! `rep` string instruction. `TAG_UNRETIRED` is followed by how many of the
 //! instructions of the block entered last did not retire (it stopped early).
+//! `TAG_UNRETIRED_REP` is the same for a block whose `rep` instruction
+//! faulted part way: the `TAG_REP` record before it (closed with ECX at the
+//! fault) counts that instruction's completed iterations only.
 #![allow(unsafe_code)]
 
 pub mod blocks;
@@ -40,12 +43,17 @@ pub const TAG_REP: u32 = 0xc000_0001;
 /// retire, a store into translated code): followed by the number of its
 /// counted instructions that did not retire.
 pub const TAG_UNRETIRED: u32 = 0xc000_0002;
+/// The `rep` string instruction of the last `TAG_REP` record faulted: it
+/// retired only its completed iterations (ECX before minus ECX at the
+/// fault); followed by the number of counted instructions after it in its
+/// block (which did not retire).
+pub const TAG_UNRETIRED_REP: u32 = 0xc000_0003;
 
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
     match tag {
         TAG_REP => 2,
-        TAG_UNRETIRED => 1,
+        TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
         _ => 3,
     }
 }

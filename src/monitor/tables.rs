@@ -21,6 +21,8 @@ struct ThreadState {
     shadow: Vec<u64>,
     pending: Vec<u32>,
     pending_need: usize,
+    /// ECX before and after of the last `TAG_REP` record.
+    last_rep: (u32, u32),
 }
 
 /// Exact profile tables, indexed by BlockId where dense.
@@ -87,7 +89,7 @@ impl Tables {
                 st.pending.push(e);
                 st.pending_need -= 1;
                 if st.pending_need == 0 {
-                    self.tagged(&st.pending);
+                    self.tagged(&mut st.last_rep, &st.pending);
                     st.pending.clear();
                 }
                 continue;
@@ -152,21 +154,25 @@ impl Tables {
         }
     }
 
-    fn tagged(&mut self, rec: &[u32]) {
+    fn tagged(&mut self, last_rep: &mut (u32, u32), rec: &[u32]) {
         if rec[0] == super::TAG_REP {
             // Single-stepping counts each iteration; RCX = 0 still counts
             // the instruction once.
             let (before, after) = (rec[1], rec[2]);
-            let steps = if before == after {
-                1
-            } else {
-                before.wrapping_sub(after) as u64
-            };
-            self.rep_extra += steps - 1;
+            self.rep_extra += rep_steps(before, after) - 1;
+            *last_rep = (before, after);
             return;
         }
         if rec[0] == super::TAG_UNRETIRED {
             self.unretired += rec[1] as u64;
+            return;
+        }
+        if rec[0] == super::TAG_UNRETIRED_REP {
+            // The block counted the rep once and TAG_REP added steps - 1;
+            // it retired only the iterations it completed before the fault.
+            let (before, after) = *last_rep;
+            let completed = before.wrapping_sub(after) as u64;
+            self.unretired += rep_steps(before, after) - completed + rec[1] as u64;
             return;
         }
         if rec[0] & !NR_MASK == TAG_SYSCALL {
@@ -182,5 +188,55 @@ impl Tables {
                 self.syscall_log.push((nr, ret));
             }
         }
+    }
+}
+
+/// How many steps a `rep` instruction that ran from ECX `before` to
+/// `after` counts: one per iteration, and one when it ran none (RCX = 0).
+fn rep_steps(before: u32, after: u32) -> u64 {
+    if before == after {
+        1
+    } else {
+        before.wrapping_sub(after) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{TAG_REP, TAG_UNRETIRED, TAG_UNRETIRED_REP};
+    use super::*;
+
+    /// One block of 3 instructions with a `rep` second, entered once per
+    /// record list; what the records make of the counts.
+    fn counts(records: &[u32]) -> (u64, u64) {
+        let blocks = BlockTable::new(4).unwrap();
+        blocks.push(BlockMeta {
+            insns: 3,
+            ..BlockMeta::default()
+        });
+        let mut t = Tables::default();
+        t.process(0, records, &blocks);
+        (t.rep_extra, t.unretired)
+    }
+
+    #[test]
+    fn unretired_instructions_leave_the_count() {
+        // rep ran 96 of 200 iterations, then the block ran to its end.
+        assert_eq!(counts(&[0, TAG_REP, 200, 104]), (95, 0));
+        // ud2 ends the block: 1 instruction did not retire.
+        assert_eq!(counts(&[0, TAG_UNRETIRED, 1]), (0, 1));
+        // The rep faulted after 96 iterations: they count, the last
+        // instruction does not.
+        assert_eq!(
+            counts(&[0, TAG_REP, 200, 104, TAG_UNRETIRED_REP, 1]),
+            (95, 1)
+        );
+        // The rep faulted on its first iteration: it did not retire either.
+        assert_eq!(
+            counts(&[0, TAG_REP, 200, 200, TAG_UNRETIRED_REP, 1]),
+            (0, 2)
+        );
+        // rep with RCX = 0 counts once.
+        assert_eq!(counts(&[0, TAG_REP, 0, 0]), (0, 0));
     }
 }

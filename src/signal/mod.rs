@@ -252,9 +252,8 @@ pub unsafe extern "C" fn handle_host_signal(
             vm.ctx.exit_arg = sig as u32;
             if let Some(loc) = vm.cache.locate(pc) {
                 vm.ctx.rip = loc.guest.0;
-                // The faulting instruction and those after it never ran.
-                let counted = vm.cache.block(loc.block).counted;
-                vm.unretired_pending = vm.cache.counted_after(loc) + u32::from(counted);
+                // For the count: the dispatcher leaves out what never ran.
+                vm.fault = Some((loc, uc.uc_mcontext.gregs[libc::REG_RCX as usize] as u64));
             }
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
             return;
