@@ -43,8 +43,8 @@ use std::thread;
 use std::time::Duration;
 
 use guest::{
-    diff_summary, env_or, outcome_matches, parse_tests, tail_text, Dirs, Expect, Launch,
-    RunResult, TestCase,
+    diff_summary, env_or, outcome_matches, parse_tests, tail_text, Dirs, Expect, Launch, RunResult,
+    TestCase,
 };
 
 /// How a run is started: natively, or through hotlift with these arguments

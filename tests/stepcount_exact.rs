@@ -75,10 +75,7 @@ const COUNT_ENV: &[(&str, &str)] = &[
 ];
 
 /// The hotlift modes compared with the native count.
-const MODES: &[(&str, &[&str])] = &[
-    ("hotlift", &["run"]),
-    ("no-chain", &["run", "--no-chain"]),
-];
+const MODES: &[(&str, &[&str])] = &[("hotlift", &["run"]), ("no-chain", &["run", "--no-chain"])];
 
 /// What one line gave: the native count, and each mode's count, or why
 /// there is none.

@@ -315,8 +315,7 @@ pub fn run(l: &Launch) -> RunResult {
             if no_randomize {
                 let current = libc::personality(0xffff_ffff);
                 if current == -1
-                    || libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong)
-                        == -1
+                    || libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) == -1
                 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -360,7 +359,8 @@ pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
         return Vec::new();
     }
@@ -483,4 +483,3 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         Err(_) => default,
     }
 }
-
