@@ -5,10 +5,10 @@
  * through ifuncs and CPUID; they read past the end of strings within a
  * page, use masked loads near page ends, and rely on vzeroupper. Buffers
  * are placed so that strings end right before an inaccessible page, which
- * is where those implementations are most delicate. "count": lengths
- * 0, 1, 3, 7, ..., 127 at three alignments, and 9 KiB instead of 1 MiB for the large
- * copies (still above glibc's rep movsb threshold, at most 8 KiB), with a
- * digest of its first 256 bytes.
+ * is where those implementations are most delicate. "count": lengths 0,
+ * 1, 3, 7, ..., 127 at three alignments, and 9 KiB instead of 1 MiB for
+ * the large copies (above glibc's rep movsb threshold on CPUs with fast
+ * short rep movsb, 2,112 bytes), with a digest of its first 256 bytes.
  */
 #include "common.h"
 #include <sys/mman.h>
