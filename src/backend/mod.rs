@@ -77,6 +77,9 @@ pub struct Emitted {
     pub code: Vec<u8>,
     pub pc_map: Vec<(u32, GuestAddr)>,
     pub sites: Vec<EmittedSite>,
+    /// Indices into `pc_map` of the `rep` string instructions whose ECX is
+    /// pushed to the ring before and after (`TAG_REP`).
+    pub rep_ring: Vec<u32>,
 }
 
 const S_RAX: usize = off::scratch(0);
@@ -558,10 +561,14 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         cold_miss: Vec::new(),
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
+    let mut rep_ring = Vec::new();
     emit_prologue(&mut e.a, env.prologue)?;
     let ring = matches!(env.prologue, Prologue::Ring { .. });
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
+        if ring && i.op == IrOp::RepString {
+            rep_ring.push(pc_map.len() as u32 - 1);
+        }
         emit_body_insn(&mut e.a, i, ring)?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
@@ -571,6 +578,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         code: e.a.buf,
         pc_map,
         sites: e.sites,
+        rep_ring,
     })
 }
 

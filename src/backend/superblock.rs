@@ -75,25 +75,21 @@ struct SbEmitter<'a> {
 }
 
 impl SbEmitter<'_> {
-    fn pc(&mut self, member: u16, exact: bool, guest: u64) {
-        let off = self.e.a.len() as u32;
-        if let Some(last) = self.pcs.last_mut() {
-            if last.off == off {
-                *last = SbPc {
-                    off,
-                    member,
-                    exact,
-                    guest,
-                };
-                return;
-            }
-        }
-        self.pcs.push(SbPc {
-            off,
+    /// The code from here on is member `member`'s (or no member's) with
+    /// `after` counted instructions of the member still to come.
+    fn pc(&mut self, member: u16, exact: bool, guest: u64, after: u16, rep: bool) {
+        let e = SbPc {
+            off: self.e.a.len() as u32,
             member,
+            after,
+            rep,
             exact,
             guest,
-        });
+        };
+        match self.pcs.last_mut() {
+            Some(last) if last.off == e.off => *last = e,
+            _ => self.pcs.push(e),
+        }
     }
 
     /// The next exit in plan order (exits are numbered as they are laid
@@ -329,15 +325,18 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         next_exit: 0,
     };
     let head = plan.members[0].ir.start.0;
-    s.pc(NO_PASS, false, head);
+    s.pc(NO_PASS, false, head, 0, false);
     emit_ring_words(&mut s.e.a, &[RingWord::Imm(TAG_SB_ENTRY | plan.id)])?;
     for (i, m) in plan.members.iter().enumerate() {
-        s.pc(i as u16, false, m.ir.start.0);
-        for insn in &m.ir.body {
-            s.pc(i as u16, true, insn.addr.0);
+        let n = m.ir.guest_insns() as u16;
+        s.pc(i as u16, false, m.ir.start.0, n.saturating_sub(1), false);
+        for (j, insn) in m.ir.body.iter().enumerate() {
+            let rep = insn.op == crate::ir::IrOp::RepString;
+            let after = n.saturating_sub(j as u16 + 1);
+            s.pc(i as u16, true, insn.addr.0, after, rep);
             emit_body_insn(&mut s.e.a, insn, true)?;
         }
-        s.pc(i as u16, true, m.ir.term_addr.0);
+        s.pc(i as u16, true, m.ir.term_addr.0, 0, false);
         s.transition(i)?;
     }
     assert_eq!(s.next_exit, plan.exits.len(), "every exit laid out");
@@ -382,11 +381,11 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             s.e.a.resolve(r, stub);
         }
         let m = &plan.members[x.member as usize];
-        s.pc(x.member, false, m.ir.term_addr.0);
+        s.pc(x.member, false, m.ir.term_addr.0, 0, false);
         emit_ring_words(&mut s.e.a, &[RingWord::Imm(TAG_SB_EXIT | x.index)])?;
         match x.to {
             ExitTo::Direct { target } => {
-                s.pc(NO_PASS, false, target);
+                s.pc(NO_PASS, false, target, 0, false);
                 let r = s.e.a.jmp_rel32();
                 match resolved[k] {
                     Some((host, _)) => s.e.a.resolve(r, host),
@@ -397,7 +396,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
                 }
             }
             ExitTo::Indirect => {
-                s.pc(NO_PASS, false, 0);
+                s.pc(NO_PASS, false, 0, 0, false);
                 s.e.lookup_rax()?;
             }
         }

@@ -39,11 +39,13 @@ fn reaches(lo: u64, hi: u64, rx: u64, size: u64) -> bool {
 impl CodeMem {
     /// Map `size` bytes of code memory whose execute view lies within reach
     /// of guest addresses [lo, hi), preferring addresses at or above
-    /// `prefer_above` (kept free for the guest's brk).
+    /// `prefer_above` (kept free for the guest's brk), and ending at or
+    /// below `ceiling` (where hotlift's own stack may grow).
     pub fn new_near(
         lo: u64,
         hi: u64,
         prefer_above: u64,
+        ceiling: u64,
         size: usize,
     ) -> Result<CodeMem, CacheError> {
         let size = size.next_multiple_of(4096);
@@ -67,7 +69,8 @@ impl CodeMem {
         let candidates = (0..24)
             .map(|k| above + k * step)
             .chain((1..24).filter_map(|k| below.checked_sub(k * step)))
-            .filter(|&c| c >= 1 << 20 && reaches(lo, hi, c, size as u64));
+            .filter(|&c| c >= 1 << 20 && c + size as u64 <= ceiling)
+            .filter(|&c| reaches(lo, hi, c, size as u64));
         let mut rx = None;
         for hint in candidates {
             // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.

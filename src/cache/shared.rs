@@ -18,8 +18,6 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::types::GuestAddr;
-
 /// Where a host offset of superblock code is, for fault reports and state
 /// recovery (ascending by `off`).
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +25,10 @@ pub struct SbPc {
     pub off: u32,
     /// Member index; `u16::MAX` in glue where no member's pass is open.
     pub member: u16,
+    /// Counted instructions of the member after this one.
+    pub after: u16,
+    /// A `rep` string instruction bracketed by ring records.
+    pub rep: bool,
     /// The code starting at `off` is the guest instruction at `guest`
     /// (machine state exact there), or glue belonging to it (`exact`
     /// false).
@@ -129,14 +131,6 @@ impl SbRegistry {
             SbPc { exact: false, ..m }
         };
         Some(SbWhere { id: e.id, pc })
-    }
-
-    /// The guest instruction whose code starts exactly at `pc` in
-    /// superblock code of generation `gen`.
-    pub fn guest_pc_exact(&self, gen: u64, pc: u64) -> Option<GuestAddr> {
-        self.find(gen, pc)
-            .filter(|w| w.pc.exact)
-            .map(|w| GuestAddr(w.pc.guest))
     }
 }
 

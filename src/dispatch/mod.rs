@@ -90,6 +90,13 @@ pub struct Vm {
     /// A store to protected code happened where the guest state could not be
     /// recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: bool,
+    /// Counted instructions of the block that just left for a store into
+    /// code that did not retire (smc.rs); set by the signal handler,
+    /// reported to the monitor by the dispatcher.
+    pub unretired_pending: u32,
+    /// Where translated code faulted fatally, and the guest's RCX then;
+    /// set by the signal handler, reported by [`Vm::record_fault`].
+    pub fault: Option<(crate::cache::PcLocation, u64)>,
     /// Ring, monitor and profile writing.
     pub prof: Profiling,
     /// The CPU affinity the guest sees (syscall/affinity.rs).
@@ -158,8 +165,15 @@ impl Vm {
             mem.insert(s, e, prot);
         }
         let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
+        // The kernel starts the brk right after an ET_EXEC image (without
+        // randomisation) but moves a static PIE's away from it (to
+        // ELF_ET_DYN_BASE, where hotlift itself lives): anywhere will do.
         let brk_start = image.brk_start.0;
-        let base = reserve(brk_start, BRK_RESERVE, true)
+        let after_image = match plan.kind {
+            loader::ElfKind::Exec => reserve(brk_start, BRK_RESERVE, true),
+            loader::ElfKind::StaticPie => None,
+        };
+        let base = after_image
             .or_else(|| reserve(0, BRK_RESERVE, false))
             .ok_or_else(|| {
                 VmError::Host("cannot reserve address space for the guest's brk".into())
@@ -183,6 +197,7 @@ impl Vm {
             image.lo.0,
             image.hi.0,
             brk.limit,
+            loader::stack_growth_floor().unwrap_or(loader::TASK_SIZE),
             (opts.cache_mib as usize) << 20,
         )?;
         let code_range = code.range();
@@ -236,6 +251,8 @@ impl Vm {
             protected: hashbrown::HashSet::new(),
             exe_path: own_identity(execfn),
             smc_flush_pending: false,
+            unretired_pending: 0,
+            fault: None,
             prof,
             affinity,
         })
@@ -311,6 +328,8 @@ impl Vm {
                 host_len: em.code.len() as u32,
                 class: block.term.class(),
                 pc_map: em.pc_map.into_boxed_slice(),
+                counted: reusable,
+                rep_ring: em.rep_ring.into_boxed_slice(),
             };
             self.stats.translations += 1;
             if !reusable {
@@ -359,9 +378,10 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
-            if self.ctx.sb_partial != 0 {
+            if self.ctx.sb_partial != 0 && self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
                 // The thread left a superblock pass abnormally: close it
-                // before anything else reaches the ring (superblock/mod.rs).
+                // before anything else reaches the ring (superblock/mod.rs;
+                // a fault's record_fault does it in its own order).
                 let w = std::mem::take(&mut self.ctx.sb_partial);
                 self.push_words(&[w]);
             }
@@ -372,6 +392,8 @@ impl Vm {
             if self.smc_flush_pending {
                 self.flush();
             }
+            let unretired = std::mem::take(&mut self.unretired_pending);
+            self.record_unretired(unretired);
             next = match self.ctx.exit_reason {
                 exit_reason::SITE => {
                     let site = site.expect("site read above");
@@ -383,6 +405,7 @@ impl Vm {
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
                 exit_reason::FATAL_SIGNAL => {
+                    self.record_fault();
                     let sig = self.ctx.exit_arg as i32;
                     self.finish(Ending::Signal { signal: sig });
                     signal::die_with(sig)
@@ -418,6 +441,11 @@ impl Vm {
     }
 
     fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
+        // The trap instruction is the last one its block counted; only
+        // `int3`/`int1` retire (the signal's rip is past them).
+        if kind.counted() && kind != TrapKind::Breakpoint {
+            self.record_unretired(1);
+        }
         if self.opts.verbose {
             let what = match kind {
                 TrapKind::Breakpoint => "breakpoint trap",

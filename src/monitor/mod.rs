@@ -13,8 +13,13 @@
 //! Ring entries: a value below `TAG` is a `BlockId`. `TAG_SYSCALL | nr` is
 //! followed by three words: result (low, high) and the duration in ns
 //! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
-//! `rep` string instruction. `TAG_SB_ENTRY | id`, `TAG_SB_EXIT | k` and
-//! `TAG_SB_PARTIAL | m` are single words (superblock/mod.rs).
+//! `rep` string instruction. `TAG_UNRETIRED` is followed by how many of the
+//! instructions of the block entered last did not retire (it stopped early).
+//! `TAG_UNRETIRED_REP` is the same for a block whose `rep` instruction
+//! faulted part way: the `TAG_REP` record before it (closed with ECX at the
+//! fault) counts that instruction's completed iterations only.
+//! `TAG_SB_ENTRY | id`, `TAG_SB_EXIT | k` and `TAG_SB_PARTIAL | m` are
+//! single words (superblock/mod.rs).
 #![allow(unsafe_code)]
 
 pub mod blocks;
@@ -47,14 +52,23 @@ pub const TAG_SB_PARTIAL: u32 = 0xf800_0000;
 /// Superblock ids and exit indices fit below this.
 pub const SB_ID_LIMIT: u32 = 1 << 27;
 
+/// The block entered last stopped early (a fault, a trap that does not
+/// retire, a store into translated code): followed by the number of its
+/// counted instructions that did not retire.
+pub const TAG_UNRETIRED: u32 = 0xc000_0002;
+/// The `rep` string instruction of the last `TAG_REP` record faulted: it
+/// retired only its completed iterations (ECX before minus ECX at the
+/// fault); followed by the number of counted instructions after it in its
+/// block (which did not retire).
+pub const TAG_UNRETIRED_REP: u32 = 0xc000_0003;
+
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
-    if tag == TAG_REP {
-        2
-    } else if tag >= TAG_SB_ENTRY {
-        0
-    } else {
-        3
+    match tag {
+        TAG_REP => 2,
+        TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
+        t if t >= TAG_SB_ENTRY => 0,
+        _ => 3,
     }
 }
 

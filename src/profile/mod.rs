@@ -55,6 +55,10 @@ pub struct Totals {
     pub guest_instructions: u64,
     /// Of those, iterations of `rep` string instructions beyond the first.
     pub rep_extra_iterations: u64,
+    /// Instructions of entered blocks that did not retire (the block
+    /// stopped early at a fault, a trap that does not retire, or a store
+    /// into translated code); left out of `guest_instructions`.
+    pub unretired_instructions: u64,
     pub block_executions: u64,
     pub translated_blocks: u64,
     /// Block executions by how the block ended.
@@ -257,6 +261,7 @@ impl Profile {
         // I1: aggregate every translation of one guest address.
         totals.guest_instructions = t.rep_extra;
         totals.rep_extra_iterations = t.rep_extra;
+        totals.unretired_instructions = t.unretired;
         let mut by_addr: BTreeMap<u64, BlockRecord> = BTreeMap::new();
         for (id, m) in inp.blocks.iter().enumerate() {
             let count = t.count(id);
@@ -307,6 +312,8 @@ impl Profile {
                 _ => {}
             }
         }
+        // Every unretired instruction was counted with its block above.
+        totals.guest_instructions = totals.guest_instructions.saturating_sub(t.unretired);
         let call_tree = t
             .tree
             .nodes

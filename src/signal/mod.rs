@@ -331,8 +331,10 @@ pub unsafe extern "C" fn handle_host_signal(
         if code > 0 && sig != libc::SIGTRAP {
             vm.note_leave(pc);
             vm.ctx.exit_arg = sig as u32;
-            if let Some(g) = vm.cache.guest_at(pc) {
-                vm.ctx.rip = g.0;
+            if let Some(loc) = vm.cache.locate(pc) {
+                vm.ctx.rip = loc.guest.0;
+                // For the count: the dispatcher leaves out what never ran.
+                vm.fault = Some((loc, uc.uc_mcontext.gregs[libc::REG_RCX as usize] as u64));
             }
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
             return;
@@ -360,7 +362,12 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
     let floor = vm.cache.mem.floor_addr();
     if in_code && pc >= floor {
         // Translated code may run on for ever without an exit: leave now.
-        vm.note_leave(pc);
+        // Inside a ring-bracketed rep a TAG_REP record may be open, which
+        // a partial record must not follow: the pass then closes at its
+        // head at the end (a killed run's last block is approximate).
+        if !vm.cache.locate(pc).is_some_and(|l| l.rep_ring) {
+            vm.note_leave(pc);
+        }
         vm.ctx.exit_arg = sig;
         uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
         return;

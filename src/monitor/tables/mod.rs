@@ -28,7 +28,10 @@ mod passes;
 
 use super::calltree::{CallTree, ROOT};
 use super::superblock::{Request, Trigger};
-use super::{BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SYSCALL};
+use super::{
+    BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SYSCALL,
+    TAG_UNRETIRED, TAG_UNRETIRED_REP,
+};
 pub use passes::SbAccount;
 
 /// No block (an empty way, no previous block).
@@ -159,6 +162,8 @@ struct ThreadState {
     acc: u64,
     pending: Vec<u32>,
     pending_need: usize,
+    /// ECX before and after of the last `TAG_REP` record.
+    last_rep: (u32, u32),
     /// The superblock whose pass is open (passes.rs), or NONE.
     pass: u32,
     /// While a lazy pass is open: its superblock's entry record (a loop
@@ -176,6 +181,7 @@ impl Default for ThreadState {
             acc: 0,
             pending: Vec::new(),
             pending_need: 0,
+            last_rep: (0, 0),
             pass: NONE,
             loop_word: 0,
             loop_insns: 0,
@@ -206,6 +212,9 @@ pub struct Tables {
     /// Iterations of `rep` string instructions beyond their first (the
     /// block counts count each such instruction once).
     pub rep_extra: u64,
+    /// Instructions of entered blocks that did not retire because the block
+    /// stopped early (`TAG_UNRETIRED`); the block counts include them.
+    pub unretired: u64,
     threads: Vec<ThreadState>,
     finished: bool,
     pub sb: SbConfig,
@@ -446,13 +455,25 @@ impl Tables {
             // Single-stepping counts each iteration; RCX = 0 still counts
             // the instruction once.
             let (before, after) = (rec[1], rec[2]);
-            let steps = if before == after {
-                1
-            } else {
-                before.wrapping_sub(after) as u64
-            };
-            self.rep_extra += steps - 1;
-            st.acc += steps - 1;
+            let extra = rep_steps(before, after) - 1;
+            self.rep_extra += extra;
+            st.acc += extra;
+            st.last_rep = (before, after);
+            return;
+        }
+        if rec[0] == TAG_UNRETIRED {
+            self.unretired += rec[1] as u64;
+            st.acc = st.acc.wrapping_sub(rec[1] as u64);
+            return;
+        }
+        if rec[0] == TAG_UNRETIRED_REP {
+            // The block counted the rep once and TAG_REP added steps - 1;
+            // it retired only the iterations it completed before the fault.
+            let (before, after) = st.last_rep;
+            let completed = before.wrapping_sub(after) as u64;
+            let n = rep_steps(before, after) - completed + rec[1] as u64;
+            self.unretired += n;
+            st.acc = st.acc.wrapping_sub(n);
             return;
         }
         if rec[0] & !NR_MASK == TAG_SYSCALL {
@@ -522,9 +543,56 @@ impl Tables {
     }
 }
 
+/// How many steps a `rep` instruction that ran from ECX `before` to
+/// `after` counts: one per iteration, and one when it ran none (RCX = 0).
+fn rep_steps(before: u32, after: u32) -> u64 {
+    if before == after {
+        1
+    } else {
+        before.wrapping_sub(after) as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One block of 3 instructions with a `rep` second, entered once per
+    /// record list; what the records make of the counts.
+    fn rep_counts(records: &[u32]) -> (u64, u64) {
+        let blocks = BlockTable::new(4).unwrap();
+        blocks.push(BlockMeta {
+            insns: 3,
+            ..BlockMeta::default()
+        });
+        let mut t = Tables::default();
+        t.process(0, records, &blocks);
+        t.finish();
+        let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
+        assert_eq!(charged, 3 + t.rep_extra - t.unretired, "call tree I2");
+        (t.rep_extra, t.unretired)
+    }
+
+    #[test]
+    fn unretired_instructions_leave_the_count() {
+        // rep ran 96 of 200 iterations, then the block ran to its end.
+        assert_eq!(rep_counts(&[0, TAG_REP, 200, 104]), (95, 0));
+        // ud2 ends the block: 1 instruction did not retire.
+        assert_eq!(rep_counts(&[0, TAG_UNRETIRED, 1]), (0, 1));
+        // The rep faulted after 96 iterations: they count, the last
+        // instruction does not.
+        assert_eq!(
+            rep_counts(&[0, TAG_REP, 200, 104, TAG_UNRETIRED_REP, 1]),
+            (95, 1)
+        );
+        // The rep faulted on its first iteration: it did not retire either.
+        assert_eq!(
+            rep_counts(&[0, TAG_REP, 200, 200, TAG_UNRETIRED_REP, 1]),
+            (0, 2)
+        );
+        // rep with RCX = 0 counts once.
+        assert_eq!(rep_counts(&[0, TAG_REP, 0, 0]), (0, 0));
+    }
 
     fn meta(guest: u64, insns: u32, exit: ExitKind, target: u64, next: u64) -> BlockMeta {
         BlockMeta {
