@@ -63,6 +63,10 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub sb_max_insns: u32,
 
+    /// Lay a loop closed at a superblock's head out up to this many times in a row (1: no unrolling)
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub sb_unroll: u32,
+
     /// Write a text dump of each superblock into DIR as it is built
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
@@ -97,6 +101,7 @@ impl Default for RunOptions {
             sb_edge_threshold: 5000,
             sb_max_blocks: 16,
             sb_max_insns: 512,
+            sb_unroll: 4,
             dump_superblocks: None,
         }
     }

@@ -111,6 +111,7 @@ impl Profiling {
                     limits: Limits {
                         max_blocks: opts.sb_max_blocks as usize,
                         max_insns: opts.sb_max_insns,
+                        unroll: opts.sb_unroll as usize,
                     },
                     max_block_insns: opts.max_block_insns as usize,
                     ibl_base: cache.ibl.base(),

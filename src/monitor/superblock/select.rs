@@ -16,6 +16,8 @@ use crate::monitor::{BlockMeta, ExitKind};
 pub struct Limits {
     pub max_blocks: usize,
     pub max_insns: u32,
+    /// Most copies of a loop closed at the head (1: no unrolling).
+    pub unroll: usize,
 }
 
 /// What selection needs to know about blocks.
@@ -71,7 +73,33 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
         members.push((succ, Next::Leave));
         insns += sm.insns;
     }
-    Some(members)
+    Some(unroll(members, insns, lim))
+}
+
+/// A loop closed at the head is laid out up to `lim.unroll` times in a
+/// row, within the size limits: one entry record then covers that many
+/// iterations, and a short loop body pays for its record less often.
+fn unroll(members: Vec<(u32, Next)>, insns: u32, lim: Limits) -> Vec<(u32, Next)> {
+    if members.last().map(|m| m.1) != Some(Next::Head) {
+        return members;
+    }
+    let copies = lim
+        .unroll
+        .min((lim.max_insns / insns.max(1)) as usize)
+        .min(lim.max_blocks / members.len())
+        .max(1);
+    let mut out = Vec::with_capacity(members.len() * copies);
+    for c in 0..copies {
+        for &(b, next) in &members {
+            let next = if next == Next::Head && c + 1 < copies {
+                Next::Member
+            } else {
+                next
+            };
+            out.push((b, next));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -111,6 +139,7 @@ mod tests {
     const LIM: Limits = Limits {
         max_blocks: 8,
         max_insns: 64,
+        unroll: 1,
     };
 
     #[test]
@@ -124,6 +153,29 @@ mod tests {
             select(0, &g, LIM).unwrap(),
             vec![(0, Next::Member), (1, Next::Member), (2, Next::Head)]
         );
+    }
+
+    #[test]
+    fn short_loops_are_unrolled_within_the_limits() {
+        let g = G {
+            metas: vec![m(ExitKind::Jump), m(ExitKind::Branch)],
+            succ: HashMap::from([(0, (1, 10, 10)), (1, (0, 9, 10))]),
+            heads: vec![],
+        };
+        let lim = Limits {
+            unroll: 4,
+            ..LIM
+        };
+        let want: Vec<(u32, Next)> = (0..3)
+            .flat_map(|_| [(0, Next::Member), (1, Next::Member)])
+            .chain([(0, Next::Member), (1, Next::Head)])
+            .collect();
+        assert_eq!(select(0, &g, lim).unwrap(), want, "four copies");
+        let tight = Limits {
+            max_insns: 20,
+            ..lim
+        };
+        assert_eq!(select(0, &g, tight).unwrap().len(), 4, "two copies fit");
     }
 
     #[test]
@@ -156,6 +208,7 @@ mod tests {
         let small = Limits {
             max_blocks: 8,
             max_insns: 7,
+            unroll: 1,
         };
         assert_eq!(select(0, &g, small).unwrap(), vec![(0, Next::Leave)]);
     }
