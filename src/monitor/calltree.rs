@@ -33,7 +33,7 @@ pub struct CtxNode {
 }
 
 /// Children a node remembers without hashing.
-const RECENT: usize = 4;
+const RECENT: usize = 8;
 
 impl CtxNode {
     fn new(parent: u32, func: u64) -> CtxNode {

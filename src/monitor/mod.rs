@@ -26,7 +26,7 @@ pub mod blocks;
 pub mod calltree;
 pub mod ring;
 pub mod superblock;
-mod tables;
+pub mod tables;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

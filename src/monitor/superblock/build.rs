@@ -312,7 +312,8 @@ impl Builder {
                 plan.members.iter().map(|m| m.block).collect(),
                 &insns,
                 &exits,
-                plan.has_calls(),
+                plan.pass_ops(),
+                plan.loop_transfers(),
             ),
         );
         let Some((head_host, _)) = self.blocks.host(head) else {

@@ -173,11 +173,11 @@ impl Plan {
         self.members.iter().map(|m| m.ir.guest_insns()).sum()
     }
 
-    /// Does a member end with a call or a return? Then the monitor must
-    /// replay its passes member by member (the shadow stack moves).
-    pub fn has_calls(&self) -> bool {
-        self.members.iter().any(|m| {
-            m.next != Next::Leave
+    /// Is the loop back to the start a call or a return (the next entry
+    /// then moves the shadow stack; the pass can not take the fast path)?
+    pub fn loop_transfers(&self) -> bool {
+        self.members.last().is_some_and(|m| {
+            m.next == Next::Head
                 && matches!(
                     m.ir.term,
                     Terminator::Call { .. }
@@ -185,6 +185,32 @@ impl Plan {
                         | Terminator::Return { .. }
                 )
         })
+    }
+
+    /// The calls and returns between members, in order (tables/passes.rs
+    /// replays them for every pass that gets past them). A loop back to
+    /// the start is not among them: the next entry counts it.
+    pub fn pass_ops(&self) -> Vec<crate::monitor::tables::PassOp> {
+        let mut ops = Vec::new();
+        for (i, m) in self.members.iter().enumerate() {
+            if m.next != Next::Member {
+                continue;
+            }
+            let to = self.members[i + 1].ir.start.0;
+            let call = match m.ir.term {
+                Terminator::Call { return_to, .. } | Terminator::IndirectCall { return_to, .. } => {
+                    Some(return_to.0)
+                }
+                Terminator::Return { .. } => None,
+                _ => continue,
+            };
+            ops.push(crate::monitor::tables::PassOp {
+                at: (i + 1) as u16,
+                call,
+                to,
+            });
+        }
+        ops
     }
 }
 

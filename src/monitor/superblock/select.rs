@@ -162,10 +162,7 @@ mod tests {
             succ: HashMap::from([(0, (1, 10, 10)), (1, (0, 9, 10))]),
             heads: vec![],
         };
-        let lim = Limits {
-            unroll: 4,
-            ..LIM
-        };
+        let lim = Limits { unroll: 4, ..LIM };
         let want: Vec<(u32, Next)> = (0..3)
             .flat_map(|_| [(0, Next::Member), (1, Next::Member)])
             .chain([(0, Next::Member), (1, Next::Head)])

@@ -32,7 +32,7 @@ use super::{
     BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SYSCALL,
     TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
-pub use passes::SbAccount;
+pub use passes::{PassOp, SbAccount};
 
 /// No block (an empty way, no previous block).
 const NONE: u32 = u32::MAX;
@@ -407,27 +407,35 @@ impl Tables {
     /// in the calling-context tree and on its shadow stack.
     fn call_or_return(&mut self, st: &mut ThreadState, p: u32, e: u32) {
         let (ps, to) = (self.slots[p as usize], self.slots[e as usize].guest);
-        self.tree.charge(st.node, std::mem::take(&mut st.acc));
         if ps.flags & F_CALL != 0 {
-            st.shadow.push(Frame {
-                ret: ps.ret,
-                node: st.node,
-            });
-            self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
-            st.node = self.tree.enter(st.node, to);
+            self.do_call(st, ps.ret, to);
         } else {
-            self.returns += 1;
-            match st.shadow.last() {
-                Some(f) if f.ret == to => {
-                    st.node = f.node;
-                    st.shadow.pop();
-                }
-                _ => {
-                    self.unmatched_returns += 1;
-                    if let Some(i) = st.shadow.iter().rposition(|f| f.ret == to) {
-                        st.node = st.shadow[i].node;
-                        st.shadow.truncate(i);
-                    }
+            self.do_return(st, to);
+        }
+    }
+
+    /// A call to `to` that returns to `ret`.
+    fn do_call(&mut self, st: &mut ThreadState, ret: u64, to: u64) {
+        self.tree.charge(st.node, std::mem::take(&mut st.acc));
+        st.shadow.push(Frame { ret, node: st.node });
+        self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
+        st.node = self.tree.enter(st.node, to);
+    }
+
+    /// A return to `to`.
+    fn do_return(&mut self, st: &mut ThreadState, to: u64) {
+        self.tree.charge(st.node, std::mem::take(&mut st.acc));
+        self.returns += 1;
+        match st.shadow.last() {
+            Some(f) if f.ret == to => {
+                st.node = f.node;
+                st.shadow.pop();
+            }
+            _ => {
+                self.unmatched_returns += 1;
+                if let Some(i) = st.shadow.iter().rposition(|f| f.ret == to) {
+                    st.node = st.shadow[i].node;
+                    st.shadow.truncate(i);
                 }
             }
         }

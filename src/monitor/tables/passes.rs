@@ -37,14 +37,29 @@ pub struct SbExitAcct {
     last: u32,
 }
 
+/// A call or return between two members of a superblock, replayed by
+/// every pass that gets past it (I1).
+#[derive(Debug, Clone, Copy)]
+pub struct PassOp {
+    /// The member the transition enters.
+    pub at: u16,
+    /// `Some(return address)` for a call, None for a return.
+    pub call: Option<u64>,
+    /// Guest address of member `at` (the callee, or where the return goes).
+    pub to: u64,
+}
+
 /// The monitor's view of one superblock.
 #[derive(Debug, Clone, Default)]
 pub struct SbAccount {
     pub members: Vec<u32>,
     insns_through: Vec<u64>,
     pub exits: Vec<SbExitAcct>,
-    /// Replay passes member by member (I1).
-    pub eager: bool,
+    /// Calls and returns between members, by the member they enter (I1).
+    pub ops: Vec<PassOp>,
+    /// No calls or returns inside or on the loop back: passes and loops
+    /// take the fast paths (I1).
+    pub plain: bool,
     /// Entries from outside (loops not included).
     pub entries: u64,
     /// Passes that looped back to the start (every member ran).
@@ -57,7 +72,14 @@ pub struct SbAccount {
 
 impl SbAccount {
     /// `exits`: (member, implicit target block or NONE) per exit.
-    pub fn new(members: Vec<u32>, insns: &[u32], exits: &[(u16, u32)], eager: bool) -> Self {
+    /// `loop_transfers`: the loop back to the start is a call or return.
+    pub fn new(
+        members: Vec<u32>,
+        insns: &[u32],
+        exits: &[(u16, u32)],
+        ops: Vec<PassOp>,
+        loop_transfers: bool,
+    ) -> Self {
         let mut acc = 0;
         let insns_through: Vec<u64> = insns
             .iter()
@@ -81,7 +103,8 @@ impl SbAccount {
             members,
             insns_through,
             exits,
-            eager,
+            plain: ops.is_empty() && !loop_transfers,
+            ops,
             ..SbAccount::default()
         }
     }
@@ -170,14 +193,12 @@ impl Tables {
             if !looped {
                 sb.entries += 1;
             }
-            let (head, eager) = (sb.members[0], sb.eager);
+            let (head, plain) = (sb.members[0], sb.plain);
             let total = sb.insns_through.last().copied().unwrap_or(0);
             if st.prev != NONE {
                 self.transition(st, st.prev, head);
             }
-            if eager {
-                self.enter_member(st, head);
-            } else {
+            if plain {
                 st.loop_word = e;
                 st.loop_insns = total;
             }
@@ -189,52 +210,66 @@ impl Tables {
     /// The open pass left through exit `k` (I2).
     fn close_exit(&mut self, st: &mut ThreadState, k: usize) {
         let sb = &mut self.sbs[st.pass as usize];
-        let eager = sb.eager;
+        let plain = sb.plain;
         let x = &mut sb.exits[k];
         x.count += 1;
-        if eager {
-            let m = x.member as usize;
-            self.replay(st, m);
-        } else {
+        if plain {
             st.acc += x.insns;
             st.prev = x.last;
             st.pass = NONE;
             st.loop_word = 0;
+        } else {
+            let m = x.member as usize;
+            self.replay_ops(st, m);
         }
     }
 
-    /// The open pass of an eager superblock looped back to the start (a
-    /// lazy one never gets here: tables.rs fast path).
+    /// The open pass of a superblock that is not plain looped back to the
+    /// start (a plain one never gets here: tables.rs fast path).
     fn close_loop(&mut self, st: &mut ThreadState) {
         let sb = &mut self.sbs[st.pass as usize];
         sb.loops += 1;
         let last = sb.members.len() - 1;
-        self.replay(st, last);
+        self.replay_ops(st, last);
     }
 
     /// Close the open pass after member `m` (its counter already bumped).
     fn close_at(&mut self, st: &mut ThreadState, m: usize) {
         let sb = &self.sbs[st.pass as usize];
-        if sb.eager {
-            self.replay(st, m);
-        } else {
+        if sb.plain {
             st.acc += sb.insns_through[m];
             st.prev = sb.members[m];
             st.pass = NONE;
             st.loop_word = 0;
+        } else {
+            self.replay_ops(st, m);
         }
     }
 
-    /// Eager superblocks: members 1..=m ran, in order.
-    fn replay(&mut self, st: &mut ThreadState, m: usize) {
+    /// Members 0..=m ran: replay the calls and returns between them, with
+    /// the instructions before each charged where they ran (I1).
+    fn replay_ops(&mut self, st: &mut ThreadState, m: usize) {
         let id = st.pass as usize;
         st.pass = NONE;
-        let members = std::mem::take(&mut self.sbs[id].members);
-        for &b in &members[1..=m] {
-            self.transition(st, st.prev, b);
-            self.enter_member(st, b);
+        st.loop_word = 0;
+        let mut done = 0;
+        let mut i = 0;
+        loop {
+            let sb = &self.sbs[id];
+            let Some(&op) = sb.ops.get(i).filter(|op| op.at as usize <= m) else {
+                st.acc += sb.insns_through[m] - done;
+                st.prev = sb.members[m];
+                return;
+            };
+            let upto = sb.insns_through[op.at as usize - 1];
+            st.acc += upto - done;
+            done = upto;
+            match op.call {
+                Some(ret) => self.do_call(st, ret, op.to),
+                None => self.do_return(st, op.to),
+            }
+            i += 1;
         }
-        self.sbs[id].members = members;
     }
 
     /// A thread ended inside a pass with no record for it (it was killed
@@ -242,14 +277,6 @@ impl Tables {
     pub(super) fn close_at_end(&mut self, st: &mut ThreadState) {
         self.sbs[st.pass as usize].other_ends[0] += 1;
         self.close_at(st, 0);
-    }
-
-    /// A member ran (counted now, no superblock trigger).
-    fn enter_member(&mut self, st: &mut ThreadState, b: u32) {
-        let s = &mut self.slots[b as usize];
-        s.count += 1;
-        st.acc += s.insns as u64;
-        st.prev = b;
     }
 
     /// Block `b` (or the superblock it heads) was entered while a pass
@@ -273,7 +300,7 @@ impl Tables {
     /// I1: member counts and internal edges of lazy passes.
     pub(super) fn expand_lazy_passes(&mut self) {
         for sb in &self.sbs {
-            if sb.eager || sb.members.is_empty() {
+            if sb.members.is_empty() {
                 continue;
             }
             let runs = sb.member_runs();
@@ -287,7 +314,8 @@ impl Tables {
                     }
                 }
             }
-            if sb.loops > 0 {
+            // Unless plain, each loop's next entry counted it.
+            if sb.loops > 0 && sb.plain {
                 let (last, head) = (sb.members[sb.members.len() - 1], sb.members[0]);
                 let to = self.slots[head as usize].guest;
                 *self.edges.entry((last, to)).or_insert(0) += sb.loops;
