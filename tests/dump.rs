@@ -43,7 +43,12 @@ fn profiled_run(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn dump(args: &[&str], profile: &Path) -> std::process::Output {
-    hotlift().arg("dump").arg(profile).args(args).output().unwrap()
+    hotlift()
+        .arg("dump")
+        .arg(profile)
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 #[test]
