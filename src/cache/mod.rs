@@ -227,6 +227,9 @@ impl CodeCache {
     /// Drop every translation (I4). Only call when no thread runs
     /// translated code.
     pub fn flush(&mut self) {
+        // First, so the monitor patches nothing in memory being reset
+        // (shared.rs I1): superblocks go with everything they link to.
+        self.shared.bump_gen();
         // I3: ids are never reused; the dropped blocks' host code is gone.
         for b in &mut self.blocks[self.live_from..] {
             b.pc_map = Box::new([]);
@@ -239,8 +242,6 @@ impl CodeCache {
         self.ibl.clear();
         self.mem.reset();
         self.flushes += 1;
-        // Superblocks go with everything they link to (shared.rs I1).
-        self.shared.bump_gen();
         debug_assert_eq!(self.shared.gen(), self.flushes);
     }
 
