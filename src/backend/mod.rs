@@ -39,7 +39,6 @@ pub enum EmitError {
 pub struct EmitEnv {
     pub host_base: u64,
     pub first_site: u32,
-    pub ibl_base: u32,
     /// What the block prologue records for this block.
     pub prologue: Prologue,
 }
@@ -312,8 +311,9 @@ impl BlockEmitter {
     }
 
     /// Flag-free inline lookup of the guest target in RAX (its guest value
-    /// saved in S_RAX); RCX is still the guest's. Jumps to the block on a
-    /// hit, exits with INDIRECT_MISS otherwise.
+    /// saved in S_RAX) in the thread's table at `gs:[off::IBL]` (runtime
+    /// I4); RCX is still the guest's. Jumps to the block on a hit, exits
+    /// with INDIRECT_MISS otherwise.
     fn lookup_rax(&mut self) -> Result<(), EmitError> {
         let a = &mut self.a;
         a.store_gs(S_RCX, Register::RCX)?;
@@ -337,18 +337,19 @@ impl BlockEmitter {
             Register::RCX,
             MemoryOperand::with_base_index(Register::RCX, Register::RCX),
         )?;
+        // RCX = the entry's offset from the GS base.
         let entry = MemoryOperand::new(
             Register::None,
             Register::RCX,
             8,
-            self.env.ibl_base as i64,
+            off::IBL as i64,
             8,
             false,
             Register::None,
         );
         a.lea(Register::RCX, entry)?;
         a.store_gs(S_JMP, Register::RCX)?;
-        a.mov_load(Register::RCX, asm::mem(Register::RCX, 0))?;
+        a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
         a.lea(
             Register::RCX,
             MemoryOperand::with_base_index(Register::RCX, Register::RAX),
@@ -360,7 +361,7 @@ impl BlockEmitter {
         let hit = a.len();
         a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
         a.load_gs(Register::RCX, S_JMP)?;
-        a.mov_load(Register::RCX, asm::mem(Register::RCX, 8))?;
+        a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
         a.store_gs(S_JMP, Register::RCX)?;
         a.load_gs(Register::RAX, S_RAX)?;
         a.load_gs(Register::RCX, S_RCX)?;

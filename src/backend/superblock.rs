@@ -39,7 +39,6 @@ use crate::runtime::{exit_reason, off};
 /// Where a superblock is emitted and how it links.
 pub struct SbEmitEnv<'a> {
     pub host_base: u64,
-    pub ibl_base: u32,
     /// Host entry and id of the live block at a guest address, if any.
     pub resolve: &'a dyn Fn(u64) -> Option<(u64, u32)>,
 }
@@ -312,7 +311,6 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             env: EmitEnv {
                 host_base: env.host_base,
                 first_site: 0,
-                ibl_base: env.ibl_base,
                 prologue: Prologue::Ring { id: 0 },
             },
             sites: Vec::new(),

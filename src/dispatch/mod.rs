@@ -77,7 +77,7 @@ pub struct Vm {
     pub mem: GuestMem,
     pub brk: Brk,
     pub cache: CodeCache,
-    pub ctx: Box<ThreadCtx>,
+    pub ctx: runtime::CtxBox,
     pub stats: Stats,
     /// Recorded guest signal state (handlers are not run yet: README).
     pub sig: syscall::SignalState,
@@ -207,8 +207,8 @@ impl Vm {
             CacheShared::new(arena)
                 .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
         );
-        let ibl = IblTable::new()
-            .map_err(|e| VmError::Host(format!("cannot map the lookup table: {e}")))?;
+        let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
+        let ibl = IblTable::at(ctx.ibl_entries());
         let mut cache = CodeCache::new(code, ibl, shared);
         let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
         let stub_at = cache.mem.commit(&stub);
@@ -221,7 +221,6 @@ impl Vm {
 
         let sig = syscall::SignalState::inherited();
         let affinity = syscall::Affinity::current();
-        let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
         let command_line = argv
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -288,7 +287,6 @@ impl Vm {
             let env = EmitEnv {
                 host_base: self.cache.mem.cursor().0,
                 first_site: self.cache.sites.len() as u32,
-                ibl_base: self.cache.ibl.base(),
                 prologue,
             };
             let em = emit_block(&block, &env)?;

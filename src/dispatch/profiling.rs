@@ -114,7 +114,6 @@ impl Profiling {
                         unroll: opts.sb_unroll as usize,
                     },
                     max_block_insns: opts.max_block_insns as usize,
-                    ibl_base: cache.ibl.base(),
                     dump_dir: opts.dump_superblocks.clone(),
                 };
                 Builder::new(cfg, cache.shared.clone(), blocks.clone())

@@ -39,7 +39,6 @@ pub struct BuildConfig {
     pub limits: Limits,
     /// `--max-block-insns`: members are lifted again exactly as translated.
     pub max_block_insns: usize,
-    pub ibl_base: u32,
     /// Write each superblock's dump here as it is built.
     pub dump_dir: Option<std::path::PathBuf>,
 }
@@ -268,7 +267,6 @@ impl Builder {
         let resolve = |g: u64| self.resolve(g);
         let env = SbEmitEnv {
             host_base: host,
-            ibl_base: self.cfg.ibl_base,
             resolve: &resolve,
         };
         let em = match emit_superblock(&plan, &env) {
