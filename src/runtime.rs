@@ -15,7 +15,7 @@
 //!     has its own table and no other thread writes it. Contexts are never
 //!     freed (the monitor reads `ring_pos` until the end).
 //!
-//! Usage: `ThreadCtx::new()`, `install_gs(&ctx)`, then repeatedly set
+//! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly set
 //! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
 #![allow(unsafe_code)]
 
@@ -220,7 +220,7 @@ impl ThreadCtx {
     /// A context for a guest thread that starts at `rip` with stack `rsp`:
     /// all other registers zero, as the kernel starts a process. It lives
     /// in a mapping of its own with its lookup table after it (I4).
-    pub fn new(rip: u64, rsp: u64) -> CtxBox {
+    pub fn alloc(rip: u64, rsp: u64) -> CtxBox {
         let (mask, size) = xsave_geometry();
         let layout = Layout::from_size_align(size.max(576), 64).expect("xsave layout");
         // SAFETY: layout has non-zero size.

@@ -207,7 +207,7 @@ impl Vm {
             CacheShared::new(arena)
                 .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
         );
-        let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
+        let mut ctx = ThreadCtx::alloc(image.entry.0, stack.sp.0);
         let ibl = IblTable::at(ctx.ibl_entries());
         let mut cache = CodeCache::new(code, ibl, shared);
         let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
