@@ -36,6 +36,10 @@ pub mod exit_reason {
     /// `ThreadCtx::rip` = the faulting guest instruction): write the profile,
     /// then die of that signal.
     pub const FATAL_SIGNAL: u32 = 4;
+    /// The thread was stopped at an instruction boundary (a kick,
+    /// dispatch/process.rs I3); `ThreadCtx::rip` is the guest instruction
+    /// to run next and every register is the guest's.
+    pub const KICKED: u32 = 5;
 }
 
 /// Number of spill slots emitted code may use.
@@ -73,7 +77,12 @@ pub struct ThreadCtx {
     /// A `TAG_SB_PARTIAL` record the dispatcher must push: the thread left
     /// a superblock pass abnormally (set by the signal handler).
     pub sb_partial: u32,
-    pub _pad2: u32,
+    /// Non-zero while the thread single-steps (TF) through glue to an
+    /// instruction boundary, with the exit reason it will leave with.
+    pub stepping: u32,
+    /// The thread's `dispatch::Vm` (set when it starts running guest code),
+    /// for the signal handler.
+    pub vm: u64,
 }
 
 /// Bytes the context takes at the start of its mapping; the thread's
@@ -263,7 +272,8 @@ impl ThreadCtx {
             ring_pos: 0,
             inline_counts: 0,
             sb_partial: 0,
-            _pad2: 0,
+            stepping: 0,
+            vm: 0,
         };
         // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
         unsafe { p.write(ctx) };

@@ -147,7 +147,7 @@ fn prologues_match_golden() {
         let env = EmitEnv {
             host_base: 0x1000_0000,
             first_site: 0,
-                prologue: p,
+            prologue: p,
         };
         let block = lift_block(&[0xc3], GuestAddr(0x401000), 64).expect("lift");
         let em = emit_block(&block, &env).expect("emit");

@@ -28,6 +28,11 @@ pub struct CodeMem {
     floor: usize,
 }
 
+// SAFETY: the RW view pointer is owned by this value; code memory is only
+// written by its owner (the holder of the translation lock) or through
+// cache/shared.rs's protocol.
+unsafe impl Send for CodeMem {}
+
 const TWO_GIB: u64 = 1 << 31;
 const MARGIN: u64 = 16 << 20;
 

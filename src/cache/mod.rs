@@ -7,19 +7,29 @@
 //!     writable and executable at once.
 //! I2: a patch is one aligned 4-byte store of a rel32 field, so a running
 //!     thread sees either the old or the new jump, never half of one.
-//! I3: `BlockId`s are dense indices into `blocks` and are never reused: a
-//!     flush keeps the entries (without code) and only later ids are live;
-//!     `by_guest` maps a guest entry address to its live block.
-//! I4: the lookup table ([`IblTable`]) holds only blocks that are in
-//!     `blocks`; a flush empties both.
+//! I3: `BlockId`s are dense indices into the [`CodeIndex`] and are never
+//!     reused: a flush keeps the entries (without code) and only later ids
+//!     are live; `by_guest` maps a guest entry address to its live block.
+//! I4: a thread's lookup table ([`IblTable`], one per thread) holds only
+//!     live blocks; after a flush each thread empties its own before it
+//!     runs translated code again.
+//! I5: [`CodeCache`] is the dispatcher's, behind the translation lock;
+//!     [`CodeView`] is what any thread's signal handler may read without
+//!     a lock (the index, the superblock registry, the shared stubs).
+//! I6: a thread that left translated code through an exit site may reach
+//!     the dispatcher only after another thread flushed: the exit sites of
+//!     a flushed generation stay readable until every thread has entered
+//!     code of a newer one.
 #![allow(unsafe_code)]
 
 mod codemem;
 mod ibl;
+mod index;
 pub mod shared;
 
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
+pub use index::CodeIndex;
 pub use shared::{Arena, CacheShared, SbPc, SbRegistry};
 
 use hashbrown::HashMap;
@@ -86,75 +96,34 @@ pub struct ExitSite {
     pub from: BlockId,
 }
 
-/// Everything translated, and where it lives.
+/// What signal handlers read of the code cache, without a lock (I5).
 #[derive(Debug)]
-pub struct CodeCache {
-    pub mem: CodeMem,
-    pub blocks: Vec<BlockInfo>,
-    pub by_guest: HashMap<GuestAddr, BlockId>,
-    pub sites: Vec<ExitSite>,
-    pub ibl: IblTable,
-    /// Guest pages (address >> 12) holding translated code.
-    pub code_pages: hashbrown::HashSet<u64>,
-    pub flushes: u64,
-    /// Blocks below this index were flushed (their ids stay taken).
-    pub live_from: usize,
+pub struct CodeView {
+    pub index: CodeIndex,
+    pub shared: std::sync::Arc<CacheShared>,
+    /// Execute range of code memory (blocks, stubs and superblocks).
+    pub range: (u64, u64),
+    /// First address above the shared stubs.
+    pub floor: u64,
     /// Shared stub that leaves with `exit_reason::CODE_WRITE`.
     pub code_write_stub: HostAddr,
     /// Shared stub that leaves with `exit_reason::FATAL_SIGNAL`.
     pub fatal_stub: HostAddr,
-    /// What the monitor shares: generation, superblock arena and registry.
-    pub shared: std::sync::Arc<CacheShared>,
+    /// Where empty lookup-table entries point (ibl.rs I1).
+    pub empty_ibl_stub: HostAddr,
+    /// Shared stub that leaves with `exit_reason::KICKED`.
+    pub kick_stub: HostAddr,
 }
 
-impl CodeCache {
-    pub fn new(mem: CodeMem, ibl: IblTable, shared: std::sync::Arc<CacheShared>) -> CodeCache {
-        CodeCache {
-            mem,
-            blocks: Vec::new(),
-            by_guest: HashMap::new(),
-            sites: Vec::new(),
-            ibl,
-            code_pages: hashbrown::HashSet::new(),
-            flushes: 0,
-            live_from: 0,
-            code_write_stub: HostAddr(0),
-            fatal_stub: HostAddr(0),
-            shared,
-        }
+impl CodeView {
+    /// The code generation: the number of flushes so far.
+    pub fn gen(&self) -> u64 {
+        self.shared.gen()
     }
 
-    pub fn lookup(&self, addr: GuestAddr) -> Option<BlockId> {
-        self.by_guest.get(&addr).copied()
-    }
-
-    pub fn block(&self, id: BlockId) -> &BlockInfo {
-        &self.blocks[id.0 as usize]
-    }
-
-    /// Record a committed block (I3) and make it reachable by indirect
-    /// lookups when `indirect` is set.
-    pub fn insert(&mut self, info: BlockInfo, indirect: bool) -> BlockId {
-        let id = BlockId(self.blocks.len() as u32);
-        let first = info.guest.0 >> 12;
-        let last = (info.guest.0 + info.guest_len.max(1) as u64 - 1) >> 12;
-        for p in first..=last {
-            self.code_pages.insert(p);
-        }
-        if indirect {
-            self.ibl.insert(info.guest, info.host);
-        }
-        self.by_guest.insert(info.guest, id);
-        self.blocks.push(info);
-        id
-    }
-
-    /// Record a block that runs once and is never looked up (it keeps its
-    /// id so its exit sites and pc map work).
-    pub fn insert_unlisted(&mut self, info: BlockInfo) -> BlockId {
-        let id = BlockId(self.blocks.len() as u32);
-        self.blocks.push(info);
-        id
+    /// Is `pc` in code memory?
+    pub fn contains(&self, pc: u64) -> bool {
+        (self.range.0..self.range.1).contains(&pc)
     }
 
     /// The guest instruction whose code starts exactly at `pc`: there the
@@ -163,12 +132,12 @@ impl CodeCache {
         self.locate(pc).filter(|l| l.exact).map(|l| l.guest)
     }
 
-    /// The live block whose host code contains `pc`, and the guest
-    /// instruction there (from the pc map). None in a block's prologue
-    /// and outside translated blocks.
+    /// The live block or superblock whose host code contains `pc`, and
+    /// the guest instruction there (from the pc map). None in a block's
+    /// prologue and outside translated code. Async-signal-safe.
     pub fn locate(&self, pc: u64) -> Option<PcLocation> {
         if pc >= self.shared.arena.rx {
-            let w = self.shared.registry.find(self.flushes, pc)?;
+            let w = self.shared.registry.find(self.gen(), pc)?;
             let counted = w.pc.member != u16::MAX;
             return Some(PcLocation {
                 block: None,
@@ -179,37 +148,96 @@ impl CodeCache {
                 counted,
             });
         }
-        // Live blocks are committed in ascending host order.
-        let live = &self.blocks[self.live_from..];
-        let i = live.partition_point(|b| b.host.0 <= pc);
-        let b = live.get(i.checked_sub(1)?)?;
-        if pc >= b.host.0 + b.host_len as u64 {
-            return None;
-        }
-        let off = (pc - b.host.0) as u32;
-        let index = b
-            .pc_map
-            .partition_point(|&(o, _)| o <= off)
-            .checked_sub(1)?;
-        let (start, guest) = b.pc_map[index];
-        Some(PcLocation {
-            block: Some(BlockId((self.live_from + i - 1) as u32)),
-            guest,
-            exact: start == off,
-            after: if b.counted {
-                b.insns.saturating_sub(index as u32 + 1)
-            } else {
-                0
-            },
-            rep_ring: b.rep_ring.contains(&(index as u32)),
-            counted: b.counted,
-        })
+        self.index.locate(pc)
     }
 
     /// How many of the counted instructions of `loc`'s block come after
     /// the one at `loc` (0 for code that is not counted).
     pub fn counted_after(&self, loc: PcLocation) -> u32 {
         loc.after
+    }
+
+    /// The guest instruction whose code holds `pc` (a block's or a
+    /// superblock's), for fault reports; async-signal-safe.
+    pub fn guest_at(&self, pc: u64) -> Option<GuestAddr> {
+        self.locate(pc).map(|l| l.guest)
+    }
+
+    pub fn block(&self, id: BlockId) -> &BlockInfo {
+        self.index.block(id)
+    }
+}
+
+/// Everything translated, and where it lives (behind the translation
+/// lock, I5).
+#[derive(Debug)]
+pub struct CodeCache {
+    pub mem: CodeMem,
+    pub by_guest: HashMap<GuestAddr, BlockId>,
+    pub sites: Vec<ExitSite>,
+    /// Guest pages (address >> 12) holding translated code.
+    pub code_pages: hashbrown::HashSet<u64>,
+    pub flushes: u64,
+    pub view: std::sync::Arc<CodeView>,
+    /// Exit sites of flushed generations that a thread may still have
+    /// left through (I6).
+    retired_sites: Vec<(u64, Vec<ExitSite>)>,
+}
+
+impl CodeCache {
+    pub fn new(mem: CodeMem, view: std::sync::Arc<CodeView>) -> CodeCache {
+        CodeCache {
+            mem,
+            by_guest: HashMap::new(),
+            sites: Vec::new(),
+            code_pages: hashbrown::HashSet::new(),
+            flushes: 0,
+            view,
+            retired_sites: Vec::new(),
+        }
+    }
+
+    /// Exit site `id` of code generation `gen` (I6).
+    pub fn site(&self, gen: u64, id: u32) -> ExitSite {
+        let sites = if gen == self.flushes {
+            &self.sites
+        } else {
+            &self
+                .retired_sites
+                .iter()
+                .find(|(g, _)| *g == gen)
+                .unwrap_or_else(|| panic!("exit sites of generation {gen} were dropped (I6)"))
+                .1
+        };
+        sites[id as usize]
+    }
+
+    pub fn lookup(&self, addr: GuestAddr) -> Option<BlockId> {
+        self.by_guest.get(&addr).copied()
+    }
+
+    pub fn block(&self, id: BlockId) -> &BlockInfo {
+        self.view.index.block(id)
+    }
+
+    /// Record a committed block (I3) and make it the block for its guest
+    /// address.
+    pub fn insert(&mut self, info: BlockInfo) -> BlockId {
+        let first = info.guest.0 >> 12;
+        let last = (info.guest.0 + info.guest_len.max(1) as u64 - 1) >> 12;
+        for p in first..=last {
+            self.code_pages.insert(p);
+        }
+        let guest = info.guest;
+        let id = self.view.index.push(info);
+        self.by_guest.insert(guest, id);
+        id
+    }
+
+    /// Record a block that runs once and is never looked up (it keeps its
+    /// id so its exit sites and pc map work).
+    pub fn insert_unlisted(&mut self, info: BlockInfo) -> BlockId {
+        self.view.index.push(info)
     }
 
     /// Does any translated code lie in guest range [start, end)?
@@ -224,30 +252,23 @@ impl CodeCache {
         (a..=b).any(|p| self.code_pages.contains(&p))
     }
 
-    /// Drop every translation (I4). Only call when no thread runs
-    /// translated code.
-    pub fn flush(&mut self) {
+    /// Drop every translation (I3, I4). Only call when no other thread
+    /// runs translated code (dispatch stop-the-world); `oldest` is the
+    /// oldest generation a thread may still have left from (I6).
+    pub fn flush(&mut self, oldest: u64) {
         // First, so the monitor patches nothing in memory being reset
         // (shared.rs I1): superblocks go with everything they link to.
-        self.shared.bump_gen();
-        // I3: ids are never reused; the dropped blocks' host code is gone.
-        for b in &mut self.blocks[self.live_from..] {
-            b.pc_map = Box::new([]);
-            b.host_len = 0;
-        }
-        self.live_from = self.blocks.len();
+        self.view.shared.bump_gen();
+        self.view.index.flush();
         self.by_guest.clear();
-        self.sites.clear();
+        let sites = std::mem::take(&mut self.sites);
+        self.retired_sites.retain(|(g, _)| *g >= oldest);
+        if oldest <= self.flushes {
+            self.retired_sites.push((self.flushes, sites));
+        }
         self.code_pages.clear();
-        self.ibl.clear();
         self.mem.reset();
         self.flushes += 1;
-        debug_assert_eq!(self.shared.gen(), self.flushes);
-    }
-
-    /// The guest instruction whose code holds `pc` (a block's or a
-    /// superblock's), for fault reports; async-signal-safe.
-    pub fn guest_at(&self, pc: u64) -> Option<GuestAddr> {
-        self.locate(pc).map(|l| l.guest)
+        debug_assert_eq!(self.view.shared.gen(), self.flushes);
     }
 }

@@ -57,9 +57,12 @@ pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
         .collect();
     let execfn = path.as_os_str().as_bytes().to_vec();
     match Vm::start(opts, &bytes, &plan, &argv, &envp, &execfn, path.clone()) {
-        Ok(mut vm) => {
+        Ok(vm) => {
             drop(bytes);
-            vm.prof.print_summary = summary;
+            vm.proc
+                .prof
+                .print_summary
+                .store(summary, std::sync::atomic::Ordering::Release);
             vm.run()
         }
         Err(e) => {

@@ -3,14 +3,15 @@
 //! profile however the guest ends.
 //!
 //! I1: every block is pushed to the block table before its code can run, and
-//!     its id equals its index in the code cache's block list.
+//!     its id equals its index in the code index (both under the
+//!     translation lock).
 //! I2: `finish` runs exactly once, on every way out (exit, exit_group, trap,
 //!     fault, hotlift error), after the monitor drained every ring.
 #![allow(unsafe_code)]
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::Vm;
@@ -27,24 +28,39 @@ use crate::profile::{hex, Binary, Ending, Inputs, Module, Modules, Profile, Symb
 /// Most blocks one run may translate (ids are never reused).
 pub const BLOCK_CAPACITY: u32 = 1 << 22;
 
-/// Profiling state of one guest process.
+/// Profiling state of one guest process (its threads' rings and counters
+/// are theirs: [`ThreadProfiling`]).
 #[derive(Debug)]
 pub struct Profiling {
     pub blocks: Arc<BlockTable>,
-    pub monitor: Option<Monitor>,
-    pub ring: Option<Arc<ThreadRing>>,
-    /// `--count-inline` counters, indexed by block id.
-    inline: Option<(*mut u64, usize)>,
+    pub monitor: Mutex<Option<Monitor>>,
+    /// Monitor settings for the rings of threads to come.
+    ring_entries: usize,
+    /// `--count-inline`: every thread's counter array, indexed by block id.
+    inline: Option<Mutex<Vec<Counters>>>,
     started: Instant,
     pub main: MainImage,
     /// `[vdso]` mapping, when the kernel gave the process one.
     pub vdso: Option<(u64, u64)>,
     pub command_line: Vec<String>,
-    /// Every translation: (host address, host size, guest address).
-    pub translations: Vec<(u64, u32, u64)>,
     /// Print the summary on stderr at the end (`hotlift profile`).
-    pub print_summary: bool,
-    finished: bool,
+    pub print_summary: AtomicBool,
+    /// Set by the one `finish` that does the work (I2).
+    finished: Mutex<bool>,
+}
+
+/// A thread's `--count-inline` counters (BLOCK_CAPACITY u64s, never freed).
+#[derive(Debug, Clone, Copy)]
+struct Counters(*mut u64);
+
+// SAFETY: plain memory that lives for the process; read only at finish.
+unsafe impl Send for Counters {}
+
+/// One guest thread's side of profiling.
+#[derive(Debug, Default)]
+pub struct ThreadProfiling {
+    pub ring: Option<Arc<ThreadRing>>,
+    inline: bool,
 }
 
 /// The guest program as loaded, for the profile's module table.
@@ -65,42 +81,17 @@ fn map_counters(cap: usize) -> std::io::Result<*mut u64> {
 }
 
 impl Profiling {
-    /// Set up what `opts` asks for; `ctx_ring_pos` and `ctx_counts` are the
-    /// thread context's fields to point at the ring and counters.
+    /// Start what `opts` asks for (the monitor, with superblocks built in
+    /// `shared`'s arena).
     pub fn new(
         opts: &crate::options::RunOptions,
-        ctx: &mut crate::runtime::ThreadCtx,
         main: MainImage,
         vdso: Option<(u64, u64)>,
         command_line: Vec<String>,
-        cache: &crate::cache::CodeCache,
+        shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
-        let mut p = Profiling {
-            blocks: blocks.clone(),
-            monitor: None,
-            ring: None,
-            inline: None,
-            started: Instant::now(),
-            main,
-            vdso,
-            command_line,
-            translations: Vec::new(),
-            print_summary: false,
-            finished: false,
-        };
-        if opts.count_inline {
-            let base = map_counters(BLOCK_CAPACITY as usize)?;
-            ctx.inline_counts = base as u64;
-            p.inline = Some((base, BLOCK_CAPACITY as usize));
-        } else if opts.monitor() {
-            let ring = Ring::new(opts.ring_entries as usize)?;
-            ctx.ring_pos = ring.start(0);
-            let tr = Arc::new(ThreadRing {
-                ring,
-                pos: ctx.ring_pos_atomic(),
-                tid: std::process::id() as i32,
-            });
+        let monitor = opts.monitor().then(|| {
             let sb = SbConfig {
                 enabled: opts.superblocks(),
                 block_threshold: opts.sb_threshold,
@@ -116,14 +107,58 @@ impl Profiling {
                     max_block_insns: opts.max_block_insns as usize,
                     dump_dir: opts.dump_superblocks.clone(),
                 };
-                Builder::new(cfg, cache.shared.clone(), blocks.clone())
+                Builder::new(cfg, shared.clone(), blocks.clone())
             });
-            let monitor = Monitor::start(blocks, sb, builder);
-            monitor.add_ring(tr.clone());
-            p.monitor = Some(monitor);
-            p.ring = Some(tr);
+            Monitor::start(blocks.clone(), sb, builder)
+        });
+        Ok(Profiling {
+            blocks,
+            monitor: Mutex::new(monitor),
+            ring_entries: opts.ring_entries as usize,
+            inline: opts.count_inline.then(|| Mutex::new(Vec::new())),
+            started: Instant::now(),
+            main,
+            vdso,
+            command_line,
+            print_summary: AtomicBool::new(false),
+            finished: Mutex::new(false),
+        })
+    }
+
+    /// Profiling for a new guest thread with context `ctx`: its own ring
+    /// (registered with the monitor) or counter array.
+    pub fn thread(
+        &self,
+        ctx: &mut crate::runtime::ThreadCtx,
+        tid: i32,
+    ) -> std::io::Result<ThreadProfiling> {
+        if let Some(all) = &self.inline {
+            let base = map_counters(BLOCK_CAPACITY as usize)?;
+            ctx.inline_counts = base as u64;
+            all.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Counters(base));
+            return Ok(ThreadProfiling {
+                ring: None,
+                inline: true,
+            });
         }
-        Ok(p)
+        let monitor = self.monitor.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(m) = monitor.as_ref() else {
+            return Ok(ThreadProfiling::default());
+        };
+        let ring = Ring::new(self.ring_entries)?;
+        ctx.ring_pos = ring.start(0);
+        let tr = Arc::new(ThreadRing {
+            ring,
+            pos: ctx.ring_pos_atomic(),
+            tid,
+        });
+        m.add_ring(tr.clone());
+        Ok(ThreadProfiling {
+            ring: Some(tr),
+            inline: false,
+        })
     }
 }
 
@@ -155,28 +190,25 @@ pub fn block_meta(b: &IrBlock) -> BlockMeta {
 impl Vm {
     /// Publish `b` (I1) and choose its prologue. `counted` is false for a
     /// block that must not count (the one-instruction restart after a store
-    /// into code, smc.rs).
+    /// into code, smc.rs). The caller holds the translation lock (so ids
+    /// agree with the code index).
     pub(super) fn publish_block(
         &mut self,
         b: &IrBlock,
         counted: bool,
     ) -> Result<Prologue, super::VmError> {
-        let id = self.prof.blocks.push(block_meta(b)).ok_or_else(|| {
+        let id = self.proc.prof.blocks.push(block_meta(b)).ok_or_else(|| {
             super::VmError::Host(format!(
                 "more than {BLOCK_CAPACITY} blocks translated in one run"
             ))
         })?;
         assert_eq!(
             id as usize,
-            self.cache.blocks.len(),
-            "block table and code cache disagree on ids"
+            self.proc.view.index.len(),
+            "block table and code index disagree on ids"
         );
         Ok(
-            match (
-                counted,
-                self.prof.inline.is_some(),
-                self.prof.ring.is_some(),
-            ) {
+            match (counted, self.prof.inline, self.prof.ring.is_some()) {
                 (false, _, _) => Prologue::None,
                 (true, true, _) => Prologue::Count { id },
                 (true, false, true) => Prologue::Ring { id },
@@ -239,7 +271,7 @@ impl Vm {
         if !loc.counted {
             return;
         }
-        let after = self.cache.counted_after(loc);
+        let after = self.proc.view.counted_after(loc);
         if in_rep {
             self.push_words(&[TAG_UNRETIRED_REP, after]);
         } else {
@@ -259,31 +291,54 @@ impl Vm {
     }
 
     /// Drain the monitor and write the profile (I2). Safe to call more than
-    /// once; only the first call does anything.
+    /// once, from any thread; only the first call does anything.
     pub fn finish(&mut self, ending: Ending) {
-        if self.prof.finished {
+        self.proc.finish(ending);
+    }
+}
+
+impl super::process::Process {
+    /// Drain the monitor and write the profile (I2).
+    pub fn finish(&self, ending: Ending) {
+        let prof = &self.prof;
+        let mut finished = prof.finished.lock().unwrap_or_else(|e| e.into_inner());
+        if *finished {
             return;
         }
-        self.prof.finished = true;
-        let (tables, info, counting) = if let Some(m) = self.prof.monitor.as_mut() {
-            (m.finish(), m.info.clone(), "ring")
-        } else if let Some((base, cap)) = self.prof.inline {
-            let n = (self.prof.blocks.len() as usize).min(cap);
-            // SAFETY: the counter array holds `cap` zero-initialised u64s and
-            // no translated code runs now (dispatch I1).
-            let counts = unsafe { std::slice::from_raw_parts(base, n) };
+        *finished = true;
+        let monitor = prof
+            .monitor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .map(|m| (m.finish(), m.info.clone()));
+        let (tables, info, counting) = if let Some((t, info)) = monitor {
+            (t, info, "ring")
+        } else if let Some(all) = &prof.inline {
+            let n = prof.blocks.len() as usize;
+            let mut counts = vec![0u64; n];
+            for c in all.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                // SAFETY: each array holds BLOCK_CAPACITY zero-initialised
+                // u64s; threads still running may add to them, which only
+                // makes those reads approximate.
+                let part = unsafe { std::slice::from_raw_parts(c.0, n) };
+                for (a, b) in counts.iter_mut().zip(part) {
+                    *a += b;
+                }
+            }
             (
-                Tables::from_counts(counts, self.prof.blocks.published()),
+                Tables::from_counts(&counts, prof.blocks.published()),
                 MonitorInfo::default(),
                 "inline",
             )
         } else {
             return;
         };
-        if self.opts.profile.is_none() && !self.prof.print_summary {
+        let summary = prof.print_summary.load(Ordering::Acquire);
+        if self.opts.profile.is_none() && !summary {
             return;
         }
-        let main = &self.prof.main;
+        let main = &prof.main;
         let bytes = std::fs::read(&main.exe).unwrap_or_default();
         let binary = Binary {
             path: main.exe.display().to_string(),
@@ -304,7 +359,7 @@ impl Vm {
             symbols: Symbols::from_elf(&bytes, main.bias),
         }];
         drop(bytes);
-        if let Some((lo, hi)) = self.prof.vdso {
+        if let Some((lo, hi)) = prof.vdso {
             // SAFETY: the vDSO is mapped readable for the process's life.
             let image = unsafe { std::slice::from_raw_parts(lo as *const u8, (hi - lo) as usize) };
             modules.push(Module {
@@ -316,30 +371,35 @@ impl Vm {
                 symbols: Symbols::from_elf(image, lo),
             });
         }
-        let ring_capacity = self
-            .prof
-            .ring
-            .as_ref()
-            .map(|r| 2 * r.ring.seg_entries())
-            .unwrap_or(0);
+        let ring_capacity = if counting == "ring" {
+            crate::monitor::ring::capacity_for(prof.ring_entries)
+        } else {
+            0
+        };
+        // The translation lock may be held by a thread that stopped for
+        // good (the process is ending): do not wait for it.
+        let translations = match self.locked.try_lock() {
+            Ok(l) => l.translations.clone(),
+            Err(_) => Vec::new(),
+        };
         let profile = Profile::build(Inputs {
             tables: &tables,
-            blocks: self.prof.blocks.published(),
+            blocks: prof.blocks.published(),
             binary,
             modules: Modules::new(modules),
-            command_line: self.prof.command_line.clone(),
+            command_line: prof.command_line.clone(),
             options: serde_json::to_value(&self.opts).unwrap_or_default(),
             counting,
             monitor: info.clone(),
             ending,
             times: Times {
-                wall_seconds: self.prof.started.elapsed().as_secs_f64(),
+                wall_seconds: prof.started.elapsed().as_secs_f64(),
                 process_cpu_seconds: process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
             },
             ring_capacity,
-            flushes: self.cache.flushes,
-            translations: &self.prof.translations,
+            flushes: self.view.gen(),
+            translations: &translations,
         });
         if let Some(path) = &self.opts.profile {
             if let Err(e) = profile.write_json(path) {
@@ -349,13 +409,8 @@ impl Vm {
                 );
             }
         }
-        if self.prof.print_summary {
-            let mem = &self.mem;
-            let code = |addr: u64, len: usize| {
-                let ok = len > 0 && mem.find(addr).is_some_and(|(_, r)| r.prot.x);
-                ok.then(|| crate::syscall::guest_read_bytes(addr, len))
-                    .flatten()
-            };
+        if summary {
+            let code = |addr: u64, len: usize| crate::syscall::guest_read_bytes(addr, len);
             eprint!("{}", profile.summary(&code));
         }
     }

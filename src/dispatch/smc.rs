@@ -29,6 +29,7 @@
 //!     through /proc/self/mem is not detected (README, known limits).
 #![allow(unsafe_code)]
 
+use super::process::Locked;
 use super::{Vm, VmError};
 use crate::guest_mem::PAGE;
 use crate::loader::Prot;
@@ -41,19 +42,28 @@ pub(crate) fn prot_bits(p: Prot) -> i32 {
 }
 
 impl Vm {
-    /// I1 for the pages of guest range [start, end).
-    pub(super) fn protect_code(&mut self, start: u64, end: u64) {
+    /// I1 for the pages of guest range [start, end) (translation lock held
+    /// as `l`). When the table of protected pages is full, everything is
+    /// flushed (which empties it) and protection starts over.
+    pub(super) fn protect_code(&mut self, l: &mut Locked, start: u64, end: u64) {
         let mut page = start & !(PAGE - 1);
         while page < end {
-            if let Some((_, r)) = self.mem.find(page) {
-                if r.prot.w && !self.protected.contains(&page) {
+            if let Some((_, r)) = l.mem.find(page) {
+                if r.prot.w && !self.proc.protected.contains(page) {
+                    if !self.proc.protected.insert(page, r.prot) {
+                        // Full: the flush gives every page its protection
+                        // back; this block's own translation survives it
+                        // only as unlinked code, so it is dropped too.
+                        self.flush(l);
+                        continue;
+                    }
                     let ro = Prot { w: false, ..r.prot };
                     // SAFETY: the page is guest memory (GuestMem I2).
                     if unsafe {
                         libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(ro))
-                    } == 0
+                    } != 0
                     {
-                        self.protected.insert(page);
+                        self.proc.protected.remove(page);
                     }
                 }
             }
@@ -61,51 +71,41 @@ impl Vm {
         }
     }
 
-    /// Give every protected page its guest protection back (I1).
-    pub(super) fn unprotect_all(&mut self) {
-        for page in self.protected.drain() {
-            if let Some((_, r)) = self.mem.find(page) {
-                // SAFETY: restores the guest's own protection of its page.
-                unsafe {
-                    libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(r.prot))
-                };
-            }
-        }
-    }
-
     /// The guest is about to store into translated code at `ctx.rip` (I2).
     pub(super) fn code_written(&mut self) -> Result<HostAddr, VmError> {
         self.stats.code_writes += 1;
-        self.flush();
-        let id = self.translate_with(GuestAddr(self.ctx.rip), 1, false)?;
-        Ok(self.cache.block(id).host)
+        let proc = self.proc.clone();
+        let mut l = proc.lock();
+        self.flush(&mut l);
+        let id = self.translate_with(&mut l, GuestAddr(self.ctx.rip), 1, false)?;
+        Ok(l.cache.block(id).host)
     }
 
     /// Called from the signal handler for a write fault at `addr` by host
     /// code at `pc` in the code cache. Returns the host address to resume
     /// at, or None when the fault is not a store into protected code.
     ///
-    /// Async-signal-safe: no allocation (HashSet::remove and BTreeMap
-    /// lookups do not allocate); the dispatcher is not running (dispatch I1).
+    /// Async-signal-safe: the protected-page table and the code view are
+    /// lock-free (process.rs); no allocation.
     pub(crate) fn on_write_fault(&mut self, addr: u64, pc: u64) -> Option<u64> {
         let page = addr & !(PAGE - 1);
-        if !self.protected.remove(&page) {
-            return None;
-        }
-        let prot = self.mem.find(page).map(|(_, r)| r.prot)?;
+        let prot = self.proc.protected.remove(page)?;
         // SAFETY: gives the guest page its own protection back.
         unsafe { libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(prot)) };
-        match self.cache.locate(pc).filter(|l| l.exact) {
+        let view = self.proc.view.clone();
+        match view.locate(pc).filter(|l| l.exact) {
             Some(loc) => {
                 self.ctx.rip = loc.guest.0;
                 // The store re-runs alone, uncounted (its block counted
                 // it); the rest of its block did not run.
-                self.unretired_pending = self.cache.counted_after(loc);
+                self.unretired_pending = view.counted_after(loc);
                 self.note_leave(pc);
-                Some(self.cache.code_write_stub.0)
+                Some(view.code_write_stub.0)
             }
             None => {
-                self.smc_flush_pending = true;
+                self.proc
+                    .smc_flush_pending
+                    .store(true, std::sync::atomic::Ordering::Release);
                 Some(pc)
             }
         }

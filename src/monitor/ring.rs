@@ -70,11 +70,21 @@ unsafe impl Sync for Ring {}
 // SAFETY: as above.
 unsafe impl Send for Ring {}
 
+/// Bytes per segment of a ring asked for with `entries` entries.
+fn segment_bytes(entries: usize) -> usize {
+    ((entries / 2).max(1024) * 4).next_multiple_of(PAGE)
+}
+
+/// Entries a ring asked for with `entries` entries really holds.
+pub fn capacity_for(entries: usize) -> u64 {
+    2 * segment_bytes(entries) as u64 / 4
+}
+
 impl Ring {
     /// Map a ring with `entries` entries in all (rounded to whole pages per
     /// segment).
     pub fn new(entries: usize) -> std::io::Result<Ring> {
-        let seg_bytes = ((entries / 2).max(1024) * 4).next_multiple_of(PAGE);
+        let seg_bytes = segment_bytes(entries);
         let total = 2 * (seg_bytes + PAGE);
         let p = crate::anon::map(total, libc::MAP_NORESERVE)?;
         let base = p as u64;

@@ -19,15 +19,17 @@
 //!     that signal. Signals the guest ignores are ignored by the kernel.
 #![allow(unsafe_code)]
 
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+pub mod state;
 
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use crate::dispatch::process::KICK;
 use crate::dispatch::Vm;
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 static CODE_LO: AtomicU64 = AtomicU64::new(0);
 static CODE_HI: AtomicU64 = AtomicU64::new(0);
-static VM: AtomicPtr<Vm> = AtomicPtr::new(std::ptr::null_mut());
 
 /// A signal that ends the guest arrived and the profile is still to be
 /// written (I4); 0 when none. Read by `runtime/entry.S` before a guest
@@ -154,6 +156,36 @@ pub fn install(
     VERBOSE.store(verbose, Ordering::Relaxed);
     CODE_LO.store(code.0, Ordering::Relaxed);
     CODE_HI.store(code.1, Ordering::Relaxed);
+    // SAFETY: installs hotlift's handlers (async-signal-safe entry stub).
+    unsafe {
+        for sig in FAULT_SIGNALS.iter().copied().chain([KICK]) {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = crate::runtime::signal_entry_addr();
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            if sig == KICK {
+                // A kick must not make hotlift's own syscalls fail.
+                sa.sa_flags |= libc::SA_RESTART;
+            }
+            libc::sigfillset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(format!(
+                    "sigaction({sig}): {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
+    }
+    for sig in (1..=64).filter(|&s| ends_guest(s)) {
+        // Rust's runtime ignores SIGPIPE; the guest starts with it at
+        // default, as after execve (`ignored` says so too).
+        set_host_action(sig, ignored(sig))?;
+    }
+    Ok(())
+}
+
+/// Give the calling thread an alternate stack for hotlift's handlers
+/// (each thread needs its own).
+pub fn install_thread() -> Result<(), String> {
     // SAFETY: a fresh anonymous mapping used only as this thread's
     // alternate signal stack, never freed.
     unsafe {
@@ -179,31 +211,61 @@ pub fn install(
         if libc::sigaltstack(&ss, std::ptr::null_mut()) != 0 {
             return Err(format!("sigaltstack: {}", std::io::Error::last_os_error()));
         }
-        for sig in FAULT_SIGNALS {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = crate::runtime::signal_entry_addr();
-            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-            libc::sigfillset(&mut sa.sa_mask);
-            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-                return Err(format!(
-                    "sigaction({sig}): {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-        }
-    }
-    for sig in (1..=64).filter(|&s| ends_guest(s)) {
-        // Rust's runtime ignores SIGPIPE; the guest starts with it at
-        // default, as after execve (`ignored` says so too).
-        set_host_action(sig, ignored(sig))?;
     }
     Ok(())
 }
 
-/// Let the handler see the guest's translation state (pc maps, protected
-/// code pages). The Vm must stay at this address until the process exits.
+/// Let the handler see this thread's translation state. The Vm must stay
+/// at this address while the thread runs guest code.
 pub fn publish_vm(vm: &mut Vm) {
-    VM.store(vm as *mut Vm, Ordering::Release);
+    vm.ctx.vm = vm as *mut Vm as u64;
+}
+
+/// The calling thread's Vm, found through its context (the GS base), or
+/// null on a thread that runs no guest code.
+fn current_vm() -> *mut Vm {
+    let gs: u64;
+    // SAFETY: FSGSBASE is enabled (runtime::check_cpu).
+    unsafe { std::arch::asm!("rdgsbase {}", out(reg) gs, options(nostack, preserves_flags)) };
+    if gs == 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: a non-zero GS base is this thread's ThreadCtx (runtime I2).
+    unsafe { (*(gs as *const crate::runtime::ThreadCtx)).vm as *mut Vm }
+}
+
+/// si_code of a single-step trap.
+const TRAP_TRACE: i32 = 2;
+/// RFLAGS trap flag.
+const TF: i64 = 1 << 8;
+
+/// Where the guest is when a kick or a signal for it arrives in
+/// translated code: at an instruction boundary (then it leaves for the
+/// dispatcher with `reason`), or in glue (then it single-steps, with TF,
+/// to the next boundary). True when it left.
+fn leave_at_boundary(vm: &mut Vm, uc: &mut libc::ucontext_t, pc: u64, reason: u32) -> bool {
+    let view = vm.proc.view.clone();
+    match view.locate(pc) {
+        Some(loc) if loc.exact => {
+            vm.note_leave(pc);
+            // The instruction here and the rest of its block did not run.
+            vm.unretired_pending += if loc.counted { loc.after + 1 } else { 0 };
+            vm.ctx.rip = loc.guest.0;
+            vm.ctx.stepping = 0;
+            let stub = match reason {
+                crate::runtime::exit_reason::KICKED => view.kick_stub,
+                _ => view.kick_stub,
+            };
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = stub.0 as i64;
+            uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !TF;
+            true
+        }
+        _ => {
+            vm.ctx.stepping = reason;
+            uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF;
+            false
+        }
+    }
 }
 
 /// Called by `hotlift_signal_entry` (I1).
@@ -226,7 +288,31 @@ pub unsafe extern "C" fn handle_host_signal(
     };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
-    let vm = VM.load(Ordering::Acquire);
+    let vm = current_vm();
+    // SAFETY: the thread's own Vm (publish_vm); the handler runs on it.
+    let vm_ref = unsafe { vm.as_ref() };
+    let floor = vm_ref.map_or(0, |v| v.proc.view.floor);
+    let stepping = vm_ref.is_some_and(|v| v.ctx.stepping != 0);
+    let ignored_by_guest =
+        vm_ref.is_some_and(|v| v.proc.sig.handler(sig as usize) == libc::SIG_IGN as u64);
+    let blocked_by_guest =
+        vm_ref.is_some_and(|v| v.sig.blocked_own.load(Ordering::Acquire) & (1 << (sig - 1)) != 0);
+    if sig == KICK || (sig == libc::SIGTRAP && code == TRAP_TRACE && stepping) {
+        // process.rs I3: leave translated code at the next boundary.
+        // SAFETY: as above.
+        if let Some(vm) = unsafe { vm.as_mut() } {
+            if in_code && pc >= floor {
+                let reason = crate::runtime::exit_reason::KICKED;
+                leave_at_boundary(vm, uc, pc, reason);
+            } else {
+                // Out of translated code already (on its way to the
+                // dispatcher, which looks before it enters again).
+                vm.ctx.stepping = 0;
+                uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !TF;
+            }
+        }
+        return;
+    }
     if ends_guest(sig) {
         // SAFETY: see publish_vm; the handler is the only one touching it.
         end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
@@ -236,11 +322,7 @@ pub unsafe extern "C" fn handle_host_signal(
     // is the guest's (hotlift never sends these to itself except to die).
     // Ignored if the guest ignores it, else its default action.
     if code <= 0 {
-        // SAFETY: reading the recorded disposition; see publish_vm.
-        let ignored =
-            !vm.is_null() && unsafe { (*vm).sig.actions[sig as usize][0] } == libc::SIG_IGN as u64;
-        // SAFETY: as above.
-        let blocked = !vm.is_null() && unsafe { (*vm).sig.blocked_own } & (1 << (sig - 1)) != 0;
+        let (ignored, blocked) = (ignored_by_guest, blocked_by_guest);
         if blocked && !ignored {
             // The guest blocked it (hotlift keeps it unblocked): pending
             // until the guest unblocks it (syscall::rt_sigprocmask).
@@ -261,11 +343,7 @@ pub unsafe extern "C" fn handle_host_signal(
     }
     // A fault in a shared stub (e.g. the guest broke GS) cannot go through
     // the stubs again: die at once.
-    let in_stubs = in_code && !vm.is_null() && {
-        // SAFETY: as below.
-        let floor = unsafe { (*vm).cache.mem.floor_addr() };
-        pc < floor
-    };
+    let in_stubs = in_code && !vm.is_null() && pc < floor;
     let in_code = in_code && !in_stubs;
     // SAFETY: the Vm is published once and never moves (publish_vm); while
     // translated code runs the dispatcher does not (dispatch I1), so the
@@ -300,7 +378,7 @@ pub unsafe extern "C" fn handle_host_signal(
                 len: 0,
             };
             let name = sig_name(sig);
-            let _ = match vm.cache.guest_at(pc) {
+            let _ = match vm.proc.view.guest_at(pc) {
                 Some(g) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
                     writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g} (data address {fault_addr:#x})")
                 }
@@ -331,12 +409,12 @@ pub unsafe extern "C" fn handle_host_signal(
         if code > 0 && sig != libc::SIGTRAP {
             vm.note_leave(pc);
             vm.ctx.exit_arg = sig as u32;
-            if let Some(loc) = vm.cache.locate(pc) {
+            if let Some(loc) = vm.proc.view.locate(pc) {
                 vm.ctx.rip = loc.guest.0;
                 // For the count: the dispatcher leaves out what never ran.
                 vm.fault = Some((loc, uc.uc_mcontext.gregs[libc::REG_RCX as usize] as u64));
             }
-            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.proc.view.fatal_stub.0 as i64;
             return;
         }
     }
@@ -359,23 +437,24 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
         return;
     };
     let sig = PENDING_FATAL.load(Ordering::Acquire);
-    let floor = vm.cache.mem.floor_addr();
-    if in_code && pc >= floor {
+    let view = vm.proc.view.clone();
+    if in_code && pc >= view.floor {
         // Translated code may run on for ever without an exit: leave now.
         // Inside a ring-bracketed rep a TAG_REP record may be open, which
         // a partial record must not follow: the pass then closes at its
         // head at the end (a killed run's last block is approximate).
-        if !vm.cache.locate(pc).is_some_and(|l| l.rep_ring) {
+        if !view.locate(pc).is_some_and(|l| l.rep_ring) {
             vm.note_leave(pc);
         }
         vm.ctx.exit_arg = sig;
-        uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
+        uc.uc_mcontext.gregs[libc::REG_RIP as usize] = view.fatal_stub.0 as i64;
+        uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !TF;
         return;
     }
     match crate::runtime::stub_place(pc) {
         crate::runtime::StubPlace::Entering => {
             vm.ctx.exit_arg = sig;
-            vm.ctx.enter_target = vm.cache.fatal_stub.0;
+            vm.ctx.enter_target = view.fatal_stub.0;
         }
         crate::runtime::StubPlace::BeforeSyscall { done } => {
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = done as i64;

@@ -40,15 +40,16 @@ fn is_self(pid: u64) -> bool {
 
 pub fn get(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (pid, len, buf) = (a[0], a[1], a[2]);
-    if !is_self(pid) || vm.affinity.mask.is_empty() {
+    let affinity = vm.proc.affinity.lock().unwrap_or_else(|e| e.into_inner());
+    if !is_self(pid) || affinity.mask.is_empty() {
         // SAFETY: the kernel writes at most `len` bytes to the guest buffer.
         return unsafe { syscall6(libc::SYS_sched_getaffinity as u64, a) };
     }
-    let n = vm.affinity.mask.len() as u64;
+    let n = affinity.mask.len() as u64;
     if len < n || len % 8 != 0 {
         return EINVAL;
     }
-    if guest_write_bytes(buf, &vm.affinity.mask) {
+    if guest_write_bytes(buf, &affinity.mask) {
         n as i64
     } else {
         EFAULT
@@ -60,10 +61,11 @@ pub fn set(vm: &mut Vm, a: [u64; 6]) -> i64 {
     // (guest) thread may run.
     let r = unsafe { syscall6(libc::SYS_sched_setaffinity as u64, a) };
     if r == 0 && is_self(a[0]) {
-        let n = vm.affinity.mask.len().min(a[1] as usize);
+        let mut affinity = vm.proc.affinity.lock().unwrap_or_else(|e| e.into_inner());
+        let n = affinity.mask.len().min(a[1] as usize);
         if let Some(bytes) = guest_read_bytes(a[2], n) {
-            vm.affinity.mask[..n].copy_from_slice(&bytes);
-            vm.affinity.mask[n..].fill(0);
+            affinity.mask[..n].copy_from_slice(&bytes);
+            affinity.mask[n..].fill(0);
         }
     }
     r

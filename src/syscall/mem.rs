@@ -10,6 +10,7 @@
 #![allow(unsafe_code)]
 
 use super::raw::syscall6;
+use crate::dispatch::process::Locked;
 use crate::dispatch::{prot_from, Vm};
 use crate::guest_mem::{page_up, PAGE};
 use crate::loader::Prot;
@@ -18,30 +19,33 @@ const ENOMEM: i64 = -(libc::ENOMEM as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 
 /// Does [start, end) touch a mapping that is not the guest's?
-fn touches_host(vm: &Vm, start: u64, end: u64) -> bool {
-    if vm.mem.owns_all(start, end) {
+fn touches_host(l: &Locked, start: u64, end: u64) -> bool {
+    if l.mem.owns_all(start, end) {
         return false;
     }
-    if start < vm.brk.limit && end > vm.brk.start {
+    if start < l.brk.limit && end > l.brk.start {
         return true;
     }
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
         return true;
     };
-    maps.lines().any(|l| {
-        let range = l.split_whitespace().next().unwrap_or("");
+    maps.lines().any(|line| {
+        let range = line.split_whitespace().next().unwrap_or("");
         let (a, b) = range.split_once('-').unwrap_or(("0", "0"));
         let (a, b) = (
             u64::from_str_radix(a, 16).unwrap_or(0),
             u64::from_str_radix(b, 16).unwrap_or(0),
         );
         let (s, e) = (a.max(start), b.min(end));
-        s < e && !vm.mem.owns_all(s, e)
+        s < e && !l.mem.owns_all(s, e)
     })
 }
 
 pub fn brk(vm: &mut Vm, want: u64) -> i64 {
-    let b = &mut vm.brk;
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
+    let b = &mut l.brk;
     if want < b.start || want > b.limit {
         return b.cur as i64;
     }
@@ -62,7 +66,7 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
         if p == libc::MAP_FAILED {
             return b.cur as i64;
         }
-        vm.mem.insert(
+        l.mem.insert(
             b.mapped,
             need,
             Prot {
@@ -73,8 +77,8 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
         );
     } else if need < b.mapped {
         let mapped = b.mapped;
-        vm.code_changed(need, mapped);
-        let b = &mut vm.brk;
+        vm.code_changed(l, need, mapped);
+        let b = &mut l.brk;
         // Shrinking gives the pages back, so growing again reads zeros.
         // SAFETY: [need, mapped) lies inside the reservation.
         unsafe {
@@ -87,31 +91,35 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
                 0,
             );
         }
-        vm.mem.remove(need, b.mapped);
+        let mapped = b.mapped;
+        l.mem.remove(need, mapped);
     }
-    let b = &mut vm.brk;
+    let b = &mut l.brk;
     b.mapped = need;
     b.cur = want;
     want as i64
 }
 
 pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
     let (addr, len, prot, flags) = (a[0], a[1], a[2], a[3] as i32);
     let fixed = flags & (libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE) != 0;
     if fixed
         && flags & libc::MAP_FIXED != 0
         && len != 0
-        && touches_host(vm, addr, addr.saturating_add(page_up(len)))
+        && touches_host(l, addr, addr.saturating_add(page_up(len)))
     {
         return ENOMEM;
     }
     if fixed {
-        vm.code_changed(addr, addr.saturating_add(page_up(len)));
+        vm.code_changed(l, addr, addr.saturating_add(page_up(len)));
     }
     // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
     let r = unsafe { syscall6(libc::SYS_mmap as u64, a) };
     if r >= 0 {
-        vm.mem
+        l.mem
             .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
     }
     r
@@ -122,14 +130,17 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if addr % PAGE != 0 || len == 0 {
         return EINVAL;
     }
-    if touches_host(vm, addr, addr.saturating_add(len)) {
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
+    if touches_host(l, addr, addr.saturating_add(len)) {
         return ENOMEM;
     }
-    vm.code_changed(addr, addr + len);
+    vm.code_changed(l, addr, addr + len);
     // SAFETY: only guest pages or unmapped pages are in the range (I1).
     let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
     if r == 0 {
-        vm.mem.remove(addr, addr + len);
+        l.mem.remove(addr, addr + len);
     }
     r
 }
@@ -139,14 +150,17 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if addr % PAGE != 0 {
         return EINVAL;
     }
-    if len != 0 && !vm.mem.owns_all(addr, addr.saturating_add(len)) {
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
+    if len != 0 && !l.mem.owns_all(addr, addr.saturating_add(len)) {
         return ENOMEM;
     }
-    vm.code_changed(addr, addr + len);
+    vm.code_changed(l, addr, addr + len);
     // SAFETY: every page in the range is the guest's (I1).
     let r = unsafe { syscall6(libc::SYS_mprotect as u64, a) };
     if r == 0 {
-        vm.mem.protect(addr, addr + len, prot_from(a[2]));
+        l.mem.protect(addr, addr + len, prot_from(a[2]));
     }
     r
 }
@@ -154,15 +168,18 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
 pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (old, old_len, new_len, flags, new_addr) =
         (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
-    if old_len != 0 && !vm.mem.owns_all(old, old.saturating_add(old_len)) {
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
+    if old_len != 0 && !l.mem.owns_all(old, old.saturating_add(old_len)) {
         return ENOMEM;
     }
     if flags & libc::MREMAP_FIXED != 0
-        && touches_host(vm, new_addr, new_addr.saturating_add(new_len))
+        && touches_host(l, new_addr, new_addr.saturating_add(new_len))
     {
         return ENOMEM;
     }
-    let prot = vm.mem.find(old).map(|(_, r)| r.prot).unwrap_or(Prot {
+    let prot = l.mem.find(old).map(|(_, r)| r.prot).unwrap_or(Prot {
         r: true,
         w: true,
         x: false,
@@ -170,21 +187,21 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     // An in-place grow must not run into hotlift's memory either.
     if flags & libc::MREMAP_MAYMOVE == 0
         && new_len > old_len
-        && touches_host(vm, old + old_len, old + new_len)
+        && touches_host(l, old + old_len, old + new_len)
     {
         return ENOMEM;
     }
-    vm.code_changed(old, old + old_len.max(new_len));
+    vm.code_changed(l, old, old + old_len.max(new_len));
     if flags & libc::MREMAP_FIXED != 0 {
-        vm.code_changed(new_addr, new_addr.saturating_add(new_len));
+        vm.code_changed(l, new_addr, new_addr.saturating_add(new_len));
     }
     // SAFETY: source is the guest's; destinations were checked (I1).
     let r = unsafe { syscall6(libc::SYS_mremap as u64, a) };
     if r >= 0 {
         if flags & libc::MREMAP_DONTUNMAP == 0 {
-            vm.mem.remove(old, old + old_len);
+            l.mem.remove(old, old + old_len);
         }
-        vm.mem.insert(r as u64, r as u64 + new_len, prot);
+        l.mem.insert(r as u64, r as u64 + new_len, prot);
     }
     r
 }

@@ -19,62 +19,13 @@ pub mod strace;
 use crate::dispatch::{Vm, VmError};
 use crate::types::GuestAddr;
 
+pub use crate::signal::state::{SignalState, ThreadSignals};
 pub use affinity::Affinity;
 pub use raw::syscall6;
 
 const ENOSYS: i64 = -(libc::ENOSYS as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 pub(crate) const EFAULT: i64 = -(libc::EFAULT as i64);
-
-/// The guest's signal dispositions and alternate stack, recorded but not
-/// given to the kernel (guest handlers do not run yet: README).
-#[derive(Debug)]
-pub struct SignalState {
-    /// Raw `struct kernel_sigaction` per signal: handler, flags, restorer, mask.
-    pub actions: [[u64; 4]; 65],
-    pub altstack: [u64; 3],
-    /// The guest's blocked bits for the signals hotlift must keep unblocked
-    /// (its own fault signals): recorded, never given to the kernel.
-    pub blocked_own: u64,
-    /// Those of them sent while the guest had them blocked: pending until
-    /// it unblocks them (set by the signal handler).
-    pub pending_own: std::sync::atomic::AtomicU64,
-}
-
-impl SignalState {
-    /// The dispositions the guest inherits, as after execve: ignored
-    /// signals stay ignored, everything else is default. (SIGPIPE is always
-    /// default: Rust's runtime replaced the inherited value before main.)
-    pub fn inherited() -> SignalState {
-        let mut s = SignalState::default();
-        for sig in 1..=64usize {
-            if sig == libc::SIGPIPE as usize {
-                continue;
-            }
-            // SAFETY: querying (not changing) a disposition into a zeroed struct.
-            let ignored = unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                libc::sigaction(sig as i32, std::ptr::null(), &mut old) == 0
-                    && old.sa_sigaction == libc::SIG_IGN
-            };
-            if ignored {
-                s.actions[sig][0] = libc::SIG_IGN as u64;
-            }
-        }
-        s
-    }
-}
-
-impl Default for SignalState {
-    fn default() -> Self {
-        SignalState {
-            actions: [[0; 4]; 65],
-            altstack: [0, libc::SS_DISABLE as u64, 0],
-            blocked_own: 0,
-            pending_own: std::sync::atomic::AtomicU64::new(0),
-        }
-    }
-}
 
 /// What to do with a syscall number.
 enum Plan {
@@ -455,7 +406,7 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if size != 8 || sig == 0 || sig > 64 || ((sig == 9 || sig == 19) && act != 0) {
         return EINVAL;
     }
-    let prev = vm.sig.actions[sig];
+    let prev = vm.proc.sig.action(sig);
     if act != 0 {
         let Some(new) = guest_read::<[u64; 4]>(act) else {
             return EFAULT;
@@ -469,7 +420,7 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
             libc::SIGTRAP,
         ]
         .contains(&(sig as i32));
-        if handler > 1 && vm.opts.verbose {
+        if handler > 1 && vm.opts().verbose {
             eprintln!("hotlift: guest installs a handler for signal {sig} at {:#x}; guest handlers do not run yet, the signal keeps its default action", handler);
         }
         if crate::signal::ends_guest(sig as i32) {
@@ -502,7 +453,7 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
                 .pending_own
                 .fetch_and(!(1u64 << (sig - 1)), std::sync::atomic::Ordering::AcqRel);
         }
-        vm.sig.actions[sig] = new;
+        vm.proc.sig.set_action(sig, new);
     }
     if old != 0 && !guest_write(old, &prev) {
         return EFAULT;
@@ -546,14 +497,21 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if r != 0 {
         return r;
     }
-    let prev_guest = (prev & !OWN_SIGNALS) | vm.sig.blocked_own;
+    let blocked_own = vm
+        .sig
+        .blocked_own
+        .load(std::sync::atomic::Ordering::Acquire);
+    let prev_guest = (prev & !OWN_SIGNALS) | blocked_own;
     if let Some(v) = new {
         let own = v & OWN_SIGNALS;
-        vm.sig.blocked_own = match how {
-            libc::SIG_BLOCK => vm.sig.blocked_own | own,
-            libc::SIG_UNBLOCK => vm.sig.blocked_own & !own,
+        let now = match how {
+            libc::SIG_BLOCK => blocked_own | own,
+            libc::SIG_UNBLOCK => blocked_own & !own,
             _ => own,
         };
+        vm.sig
+            .blocked_own
+            .store(now, std::sync::atomic::Ordering::Release);
     }
     if old != 0 && !guest_write(old, &prev_guest) {
         return EFAULT;
@@ -563,13 +521,16 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
         .sig
         .pending_own
         .load(std::sync::atomic::Ordering::Acquire)
-        & !vm.sig.blocked_own;
+        & !vm
+            .sig
+            .blocked_own
+            .load(std::sync::atomic::Ordering::Acquire);
     if pending != 0 {
         vm.sig
             .pending_own
             .fetch_and(!pending, std::sync::atomic::Ordering::AcqRel);
         for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
-            if vm.sig.actions[sig as usize][0] != libc::SIG_IGN as u64 {
+            if vm.proc.sig.handler(sig as usize) != libc::SIG_IGN as u64 {
                 vm.finish(crate::profile::Ending::Signal { signal: sig });
                 crate::signal::die_with(sig);
             }
@@ -651,7 +612,7 @@ fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
     if sig == libc::SIGKILL {
         return Some(sig);
     }
-    if !default_fatal(sig) || vm.sig.actions[sig as usize][0] == libc::SIG_IGN as u64 {
+    if !default_fatal(sig) || vm.proc.sig.handler(sig as usize) == libc::SIG_IGN as u64 {
         return None;
     }
     let mut blocked: u64 = 0;
@@ -662,7 +623,10 @@ fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
             [0, 0, &mut blocked as *mut u64 as u64, 8, 0, 0],
         )
     };
-    let blocked = (blocked & !OWN_SIGNALS) | vm.sig.blocked_own;
+    let blocked = (blocked & !OWN_SIGNALS)
+        | vm.sig
+            .blocked_own
+            .load(std::sync::atomic::Ordering::Acquire);
     (blocked & (1 << (sig - 1)) == 0).then_some(sig)
 }
 
@@ -673,20 +637,7 @@ fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
     let page = |x: u64| x & !(crate::guest_mem::PAGE - 1);
     let hit = |start: u64, len: u64| {
         let end = start.saturating_add(len.max(1));
-        if (end - start) / crate::guest_mem::PAGE > vm.protected.len() as u64 {
-            return vm
-                .protected
-                .iter()
-                .any(|&p| p < end && p + crate::guest_mem::PAGE > start);
-        }
-        let mut p = Some(page(start));
-        while let Some(at) = p.filter(|&at| at < end) {
-            if vm.protected.contains(&at) {
-                return true;
-            }
-            p = at.checked_add(crate::guest_mem::PAGE);
-        }
-        false
+        vm.proc.protected.any_in(page(start), end)
     };
     let buffer = match nr as i64 {
         libc::SYS_read
@@ -718,7 +669,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
     // The kernel reads the number from EAX only (do_syscall_64 takes an int).
     let nr = g[0] as u32 as u64;
     let a = [g[7], g[6], g[2], g[10], g[8], g[9]];
-    if vm.opts.strace {
+    if vm.opts().strace {
         eprint!("{}", strace::format_call(nr, &a));
     }
     let at = GuestAddr(vm.ctx.rip - 2);
@@ -729,10 +680,12 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
         libc::SYS_openat => selfview::open(vm, nr, a, 1),
         _ => None,
     };
-    if !vm.protected.is_empty() && may_write_protected(vm, nr, &a) {
+    if !vm.proc.protected.is_empty() && may_write_protected(vm, nr, &a) {
         // dispatch/smc.rs I4: the kernel (or an emulation) would hit a page
         // hotlift write-protected; give the pages back first.
-        vm.flush();
+        let proc = vm.proc.clone();
+        let mut l = proc.lock();
+        vm.flush(&mut l);
     }
     if let Some(sig) = fatal_self_signal(vm, nr, &a) {
         // The kernel is about to kill us: the profile goes first.
@@ -746,7 +699,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
         // guest interrupts it (signal I4).
         Plan::Pass => unsafe { crate::runtime::guest_syscall(nr, a) },
         Plan::NoSys => {
-            if vm.opts.verbose {
+            if vm.opts().verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");
                 eprintln!("hotlift: unhandled guest syscall {name} ({nr}) at {at}: -ENOSYS");
             }
@@ -772,7 +725,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
             libc::SYS_rseq => ENOSYS,
             libc::SYS_exit | libc::SYS_exit_group => {
                 vm.record_syscall(nr, 0, 0);
-                if vm.opts.strace {
+                if vm.opts().strace {
                     eprintln!(" = ?");
                 }
                 exit_now(vm, a[0])
@@ -781,7 +734,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
         },
     };
     vm.record_syscall(nr, ret, t0.elapsed().as_nanos() as u64);
-    if vm.opts.strace {
+    if vm.opts().strace {
         eprintln!("{}", strace::format_return(nr, &a, ret));
     }
     // I2.

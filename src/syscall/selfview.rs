@@ -46,7 +46,7 @@ pub fn readlink(vm: &Vm, path: u64, buf: u64, size: u64) -> Option<i64> {
     if !names_self_exe(&guest_cstr(path)?) {
         return None;
     }
-    let exe = vm.exe_path.as_bytes();
+    let exe = vm.proc.exe_path.as_bytes();
     let n = exe.len().min(size as usize);
     Some(if guest_write_bytes(buf, &exe[..n]) {
         n as i64
@@ -62,7 +62,7 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
         return None;
     }
     let mut a = a;
-    a[path_arg] = vm.exe_path.as_ptr() as u64;
+    a[path_arg] = vm.proc.exe_path.as_ptr() as u64;
     // SAFETY: the same open call with a valid NUL-terminated path of ours.
     Some(unsafe { syscall6(nr, a) })
 }

@@ -1,0 +1,424 @@
+//! What the guest threads of one process share: the translation lock and
+//! what it guards (guest memory map, brk, code cache), the lock-free parts
+//! signal handlers read (code view, write-protected pages, signal
+//! dispositions), the registry of threads, and stop-the-world.
+//!
+//! I1: the code cache, guest memory map and brk change only under
+//!     `locked` (the translation lock).
+//! I2: a flush (every translation dropped) happens only with every other
+//!     guest thread out of translated code: the flushing thread holds the
+//!     translation lock and stops the world first ([`Process::stop_world`]).
+//!     A thread is out when its registry state is not `IN`; it sets `IN`
+//!     (SeqCst) only right before entering translated code and then checks
+//!     for a stop request and for a flush it missed, so a thread never
+//!     enters code that a flush dropped.
+//! I3: a stopped thread that is in translated code is sent [`KICK`]; its
+//!     handler moves it out at the next instruction boundary
+//!     (signal/mod.rs), where the machine state is exactly the guest's.
+//!
+//! Usage: threads hold an `Arc<Process>`; `proc.lock()` for the state
+//! behind the translation lock.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::profiling::Profiling;
+use crate::cache::{CodeCache, CodeView};
+use crate::guest_mem::{Brk, GuestMem, PAGE};
+use crate::loader::Prot;
+use crate::options::RunOptions;
+use crate::syscall::{Affinity, SignalState};
+
+/// The signal a stopping thread sends the others (I3); hotlift keeps it
+/// for itself (README, known limits).
+pub const KICK: i32 = 64;
+
+/// Behind the translation lock (I1).
+#[derive(Debug)]
+pub struct Locked {
+    pub mem: GuestMem,
+    pub brk: Brk,
+    pub cache: CodeCache,
+    /// Every translation: (host address, host size, guest address).
+    pub translations: Vec<(u64, u32, u64)>,
+}
+
+/// Where a registered thread is (I2).
+pub const OUT: u32 = 0;
+pub const IN: u32 = 1;
+pub const GONE: u32 = 2;
+
+/// A guest thread as the others see it.
+#[derive(Debug)]
+pub struct ThreadEntry {
+    pub tid: AtomicI32,
+    pub state: AtomicU32,
+    /// The code generation the thread last entered: exit sites of that
+    /// generation stay readable until it has seen a newer one.
+    pub gen: AtomicU64,
+}
+
+/// The guest threads of the process and stop-the-world (I2, I3).
+#[derive(Debug, Default)]
+pub struct Threads {
+    list: Mutex<Vec<Arc<ThreadEntry>>>,
+    /// A thread wants the world stopped.
+    stop: AtomicBool,
+    /// Bumped when a stop ends; stopped threads wait on it (futex).
+    resumed: AtomicU32,
+}
+
+impl Threads {
+    pub fn add(&self, tid: i32) -> Arc<ThreadEntry> {
+        let e = Arc::new(ThreadEntry {
+            tid: AtomicI32::new(tid),
+            state: AtomicU32::new(OUT),
+            gen: AtomicU64::new(u64::MAX),
+        });
+        self.lock().push(e.clone());
+        e
+    }
+
+    pub fn remove(&self, e: &Arc<ThreadEntry>) {
+        e.state.store(GONE, Ordering::SeqCst);
+        self.lock().retain(|x| !Arc::ptr_eq(x, e));
+    }
+
+    pub fn count(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// The oldest code generation a thread may still hold an exit of.
+    pub fn oldest_gen(&self) -> u64 {
+        self.lock()
+            .iter()
+            .map(|e| e.gen.load(Ordering::SeqCst))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<ThreadEntry>>> {
+        self.list.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// I2: mark `me` in translated code unless a stop is requested; false
+    /// (and `me` stays out) when the caller must wait and look again.
+    pub fn enter(&self, me: &ThreadEntry) -> bool {
+        me.state.store(IN, Ordering::SeqCst);
+        if self.stop.load(Ordering::SeqCst) {
+            me.state.store(OUT, Ordering::SeqCst);
+            self.wait_resumed();
+            return false;
+        }
+        true
+    }
+
+    pub fn leave(&self, me: &ThreadEntry) {
+        me.state.store(OUT, Ordering::SeqCst);
+    }
+
+    fn wait_resumed(&self) {
+        while self.stop.load(Ordering::SeqCst) {
+            let seen = self.resumed.load(Ordering::SeqCst);
+            if !self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 1_000_000,
+            };
+            // SAFETY: futex wait on a live word, bounded by `t`.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.resumed.as_ptr(),
+                    libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                    seen,
+                    &t as *const libc::timespec,
+                )
+            };
+        }
+    }
+
+    /// Stop every other thread (I2, I3); they stay out until [`Threads::go`].
+    pub fn stop_others(&self, me: &ThreadEntry) {
+        self.stop.store(true, Ordering::SeqCst);
+        let start = Instant::now();
+        let mut kicked = Instant::now() - Duration::from_secs(1);
+        loop {
+            let others: Vec<Arc<ThreadEntry>> = self
+                .lock()
+                .iter()
+                .filter(|e| !std::ptr::eq(e.as_ref(), me))
+                .cloned()
+                .collect();
+            let running: Vec<&Arc<ThreadEntry>> = others
+                .iter()
+                .filter(|e| e.state.load(Ordering::SeqCst) == IN)
+                .collect();
+            if running.is_empty() {
+                return;
+            }
+            // Kick again now and then: a thread interrupted in glue steps to
+            // an instruction boundary; one that was just entering may need
+            // another kick (I3).
+            if kicked.elapsed() > Duration::from_micros(200) {
+                for e in &running {
+                    let tid = e.tid.load(Ordering::SeqCst);
+                    // SAFETY: tgkill to a thread of our own process.
+                    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, KICK) };
+                }
+                kicked = Instant::now();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "a guest thread did not leave translated code within 60 s"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    /// End a stop: every thread may enter translated code again.
+    pub fn go(&self) {
+        self.stop.store(false, Ordering::SeqCst);
+        self.resumed.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: futex wake on a live word.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.resumed.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                i32::MAX,
+            )
+        };
+    }
+}
+
+/// Writable guest pages that hold translated code and are write-protected
+/// (smc.rs), in a table the signal handler can search and change without
+/// a lock: open addressing over atomic words `page | prot | USED`.
+#[derive(Debug)]
+pub struct ProtectedPages {
+    slots: Box<[AtomicU64]>,
+    count: AtomicU64,
+}
+
+const USED: u64 = 0x800;
+const TOMB: u64 = 1;
+const PROT_MASK: u64 = 0x7;
+
+impl ProtectedPages {
+    pub fn new(cap: usize) -> ProtectedPages {
+        ProtectedPages {
+            slots: (0..cap.next_power_of_two())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    fn home(&self, page: u64) -> usize {
+        ((page >> 12).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize & (self.slots.len() - 1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count.load(Ordering::Acquire) == 0
+    }
+
+    pub fn len(&self) -> usize {
+        self.count.load(Ordering::Acquire) as usize
+    }
+
+    /// Record `page` with the guest's protection (translation lock held).
+    /// False when the table is three quarters full.
+    pub fn insert(&self, page: u64, prot: Prot) -> bool {
+        if self.contains(page) {
+            return true;
+        }
+        if self.len() * 4 >= self.slots.len() * 3 {
+            return false;
+        }
+        let word = page | USED | prot_word(prot);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(page);
+        loop {
+            let cur = self.slots[i].load(Ordering::Acquire);
+            if cur == 0 || cur == TOMB {
+                if self.slots[i]
+                    .compare_exchange(cur, word, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    self.count.fetch_add(1, Ordering::AcqRel);
+                    return true;
+                }
+                continue;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    pub fn contains(&self, page: u64) -> bool {
+        self.find(page).is_some()
+    }
+
+    fn find(&self, page: u64) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(page);
+        for _ in 0..self.slots.len() {
+            let cur = self.slots[i].load(Ordering::Acquire);
+            if cur == 0 {
+                return None;
+            }
+            if cur != TOMB && cur & !0xfff == page {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// Forget `page`; the guest's protection of it. Async-signal-safe.
+    pub fn remove(&self, page: u64) -> Option<Prot> {
+        let i = self.find(page)?;
+        let cur = self.slots[i].load(Ordering::Acquire);
+        if cur & !0xfff != page {
+            return None;
+        }
+        self.slots[i]
+            .compare_exchange(cur, TOMB, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        self.count.fetch_sub(1, Ordering::AcqRel);
+        Some(word_prot(cur))
+    }
+
+    /// Every page, forgotten (translation lock held).
+    pub fn drain(&self) -> Vec<(u64, Prot)> {
+        let mut out = Vec::new();
+        for s in self.slots.iter() {
+            let cur = s.swap(0, Ordering::AcqRel);
+            if cur != 0 && cur != TOMB {
+                out.push((cur & !0xfff, word_prot(cur)));
+            }
+        }
+        self.count.store(0, Ordering::Release);
+        out
+    }
+
+    /// Pages in `[start, end)`, for syscalls that may write there.
+    pub fn any_in(&self, start: u64, end: u64) -> bool {
+        if end <= start || self.is_empty() {
+            return false;
+        }
+        let first = start & !(PAGE - 1);
+        if (end - first) / PAGE > self.slots.len() as u64 {
+            return self.slots.iter().any(|s| {
+                let cur = s.load(Ordering::Acquire);
+                cur != 0 && cur != TOMB && (first..end).contains(&(cur & !0xfff))
+            });
+        }
+        let mut p = Some(first);
+        while let Some(at) = p.filter(|&at| at < end) {
+            if self.contains(at) {
+                return true;
+            }
+            p = at.checked_add(PAGE);
+        }
+        false
+    }
+}
+
+fn prot_word(p: Prot) -> u64 {
+    u64::from(p.r) | u64::from(p.w) << 1 | u64::from(p.x) << 2
+}
+
+fn word_prot(w: u64) -> Prot {
+    let b = w & PROT_MASK;
+    Prot {
+        r: b & 1 != 0,
+        w: b & 2 != 0,
+        x: b & 4 != 0,
+    }
+}
+
+/// One guest process under translation (module docs).
+#[derive(Debug)]
+pub struct Process {
+    pub opts: RunOptions,
+    /// The guest program's canonical path, NUL-terminated (its
+    /// `/proc/self/exe`).
+    pub exe_path: CString,
+    pub locked: Mutex<Locked>,
+    pub view: Arc<CodeView>,
+    pub protected: ProtectedPages,
+    /// A store to protected code happened where the guest state could not
+    /// be recovered exactly; flush at the next exit (smc.rs I3).
+    pub smc_flush_pending: AtomicBool,
+    /// Guest signal dispositions.
+    pub sig: SignalState,
+    /// The CPU affinity the guest sees (syscall/affinity.rs).
+    pub affinity: Mutex<Affinity>,
+    pub prof: Profiling,
+    pub threads: Threads,
+}
+
+impl Process {
+    /// The state behind the translation lock (I1).
+    pub fn lock(&self) -> MutexGuard<'_, Locked> {
+        self.locked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Drop every translation and the write protection that guarded it
+    /// (I2: `me` holds `locked`, here as `l`; the others are stopped first).
+    pub fn flush(&self, l: &mut Locked, me: &ThreadEntry) {
+        self.threads.stop_others(me);
+        l.cache.flush(self.threads.oldest_gen());
+        for (page, prot) in self.protected.drain() {
+            // SAFETY: gives a guest page its own protection back.
+            unsafe {
+                libc::mprotect(
+                    page as *mut libc::c_void,
+                    PAGE as usize,
+                    super::smc::prot_bits(prot),
+                )
+            };
+        }
+        self.smc_flush_pending.store(false, Ordering::Release);
+        self.threads.go();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected_pages_insert_find_remove_drain() {
+        let t = ProtectedPages::new(64);
+        let rwx = Prot {
+            r: true,
+            w: true,
+            x: true,
+        };
+        let rw = Prot { x: false, ..rwx };
+        assert!(t.insert(0x1000, rwx));
+        assert!(t.insert(0x2000, rw));
+        assert!(t.insert(0x1000, rwx), "twice is fine");
+        assert_eq!(t.len(), 2);
+        assert!(t.any_in(0x1800, 0x1900));
+        assert!(!t.any_in(0x3000, 0x9000));
+        assert!(!t.any_in(u64::MAX - 100, u64::MAX), "no wrap at the top");
+        assert_eq!(t.remove(0x2000), Some(rw));
+        assert_eq!(t.remove(0x2000), None);
+        assert!(t.contains(0x1000), "found past a tombstone");
+        let mut i = 0;
+        while t.insert(0x10_0000 + i * 0x1000, rwx) {
+            i += 1;
+        }
+        assert_eq!(t.len(), 48, "three quarters of 64 slots");
+        assert_eq!(t.drain().len(), 48);
+        assert!(t.is_empty());
+    }
+}

@@ -1,0 +1,269 @@
+//! Starting a guest process: map the program, build its stack, set up the
+//! code cache, profiling and signal handlers, and make its first thread.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use super::process::{Locked, Process, ProtectedPages, Threads};
+use super::profiling::{self, Profiling};
+use super::{Stats, Vm, VmError};
+use crate::backend::{emit_empty_ibl_stub, emit_exit_stub};
+use crate::cache::{CacheShared, CodeCache, CodeIndex, CodeMem, CodeView, IblTable};
+use crate::guest_mem::{Brk, GuestMem};
+use crate::loader::{self, LoadPlan, Prot, StackRequest};
+use crate::options::RunOptions;
+use crate::runtime::{self, exit_reason, ThreadCtx};
+use crate::signal;
+use crate::syscall;
+
+const BRK_RESERVE: u64 = 1 << 30;
+
+/// Pages written-protected for stores into translated code, at most
+/// (three quarters of the table; smc.rs flushes when it is full).
+const PROTECTED_SLOTS: usize = 1 << 16;
+
+fn reserve(hint: u64, len: u64, fixed: bool) -> Option<u64> {
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+    let flags = if fixed {
+        flags | libc::MAP_FIXED_NOREPLACE
+    } else {
+        flags
+    };
+    #[allow(unsafe_code)]
+    // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE never replaces.
+    let p = unsafe {
+        libc::mmap(
+            hint as *mut libc::c_void,
+            len as usize,
+            libc::PROT_NONE,
+            flags,
+            -1,
+            0,
+        )
+    };
+    (p != libc::MAP_FAILED && (!fixed || p as u64 == hint)).then_some(p as u64)
+}
+
+fn stack_size() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    #[allow(unsafe_code)]
+    // SAFETY: r is a valid out pointer.
+    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0 {
+        r.rlim_cur
+    } else {
+        8 << 20
+    };
+    cur.clamp(1 << 20, 1 << 30)
+}
+
+impl Vm {
+    /// Map the guest, build its stack and the code cache, and get ready to
+    /// run its first thread at its entry point.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        opts: RunOptions,
+        bytes: &[u8],
+        plan: &LoadPlan,
+        argv: &[Vec<u8>],
+        envp: &[Vec<u8>],
+        execfn: &[u8],
+        exe: std::path::PathBuf,
+    ) -> Result<Vm, VmError> {
+        runtime::check_cpu().map_err(VmError::Host)?;
+        let image = loader::load(bytes, plan)?;
+        let mut mem = GuestMem::new();
+        for r in &image.regions {
+            mem.insert(r.start.0, r.end.0, r.prot);
+        }
+        // The vDSO (and its data pages) are the guest's too: it runs its
+        // vDSO functions translated, as it would natively (no syscalls).
+        let special = kernel_special_mappings();
+        for &(s, e, prot, _) in &special {
+            mem.insert(s, e, prot);
+        }
+        let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
+        // The kernel starts the brk right after an ET_EXEC image (without
+        // randomisation) but moves a static PIE's away from it (to
+        // ELF_ET_DYN_BASE, where hotlift itself lives): anywhere will do.
+        let brk_start = image.brk_start.0;
+        let after_image = match plan.kind {
+            loader::ElfKind::Exec => reserve(brk_start, BRK_RESERVE, true),
+            loader::ElfKind::StaticPie => None,
+        };
+        let base = after_image
+            .or_else(|| reserve(0, BRK_RESERVE, false))
+            .ok_or_else(|| {
+                VmError::Host("cannot reserve address space for the guest's brk".into())
+            })?;
+        let brk = Brk {
+            start: base,
+            cur: base,
+            mapped: base,
+            limit: base + BRK_RESERVE,
+        };
+        let req = StackRequest {
+            argv,
+            envp,
+            execfn,
+            stack_size: stack_size(),
+        };
+        let stack = loader::build_stack(&image, plan, &req)?;
+        mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
+
+        let mut code = CodeMem::new_near(
+            image.lo.0,
+            image.hi.0,
+            brk.limit,
+            loader::stack_growth_floor().unwrap_or(loader::TASK_SIZE),
+            (opts.cache_mib as usize) << 20,
+        )?;
+        let code_range = code.range();
+        // A quarter of code memory holds superblocks (cache/shared.rs).
+        let arena = code.split_tail((opts.cache_mib as usize) << 18);
+        let shared = Arc::new(
+            CacheShared::new(arena)
+                .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
+        );
+        let stub = emit_empty_ibl_stub(code.cursor().0)?;
+        let empty_ibl_stub = code.commit(&stub);
+        let stub = emit_exit_stub(code.cursor().0, exit_reason::CODE_WRITE)?;
+        let code_write_stub = code.commit(&stub);
+        let stub = emit_exit_stub(code.cursor().0, exit_reason::FATAL_SIGNAL)?;
+        let fatal_stub = code.commit(&stub);
+        let stub = emit_exit_stub(code.cursor().0, exit_reason::KICKED)?;
+        let kick_stub = code.commit(&stub);
+        code.set_floor();
+        let index = CodeIndex::new(profiling::BLOCK_CAPACITY as usize)
+            .map_err(|e| VmError::Host(format!("cannot map the code index: {e}")))?;
+        let view = Arc::new(CodeView {
+            index,
+            shared: shared.clone(),
+            range: code_range,
+            floor: code.floor_addr(),
+            code_write_stub,
+            fatal_stub,
+            empty_ibl_stub,
+            kick_stub,
+        });
+        let cache = CodeCache::new(code, view.clone());
+
+        let sig = syscall::SignalState::inherited();
+        // Before the monitor pins this thread: the guest sees what it
+        // inherited (syscall/affinity.rs).
+        let affinity = syscall::Affinity::current();
+        let command_line = argv
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let main = profiling::MainImage {
+            exe,
+            bias: image.bias,
+            lo: image.lo.0,
+            hi: image.hi.0,
+            build_id: plan.build_id.clone(),
+        };
+        let prof = Profiling::new(&opts, main, vdso, command_line, &shared)
+            .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+        signal::install(opts.verbose, code_range, |s| {
+            sig.handler(s as usize) == libc::SIG_IGN as u64
+        })
+        .map_err(VmError::Host)?;
+        let proc = Arc::new(Process {
+            exe_path: own_identity(execfn),
+            locked: Mutex::new(Locked {
+                mem,
+                brk,
+                cache,
+                translations: Vec::new(),
+            }),
+            view,
+            protected: ProtectedPages::new(PROTECTED_SLOTS),
+            smc_flush_pending: AtomicBool::new(false),
+            sig,
+            affinity: Mutex::new(affinity),
+            prof,
+            threads: Threads::default(),
+            opts,
+        });
+        let ctx = ThreadCtx::alloc(image.entry.0, stack.sp.0);
+        Vm::new_thread(proc, ctx)
+    }
+
+    /// A guest thread of `proc` with context `ctx`, on the calling host
+    /// thread (its GS base from now on).
+    pub(super) fn new_thread(proc: Arc<Process>, mut ctx: runtime::CtxBox) -> Result<Vm, VmError> {
+        // SAFETY: gettid has no preconditions.
+        #[allow(unsafe_code)]
+        let tid = unsafe { libc::gettid() };
+        let prof = proc
+            .prof
+            .thread(&mut ctx, tid)
+            .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+        let mut ibl = IblTable::at(ctx.ibl_entries());
+        ibl.set_empty_stub(proc.view.empty_ibl_stub);
+        ctx.install_gs();
+        signal::install_thread().map_err(VmError::Host)?;
+        let entry = proc.threads.add(tid);
+        Ok(Vm {
+            ibl_gen: proc.view.gen(),
+            proc,
+            ctx,
+            ibl,
+            prof,
+            entry,
+            stats: Stats::default(),
+            unretired_pending: 0,
+            fault: None,
+            clear_tid: 0,
+            sig: syscall::ThreadSignals::default(),
+        })
+    }
+}
+
+/// The guest's canonical path for `/proc/self/exe`, and the kernel's `comm`
+/// (first 15 bytes of the executed file's base name), as after execve.
+fn own_identity(execfn: &[u8]) -> std::ffi::CString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(execfn));
+    let base = execfn.rsplit(|&b| b == b'/').next().unwrap_or(execfn);
+    let comm: Vec<u8> = base.iter().copied().filter(|&b| b != 0).take(15).collect();
+    if let Ok(comm) = std::ffi::CString::new(comm) {
+        #[allow(unsafe_code)]
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of ours.
+        unsafe {
+            libc::prctl(libc::PR_SET_NAME, comm.as_ptr())
+        };
+    }
+    let canon = std::fs::canonicalize(path)
+        .map(|p| p.into_os_string().into_vec())
+        .unwrap_or(execfn.to_vec());
+    std::ffi::CString::new(canon).unwrap_or_default()
+}
+
+/// `[vdso]` and `[vvar*]` mappings of this process, from /proc/self/maps
+/// (the last field: is it the vDSO).
+fn kernel_special_mappings() -> Vec<(u64, u64, Prot, bool)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter(|l| l.ends_with("[vdso]") || l.contains("[vvar"))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (range, perms) = (f.next()?, f.next()?.as_bytes());
+            let (a, b) = range.split_once('-')?;
+            let prot = Prot {
+                r: perms[0] == b'r',
+                w: perms[1] == b'w',
+                x: perms[2] == b'x',
+            };
+            Some((
+                u64::from_str_radix(a, 16).ok()?,
+                u64::from_str_radix(b, 16).ok()?,
+                prot,
+                l.ends_with("[vdso]"),
+            ))
+        })
+        .collect()
+}
