@@ -1,9 +1,16 @@
-//! The command line: `hotlift run [OPTIONS] -- PROGRAM [ARGS...]`.
+//! The command line: `hotlift run [OPTIONS] -- PROGRAM [ARGS...]`, one file
+//! per subcommand.
 //!
-//! Exit statuses of hotlift itself (the guest's own status passes through):
-//! 125 hotlift failed (bad option, resource, unsupported guest behaviour),
-//! 126 the program is not a runnable x86-64 static ELF, 127 it was not found.
+//! Exit statuses of `run` and `profile` (the guest's own status passes
+//! through): 125 hotlift failed (bad option, resource, unsupported guest
+//! behaviour), 126 the program is not a runnable x86-64 static ELF, 127 it
+//! was not found. `compare`, `diff` and `export` (tools for CI): 0 all
+//! equivalent / within the threshold, 1 a mismatch / past the threshold, 2
+//! they could not do their work (bad options included).
 
+mod compare;
+mod diff;
+mod export;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -13,6 +20,10 @@ use crate::options::RunOptions;
 pub const EXIT_HOTLIFT_FAILED: i32 = 125;
 pub const EXIT_NOT_RUNNABLE: i32 = 126;
 pub const EXIT_NOT_FOUND: i32 = 127;
+/// `compare`, `diff`, `export`: equivalent, a mismatch, could not run.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_MISMATCH: i32 = 1;
+pub const EXIT_TOOL_ERROR: i32 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -51,19 +62,57 @@ pub enum Command {
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
         program: Vec<std::ffi::OsString>,
     },
+    /// Run PROGRAM natively and under hotlift and compare status, output, syscalls, instructions and time (for CI)
+    Compare(compare::CompareArgs),
+    /// Compare two profiles of the same binary and show the largest changes
+    Diff(diff::DiffArgs),
+    /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
+    Export(export::ExportArgs),
+}
+
+/// Is this a CI tool subcommand (exit 2 on bad usage)?
+fn tool_subcommand() -> bool {
+    matches!(
+        std::env::args().nth(1).as_deref(),
+        Some("compare" | "diff" | "export")
+    )
+}
+
+/// clap's error as one line (its message without the usage footer).
+fn one_line(e: &clap::Error) -> String {
+    let rendered = e.to_string();
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+        .collect();
+    let msg = lines.join(" ");
+    msg.strip_prefix("error: ").unwrap_or(&msg).to_string()
 }
 
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print(); // --help, --version
+            return 0;
+        }
         Err(e) => {
-            let code = if e.use_stderr() {
-                EXIT_HOTLIFT_FAILED
+            let sub = std::env::args().nth(1).unwrap_or_default();
+            eprintln!(
+                "hotlift: {} (see hotlift {}--help)",
+                one_line(&e),
+                if sub.starts_with('-') || sub.is_empty() {
+                    String::new()
+                } else {
+                    format!("{sub} ")
+                }
+            );
+            return if tool_subcommand() {
+                EXIT_TOOL_ERROR
             } else {
-                0
+                EXIT_HOTLIFT_FAILED
             };
-            let _ = e.print();
-            return code;
         }
     };
     match cli.command {
@@ -80,6 +129,9 @@ pub fn main() -> i32 {
             opts.profile.get_or_insert(output);
             run::main(opts, program, true)
         }
+        Command::Compare(args) => compare::main(args),
+        Command::Diff(args) => diff::main(args),
+        Command::Export(args) => export::main(args),
     }
 }
 

@@ -8,6 +8,9 @@
 //!
 //! Usage: `Profile::build(&inputs)`, then `write_json(path)` / `summary()`.
 
+pub mod diff;
+pub mod export;
+pub mod read;
 mod symbols;
 
 use std::collections::BTreeMap;
