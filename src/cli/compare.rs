@@ -1,5 +1,185 @@
-pub fn main(_a: CompareArgs) -> i32 {
-    2
+//! `hotlift compare [OPTIONS] -- PROGRAM [ARGS...]`: run PROGRAM natively
+//! and under hotlift and compare them (compare/, docs/COMPARE.md). Prints
+//! the report on stdout; exit 0 when equivalent, 1 on a mismatch, 2 when it
+//! could not run (a one-line error on stderr).
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::{EXIT_MISMATCH, EXIT_OK, EXIT_TOOL_ERROR};
+use crate::compare::{self, spawn::Setup, CompareOptions};
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Write the result as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the result as JUnit XML to FILE (one test case per check)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Feed FILE to both runs as stdin (default: hotlift's own stdin, read once; /dev/null from a terminal)
+    #[arg(long, value_name = "FILE")]
+    pub stdin: Option<PathBuf>,
+    /// Run in DIR (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Do not compare stdout
+    #[arg(long, conflicts_with = "filter_stdout")]
+    pub ignore_stdout: bool,
+    /// Do not compare stderr
+    #[arg(long, conflicts_with = "filter_stderr")]
+    pub ignore_stderr: bool,
+    /// Drop stdout lines matching REGEX before comparing (repeatable)
+    #[arg(long, value_name = "REGEX")]
+    pub filter_stdout: Vec<String>,
+    /// Drop stderr lines matching REGEX before comparing (repeatable)
+    #[arg(long, value_name = "REGEX")]
+    pub filter_stderr: Vec<String>,
+    /// Do not trace and compare the syscall sequences
+    #[arg(long, conflicts_with = "context")]
+    pub no_syscalls: bool,
+    /// Lines of context around differences in diffs
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub context: usize,
+    /// Also count the native run's instructions by ptrace single-stepping
+    /// (stepcount) and compare with hotlift's exact count. Slow: about
+    /// 20–60 µs per instruction, so for small programs only
+    #[arg(long)]
+    pub count_native: bool,
+    /// With --count-native, give up (exit 2) after N native instructions
+    #[arg(long, value_name = "N", requires = "count_native")]
+    pub max_steps: Option<u64>,
+    /// With --count-native, accept counts that differ by at most PCT percent
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value_t = 0.0,
+        requires = "count_native"
+    )]
+    pub count_tolerance: f64,
+    /// Fail when hotlift's wall time is more than X times the native one
+    #[arg(long, value_name = "X")]
+    pub max_slowdown: Option<f64>,
+    /// Kill a run after SECS seconds (it then counts as a mismatch)
+    #[arg(long, value_name = "SECS", default_value_t = compare::DEFAULT_TIMEOUT.as_secs())]
+    pub timeout: u64,
+    /// Pass OPTION to `hotlift run` (repeatable), e.g. --run-option=--no-chain
+    #[arg(long, value_name = "OPTION", allow_hyphen_values = true)]
+    pub run_option: Vec<String>,
+    /// The program and its arguments (after `--`)
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
+    pub program: Vec<OsString>,
 }
-#[derive(clap::Args, Debug)]
-pub struct CompareArgs {}
+
+pub fn main(args: CompareArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            // One line: anyhow's chain joined with ": ".
+            eprintln!("hotlift compare: {}", format!("{e:#}").replace('\n', " "));
+            EXIT_TOOL_ERROR
+        }
+    }
+}
+
+fn regexes(v: &[String]) -> anyhow::Result<Vec<regex::bytes::Regex>> {
+    v.iter()
+        .map(|r| {
+            regex::bytes::Regex::new(r).map_err(|e| {
+                anyhow::anyhow!(
+                    "bad --filter regex {r:?}: {}",
+                    e.to_string().lines().last().unwrap_or("")
+                )
+            })
+        })
+        .collect()
+}
+
+fn run(args: CompareArgs) -> anyhow::Result<i32> {
+    let scratch = std::env::temp_dir().join(format!("hotlift-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    let result = compare_in(&args, &scratch);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i32> {
+    if args.count_tolerance < 0.0 || args.count_tolerance.is_nan() {
+        anyhow::bail!("--count-tolerance must be >= 0");
+    }
+    if args.max_slowdown.is_some_and(|x| x.is_nan() || x <= 0.0) {
+        anyhow::bail!("--max-slowdown must be > 0");
+    }
+    if args.timeout == 0 {
+        anyhow::bail!("--timeout must be at least 1 second");
+    }
+    let stdin = match &args.stdin {
+        Some(p) => {
+            std::fs::File::open(p).with_context(|| format!("--stdin {}", p.display()))?;
+            p.clone()
+        }
+        None if std::io::stdin().is_terminal() => PathBuf::from("/dev/null"),
+        None => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .context("cannot read stdin")?;
+            let p = scratch.join("stdin");
+            std::fs::write(&p, bytes).context("cannot save stdin")?;
+            p
+        }
+    };
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("no current directory")?,
+    };
+    if !cwd.is_dir() {
+        anyhow::bail!("--cwd {}: not a directory", cwd.display());
+    }
+    let me = std::env::current_exe().context("cannot find the hotlift executable")?;
+    let stepcount = me.with_file_name("stepcount");
+    let opts = CompareOptions {
+        program: args.program.clone(),
+        setup: Setup {
+            env: std::env::vars_os().collect(),
+            cwd,
+            stdin,
+            timeout: Duration::from_secs(args.timeout),
+            scratch: scratch.to_path_buf(),
+        },
+        ignore_stdout: args.ignore_stdout,
+        ignore_stderr: args.ignore_stderr,
+        filter_stdout: regexes(&args.filter_stdout)?,
+        filter_stderr: regexes(&args.filter_stderr)?,
+        syscalls: !args.no_syscalls,
+        context: args.context,
+        count_native: args.count_native,
+        max_steps: args.max_steps,
+        count_tolerance: args.count_tolerance,
+        max_slowdown: args.max_slowdown,
+        run_options: args.run_option.iter().map(OsString::from).collect(),
+        hotlift: me,
+        stepcount,
+    };
+    let report = compare::run(&opts)?;
+    print!("{}", report.text());
+    if let Some(p) = &args.json {
+        let text = serde_json::to_string_pretty(&report.json())? + "\n";
+        std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &args.junit {
+        std::fs::write(p, report.junit())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(if report.equivalent() {
+        EXIT_OK
+    } else {
+        EXIT_MISMATCH
+    })
+}

@@ -147,11 +147,16 @@ pub fn run_options_markdown() -> String {
         if long == "help" || long == "version" {
             continue;
         }
+        let value = a
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "N".to_string());
         let name = match (a.get_short(), a.get_action().takes_values()) {
             (Some(c), false) => format!("`-{c}`, `--{long}`"),
             (None, false) => format!("`--{long}`"),
-            (Some(c), true) => format!("`-{c}`, `--{long} N`"),
-            (None, true) => format!("`--{long} N`"),
+            (Some(c), true) => format!("`-{c}`, `--{long} {value}`"),
+            (None, true) => format!("`--{long} {value}`"),
         };
         let default: Vec<String> = a
             .get_default_values()
