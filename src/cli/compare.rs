@@ -41,8 +41,14 @@ pub struct CompareArgs {
     #[arg(long, value_name = "REGEX")]
     pub filter_stderr: Vec<String>,
     /// Do not trace and compare the syscall sequences
-    #[arg(long, conflicts_with = "context")]
+    #[arg(long)]
     pub no_syscalls: bool,
+    /// Leave syscall NAME out of both traces (repeatable)
+    #[arg(long, value_name = "NAME", conflicts_with = "no_syscalls")]
+    pub ignore_syscall: Vec<String>,
+    /// Replace every match of REGEX in syscall lines by `*` (repeatable)
+    #[arg(long, value_name = "REGEX", conflicts_with = "no_syscalls")]
+    pub syscall_mask: Vec<String>,
     /// Lines of context around differences in diffs
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub context: usize,
@@ -87,16 +93,15 @@ pub fn main(args: CompareArgs) -> i32 {
     }
 }
 
+fn bad_regex(option: &str, r: &str, e: regex::Error) -> anyhow::Error {
+    let why = e.to_string();
+    let why = why.lines().last().unwrap_or("").trim().to_string();
+    anyhow::anyhow!("bad {option} regex {r:?}: {why}")
+}
+
 fn regexes(v: &[String]) -> anyhow::Result<Vec<regex::bytes::Regex>> {
     v.iter()
-        .map(|r| {
-            regex::bytes::Regex::new(r).map_err(|e| {
-                anyhow::anyhow!(
-                    "bad --filter regex {r:?}: {}",
-                    e.to_string().lines().last().unwrap_or("")
-                )
-            })
-        })
+        .map(|r| regex::bytes::Regex::new(r).map_err(|e| bad_regex("--filter", r, e)))
         .collect()
 }
 
@@ -158,6 +163,12 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
         filter_stdout: regexes(&args.filter_stdout)?,
         filter_stderr: regexes(&args.filter_stderr)?,
         syscalls: !args.no_syscalls,
+        ignore_syscalls: args.ignore_syscall.clone(),
+        syscall_masks: args
+            .syscall_mask
+            .iter()
+            .map(|r| regex::Regex::new(r).map_err(|e| bad_regex("--syscall-mask", r, e)))
+            .collect::<anyhow::Result<_>>()?,
         context: args.context,
         count_native: args.count_native,
         max_steps: args.max_steps,

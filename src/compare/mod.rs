@@ -16,7 +16,8 @@
 //! I3: `Report::equivalent()` is true iff no check failed; only a run that
 //!     could not be started (or the harness failing) is a `CompareError`.
 //! I4: outputs are compared byte for byte after dropping the lines a
-//!     filter matches; syscall lines after normalise.rs's rules (N1–N4).
+//!     filter matches; syscall lines after normalise.rs's rules (N1–N5),
+//!     then the user's `ignore_syscalls` and `syscall_masks`.
 //!
 //! Usage: `let report = compare::run(&opts)?; print!("{}", report.text());`
 
@@ -37,10 +38,10 @@ use spawn::{RunResult, Setup, Status};
 
 #[derive(Debug, Error)]
 pub enum CompareError {
-    #[error("cannot run {program} natively: {source}")]
+    #[error("cannot run {program} natively: {error}")]
     Spawn {
         program: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{0}")]
     Setup(String),
@@ -58,6 +59,11 @@ pub struct CompareOptions {
     pub filter_stdout: Vec<Regex>,
     pub filter_stderr: Vec<Regex>,
     pub syscalls: bool,
+    /// Syscalls left out of both traces (by name).
+    pub ignore_syscalls: Vec<String>,
+    /// Every match in a syscall line is replaced by `*` (run-dependent
+    /// values such as temporary file names).
+    pub syscall_masks: Vec<regex::Regex>,
     /// Lines of context around syscall and output differences.
     pub context: usize,
     pub count_native: bool,
@@ -139,6 +145,13 @@ fn output_check(
 }
 
 fn status_check(native: Status, hotlift: Status) -> Check {
+    if native == Status::Timeout || hotlift == Status::Timeout {
+        return Check::fail(
+            "exit status",
+            format!("native: {native}; hotlift: {hotlift} (--timeout)"),
+            String::new(),
+        );
+    }
     if native == hotlift {
         Check::pass("exit status", format!("{native} in both runs"))
     } else {
@@ -150,9 +163,29 @@ fn status_check(native: Status, hotlift: Status) -> Check {
     }
 }
 
-fn syscall_check(native: &[String], hotlift: &[String], npid: u32, hpid: u32, ctx: usize) -> Check {
-    let a: Vec<String> = native.iter().map(|l| normalise::line(l, npid)).collect();
-    let b: Vec<String> = hotlift.iter().map(|l| normalise::line(l, hpid)).collect();
+/// One side's syscall lines, its pid, and whether it died of a signal.
+type Trace<'a> = (&'a [String], u32, bool);
+
+/// The user's syscall options: `ignore_syscalls`, then `syscall_masks`.
+fn user_filtered(lines: Vec<String>, opts: &CompareOptions) -> Vec<String> {
+    lines
+        .into_iter()
+        .filter(|l| {
+            let name = l.split('(').next().unwrap_or("");
+            !opts.ignore_syscalls.iter().any(|n| n == name)
+        })
+        .map(|l| {
+            opts.syscall_masks
+                .iter()
+                .fold(l, |l, r| r.replace_all(&l, "*").into_owned())
+        })
+        .collect()
+}
+
+fn syscall_check(native: Trace<'_>, hotlift: Trace<'_>, opts: &CompareOptions) -> Check {
+    let ctx = opts.context;
+    let a = user_filtered(normalise::trace(native.0, native.1, native.2), opts);
+    let b = user_filtered(normalise::trace(hotlift.0, hotlift.1, hotlift.2), opts);
     if a == b {
         return Check::pass(
             "syscalls",
@@ -314,7 +347,14 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
         ),
     ];
     checks.push(match &traced {
-        Some(t) => syscall_check(&t.lines, &hot_lines, t.pid, hot_pid, opts.context),
+        Some(t) => {
+            let killed = |s: Status| matches!(s, Status::Signal { .. });
+            syscall_check(
+                (&t.lines, t.pid, killed(t.run.status)),
+                (&hot_lines, hot_pid, killed(hot.status)),
+                opts,
+            )
+        }
         None => Check::skip("syscalls", "not traced (--no-syscalls)".into()),
     });
     let mut native_count = None;
@@ -323,7 +363,8 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
             "instructions",
             format!("{h} hotlift (exact); give --count-native to count the native run"),
         ),
-        (_, None) => Check::fail(
+        (false, None) => Check::skip("instructions", "hotlift wrote no profile".into()),
+        (true, None) => Check::fail(
             "instructions",
             "hotlift wrote no profile".into(),
             String::new(),

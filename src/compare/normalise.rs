@@ -16,6 +16,11 @@
 //! - N4 Random and time data: the bytes `getrandom` returned, the
 //!   timespecs `clock_gettime`/`clock_getres` wrote and the results of
 //!   `time`/`gettimeofday` become `…`.
+//! - N5 The fatal syscall: when a run dies of a signal, the result of its
+//!   last syscall is dropped. A signal the program sends itself (`abort`'s
+//!   `tgkill`) is delivered natively on the way back from the syscall, so
+//!   the native trace shows its result; hotlift writes the profile and
+//!   lets the kernel kill it inside the syscall, so its trace shows none.
 //!
 //! I1: normalising is a pure function of the line and the run's pid; the
 //!     native and hotlift lines go through the same rules.
@@ -100,9 +105,36 @@ pub fn line(l: &str, pid: u32) -> String {
     out
 }
 
+/// Normalise a whole trace: N1–N4 on every line, N5 on the last when
+/// the run died of a signal.
+pub fn trace(lines: &[String], pid: u32, killed: bool) -> Vec<String> {
+    let mut v: Vec<String> = lines.iter().map(|l| line(l, pid)).collect();
+    if killed {
+        if let Some(last) = v.last_mut() {
+            let call = split(last).0.to_string();
+            *last = call;
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
-    use super::line;
+    use super::{line, trace};
+
+    #[test]
+    fn n5_fatal_syscall() {
+        let native = vec![
+            "getpid() = 5".to_string(),
+            "tgkill(5, 5, SIGABRT) = 0".to_string(),
+        ];
+        let hotlift = vec![
+            "getpid() = 6".to_string(),
+            "tgkill(6, 6, SIGABRT)".to_string(),
+        ];
+        assert_eq!(trace(&native, 5, true), trace(&hotlift, 6, true));
+        assert_ne!(trace(&native, 5, false), trace(&hotlift, 6, false));
+    }
 
     #[test]
     fn n1_addresses() {

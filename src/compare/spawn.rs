@@ -127,7 +127,7 @@ pub fn start(
     }
     let child = cmd.spawn().map_err(|e| CompareError::Spawn {
         program: argv[0].to_string_lossy().into_owned(),
-        source: e,
+        error: e,
     })?;
     let pid = Pid::from_raw(child.id() as i32);
     // The child is reaped with wait4 below, never through `Child`.
