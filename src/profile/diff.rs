@@ -6,8 +6,9 @@
 //! I2: code is matched by (module, offset), never by address, so ASLR and
 //!     static-PIE bases do not matter; edges likewise by the (module,
 //!     offset) of both ends. An address in no module keeps its address.
-//! I3: a function is a block symbol's name before `+`; blocks without a
-//!     symbol are grouped per module as `module+0xOFFSET` of the block.
+//! I3: functions are named as the exports name them (export/images.rs:
+//!     the ELF symbol tables or debug files, else the run's call targets);
+//!     an unnamed function is `module+0xOFFSET` of its entry.
 //! I4: `exceeds(pct)` is true when the change in total instructions, or in
 //!     any one function's instructions, or in the total number of
 //!     syscalls, is more than `pct` percent of A's total for that measure.
@@ -18,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use thiserror::Error;
 
+use super::export::images::Images;
 use super::read::ProfileDoc;
 
 #[derive(Debug, Error)]
@@ -106,11 +108,15 @@ fn changes<K: Ord + Clone>(a: &BTreeMap<K, u64>, b: &BTreeMap<K, u64>) -> Vec<Ch
 }
 
 fn functions(doc: &ProfileDoc) -> BTreeMap<String, u64> {
+    let images = Images::open(doc);
     let mut m = BTreeMap::new();
     for b in &doc.blocks {
-        let name = match ProfileDoc::function_of(b.symbol.as_deref()) {
-            Some(f) => f.to_string(),
-            None => format!("{}+{:#x}", b.module, b.offset),
+        let (entry, name) = images.function_name(b.addr, b.symbol.as_deref());
+        // I3: unnamed code is keyed by where its function starts.
+        let name = if name.starts_with("0x") {
+            loc(doc, entry).to_string()
+        } else {
+            name
         };
         *m.entry(name).or_insert(0) += b.count * b.instructions as u64;
     }
