@@ -12,11 +12,11 @@ pub struct RunOptions {
     pub no_chain: bool,
 
     /// Maximum number of guest instructions in one translated block
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_block_insns: u32,
 
     /// Size of the code cache in MiB (it is flushed and refilled when full)
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cache_mib: u32,
 
     /// Report unhandled syscalls, guest traps and faults with their guest address
@@ -40,7 +40,7 @@ pub struct RunOptions {
     pub count_inline: bool,
 
     /// Ring capacity in 32-bit entries per guest thread (two segments)
-    #[arg(long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
+    #[arg(long, value_name = "N", default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
     pub ring_entries: u64,
 
     /// Write the JSON profile to FILE when the guest ends

@@ -138,9 +138,18 @@ pub fn main() -> i32 {
 /// The README's option table for `hotlift run`, generated from the one
 /// declaration in `options.rs` (tests/readme.rs keeps the README equal).
 pub fn run_options_markdown() -> String {
+    options_markdown("run")
+}
+
+/// The README's option table for subcommand `sub`, generated from its clap
+/// declaration (tests/cli.rs and tests/readme_tools.rs keep the README
+/// equal).
+pub fn options_markdown(sub: &str) -> String {
     use clap::CommandFactory;
     let cmd = Cli::command();
-    let run = cmd.find_subcommand("run").expect("run subcommand");
+    let run = cmd
+        .find_subcommand(sub)
+        .unwrap_or_else(|| panic!("no subcommand {sub}"));
     let mut s = String::from("| option | default | description |\n|---|---|---|\n");
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };
@@ -168,7 +177,20 @@ pub fn run_options_markdown() -> String {
         } else {
             default.join(",")
         };
-        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let help = a
+            .get_help()
+            .map(|h| h.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        let values: Vec<String> = a
+            .get_possible_values()
+            .iter()
+            .map(|v| format!("`{}`", v.get_name()))
+            .collect();
+        let help = if a.get_action().takes_values() && !values.is_empty() {
+            format!("{help}: {}", values.join(", "))
+        } else {
+            help
+        };
         s.push_str(&format!("| {name} | {default} | {help} |\n"));
     }
     s
