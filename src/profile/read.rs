@@ -12,6 +12,7 @@
 //! I3: after `read_*`, every block's module is in `modules` (a profile
 //!     without a module table gets one built from `binary` and the blocks'
 //!     `addr - offset`), so exporters never look a module up and miss.
+//! I4: `blocks` are sorted by address, so `block_at` is a binary search.
 //!
 //! Usage: `let p = hotlift::profile::read::read_file(path)?;`
 
@@ -234,6 +235,8 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
     let mut doc: ProfileDoc =
         serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
     doc.complete_modules();
+    // I4 (hotlift writes them sorted; a hand-made file need not be).
+    doc.blocks.sort_by_key(|b| b.addr);
     Ok(doc)
 }
 
@@ -282,15 +285,10 @@ impl ProfileDoc {
         self.modules.iter().find(|m| m.name == name)
     }
 
-    /// The block containing guest address `addr`, if any (blocks are sorted
-    /// by address in every profile hotlift writes; this does not rely on it).
+    /// The block starting at guest address `addr`, if any (I4).
     pub fn block_at(&self, addr: u64) -> Option<&Block> {
-        self.blocks.iter().find(|b| b.addr == addr)
-    }
-
-    /// The function name of a block symbol (`name+0x12` → `name`).
-    pub fn function_of(symbol: Option<&str>) -> Option<&str> {
-        symbol.map(|s| s.split('+').next().unwrap_or(s))
+        let i = self.blocks.binary_search_by_key(&addr, |b| b.addr).ok()?;
+        Some(&self.blocks[i])
     }
 }
 
