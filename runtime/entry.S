@@ -47,6 +47,8 @@ hotlift_enter:
     mov rsp, [rdi + {GPR} + 4*8]
     mov rdi, [rdi + {GPR} + 7*8]
     jmp qword ptr gs:[{ENTER_TARGET}]
+    .globl hotlift_enter_end
+hotlift_enter_end:
     .size hotlift_enter, .-hotlift_enter
 
     .globl hotlift_exit
@@ -131,3 +133,37 @@ hotlift_signal_entry:
     pop rbx
     ret
     .size hotlift_signal_entry, .-hotlift_signal_entry
+
+    .globl hotlift_guest_syscall
+    .type hotlift_guest_syscall,@function
+    .p2align 4
+// extern "C" fn hotlift_guest_syscall(nr: u64, args: *const [u64; 6]) -> i64
+// A guest syscall passed through to the kernel, interruptible by a signal
+// that must end the guest: the handler (src/signal) rewrites a thread it
+// interrupts between `_check` and `_insn` (inclusive: `_insn` is also where
+// the kernel leaves a syscall it will restart) to return -EINTR from
+// `_done`, and the pending flag is checked before the syscall, so a signal
+// can never leave the thread blocked in the kernel.
+hotlift_guest_syscall:
+    mov rax, rdi
+    mov r11, rsi
+    mov rdi, [r11]
+    mov rsi, [r11 + 8]
+    mov rdx, [r11 + 16]
+    mov r10, [r11 + 24]
+    mov r8,  [r11 + 32]
+    mov r9,  [r11 + 40]
+    .globl hotlift_guest_syscall_check
+hotlift_guest_syscall_check:
+    cmp dword ptr [rip + {PENDING}], 0
+    jne 1f
+    .globl hotlift_guest_syscall_insn
+hotlift_guest_syscall_insn:
+    syscall
+    .globl hotlift_guest_syscall_done
+hotlift_guest_syscall_done:
+    ret
+1:
+    mov rax, -{EINTR}
+    ret
+    .size hotlift_guest_syscall, .-hotlift_guest_syscall

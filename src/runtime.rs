@@ -102,12 +102,58 @@ global_asm!(
     XSAVE_MASK = const offset_of!(ThreadCtx, xsave_mask),
     HOST_MXCSR = const offset_of!(ThreadCtx, host_mxcsr),
     RUST_HANDLER = sym crate::signal::handle_host_signal,
+    PENDING = sym crate::signal::PENDING_FATAL,
+    EINTR = const libc::EINTR,
 );
 
 extern "C" {
     fn hotlift_enter(ctx: *mut ThreadCtx);
+    fn hotlift_enter_end();
     fn hotlift_exit();
     fn hotlift_signal_entry(signo: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_void);
+    fn hotlift_guest_syscall(nr: u64, args: *const [u64; 6]) -> i64;
+    fn hotlift_guest_syscall_check();
+    fn hotlift_guest_syscall_insn();
+    fn hotlift_guest_syscall_done();
+}
+
+/// Where an interrupted thread is, as far as signal handling cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StubPlace {
+    /// In `hotlift_enter`, before it jumps to `enter_target`.
+    Entering,
+    /// In a guest syscall, before the kernel ran it (or rewound to run it
+    /// again): it can still be made to return -EINTR at `done`.
+    BeforeSyscall {
+        done: u64,
+    },
+    Elsewhere,
+}
+
+/// Classify the interrupted program counter `pc`.
+pub fn stub_place(pc: u64) -> StubPlace {
+    let a = |f: unsafe extern "C" fn()| f as *const () as u64;
+    if (hotlift_enter as *const () as u64..a(hotlift_enter_end)).contains(&pc) {
+        return StubPlace::Entering;
+    }
+    if (a(hotlift_guest_syscall_check)..=a(hotlift_guest_syscall_insn)).contains(&pc) {
+        return StubPlace::BeforeSyscall {
+            done: a(hotlift_guest_syscall_done),
+        };
+    }
+    StubPlace::Elsewhere
+}
+
+/// Pass guest syscall `nr` to the kernel, interruptibly (entry.S): returns
+/// the raw result, or -EINTR when a signal that ends the guest arrived
+/// before the kernel ran it.
+///
+/// # Safety
+/// As for [`crate::syscall::syscall6`]: the caller's allowlist decides that
+/// the call cannot disturb hotlift's own state.
+pub unsafe fn guest_syscall(nr: u64, args: [u64; 6]) -> i64 {
+    // SAFETY: upheld by the caller; the stub follows the C ABI.
+    unsafe { hotlift_guest_syscall(nr, &args) }
 }
 
 /// Address of the signal entry stub, for `sigaction`.

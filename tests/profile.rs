@@ -13,7 +13,13 @@ fn workdir() -> PathBuf {
 }
 
 fn build(dir: &Path, pie: bool, test: &str) -> PathBuf {
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/profile/workload.c");
+    build_src(dir, pie, test, "workload.c")
+}
+
+fn build_src(dir: &Path, pie: bool, test: &str, file: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/profile")
+        .join(file);
     let exe = dir.join(format!("{test}-{}", if pie { "pie" } else { "exec" }));
     let flag = if pie { "-static-pie" } else { "-static" };
     let st = Command::new("gcc")
@@ -199,4 +205,146 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
         p["unmatched_returns"].as_u64().unwrap() > 0,
         "longjmp shows as unmatched returns"
     );
+}
+
+#[test]
+fn edges_and_call_tree_account_for_every_execution() {
+    let dir = workdir();
+    for pie in [false, true] {
+        let exe = build(&dir, pie, "edges");
+        let out = dir.join(format!("edges-{pie}.json"));
+        let (_, p) = profile(&exe, &out, &[], "exit");
+        let total = p["totals"]["guest_instructions"].as_u64().unwrap();
+        let tree = p["call_tree"].as_array().unwrap();
+        let charged: u64 = tree
+            .iter()
+            .map(|n| n["self_instructions"].as_u64().unwrap())
+            .sum();
+        assert_eq!(charged, total, "the call tree holds every instruction");
+        let fib = tree
+            .iter()
+            .filter(|n| n["symbol"] == "fib")
+            .map(|n| n["calls"].as_u64().unwrap())
+            .sum::<u64>();
+        // fib(15) makes 1973 calls.
+        assert_eq!(fib, 1973, "calls of fib over all its contexts");
+        // Every block execution but the very last leads somewhere (I1).
+        let mut out_edges: std::collections::HashMap<u64, u64> = Default::default();
+        for e in p["edges"].as_array().unwrap() {
+            *out_edges.entry(e["from"].as_u64().unwrap()).or_default() +=
+                e["count"].as_u64().unwrap();
+        }
+        let mut short = 0;
+        let modules = p["modules"].as_array().unwrap();
+        for b in p["blocks"].as_array().unwrap() {
+            let (addr, count) = (b["addr"].as_u64().unwrap(), b["count"].as_u64().unwrap());
+            let out = out_edges.get(&addr).copied().unwrap_or(0);
+            assert!(
+                out == count || out + 1 == count,
+                "block {addr:#x}: {count} runs, {out} out"
+            );
+            short += count - out;
+            let m = modules
+                .iter()
+                .find(|m| m["name"] == b["module"])
+                .expect("module listed");
+            assert_eq!(
+                addr - m["base"].as_u64().unwrap(),
+                b["offset"].as_u64().unwrap()
+            );
+            if b["exit"] == "branch" {
+                let (t, f) = (
+                    b["taken"].as_u64().unwrap(),
+                    b["fallthrough"].as_u64().unwrap(),
+                );
+                assert_eq!(t + f, out, "block {addr:#x}: taken + fallthrough");
+            }
+        }
+        assert_eq!(short, 1, "only the exit block has no successor");
+        assert!(!p["translations"].as_array().unwrap().is_empty());
+        assert!(p["pid"].as_u64().is_some());
+    }
+}
+
+/// Start `cmd`, wait until it prints "ready", send `signals` in turn
+/// (100 ms apart), and return its wait status and output.
+fn kill_when_ready(cmd: &mut Command, signals: &[i32]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"ready\n") {
+        assert_eq!(out.read(&mut byte).unwrap(), 1, "child ended before ready");
+        seen.push(byte[0]);
+    }
+    for &s in signals {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as i32, s) };
+    }
+    let st = child.wait().unwrap();
+    out.read_to_end(&mut seen).unwrap();
+    drop(child.stdin.take());
+    (st, String::from_utf8_lossy(&seen).into_owned())
+}
+
+#[test]
+fn profile_is_written_when_hotlift_is_killed() {
+    let dir = workdir();
+    let exe = build_src(&dir, false, "killed", "killed.c");
+    let (term, int) = (libc::SIGTERM, libc::SIGINT);
+    let cases: [(&str, &[i32], i32); 6] = [
+        ("spin", &[term], term),
+        ("read", &[int], int),
+        ("sleep", &[term], term),
+        ("pause", &[libc::SIGHUP], libc::SIGHUP),
+        ("ignore", &[term, int], int),
+        ("blocked", &[term], term),
+    ];
+    for (how, signals, dies_of) in cases {
+        let (native, native_out) = kill_when_ready(Command::new(&exe).arg(how), signals);
+        assert_eq!(native.signal(), Some(dies_of), "native {how}");
+        let out = dir.join(format!("killed-{how}.json"));
+        let _ = std::fs::remove_file(&out);
+        let (st, text) = kill_when_ready(
+            Command::new(env!("CARGO_BIN_EXE_hotlift"))
+                .args(["run", "--profile"])
+                .arg(&out)
+                .arg("--")
+                .arg(&exe)
+                .arg(how),
+            signals,
+        );
+        assert_eq!(st.signal(), Some(dies_of), "hotlift {how}: {text}");
+        assert_eq!(text, native_out, "{how}: output");
+        let p: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{how}: no profile: {e}")),
+        )
+        .unwrap();
+        assert_eq!(
+            p["ending"]["signal"].as_i64(),
+            Some(dies_of as i64),
+            "{how}"
+        );
+        assert!(
+            p["totals"]["block_executions"].as_u64().unwrap() > 1000,
+            "{how}"
+        );
+        let charged: u64 = p["call_tree"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["self_instructions"].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            charged,
+            p["totals"]["guest_instructions"].as_u64().unwrap(),
+            "{how}"
+        );
+    }
 }

@@ -151,9 +151,11 @@ impl Vm {
         }
         // The vDSO (and its data pages) are the guest's too: it runs its
         // vDSO functions translated, as it would natively (no syscalls).
-        for (s, e, prot) in kernel_special_mappings() {
+        let special = kernel_special_mappings();
+        for &(s, e, prot, _) in &special {
             mem.insert(s, e, prot);
         }
+        let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
         let brk_start = image.brk_start.0;
         let base = reserve(brk_start, BRK_RESERVE, true)
             .or_else(|| reserve(0, BRK_RESERVE, false))
@@ -200,17 +202,20 @@ impl Vm {
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        let prof = Profiling::new(
-            &opts,
-            &mut ctx,
+        let main = profiling::MainImage {
             exe,
-            command_line,
-            image.bias,
-            plan.build_id.clone(),
-        )
-        .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+            bias: image.bias,
+            lo: image.lo.0,
+            hi: image.hi.0,
+            build_id: plan.build_id.clone(),
+        };
+        let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line)
+            .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();
-        signal::install(opts.verbose, cache.mem.range()).map_err(VmError::Host)?;
+        signal::install(opts.verbose, cache.mem.range(), |s| {
+            sig.actions[s as usize][0] == libc::SIG_IGN as u64
+        })
+        .map_err(VmError::Host)?;
         Ok(Vm {
             opts,
             mem,
@@ -270,6 +275,9 @@ impl Vm {
             }
             let host = self.cache.mem.commit(&em.code);
             let id = BlockId(self.cache.blocks.len() as u32);
+            self.prof
+                .translations
+                .push((host.0, em.code.len() as u32, addr.0));
             for s in &em.sites {
                 let kind = match s.kind {
                     EmittedSiteKind::Direct { field } => SiteKind::Direct {
@@ -330,6 +338,12 @@ impl Vm {
         signal::publish_vm(self);
         let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
         loop {
+            if let Some(sig) = signal::pending_fatal() {
+                // signal I4: a signal that ends the guest arrived while
+                // hotlift was running (or the guest was in a syscall).
+                self.finish(Ending::Signal { signal: sig });
+                signal::die_with(sig)
+            }
             self.ctx.enter_target = next.0;
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
@@ -437,8 +451,9 @@ fn own_identity(execfn: &[u8]) -> std::ffi::CString {
     std::ffi::CString::new(canon).unwrap_or_default()
 }
 
-/// `[vdso]` and `[vvar*]` mappings of this process, from /proc/self/maps.
-fn kernel_special_mappings() -> Vec<(u64, u64, Prot)> {
+/// `[vdso]` and `[vvar*]` mappings of this process, from /proc/self/maps
+/// (the last field: is it the vDSO).
+fn kernel_special_mappings() -> Vec<(u64, u64, Prot, bool)> {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
     maps.lines()
         .filter(|l| l.ends_with("[vdso]") || l.contains("[vvar"))
@@ -455,6 +470,7 @@ fn kernel_special_mappings() -> Vec<(u64, u64, Prot)> {
                 u64::from_str_radix(a, 16).ok()?,
                 u64::from_str_radix(b, 16).ok()?,
                 prot,
+                l.ends_with("[vdso]"),
             ))
         })
         .collect()

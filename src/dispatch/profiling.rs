@@ -20,7 +20,7 @@ use crate::monitor::{
     BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, Tables, ThreadRing, NR_MASK,
     TAG_SYSCALL,
 };
-use crate::profile::{Binary, Ending, Inputs, Profile, Symbols, Times};
+use crate::profile::{hex, Binary, Ending, Inputs, Module, Modules, Profile, Symbols, Times};
 
 /// Most blocks one run may translate (ids are never reused).
 pub const BLOCK_CAPACITY: u32 = 1 << 22;
@@ -34,13 +34,27 @@ pub struct Profiling {
     /// `--count-inline` counters, indexed by block id.
     inline: Option<(*mut u64, usize)>,
     started: Instant,
-    pub bias: u64,
-    pub build_id: Option<Vec<u8>>,
-    pub exe: PathBuf,
+    pub main: MainImage,
+    /// `[vdso]` mapping, when the kernel gave the process one.
+    pub vdso: Option<(u64, u64)>,
     pub command_line: Vec<String>,
+    /// Every translation: (host address, host size, guest address).
+    pub translations: Vec<(u64, u32, u64)>,
     /// Print the summary on stderr at the end (`hotlift profile`).
     pub print_summary: bool,
     finished: bool,
+}
+
+/// The guest program as loaded, for the profile's module table.
+#[derive(Debug, Clone)]
+pub struct MainImage {
+    pub exe: PathBuf,
+    /// Added to the ELF's addresses (0 unless static-PIE).
+    pub bias: u64,
+    /// Lowest and end of the mapped image.
+    pub lo: u64,
+    pub hi: u64,
+    pub build_id: Option<Vec<u8>>,
 }
 
 fn map_counters(cap: usize) -> std::io::Result<*mut u64> {
@@ -54,10 +68,9 @@ impl Profiling {
     pub fn new(
         opts: &crate::options::RunOptions,
         ctx: &mut crate::runtime::ThreadCtx,
-        exe: PathBuf,
+        main: MainImage,
+        vdso: Option<(u64, u64)>,
         command_line: Vec<String>,
-        bias: u64,
-        build_id: Option<Vec<u8>>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
         let mut p = Profiling {
@@ -66,10 +79,10 @@ impl Profiling {
             ring: None,
             inline: None,
             started: Instant::now(),
-            bias,
-            build_id,
-            exe,
+            main,
+            vdso,
             command_line,
+            translations: Vec::new(),
             print_summary: false,
             finished: false,
         };
@@ -194,9 +207,9 @@ impl Vm {
             let n = (self.prof.blocks.len() as usize).min(cap);
             // SAFETY: the counter array holds `cap` zero-initialised u64s and
             // no translated code runs now (dispatch I1).
-            let counts = unsafe { std::slice::from_raw_parts(base, n) }.to_vec();
+            let counts = unsafe { std::slice::from_raw_parts(base, n) };
             (
-                Tables::from_counts(counts),
+                Tables::from_counts(counts, self.prof.blocks.published()),
                 MonitorInfo::default(),
                 "inline",
             )
@@ -206,24 +219,39 @@ impl Vm {
         if self.opts.profile.is_none() && !self.prof.print_summary {
             return;
         }
-        let bytes = std::fs::read(&self.prof.exe).unwrap_or_default();
-        let symbols = Symbols::from_elf(&bytes, self.prof.bias);
+        let main = &self.prof.main;
+        let bytes = std::fs::read(&main.exe).unwrap_or_default();
         let binary = Binary {
-            path: self.prof.exe.display().to_string(),
+            path: main.exe.display().to_string(),
             sha256: sha256_hex(&bytes),
-            build_id: self
-                .prof
-                .build_id
-                .as_ref()
-                .map(|b| b.iter().map(|x| format!("{x:02x}")).collect()),
+            build_id: main.build_id.as_deref().map(hex),
             size: bytes.len() as u64,
         };
-        let module = self
-            .prof
-            .exe
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let mut modules = vec![Module {
+            name: main
+                .exe
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            path: main.exe.display().to_string(),
+            base: main.lo,
+            end: main.hi,
+            build_id: binary.build_id.clone(),
+            symbols: Symbols::from_elf(&bytes, main.bias),
+        }];
+        drop(bytes);
+        if let Some((lo, hi)) = self.prof.vdso {
+            // SAFETY: the vDSO is mapped readable for the process's life.
+            let image = unsafe { std::slice::from_raw_parts(lo as *const u8, (hi - lo) as usize) };
+            modules.push(Module {
+                name: "[vdso]".into(),
+                path: "[vdso]".into(),
+                base: lo,
+                end: hi,
+                build_id: None,
+                symbols: Symbols::from_elf(image, lo),
+            });
+        }
         let ring_capacity = self
             .prof
             .ring
@@ -234,8 +262,7 @@ impl Vm {
             tables: &tables,
             blocks: self.prof.blocks.published(),
             binary,
-            symbols: &symbols,
-            module,
+            modules: Modules::new(modules),
             command_line: self.prof.command_line.clone(),
             options: serde_json::to_value(&self.opts).unwrap_or_default(),
             counting,
@@ -248,6 +275,7 @@ impl Vm {
             },
             ring_capacity,
             flushes: self.cache.flushes,
+            translations: &self.prof.translations,
         });
         if let Some(path) = &self.opts.profile {
             if let Err(e) = profile.write_json(path) {
@@ -258,7 +286,13 @@ impl Vm {
             }
         }
         if self.prof.print_summary {
-            eprint!("{}", profile.summary());
+            let mem = &self.mem;
+            let code = |addr: u64, len: usize| {
+                let ok = len > 0 && mem.find(addr).is_some_and(|(_, r)| r.prot.x);
+                ok.then(|| crate::syscall::guest_read_bytes(addr, len))
+                    .flatten()
+            };
+            eprint!("{}", profile.summary(&code));
         }
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! I1: every ring entry is processed exactly once, in order per thread; at
 //!     finish the monitor drains every ring completely before returning.
-//! I2: the per-entry loop indexes dense tables by `BlockId`; hashing happens
-//!     only for indirect edges and call edges.
+//! I2: the per-entry loop indexes dense tables by `BlockId` (tables.rs);
+//!     hashing happens only when a block's successor misses its two-way
+//!     cache and when a call enters a context other than the caller's last.
 //! I3: the monitor never runs guest code and never touches a guest thread's
 //!     registers; it reads rings and the block table only.
 //!
@@ -16,6 +17,7 @@
 #![allow(unsafe_code)]
 
 pub mod blocks;
+pub mod calltree;
 pub mod ring;
 mod tables;
 
@@ -85,7 +87,7 @@ pub struct MonitorInfo {
 #[derive(Debug)]
 pub struct Monitor {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<(Tables, f64)>>,
+    thread: Option<JoinHandle<(Tables, f64, bool)>>,
     pub info: MonitorInfo,
 }
 
@@ -139,8 +141,8 @@ impl Monitor {
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);
-                let tables = run(&s2, pinned);
-                (tables, thread_cpu_seconds())
+                let tables = run(&s2);
+                (tables, thread_cpu_seconds(), pinned)
             })
             .expect("spawn the monitor thread");
         if let Some(m) = monitor_core {
@@ -168,89 +170,107 @@ impl Monitor {
     pub fn finish(&mut self) -> Tables {
         self.shared.stop.store(true, Ordering::Release);
         ring::ring_doorbell(&self.shared.doorbell);
-        let (tables, cpu) = self
+        let (tables, cpu, pinned) = self
             .thread
             .take()
             .expect("monitor finished twice")
             .join()
             .expect("monitor thread");
         self.info.cpu_seconds = cpu;
+        if self.info.pinned && !pinned {
+            self.info.pinned = false;
+            self.info.note = "unpinned: setting the monitor's CPU affinity failed".into();
+        }
         tables
     }
 }
 
+/// Entries a drain round must find for the monitor to go straight on to
+/// the next round; with fewer it has caught up and backs off (below).
+const BATCH: usize = 4096;
+/// How long a monitor that has caught up waits before it looks again.
+const BACKOFF_NS: i64 = 50_000;
+
 /// The monitor's loop (S1: it owns its core and polls).
-fn run(shared: &Shared, pinned: bool) -> Tables {
+///
+/// Polling has a price the design does not mention: the producer position
+/// lives in the guest thread's context, which every block prologue writes,
+/// and each read by the monitor takes that cache line away from the guest
+/// core (a cross-core miss on the guest's next block). So the monitor
+/// reads a ring's position once per drain round, and when a round finds
+/// little it waits `BACKOFF_NS` (a futex wait on the doorbell, which a
+/// producer facing a full segment rings) instead of spinning. The ring is
+/// far larger than what a guest produces in that time.
+fn run(shared: &Shared) -> Tables {
     let mut tables = Tables::default();
-    let mut idle = 0u32;
     loop {
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
-        let mut any = false;
+        let mut found = 0usize;
         for (t, r) in rings.iter().enumerate() {
-            loop {
-                // SAFETY: pos points into a live ThreadCtx (ThreadRing).
-                let p = unsafe { (*r.pos).load(Ordering::Acquire) };
-                // SAFETY: this thread is the ring's only consumer.
-                let entries = unsafe { r.ring.take(p) };
-                if entries.is_empty() {
-                    // take() may have followed the producer into the other
-                    // segment: look again once.
-                    // SAFETY: as above.
-                    let again = unsafe { r.ring.take((*r.pos).load(Ordering::Acquire)) };
-                    if again.is_empty() {
-                        break;
-                    }
-                    tables.process(t, again, &shared.blocks);
-                    r.ring.release(again.len());
-                    any = true;
-                    continue;
-                }
-                let lag = r.ring.lag(p);
-                tables.max_lag = tables.max_lag.max(lag);
-                tables.process(t, entries, &shared.blocks);
-                r.ring.release(entries.len());
-                any = true;
-            }
+            found += drain(&mut tables, t, r, &shared.blocks);
         }
-        if any {
-            idle = 0;
+        if found >= BATCH {
             continue;
         }
         if stop {
+            if found > 0 {
+                continue;
+            }
             for r in &rings {
                 tables.waits += r.ring.shared.waits.load(Ordering::Relaxed);
                 tables.wait_ns += r.ring.shared.wait_ns.load(Ordering::Relaxed);
             }
+            tables.finish();
             return tables;
         }
-        // S1 polls because the monitor owns its core; but an idle poll that
-        // never sleeps takes the core from everything else on the machine
-        // (and, unpinned, from the guest). Spin briefly, then nap: the ring
-        // holds millions of entries, so a nap costs no waits.
-        idle = idle.saturating_add(1);
-        let spin = if pinned { 4096 } else { 64 };
-        if idle < spin {
-            std::hint::spin_loop();
-        } else {
-            let seen = shared.doorbell.load(Ordering::Acquire);
-            if shared.stop.load(Ordering::Acquire) {
-                continue;
-            }
-            let nap = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 1_000_000,
-            };
-            // SAFETY: futex wait on a live atomic word, bounded by `nap`.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_futex,
-                    shared.doorbell.as_ptr(),
-                    libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                    seen,
-                    &nap as *const libc::timespec,
-                )
-            };
+        let seen = shared.doorbell.load(Ordering::Acquire);
+        if shared.stop.load(Ordering::Acquire) {
+            continue;
         }
+        let nap = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: BACKOFF_NS,
+        };
+        // SAFETY: futex wait on a live atomic word, bounded by `nap`.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                shared.doorbell.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                seen,
+                &nap as *const libc::timespec,
+            )
+        };
+    }
+}
+
+/// Process what ring `r` (guest thread `t`) holds up to the producer
+/// position read once here (I1); returns the number of entries.
+fn drain(tables: &mut Tables, t: usize, r: &ThreadRing, blocks: &BlockTable) -> usize {
+    // SAFETY: pos points into a live ThreadCtx (ThreadRing).
+    let p = unsafe { (*r.pos).load(Ordering::Acquire) };
+    tables.max_lag = tables.max_lag.max(r.ring.lag(p));
+    let mut n = 0;
+    loop {
+        // SAFETY: this thread is the ring's only consumer, and p is a
+        // position the producer published.
+        let entries = unsafe { r.ring.take(p) };
+        if entries.is_empty() {
+            // take() may have followed the producer into its segment
+            // without returning entries: look once more at the same p.
+            // SAFETY: as above.
+            let again = unsafe { r.ring.take(p) };
+            if again.is_empty() {
+                return n;
+            }
+            tables.process(t, again, blocks);
+            r.ring.release(again.len());
+            n += again.len();
+            continue;
+        }
+        tables.process(t, entries, blocks);
+        r.ring.release(entries.len());
+        n += entries.len();
     }
 }

@@ -10,7 +10,9 @@
 
 pub mod diff;
 pub mod export;
+mod modules;
 pub mod read;
+mod summary;
 mod symbols;
 
 use std::collections::BTreeMap;
@@ -21,6 +23,7 @@ use serde::Serialize;
 
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::syscall::strace;
+pub use modules::{hex, Module, Modules, ANON};
 pub use symbols::Symbols;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -76,13 +79,6 @@ pub struct BlockRecord {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Edge {
-    pub from: u64,
-    pub to: u64,
-    pub count: u64,
-}
-
-#[derive(Debug, Serialize)]
 pub struct SyscallRecord {
     pub nr: u64,
     pub name: String,
@@ -100,11 +96,41 @@ pub struct RingStats {
     pub peak_lag_entries: u64,
 }
 
+/// A block-to-block transition, or an indirect/call edge, by guest address.
+#[derive(Debug, Serialize)]
+pub struct Edge {
+    pub from: u64,
+    pub to: u64,
+    pub count: u64,
+}
+
+/// One calling context (monitor/calltree.rs).
+#[derive(Debug, Serialize)]
+pub struct ContextRecord {
+    pub id: u32,
+    pub parent: Option<u32>,
+    pub function: u64,
+    pub module: Option<String>,
+    pub offset: u64,
+    pub symbol: Option<String>,
+    pub calls: u64,
+    pub self_instructions: u64,
+}
+
+/// A piece of host code in the code cache and the guest block it runs.
+#[derive(Debug, Serialize)]
+pub struct Translation {
+    pub host: u64,
+    pub host_size: u32,
+    pub guest: u64,
+}
+
 /// The whole profile document (schema in docs/PROFILE.md).
 #[derive(Debug, Serialize)]
 pub struct Profile {
     pub schema_version: u32,
     pub tool: String,
+    pub pid: u32,
     pub binary: Binary,
     pub command_line: Vec<String>,
     pub options: serde_json::Value,
@@ -114,17 +140,22 @@ pub struct Profile {
     pub ending: Ending,
     pub times: Times,
     pub totals: Totals,
+    pub modules: Vec<Module>,
     pub blocks: Vec<BlockRecord>,
+    pub edges: Vec<Edge>,
     pub indirect_edges: Vec<Edge>,
     pub call_edges: Vec<Edge>,
     pub returns: u64,
     pub unmatched_returns: u64,
     pub max_call_depth: usize,
+    pub call_tree: Vec<ContextRecord>,
+    pub call_tree_truncated_calls: u64,
     pub syscalls: Vec<SyscallRecord>,
     /// Every syscall in order as [number, result] (the first 2^20).
     pub syscall_log: Vec<(u64, i64)>,
     pub ring: Option<RingStats>,
     pub code_cache_flushes: u64,
+    pub translations: Vec<Translation>,
 }
 
 /// What `Profile::build` needs.
@@ -133,8 +164,7 @@ pub struct Inputs<'a> {
     pub tables: &'a Tables,
     pub blocks: &'a [BlockMeta],
     pub binary: Binary,
-    pub symbols: &'a Symbols,
-    pub module: String,
+    pub modules: Modules,
     pub command_line: Vec<String>,
     pub options: serde_json::Value,
     pub counting: &'static str,
@@ -143,6 +173,7 @@ pub struct Inputs<'a> {
     pub times: Times,
     pub ring_capacity: u64,
     pub flushes: u64,
+    pub translations: &'a [(u64, u32, u64)],
 }
 
 pub fn exit_name(k: ExitKind) -> &'static str {
@@ -159,9 +190,16 @@ pub fn exit_name(k: ExitKind) -> &'static str {
     }
 }
 
+fn edge_list(m: BTreeMap<(u64, u64), u64>) -> Vec<Edge> {
+    m.into_iter()
+        .map(|((from, to), count)| Edge { from, to, count })
+        .collect()
+}
+
 impl Profile {
     pub fn build(inp: Inputs<'_>) -> Profile {
         let t = inp.tables;
+        let mut modules = inp.modules;
         let mut totals = Totals {
             translated_blocks: inp.blocks.len() as u64,
             ..Totals::default()
@@ -171,41 +209,78 @@ impl Profile {
         totals.rep_extra_iterations = t.rep_extra;
         let mut by_addr: BTreeMap<u64, BlockRecord> = BTreeMap::new();
         for (id, m) in inp.blocks.iter().enumerate() {
-            let count = t.counts.get(id).copied().unwrap_or(0);
+            let count = t.count(id);
             totals.guest_instructions += count * m.insns as u64;
             totals.block_executions += count;
             *totals.exits.entry(exit_name(m.exit)).or_insert(0) += count;
             let branch = m.exit == ExitKind::Branch;
-            let r = by_addr.entry(m.guest).or_insert_with(|| BlockRecord {
-                addr: m.guest,
-                module: inp.module.clone(),
-                offset: m.guest.wrapping_sub(inp.symbols.base),
-                symbol: inp.symbols.name(m.guest),
-                size: m.guest_len,
-                instructions: m.insns,
-                count: 0,
-                exit: exit_name(m.exit),
-                taken: branch.then_some(0),
-                fallthrough: branch.then_some(0),
+            let r = by_addr.entry(m.guest).or_insert_with(|| {
+                let (module, offset, symbol) = modules.locate(m.guest);
+                BlockRecord {
+                    addr: m.guest,
+                    module,
+                    offset,
+                    symbol,
+                    size: m.guest_len,
+                    instructions: m.insns,
+                    count: 0,
+                    exit: exit_name(m.exit),
+                    taken: branch.then_some(0),
+                    fallthrough: branch.then_some(0),
+                }
             });
             r.count += count;
-            if branch {
-                *r.taken.get_or_insert(0) += t.taken.get(id).copied().unwrap_or(0);
-                *r.fallthrough.get_or_insert(0) += t.fallthrough.get(id).copied().unwrap_or(0);
+        }
+        let (mut all, mut indirect, mut calls) =
+            (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        for (&(src, to), &c) in t.edges() {
+            let m = &inp.blocks[src as usize];
+            *all.entry((m.guest, to)).or_insert(0) += c;
+            match m.exit {
+                ExitKind::Branch => {
+                    let r = by_addr.get_mut(&m.guest).expect("every block has a record");
+                    let side = if to == m.target {
+                        &mut r.taken
+                    } else {
+                        &mut r.fallthrough
+                    };
+                    *side.get_or_insert(0) += c;
+                }
+                ExitKind::IndirectJump | ExitKind::Return => {
+                    *indirect.entry((m.guest, to)).or_insert(0) += c;
+                }
+                ExitKind::IndirectCall => {
+                    *indirect.entry((m.guest, to)).or_insert(0) += c;
+                    *calls.entry((m.guest, to)).or_insert(0) += c;
+                }
+                ExitKind::Call => *calls.entry((m.guest, to)).or_insert(0) += c,
+                _ => {}
             }
         }
-        let mut indirect: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-        for (&(src, to), &c) in &t.indirect {
-            *indirect
-                .entry((inp.blocks[src as usize].guest, to))
-                .or_insert(0) += c;
-        }
-        let edges = |m: BTreeMap<(u64, u64), u64>| -> Vec<Edge> {
-            m.into_iter()
-                .map(|((from, to), count)| Edge { from, to, count })
-                .collect()
-        };
-        let calls: BTreeMap<(u64, u64), u64> = t.calls.iter().map(|(&k, &v)| (k, v)).collect();
+        let call_tree = t
+            .tree
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(id, n)| {
+                let (module, offset, symbol) = if id == 0 {
+                    (None, 0, None)
+                } else {
+                    let (m, o, s) = modules.locate(n.func);
+                    (Some(m), o, s)
+                };
+                ContextRecord {
+                    id: id as u32,
+                    parent: (id != 0).then_some(n.parent),
+                    function: n.func,
+                    module,
+                    offset,
+                    symbol,
+                    calls: n.calls,
+                    self_instructions: n.self_insns,
+                }
+            })
+            .collect();
         let syscalls = t
             .syscalls
             .iter()
@@ -226,9 +301,20 @@ impl Profile {
             wait_seconds: t.wait_ns as f64 * 1e-9,
             peak_lag_entries: t.max_lag,
         });
+        let translations = inp
+            .translations
+            .iter()
+            .map(|&(host, host_size, guest)| Translation {
+                host,
+                host_size,
+                guest,
+            })
+            .collect();
+        let blocks = by_addr.into_values().collect();
         Profile {
             schema_version: SCHEMA_VERSION,
             tool: format!("hotlift {}", env!("CARGO_PKG_VERSION")),
+            pid: std::process::id(),
             binary: inp.binary,
             command_line: inp.command_line,
             options: inp.options,
@@ -237,16 +323,21 @@ impl Profile {
             ending: inp.ending,
             times: inp.times,
             totals,
-            blocks: by_addr.into_values().collect(),
-            indirect_edges: edges(indirect),
-            call_edges: edges(calls),
+            modules: std::mem::take(&mut modules).into_list(),
+            blocks,
+            edges: edge_list(all),
+            indirect_edges: edge_list(indirect),
+            call_edges: edge_list(calls),
             returns: t.returns,
             unmatched_returns: t.unmatched_returns,
             max_call_depth: t.max_shadow_depth,
+            call_tree,
+            call_tree_truncated_calls: t.tree.truncated,
             syscalls,
             syscall_log: t.syscall_log.clone(),
             ring,
             code_cache_flushes: inp.flushes,
+            translations,
         }
     }
 
@@ -261,54 +352,5 @@ impl Profile {
             w.flush()?;
         }
         std::fs::rename(&tmp, path)
-    }
-
-    /// A short human summary (for `hotlift profile`).
-    pub fn summary(&self) -> String {
-        let mut s = String::new();
-        let tot = &self.totals;
-        s.push_str(&format!(
-            "hotlift profile: {} guest instructions in {} block executions ({} blocks translated)\n",
-            tot.guest_instructions, tot.block_executions, tot.translated_blocks
-        ));
-        s.push_str("exits:");
-        for (k, v) in &tot.exits {
-            s.push_str(&format!(" {k}={v}"));
-        }
-        s.push('\n');
-        let mut top: Vec<&BlockRecord> = self.blocks.iter().collect();
-        top.sort_by_key(|b| std::cmp::Reverse(b.count * b.instructions as u64));
-        s.push_str("top blocks by instructions executed:\n");
-        for b in top.iter().take(10) {
-            let sym = b.symbol.as_deref().unwrap_or("?");
-            s.push_str(&format!(
-                "  {:#14x} {:>12} insns {:>10} runs  {}\n",
-                b.addr,
-                b.count * b.instructions as u64,
-                b.count,
-                sym
-            ));
-        }
-        if !self.syscalls.is_empty() {
-            s.push_str("syscalls:\n");
-            for c in &self.syscalls {
-                s.push_str(&format!(
-                    "  {:<18} {:>8} calls {:>6} errors {:>10.6} s\n",
-                    c.name, c.count, c.errors, c.seconds
-                ));
-            }
-        }
-        if let Some(r) = &self.ring {
-            s.push_str(&format!(
-                "ring: {} entries, {} waits ({:.6} s), peak lag {} entries; monitor {} ({:.3} s CPU)\n",
-                r.entries,
-                r.waits,
-                r.wait_seconds,
-                r.peak_lag_entries,
-                if self.monitor.pinned { "pinned" } else { "unpinned" },
-                self.times.monitor_cpu_seconds
-            ));
-        }
-        s
     }
 }

@@ -6,14 +6,21 @@
 //! I2: the handler is async-signal-safe: no allocation, no locks, no std
 //!     I/O; messages are formatted into a stack buffer and written with
 //!     `write(2)`.
-//! I3: a fault in translated code is the guest's: the handler restores the
-//!     default action and returns, so the faulting instruction faults again
-//!     and the process dies of the same signal as natively. A fault anywhere
-//!     else is hotlift's own bug and is reported as such.
+//! I3: a fault in translated code is the guest's: the handler sends the
+//!     thread to the dispatcher, which writes the profile and dies of the
+//!     same signal as natively. A fault anywhere else is hotlift's own bug
+//!     and is reported as such.
+//! I4: a signal sent to the process whose action for the guest is to end
+//!     it (SIGINT, SIGTERM, SIGHUP, SIGALRM, …; see [`ends_guest`]) never
+//!     kills hotlift directly: the handler records it in [`PENDING_FATAL`]
+//!     and gets the thread to the dispatcher — out of translated code
+//!     through the fatal stub, out of a guest syscall through -EINTR
+//!     (runtime::guest_syscall) — which writes the profile and then dies of
+//!     that signal. Signals the guest ignores are ignored by the kernel.
 #![allow(unsafe_code)]
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use crate::dispatch::Vm;
 
@@ -21,6 +28,69 @@ static VERBOSE: AtomicBool = AtomicBool::new(false);
 static CODE_LO: AtomicU64 = AtomicU64::new(0);
 static CODE_HI: AtomicU64 = AtomicU64::new(0);
 static VM: AtomicPtr<Vm> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A signal that ends the guest arrived and the profile is still to be
+/// written (I4); 0 when none. Read by `runtime/entry.S` before a guest
+/// syscall.
+pub static PENDING_FATAL: AtomicU32 = AtomicU32::new(0);
+
+/// The signal recorded by I4, if one arrived; the dispatcher then writes
+/// the profile and dies of it.
+pub fn pending_fatal() -> Option<i32> {
+    match PENDING_FATAL.load(Ordering::Acquire) {
+        0 => None,
+        s => Some(s as i32),
+    }
+}
+
+/// Signals whose default action ends the process and that hotlift catches
+/// to write the profile first (I4): all but SIGKILL/SIGSTOP, hotlift's own
+/// fault signals, those whose default is to ignore or stop, and 32/33,
+/// which the host C library keeps for itself.
+pub fn ends_guest(sig: i32) -> bool {
+    (1..=64).contains(&sig)
+        && !FAULT_SIGNALS.contains(&sig)
+        && !matches!(
+            sig,
+            libc::SIGKILL
+                | libc::SIGSTOP
+                | libc::SIGCHLD
+                | libc::SIGCONT
+                | libc::SIGURG
+                | libc::SIGWINCH
+                | libc::SIGTSTP
+                | libc::SIGTTIN
+                | libc::SIGTTOU
+                | 32
+                | 33
+        )
+}
+
+/// Give the kernel hotlift's action for a signal of [`ends_guest`]: ignored
+/// when the guest ignores it, else caught (I4).
+pub fn set_host_action(sig: i32, guest_ignores: bool) -> Result<(), String> {
+    // SAFETY: a valid sigaction for a signal hotlift does not otherwise
+    // use; the handler is the async-signal-safe entry stub.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        if guest_ignores {
+            sa.sa_sigaction = libc::SIG_IGN;
+        } else {
+            sa.sa_sigaction = crate::runtime::signal_entry_addr();
+            // SA_RESTART: hotlift's own syscalls go on; a guest syscall is
+            // rewound to its `syscall` instruction, where I4 finds it.
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+            libc::sigfillset(&mut sa.sa_mask);
+        }
+        if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+            return Err(format!(
+                "sigaction({sig}): {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
 
 const FAULT_SIGNALS: [i32; 5] = [
     libc::SIGSEGV,
@@ -73,9 +143,14 @@ fn set_default(sig: i32) {
     }
 }
 
-/// Install the fault handlers on an alternate stack. `code` is the code
-/// cache's execute range.
-pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
+/// Install the fault handlers on an alternate stack, and catch the signals
+/// of [`ends_guest`] that the guest does not ignore (`ignored(sig)`). `code`
+/// is the code cache's execute range.
+pub fn install(
+    verbose: bool,
+    code: (u64, u64),
+    ignored: impl Fn(i32) -> bool,
+) -> Result<(), String> {
     VERBOSE.store(verbose, Ordering::Relaxed);
     CODE_LO.store(code.0, Ordering::Relaxed);
     CODE_HI.store(code.1, Ordering::Relaxed);
@@ -117,9 +192,11 @@ pub fn install(verbose: bool, code: (u64, u64)) -> Result<(), String> {
             }
         }
     }
-    // Rust's runtime ignores SIGPIPE; the guest starts with it at default,
-    // as after execve.
-    set_default(libc::SIGPIPE);
+    for sig in (1..=64).filter(|&s| ends_guest(s)) {
+        // Rust's runtime ignores SIGPIPE; the guest starts with it at
+        // default, as after execve (`ignored` says so too).
+        set_host_action(sig, ignored(sig))?;
+    }
     Ok(())
 }
 
@@ -150,9 +227,14 @@ pub unsafe extern "C" fn handle_host_signal(
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
     let vm = VM.load(Ordering::Acquire);
-    // A signal sent with kill/tgkill (si_code <= 0), not a fault: it is the
-    // guest's (hotlift never sends these to itself except to die). Ignored
-    // if the guest ignores it, else its default action.
+    if ends_guest(sig) {
+        // SAFETY: see publish_vm; the handler is the only one touching it.
+        end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
+        return;
+    }
+    // A fault signal sent with kill/tgkill (si_code <= 0), not a fault: it
+    // is the guest's (hotlift never sends these to itself except to die).
+    // Ignored if the guest ignores it, else its default action.
     if code <= 0 {
         // SAFETY: reading the recorded disposition; see publish_vm.
         let ignored =
@@ -172,10 +254,8 @@ pub unsafe extern "C" fn handle_host_signal(
             return;
         }
         if !ignored {
-            set_default(sig);
-            // SAFETY: re-raise to our own thread; delivered (and fatal) once
-            // the handler returns.
-            unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig) };
+            // SAFETY: as above.
+            end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
         }
         return;
     }
@@ -264,6 +344,37 @@ pub unsafe extern "C" fn handle_host_signal(
         // SAFETY: tgkill to our own thread; the signal is blocked until the
         // handler returns and then kills the process.
         unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig) };
+    }
+}
+
+/// I4: record `sig` and get the thread to the dispatcher, which writes the
+/// profile and dies of it.
+fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Option<&mut Vm>) {
+    // The first such signal is the one the guest dies of.
+    let _ = PENDING_FATAL.compare_exchange(0, sig as u32, Ordering::AcqRel, Ordering::Acquire);
+    let Some(vm) = vm else {
+        return;
+    };
+    let sig = PENDING_FATAL.load(Ordering::Acquire);
+    let floor = vm.cache.mem.floor_addr();
+    if in_code && pc >= floor {
+        // Translated code may run on for ever without an exit: leave now.
+        vm.ctx.exit_arg = sig;
+        uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
+        return;
+    }
+    match crate::runtime::stub_place(pc) {
+        crate::runtime::StubPlace::Entering => {
+            vm.ctx.exit_arg = sig;
+            vm.ctx.enter_target = vm.cache.fatal_stub.0;
+        }
+        crate::runtime::StubPlace::BeforeSyscall { done } => {
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = done as i64;
+            uc.uc_mcontext.gregs[libc::REG_RAX as usize] = -(libc::EINTR as i64);
+        }
+        // The dispatcher (or a shared stub on its way there) checks
+        // PENDING_FATAL before it runs guest code again.
+        crate::runtime::StubPlace::Elsewhere => {}
     }
 }
 

@@ -472,7 +472,16 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
         if handler > 1 && vm.opts.verbose {
             eprintln!("hotlift: guest installs a handler for signal {sig} at {:#x}; guest handlers do not run yet, the signal keeps its default action", handler);
         }
-        if handler <= 1 && !own {
+        if crate::signal::ends_guest(sig as i32) {
+            // Caught by hotlift whatever the guest's action is, unless it
+            // ignores the signal (signal I4).
+            if let Err(e) =
+                crate::signal::set_host_action(sig as i32, handler == libc::SIG_IGN as u64)
+            {
+                eprintln!("hotlift: {e}");
+                return EINVAL;
+            }
+        } else if handler <= 1 && !own {
             // SIG_DFL / SIG_IGN go to the kernel as they are.
             let k = [handler, new[1] & !(0x0400_0000u64), 0, new[3]];
             // SAFETY: installs SIG_DFL or SIG_IGN for a signal hotlift does
@@ -733,8 +742,9 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
     let t0 = std::time::Instant::now();
     let ret = match plan(nr as i64) {
         _ if own_exe.is_some() => own_exe.unwrap_or_default(),
-        // SAFETY: on the pass-through list (I1).
-        Plan::Pass => unsafe { syscall6(nr, a) },
+        // SAFETY: on the pass-through list (I1); a signal that ends the
+        // guest interrupts it (signal I4).
+        Plan::Pass => unsafe { crate::runtime::guest_syscall(nr, a) },
         Plan::NoSys => {
             if vm.opts.verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");

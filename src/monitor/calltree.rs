@@ -1,0 +1,141 @@
+//! The calling-context tree: one node per distinct chain of calls from the
+//! start of the program (the shadow call stack, interned), with the number
+//! of times the context was entered and the guest instructions executed in
+//! it (not in its callees). Folded stacks, flame graphs and callgrind's
+//! inclusive costs come from it; a node id is also a compact name for a
+//! whole stack (for timed samples).
+//!
+//! I1: instructions are charged to exactly one node: Σ `self_insns` over
+//!     the tree is every instruction the monitor counted.
+//! I2: node 0 is the root (code that runs before any call, e.g. `_start`);
+//!     every other node's parent has a smaller id.
+//! I3: the tree holds at most [`MAX_NODES`] nodes; a new context beyond
+//!     that is charged to its caller's node (`truncated` counts those
+//!     calls), so I1 still holds.
+
+use hashbrown::HashMap;
+
+pub const ROOT: u32 = 0;
+pub const MAX_NODES: usize = 1 << 20;
+
+/// One calling context.
+#[derive(Debug, Clone)]
+pub struct CtxNode {
+    pub parent: u32,
+    /// Guest address the call went to (0 for the root).
+    pub func: u64,
+    pub calls: u64,
+    pub self_insns: u64,
+    /// The last children entered, to skip the hash on repeated calls
+    /// (a function calling a comparator and itself alternately needs two).
+    recent: [(u64, u32); RECENT],
+    next_recent: u8,
+}
+
+/// Children a node remembers without hashing.
+const RECENT: usize = 4;
+
+impl CtxNode {
+    fn new(parent: u32, func: u64) -> CtxNode {
+        CtxNode {
+            parent,
+            func,
+            calls: 0,
+            self_insns: 0,
+            recent: [(u64::MAX, ROOT); RECENT],
+            next_recent: 0,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct CallTree {
+    pub nodes: Vec<CtxNode>,
+    children: HashMap<(u32, u64), u32>,
+    /// Calls not given a node of their own (I3).
+    pub truncated: u64,
+}
+
+impl Default for CallTree {
+    fn default() -> Self {
+        CallTree {
+            nodes: vec![CtxNode::new(ROOT, 0)],
+            children: HashMap::new(),
+            truncated: 0,
+        }
+    }
+}
+
+impl CallTree {
+    /// Add `insns` to node `n` (I1).
+    #[inline]
+    pub fn charge(&mut self, n: u32, insns: u64) {
+        self.nodes[n as usize].self_insns += insns;
+    }
+
+    /// A call from context `parent` to `func`: the callee's context.
+    pub fn enter(&mut self, parent: u32, func: u64) -> u32 {
+        let p = &self.nodes[parent as usize];
+        let child = match p.recent.iter().find(|r| r.0 == func) {
+            Some(&(_, c)) => c,
+            None => {
+                let next = self.nodes.len() as u32;
+                let child = match self.children.get(&(parent, func)) {
+                    Some(&c) => c,
+                    None if self.nodes.len() >= MAX_NODES => {
+                        self.truncated += 1;
+                        return parent;
+                    }
+                    None => {
+                        self.children.insert((parent, func), next);
+                        self.nodes.push(CtxNode::new(parent, func));
+                        next
+                    }
+                };
+                let p = &mut self.nodes[parent as usize];
+                p.recent[p.next_recent as usize] = (func, child);
+                p.next_recent = (p.next_recent + 1) % RECENT as u8;
+                child
+            }
+        };
+        self.nodes[child as usize].calls += 1;
+        child
+    }
+
+    /// The stack of node `n` from the root's child down to `n`, as
+    /// function addresses.
+    pub fn stack(&self, mut n: u32) -> Vec<u64> {
+        let mut v = Vec::new();
+        while n != ROOT {
+            let node = &self.nodes[n as usize];
+            v.push(node.func);
+            n = node.parent;
+        }
+        v.reverse();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_are_interned_per_parent() {
+        let mut t = CallTree::default();
+        let a = t.enter(ROOT, 0xa);
+        let b1 = t.enter(a, 0xb);
+        let b2 = t.enter(ROOT, 0xb);
+        assert_ne!(b1, b2, "same function, different callers: two contexts");
+        assert_eq!(t.enter(a, 0xb), b1);
+        assert_eq!(t.enter(a, 0xc), t.enter(a, 0xc));
+        assert_eq!(t.enter(a, 0xb), b1, "found again after another child");
+        assert_eq!(t.nodes[b1 as usize].calls, 3);
+        assert_eq!(t.stack(b1), vec![0xa, 0xb]);
+        assert!(t
+            .nodes
+            .iter()
+            .skip(1)
+            .all(|n| n.parent < t.nodes.len() as u32));
+    }
+}

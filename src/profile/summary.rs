@@ -1,0 +1,97 @@
+//! The short human summary `hotlift profile` prints on stderr: totals,
+//! the top blocks by instructions executed (with their code), exit
+//! classes, the syscall table and the ring statistics.
+
+use std::fmt::Write as _;
+
+use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+
+use super::{BlockRecord, Profile};
+
+/// Top blocks shown, and instructions shown of each.
+const TOP: usize = 10;
+const LISTED: usize = 6;
+
+impl Profile {
+    /// The summary; `code(addr, len)` reads guest code bytes for the
+    /// disassembly (None when they are gone).
+    pub fn summary(&self, code: &dyn Fn(u64, usize) -> Option<Vec<u8>>) -> String {
+        let mut s = String::new();
+        let tot = &self.totals;
+        let _ = writeln!(
+            s,
+            "hotlift profile: {} guest instructions in {} block executions ({} blocks translated)",
+            tot.guest_instructions, tot.block_executions, tot.translated_blocks
+        );
+        s.push_str("exits:");
+        for (k, v) in &tot.exits {
+            let _ = write!(s, " {k}={v}");
+        }
+        s.push('\n');
+        let mut top: Vec<&BlockRecord> = self.blocks.iter().filter(|b| b.count > 0).collect();
+        top.sort_by_key(|b| std::cmp::Reverse(b.count * b.instructions as u64));
+        s.push_str("top blocks by instructions executed:\n");
+        for b in top.iter().take(TOP) {
+            let sym = b.symbol.as_deref().unwrap_or("?");
+            let share = if tot.guest_instructions > 0 {
+                100.0 * (b.count * b.instructions as u64) as f64 / tot.guest_instructions as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                s,
+                "  {:#x} {}+{:#x} {sym}: {} insns ({share:.1}%), {} runs",
+                b.addr,
+                b.module,
+                b.offset,
+                b.count * b.instructions as u64,
+                b.count
+            );
+            if let Some(bytes) = code(b.addr, b.size as usize) {
+                disassemble(&mut s, &bytes, b.addr, b.instructions as usize);
+            }
+        }
+        if !self.syscalls.is_empty() {
+            s.push_str("syscalls:\n");
+            for c in &self.syscalls {
+                let _ = writeln!(
+                    s,
+                    "  {:<18} {:>8} calls {:>6} errors {:>10.6} s",
+                    c.name, c.count, c.errors, c.seconds
+                );
+            }
+        }
+        if let Some(r) = &self.ring {
+            let _ = writeln!(
+                s,
+                "ring: {} entries, {} waits ({:.6} s), peak lag {} entries; monitor {} ({:.3} s CPU)",
+                r.entries,
+                r.waits,
+                r.wait_seconds,
+                r.peak_lag_entries,
+                if self.monitor.pinned { "pinned" } else { "unpinned" },
+                self.times.monitor_cpu_seconds
+            );
+        }
+        s
+    }
+}
+
+/// Up to `LISTED` of the block's `n` instructions, Intel syntax, indented.
+fn disassemble(s: &mut String, bytes: &[u8], addr: u64, n: usize) {
+    let mut d = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
+    let mut f = IntelFormatter::new();
+    f.options_mut().set_branch_leading_zeros(false);
+    f.options_mut().set_show_branch_size(false);
+    f.options_mut().set_hex_prefix("0x");
+    f.options_mut().set_hex_suffix("");
+    let mut text = String::new();
+    for (i, insn) in d.iter().take(n.min(LISTED)).enumerate() {
+        text.clear();
+        f.format(&insn, &mut text);
+        let _ = writeln!(s, "      {:#x}  {text}", insn.ip());
+        if i + 1 == LISTED && n > LISTED {
+            let _ = writeln!(s, "      … {} more", n - LISTED);
+        }
+    }
+}
