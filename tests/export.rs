@@ -329,20 +329,82 @@ fn folded_svg_and_perfmap_follow_the_call_tree_and_translations() {
 }
 
 #[test]
-fn real_profiles_without_a_call_tree_say_so() {
-    // Until the monitor writes call_tree and translations (docs/PROFILE.md),
-    // folded, svg and perfmap refuse with one clear line.
+fn folded_svg_and_perfmap_of_real_programs() {
+    let dir = workdir("real-stacks");
+    for (i, argv) in programs(&dir).iter().enumerate() {
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let p = dir.join(format!("p{i}.json"));
+        let prof = profile(&dir, &p, &argv);
+        let total = prof["totals"]["guest_instructions"].as_u64().unwrap();
+        let folded = dir.join(format!("p{i}.folded"));
+        export(&p, "folded", &folded);
+        let text = std::fs::read_to_string(&folded).unwrap();
+        let sum: u64 = text
+            .lines()
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(sum, total, "{argv:?}: folded stacks add up to the total");
+        assert!(
+            text.lines().any(|l| l.contains(';')),
+            "{argv:?}: stacks have callers"
+        );
+        if argv[0].contains("c-recursion") {
+            assert!(text.contains(";main;"), "{argv:?}: named frames");
+            // 100,000-deep recursion is cut at MAX_FRAMES (stacks I3).
+            assert!(text.contains(";[deeper] "), "{argv:?}");
+        }
+        let svg = dir.join(format!("p{i}.svg"));
+        export(&p, "svg", &svg);
+        let st = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])",
+            ])
+            .arg(&svg)
+            .status()
+            .expect("python3");
+        assert!(st.success(), "{argv:?}: the SVG is XML");
+        let map = dir.join(format!("p{i}.map"));
+        export(&p, "perfmap", &map);
+        let lines = std::fs::read_to_string(&map).unwrap();
+        let translations = prof["translations"].as_array().unwrap();
+        assert_eq!(
+            lines.lines().count(),
+            translations
+                .iter()
+                .filter(|t| t["host_size"].as_u64() != Some(0))
+                .count()
+        );
+        let first = &translations[0];
+        let want = format!(
+            "{:x} {:x} hotlift:",
+            first["host"].as_u64().unwrap(),
+            first["host_size"].as_u64().unwrap()
+        );
+        assert!(
+            lines.starts_with(&want),
+            "{argv:?}: {want} vs {}",
+            lines.lines().next().unwrap_or("")
+        );
+    }
+}
+
+#[test]
+fn profiles_without_a_call_tree_or_translations_say_so() {
+    // Profiles written before call_tree and translations existed.
     let dir = workdir("missing");
-    let p = dir.join("p.json");
-    let prof = profile(&dir, &p, &[busybox(), "true"]);
+    let full = synthetic_profile(&dir);
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&full).unwrap()).unwrap();
+    doc.as_object_mut().unwrap().remove("call_tree");
+    doc.as_object_mut().unwrap().remove("translations");
+    let p = dir.join("old.json");
+    std::fs::write(&p, doc.to_string()).unwrap();
     for (format, field) in [
         ("folded", "call_tree"),
         ("svg", "call_tree"),
         ("perfmap", "translations"),
     ] {
-        if prof.get(field).is_some() {
-            continue;
-        }
         let o = Command::new(HOTLIFT)
             .arg("export")
             .arg(&p)
@@ -353,6 +415,9 @@ fn real_profiles_without_a_call_tree_say_so() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(field) && err.lines().count() == 1, "{err}");
     }
+    // drcov and callgrind work without them.
+    export(&p, "drcov", &dir.join("old.drcov"));
+    export(&p, "callgrind", &dir.join("old.callgrind"));
 }
 
 #[test]

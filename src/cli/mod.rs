@@ -179,7 +179,12 @@ pub fn options_markdown(sub: &str) -> String {
         };
         let help = a
             .get_help()
-            .map(|h| h.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|h| {
+                h.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .unwrap_or_default();
         let values: Vec<String> = a
             .get_possible_values()

@@ -5,7 +5,9 @@
 //!     SHA-256 (`DiffError::DifferentBinary` otherwise).
 //! I2: code is matched by (module, offset), never by address, so ASLR and
 //!     static-PIE bases do not matter; edges likewise by the (module,
-//!     offset) of both ends. An address in no module keeps its address.
+//!     offset) of both ends (block-to-block `edges`, `call_edges`,
+//!     `indirect_edges`; a profile without `edges` contributes its branch
+//!     and fall-through counts). An address in no module keeps its address.
 //! I3: functions are named as the exports name them (export/images.rs:
 //!     the ELF symbol tables or debug files, else the run's call targets);
 //!     an unnamed function is `module+0xOFFSET` of its entry.
@@ -142,7 +144,10 @@ fn edges(doc: &ProfileDoc) -> BTreeMap<(String, Loc, Loc), u64> {
         *m.entry((kind.to_string(), loc(doc, from), loc(doc, to)))
             .or_insert(0) += n;
     };
-    for b in &doc.blocks {
+    for e in &doc.edges {
+        add("edge", e.from, e.to, e.count);
+    }
+    for b in doc.blocks.iter().filter(|_| doc.edges.is_empty()) {
         if let Some(t) = b.taken {
             // The taken target is not in the profile: the edge is named by
             // its source and kind.

@@ -7,8 +7,8 @@
 //! I2: a document is accepted only with `schema_version` ==
 //!     `super::SCHEMA_VERSION`; unknown fields are ignored (additions within
 //!     one schema version are additive, docs/PROFILE.md), and fields added
-//!     after the first version of schema 1 (`pid`, `modules`, `call_tree`,
-//!     `translations`) are optional.
+//!     after the first version of schema 1 (`pid`, `modules`, `edges`,
+//!     `call_tree`, `translations`) are optional.
 //! I3: after `read_*`, every block's module is in `modules` (a profile
 //!     without a module table gets one built from `binary` and the blocks'
 //!     `addr - offset`), so exporters never look a module up and miss.
@@ -170,6 +170,9 @@ pub struct ProfileDoc {
     #[serde(default)]
     pub modules: Vec<Module>,
     pub blocks: Vec<Block>,
+    /// Every block-to-block transition (newer profiles).
+    #[serde(default)]
+    pub edges: Vec<Edge>,
     #[serde(default)]
     pub indirect_edges: Vec<Edge>,
     #[serde(default)]

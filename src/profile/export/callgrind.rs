@@ -11,8 +11,12 @@
 //! I2: a block is costed per instruction when the module's file holds its
 //!     bytes and decoding them gives exactly the profile's size and
 //!     instruction count; otherwise its whole cost sits at its first
-//!     address (per block), and only edges the profile records (indirect
-//!     jumps, fall-throughs) are drawn from it.
+//!     address (per block).
+//! I4: jumps come from the profile's `edges` (every transition out of a
+//!     block ending in a branch, jump, fall-through or indirect jump; a
+//!     branch's edge to anywhere but the next block is its taken `jcnd`).
+//!     An older profile without `edges` gets them from the decoded branch
+//!     targets, the branch counts and `indirect_edges`.
 //! I3: a call's inclusive cost comes from the calling-context tree
 //!     (`call_tree`): the subtree cost of every context entered from the
 //!     caller's function into the callee, shared among the call sites by
@@ -107,25 +111,15 @@ fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
         .enumerate()
         .map(|(i, n)| (n.id, i))
         .collect();
-    // Subtree sums: children after parents is not promised, so iterate to a
-    // fixed order by depth.
-    let depth = |mut i: usize| {
-        let mut d = 0usize;
-        while let Some(p) = doc.call_tree[i].parent.and_then(|p| index.get(&p)) {
-            i = *p;
-            d += 1;
-            if d > doc.call_tree.len() {
-                break; // a cycle: a malformed tree, stop climbing
-            }
-        }
-        d
-    };
-    let mut order: Vec<(usize, usize)> = (0..doc.call_tree.len()).map(|i| (depth(i), i)).collect();
-    order.sort_by(|a, b| b.cmp(a));
+    // Subtree sums, children before parents: by decreasing id (a parent's
+    // id is smaller than its children's, docs/PROFILE.md). A malformed tree
+    // gets incomplete sums, never a loop.
+    let mut order: Vec<usize> = (0..doc.call_tree.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(doc.call_tree[i].id));
     let mut incl: Vec<u64> = doc.call_tree.iter().map(|n| n.self_instructions).collect();
-    for &(_, i) in &order {
+    for &i in &order {
         if let Some(&p) = doc.call_tree[i].parent.and_then(|p| index.get(&p)) {
-            if p != i {
+            if doc.call_tree[p].id < doc.call_tree[i].id {
                 incl[p] = incl[p].saturating_add(incl[i]);
             }
         }
@@ -176,8 +170,34 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
             shapes.insert(b.addr, s);
         }
     }
-    // Jumps (conditional, direct, fall-through into a block, indirect).
-    for b in doc.blocks.iter().filter(|b| b.count > 0) {
+    // Jumps (conditional, direct, fall-through into a block, indirect):
+    // from the profile's edges when it has them, else from the decoded
+    // targets and branch counts.
+    if !doc.edges.is_empty() {
+        for e in &doc.edges {
+            let Some(b) = doc.block_at(e.from) else {
+                continue;
+            };
+            let next = b.addr + b.size as u64;
+            let jump = match b.exit.as_str() {
+                "branch" if e.to != next => (e.to, e.count, Some(b.count)),
+                "branch" | "jump" | "fallthrough" | "indirect_jump" => (e.to, e.count, None),
+                _ => continue,
+            };
+            let src = shapes
+                .get(&b.addr)
+                .and_then(|s| s.ips.last().copied())
+                .unwrap_or(b.addr);
+            if let Some(f) = funcs.get_mut(&fn_of(b.addr, b.symbol.as_deref())) {
+                f.jumps.push((src, jump.0, jump.1, jump.2));
+            }
+        }
+    }
+    for b in doc
+        .blocks
+        .iter()
+        .filter(|b| b.count > 0 && doc.edges.is_empty())
+    {
         let sh = shapes.get(&b.addr);
         let src = sh.and_then(|s| s.ips.last().copied()).unwrap_or(b.addr);
         let target = sh.and_then(|s| s.target);
@@ -205,7 +225,7 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
             f.jumps.extend(jumps);
         }
     }
-    for e in &doc.indirect_edges {
+    for e in doc.indirect_edges.iter().filter(|_| doc.edges.is_empty()) {
         let Some(b) = doc.block_at(e.from) else {
             continue;
         };

@@ -9,6 +9,10 @@
 //! I2: the root context (function 0: code run before any call, from the
 //!     entry point) is named after the function containing the entry
 //!     point, or `[root]`.
+//! I3: stacks are at most `MAX_FRAMES` deep: a context deeper than that
+//!     (deep recursion reaches 100,000) is charged to its ancestor at depth
+//!     `MAX_FRAMES - 1` under a last frame `[deeper]`, so the output stays
+//!     proportional to the number of contexts.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -16,6 +20,9 @@ use std::io::Write;
 use super::images::Images;
 use super::ExportError;
 use crate::profile::read::ProfileDoc;
+
+/// Deepest stack written (I3).
+pub const MAX_FRAMES: usize = 512;
 
 /// The folded lines of `doc`, sorted (I1, I2).
 pub fn folded(doc: &ProfileDoc, images: &Images) -> Result<Vec<String>, ExportError> {
@@ -50,22 +57,49 @@ pub fn folded(doc: &ProfileDoc, images: &Images) -> Result<Vec<String>, ExportEr
             .1
             .replace([';', ' '], "_")
     };
+    // Parents before children (a parent's id is smaller, docs/PROFILE.md).
+    let mut order: Vec<usize> = (0..doc.call_tree.len()).collect();
+    order.sort_by_key(|&i| doc.call_tree[i].id);
+    let parent = |i: usize| {
+        doc.call_tree[i]
+            .parent
+            .and_then(|p| index.get(&p).copied())
+            .filter(|&p| doc.call_tree[p].id < doc.call_tree[i].id)
+    };
+    // depth, and for contexts past MAX_FRAMES their anchor (I3).
+    let mut depth = vec![0usize; doc.call_tree.len()];
+    let mut anchor: Vec<Option<usize>> = vec![None; doc.call_tree.len()];
+    let mut deeper: HashMap<usize, u64> = HashMap::new();
+    for &i in &order {
+        if let Some(p) = parent(i) {
+            depth[i] = depth[p] + 1;
+            if depth[i] >= MAX_FRAMES {
+                anchor[i] = Some(anchor[p].unwrap_or(p));
+            }
+        }
+    }
+    let stack = |i: usize| {
+        let mut frames = vec![name(i)];
+        let mut at = i;
+        while let Some(p) = parent(at) {
+            frames.push(name(p));
+            at = p;
+        }
+        frames.reverse();
+        frames.join(";")
+    };
     let mut lines: BTreeMap<String, u64> = BTreeMap::new();
     for (i, n) in doc.call_tree.iter().enumerate() {
         if n.self_instructions == 0 {
             continue;
         }
-        let mut frames = vec![name(i)];
-        let mut at = i;
-        while let Some(&p) = doc.call_tree[at].parent.and_then(|p| index.get(&p)) {
-            if frames.len() > doc.call_tree.len() {
-                break; // a cycle: a malformed tree
-            }
-            frames.push(name(p));
-            at = p;
+        match anchor[i] {
+            Some(a) => *deeper.entry(a).or_insert(0) += n.self_instructions,
+            None => *lines.entry(stack(i)).or_insert(0) += n.self_instructions,
         }
-        frames.reverse();
-        *lines.entry(frames.join(";")).or_insert(0) += n.self_instructions;
+    }
+    for (a, v) in deeper {
+        *lines.entry(stack(a) + ";[deeper]").or_insert(0) += v;
     }
     Ok(lines.into_iter().map(|(k, v)| format!("{k} {v}")).collect())
 }
