@@ -319,17 +319,18 @@ mod tests {
 
     #[test]
     fn errors_are_one_line_and_specific() {
-        let e = read_bytes(minimal(2).as_bytes(), "p.json").unwrap_err();
-        assert!(matches!(e, ReadError::WrongVersion { found: 2, .. }), "{e}");
         let full = minimal(1);
-        let e = read_bytes(&full.as_bytes()[..full.len() / 2], "p.json").unwrap_err();
-        assert!(matches!(e, ReadError::Truncated { .. }), "{e}");
-        let e = read_bytes(b"{\"a\": 1}", "p.json").unwrap_err();
-        assert!(matches!(e, ReadError::NotAProfile { .. }), "{e}");
-        let e = read_bytes(b"\x7fELF", "p.json").unwrap_err();
-        assert!(matches!(e, ReadError::NotAProfile { .. }), "{e}");
-        for e in [e] {
-            assert_eq!(e.to_string().lines().count(), 1);
+        let cases = [
+            (minimal(2).into_bytes(), "schema_version 2"),
+            (full.as_bytes()[..full.len() / 2].to_vec(), "truncated"),
+            (b"{\"a\": 1}".to_vec(), "no schema_version"),
+            (b"\x7fELF".to_vec(), "not a hotlift profile"),
+            (b"{\"schema_version\": 1}".to_vec(), "missing field"),
+        ];
+        for (bytes, want) in cases {
+            let e = read_bytes(&bytes, "p.json").unwrap_err().to_string();
+            assert!(e.contains(want) && e.starts_with("p.json: "), "{want}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
         }
     }
 }

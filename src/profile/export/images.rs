@@ -44,10 +44,13 @@ pub struct Image {
     pub symbols: Symbols,
     /// Where the symbols came from: the file itself, a debug file, or none.
     pub symbols_from: Option<PathBuf>,
-    /// The file's bytes and its loadable segments `(vaddr, file offset,
-    /// file size)`, when the file is the one profiled (I2).
-    bytes: Option<(Vec<u8>, Vec<(u64, u64, u64)>)>,
+    /// The file's bytes and its loadable segments, when the file is the
+    /// one profiled (I2).
+    bytes: Option<(Vec<u8>, Vec<Segment>)>,
 }
+
+/// A `PT_LOAD` segment: (vaddr, file offset, file size).
+type Segment = (u64, u64, u64);
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -140,7 +143,7 @@ impl Image {
         } else {
             m.base
         };
-        let loads: Vec<(u64, u64, u64)> = elf
+        let loads: Vec<Segment> = elf
             .program_headers
             .iter()
             .filter(|p| p.p_type == PT_LOAD)
