@@ -40,7 +40,7 @@ pub fn run(setup: &Setup, argv: &[std::ffi::OsString]) -> Result<Traced, Compare
     // The exec stop (SIGTRAP) comes first (spawn I4).
     let (status, _) = spawn::wait_traced(pid).map_err(|e| trace_error("wait", e))?;
     if !libc::WIFSTOPPED(status) {
-        let (status, ru) = (status, unsafe_zero_rusage());
+        let (status, ru) = (status, zeroed_rusage());
         return Ok(Traced {
             run: spawn::finish(started, status, &ru)?,
             lines,
@@ -96,7 +96,7 @@ pub fn run(setup: &Setup, argv: &[std::ffi::OsString]) -> Result<Traced, Compare
     }
 }
 
-fn unsafe_zero_rusage() -> libc::rusage {
+fn zeroed_rusage() -> libc::rusage {
     #[allow(unsafe_code)]
     // SAFETY: rusage is plain old data; all-zero is a valid value.
     unsafe {
