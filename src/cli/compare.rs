@@ -132,12 +132,16 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
         None if std::io::stdin().is_terminal() => PathBuf::from("/dev/null"),
         None => {
             let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .context("cannot read stdin")?;
-            let p = scratch.join("stdin");
-            std::fs::write(&p, bytes).context("cannot save stdin")?;
-            p
+            match std::io::stdin().read_to_end(&mut bytes) {
+                // A closed stdin is an empty one.
+                Err(e) if e.raw_os_error() == Some(libc::EBADF) => PathBuf::from("/dev/null"),
+                Err(e) => return Err(e).context("cannot read stdin"),
+                Ok(_) => {
+                    let p = scratch.join("stdin");
+                    std::fs::write(&p, bytes).context("cannot save stdin")?;
+                    p
+                }
+            }
         }
     };
     let cwd = match &args.cwd {
