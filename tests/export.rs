@@ -236,8 +236,30 @@ fn names_come_from_a_debug_file_of_a_stripped_program() {
         report.contains(":main "),
         "main named from rec.debug: {report}"
     );
-    // Without the debug file: addresses, and a warning.
-    std::fs::remove_file(dir.join("rec.debug")).unwrap();
+    // The same debug file found by build id under HOTLIFT_DEBUG_DIR.
+    let id = prof["binary"]["build_id"]
+        .as_str()
+        .expect("gcc wrote a build id");
+    let by_id = dir.join("dbg/.build-id").join(&id[..2]);
+    std::fs::create_dir_all(&by_id).unwrap();
+    let moved = by_id.join(format!("{}.debug", &id[2..]));
+    std::fs::rename(dir.join("rec.debug"), &moved).unwrap();
+    let o = Command::new(HOTLIFT)
+        .arg("export")
+        .arg(&p)
+        .args(["--format", "callgrind", "-o"])
+        .arg(&out)
+        .env("HOTLIFT_DEBUG_DIR", dir.join("dbg"))
+        .output()
+        .unwrap();
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", show(&o));
+    let (_, report) = annotate_total(&out);
+    assert!(
+        report.contains(":main "),
+        "main named by build id: {report}"
+    );
+    // Without a debug file: addresses, and a warning.
+    std::fs::remove_file(&moved).unwrap();
     let o = export(&p, "callgrind", &out);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no symbols"),
