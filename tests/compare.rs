@@ -174,6 +174,8 @@ fn guest_tests_exit_codes_signals_and_native_counts() {
         &dir,
         &[
             "--count-native",
+            "--count-method",
+            "step",
             "--json",
             j.to_str().unwrap(),
             "--",
@@ -200,6 +202,8 @@ fn native_count_of_a_real_program() {
         &dir,
         &[
             "--count-native",
+            "--count-method",
+            "step",
             "--count-tolerance",
             "0.5",
             "--max-steps",
@@ -326,5 +330,62 @@ fn bad_input_is_a_one_line_error_with_status_2() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
         assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn hardware_counter_where_the_kernel_offers_one() {
+    let bb = busybox();
+    let dir = workdir("perf");
+    let j = dir.join("perf.json");
+    let o = compare(
+        &dir,
+        &[
+            "--count-native",
+            "--count-method",
+            "perf",
+            "--count-tolerance",
+            "1",
+            "--json",
+            j.to_str().unwrap(),
+            "--",
+            bb,
+            "echo",
+            "hi",
+        ],
+    );
+    match hotlift::compare::hwcount::unavailable() {
+        // This project's VMs: no counters, a clear error.
+        Some(_) => {
+            assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("no hardware instruction counter") && err.lines().count() == 1,
+                "{err}"
+            );
+            // auto falls back to single-stepping.
+            let o = compare(
+                &dir,
+                &[
+                    "--count-native",
+                    "--count-tolerance",
+                    "1",
+                    "--json",
+                    j.to_str().unwrap(),
+                    "--",
+                    bb,
+                    "echo",
+                    "hi",
+                ],
+            );
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            assert_eq!(json(&j)["count_method"], "single-step");
+        }
+        None => {
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            let doc = json(&j);
+            assert_eq!(doc["count_method"], "hardware counter");
+            assert!(doc["native"]["instructions"].as_u64().unwrap() > 10_000);
+        }
     }
 }

@@ -52,12 +52,22 @@ pub struct CompareArgs {
     /// Lines of context around differences in diffs
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub context: usize,
-    /// Also count the native run's instructions by ptrace single-stepping
-    /// (stepcount) and compare with hotlift's exact count. Slow: about
-    /// 20–60 µs per instruction, so for small programs only
+    /// Also count the native run's instructions and compare with hotlift's
+    /// exact count: with the hardware counter where the kernel offers one,
+    /// else by ptrace single-stepping (stepcount), which is slow (about
+    /// 20–60 µs per instruction): for small programs only
     #[arg(long)]
     pub count_native: bool,
-    /// With --count-native, give up (exit 2) after N native instructions
+    /// With --count-native: how to count the native run
+    #[arg(
+        long,
+        value_enum,
+        value_name = "METHOD",
+        default_value = "auto",
+        requires = "count_native"
+    )]
+    pub count_method: compare::CountMethod,
+    /// With --count-native, give up (exit 2) after N native instructions (single-step)
     #[arg(long, value_name = "N", requires = "count_native")]
     pub max_steps: Option<u64>,
     /// With --count-native, accept counts that differ by at most PCT percent
@@ -175,6 +185,7 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
             .collect::<anyhow::Result<_>>()?,
         context: args.context,
         count_native: args.count_native,
+        count_method: args.count_method,
         max_steps: args.max_steps,
         count_tolerance: args.count_tolerance,
         max_slowdown: args.max_slowdown,

@@ -6,7 +6,9 @@
 //! again under ptrace syscall tracing (systrace.rs; skipped with
 //! `syscalls: false`); under `hotlift run --profile … --strace-file …`
 //! (status, output, times, syscalls, exact instruction count); and with
-//! `count_native`, under the `stepcount` single-step counter.
+//! `count_native`, counted natively: by the hardware instruction counter
+//! where the kernel offers one (hwcount.rs), else under the `stepcount`
+//! single-step counter.
 //!
 //! I1: every run gets the same `spawn::Setup` (spawn I1), so differences
 //!     are the program's or hotlift's, not the harness's.
@@ -21,6 +23,7 @@
 //!
 //! Usage: `let report = compare::run(&opts)?; print!("{}", report.text());`
 
+pub mod hwcount;
 pub mod normalise;
 pub mod report;
 pub mod spawn;
@@ -67,6 +70,7 @@ pub struct CompareOptions {
     /// Lines of context around syscall and output differences.
     pub context: usize,
     pub count_native: bool,
+    pub count_method: CountMethod,
     pub max_steps: Option<u64>,
     /// Allowed difference between the counts, in percent.
     pub count_tolerance: f64,
@@ -212,11 +216,34 @@ fn syscall_check(native: Trace<'_>, hotlift: Trace<'_>, opts: &CompareOptions) -
     )
 }
 
-fn count_check(native: u64, hotlift: u64, tolerance: f64) -> Check {
+/// How `--count-native` counts the native run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CountMethod {
+    /// The hardware counter where the kernel offers one, else single-step
+    Auto,
+    /// The hardware instruction counter (perf_event_open); an error without one
+    Perf,
+    /// ptrace single-stepping (stepcount): exact, slow
+    Step,
+}
+
+/// hotlift's counts from its profile: all instructions, and `rep`
+/// iterations beyond the first.
+type HotCount = (u64, u64);
+
+fn count_check(native: u64, hot: HotCount, method: CountMethod, tolerance: f64) -> Check {
+    // hwcount I2: the hardware counts a rep instruction once.
+    let (hotlift, what, how) = match method {
+        CountMethod::Perf => (
+            hot.0 - hot.1,
+            "hotlift without rep iterations beyond the first",
+            "hardware counter",
+        ),
+        _ => (hot.0, "hotlift (exact)", "single-step"),
+    };
     let delta = hotlift as i128 - native as i128;
     let pct = delta.unsigned_abs() as f64 * 100.0 / native.max(1) as f64;
-    let text =
-        format!("{hotlift} hotlift (exact), {native} native (single-step); difference {delta:+}");
+    let text = format!("{hotlift} {what}, {native} native ({how}); difference {delta:+}");
     if delta == 0 {
         Check::pass("instructions", text)
     } else if pct <= tolerance {
@@ -237,7 +264,7 @@ fn count_check(native: u64, hotlift: u64, tolerance: f64) -> Check {
 /// a syscall log in the scratch directory.
 fn run_hotlift(
     opts: &CompareOptions,
-) -> Result<(RunResult, u32, Vec<String>, Option<u64>), CompareError> {
+) -> Result<(RunResult, u32, Vec<String>, Option<HotCount>), CompareError> {
     let dir = &opts.setup.scratch;
     let (profile, log) = (
         dir.join("hotlift-profile.json"),
@@ -260,7 +287,7 @@ fn run_hotlift(
     // unless the native run failed the same way (checked by the caller).
     let count = crate::profile::read::read_file(&profile)
         .ok()
-        .map(|p| p.totals.guest_instructions);
+        .map(|p| (p.totals.guest_instructions, p.totals.rep_extra_iterations));
     let lines = if opts.syscalls {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -363,8 +390,9 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
         None => Check::skip("syscalls", "not traced (--no-syscalls)".into()),
     });
     let mut native_count = None;
+    let mut count_method = None;
     checks.push(match (opts.count_native, hot_count) {
-        (false, Some(h)) => Check::skip(
+        (false, Some((h, _))) => Check::skip(
             "instructions",
             format!("{h} hotlift (exact); give --count-native to count the native run"),
         ),
@@ -375,9 +403,23 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
             String::new(),
         ),
         (true, Some(h)) => {
-            let (n, _) = run_stepcount(opts)?;
+            let method = match (opts.count_method, hwcount::unavailable()) {
+                (CountMethod::Auto, None) => CountMethod::Perf,
+                (CountMethod::Auto, Some(_)) => CountMethod::Step,
+                (CountMethod::Perf, Some(why)) => {
+                    return Err(CompareError::Setup(format!(
+                        "--count-method perf: no hardware instruction counter here ({why})"
+                    )))
+                }
+                (m, _) => m,
+            };
+            let (n, _) = match method {
+                CountMethod::Perf => hwcount::run(&opts.setup, &opts.program)?,
+                _ => run_stepcount(opts)?,
+            };
             native_count = Some(n);
-            count_check(n, h, opts.count_tolerance)
+            count_method = Some(method);
+            count_check(n, h, method, opts.count_tolerance)
         }
     });
     let ratio = |h: f64, n: f64| if n > 0.0 { h / n } else { f64::INFINITY };
@@ -404,7 +446,11 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
             native_syscalls: traced.as_ref().map(|t| t.lines.len()),
             hotlift_syscalls: opts.syscalls.then_some(hot_lines.len()),
             native_instructions: native_count,
-            hotlift_instructions: hot_count,
+            hotlift_instructions: hot_count.map(|c| c.0),
+            count_method: count_method.map(|m| match m {
+                CountMethod::Perf => "hardware counter",
+                _ => "single-step",
+            }),
             wall_ratio: wall,
             cpu_ratio: cpu,
         },

@@ -74,6 +74,8 @@ pub struct Runs {
     pub hotlift_syscalls: Option<usize>,
     pub native_instructions: Option<u64>,
     pub hotlift_instructions: Option<u64>,
+    /// How the native count was made: "single-step" or "hardware counter".
+    pub count_method: Option<&'static str>,
     pub wall_ratio: f64,
     pub cpu_ratio: f64,
 }
@@ -187,6 +189,7 @@ impl Report {
             "checks": self.checks,
             "native": run(&self.runs.native, self.runs.native_syscalls, self.runs.native_instructions),
             "hotlift": run(&self.runs.hotlift, self.runs.hotlift_syscalls, self.runs.hotlift_instructions),
+            "count_method": self.runs.count_method,
             "wall_ratio": finite(self.runs.wall_ratio),
             "cpu_ratio": finite(self.runs.cpu_ratio),
         })
