@@ -1,7 +1,8 @@
 #!/bin/sh
 # gen-lists.sh MANIFEST BUILDDIR SOURCES...
 #
-# Expands the manifest into BUILDDIR/TESTS and BUILDDIR/BENCH. Every source
+# Expands the manifest into BUILDDIR/TESTS, BUILDDIR/BENCH and
+# BUILDDIR/COUNT (a test's count lines, or else its TESTS lines). Every source
 # gives test names (asm/X.S -> asm-X; c/X.c -> c-X and cpie-X). A manifest
 # line naming c-X applies to both c-X and cpie-X. A test without a manifest
 # line runs once with no arguments and expect=exit:0. Output lines always
@@ -23,16 +24,18 @@ for src in "$@"; do
     esac
 done
 
-rm -f "$out/TESTS.tmp" "$out/BENCH.tmp"
-awk -v names="$names" -v tests="$out/TESTS.tmp" -v bench="$out/BENCH.tmp" '
+rm -f "$out/TESTS.tmp" "$out/BENCH.tmp" "$out/COUNT.tmp"
+awk -v names="$names" -v tests="$out/TESTS.tmp" -v bench="$out/BENCH.tmp" -v counts="$out/COUNT.tmp" '
 function die(msg) { printf "%s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"; err = 1; exit 1 }
-function emit(file, name, rest, expect,   variants, i, n, line) {
+# Appends "variant rest expect" to store[variant] for NAME and, for c-X,
+# cpie-X too.
+function add(store, name, rest, expect,   variants, i, n, line) {
     if (name ~ /^c-/) { variants[1] = name; variants[2] = "cpie-" substr(name, 3); n = 2 }
     else { variants[1] = name; n = 1 }
     for (i = 1; i <= n; i++) {
         line = variants[i] rest
         if (expect != "") line = line " " expect
-        print line > file
+        store[variants[i]] = store[variants[i]] line "\n"
     }
 }
 BEGIN {
@@ -42,7 +45,7 @@ BEGIN {
 /^[ \t]*(#|$)/ { next }
 {
     kind = "test"; f = 1
-    if ($1 == "bench") { kind = "bench"; f = 2 }
+    if ($1 == "bench" || $1 == "count") { kind = $1; f = 2 }
     name = $f
     if (!(name in known)) die("unknown test " name " (no asm/ or c/ source)")
     rest = ""; expect = ""; stdin = 0
@@ -59,19 +62,30 @@ BEGIN {
         }
     }
     if (expect == "") expect = "expect=exit:0"
-    if (kind == "bench") { emit(bench, name, rest, expect); next }
-    emit(tests, name, rest, expect)
-    listed[name] = 1
+    if (kind == "bench") add(bench_lines, name, rest, expect)
+    else if (kind == "count") add(count_lines, name, rest, expect)
+    else add(test_lines, name, rest, expect)
 }
 END {
     if (err) exit 1
-    for (i = 1; i <= count; i++)
-        if (!(order[i] in listed)) emit(tests, order[i], "", "expect=exit:0")
-    close(tests); close(bench)
+    for (i = 1; i <= count; i++) {
+        name = order[i]
+        if (name ~ /^c-/) { variants[1] = name; variants[2] = "cpie-" substr(name, 3); n = 2 }
+        else { variants[1] = name; n = 1 }
+        for (j = 1; j <= n; j++) {
+            v = variants[j]
+            if (!(v in test_lines)) test_lines[v] = v " expect=exit:0\n"
+            printf "%s", test_lines[v] > tests
+            printf "%s", (v in count_lines) ? count_lines[v] : test_lines[v] > counts
+            if (v in bench_lines) printf "%s", bench_lines[v] > bench
+        }
+    }
+    close(tests); close(bench); close(counts)
 }
 ' "$manifest"
 # awk only creates files it writes to.
-touch "$out/TESTS.tmp" "$out/BENCH.tmp"
+touch "$out/TESTS.tmp" "$out/BENCH.tmp" "$out/COUNT.tmp"
 sort -o "$out/TESTS" "$out/TESTS.tmp"
 sort -o "$out/BENCH" "$out/BENCH.tmp"
-rm -f "$out/TESTS.tmp" "$out/BENCH.tmp"
+sort -o "$out/COUNT" "$out/COUNT.tmp"
+rm -f "$out/TESTS.tmp" "$out/BENCH.tmp" "$out/COUNT.tmp"

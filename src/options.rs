@@ -12,11 +12,11 @@ pub struct RunOptions {
     pub no_chain: bool,
 
     /// Maximum number of guest instructions in one translated block
-    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_block_insns: u32,
 
     /// Size of the code cache in MiB (it is flushed and refilled when full)
-    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cache_mib: u32,
 
     /// Report unhandled syscalls, guest traps and faults with their guest address
@@ -40,18 +40,51 @@ pub struct RunOptions {
     pub count_inline: bool,
 
     /// Ring capacity in 32-bit entries per guest thread (two segments)
-    #[arg(long, value_name = "N", default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
+    #[arg(long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
     pub ring_entries: u64,
 
     /// Write the JSON profile to FILE when the guest ends
     #[arg(long, value_name = "FILE")]
     pub profile: Option<std::path::PathBuf>,
+
+    /// Do not build superblocks (the monitor still profiles)
+    #[arg(long)]
+    pub no_superblocks: bool,
+
+    /// Build a superblock at a block entered this many times by direct transfers (1 for experiments: nearly everything runs in superblocks)
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub sb_threshold: u32,
+
+    /// Build a superblock at the target of an indirect edge taken this many times
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    pub sb_edge_threshold: u32,
+
+    /// Most blocks in one superblock
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub sb_max_blocks: u32,
+
+    /// Most guest instructions in one superblock
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=8192))]
+    pub sb_max_insns: u32,
+
+    /// Lay a loop closed at a superblock's head out up to this many times in a row (1: no unrolling)
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub sb_unroll: u32,
+
+    /// Write a text dump of each superblock into DIR as it is built
+    #[arg(long, value_name = "DIR")]
+    pub dump_superblocks: Option<std::path::PathBuf>,
 }
 
 impl RunOptions {
     /// Is the monitor thread running?
     pub fn monitor(&self) -> bool {
         !self.no_monitor && !self.count_inline
+    }
+
+    /// Does the monitor build superblocks?
+    pub fn superblocks(&self) -> bool {
+        self.monitor() && !self.no_superblocks
     }
 }
 
@@ -68,6 +101,13 @@ impl Default for RunOptions {
             count_inline: false,
             ring_entries: 1 << 22,
             profile: None,
+            no_superblocks: false,
+            sb_threshold: 3000,
+            sb_edge_threshold: 5000,
+            sb_max_blocks: 16,
+            sb_max_insns: 512,
+            sb_unroll: 4,
+            dump_superblocks: None,
         }
     }
 }

@@ -9,8 +9,13 @@
 //!     base installed (the stubs and the signal entry switch it).
 //! I3: guest vector state lives in the XSAVE area between runs; the host
 //!     runs with a fresh x87 state and hotlift's MXCSR.
+//! I4: a context lives at the start of a mapping of its own, followed at
+//!     `off::IBL` by its thread's indirect-branch lookup table, so emitted
+//!     lookups reach the table as `gs:[index*8 + off::IBL]`: each thread
+//!     has its own table and no other thread writes it. Contexts are never
+//!     freed (the monitor reads `ring_pos` until the end).
 //!
-//! Usage: `ThreadCtx::new()`, `install_gs(&ctx)`, then repeatedly set
+//! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly set
 //! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
 #![allow(unsafe_code)]
 
@@ -65,12 +70,22 @@ pub struct ThreadCtx {
     pub ring_pos: u64,
     /// Base of the per-block counter array for `--count-inline`.
     pub inline_counts: u64,
+    /// A `TAG_SB_PARTIAL` record the dispatcher must push: the thread left
+    /// a superblock pass abnormally (set by the signal handler).
+    pub sb_partial: u32,
+    pub _pad2: u32,
 }
+
+/// Bytes the context takes at the start of its mapping; the thread's
+/// indirect-branch lookup table follows (I4).
+pub const CTX_BYTES: usize = 4096;
 
 /// Offsets into [`ThreadCtx`] for emitted code (I1).
 pub mod off {
     use super::ThreadCtx;
     use std::mem::offset_of;
+    /// The thread's lookup table, from the GS base (I4).
+    pub const IBL: usize = super::CTX_BYTES;
     pub const RIP: usize = offset_of!(ThreadCtx, rip);
     pub const GUEST_GS: usize = offset_of!(ThreadCtx, guest_gs);
     pub const RING_POS: usize = offset_of!(ThreadCtx, ring_pos);
@@ -86,7 +101,7 @@ pub mod off {
 
 // I1 checked at compile time: the assembly uses 32-bit displacements and the
 // XSAVE mask is read as two dwords.
-const _: () = assert!(std::mem::size_of::<ThreadCtx>() < 4096);
+const _: () = assert!(std::mem::size_of::<ThreadCtx>() <= CTX_BYTES);
 const _: () = assert!(offset_of!(ThreadCtx, xsave_mask) % 8 == 0);
 const _: () = assert!(offset_of!(ThreadCtx, ring_pos) % 8 == 0);
 
@@ -203,8 +218,9 @@ fn unsafe_getauxval(t: libc::c_ulong) -> u64 {
 
 impl ThreadCtx {
     /// A context for a guest thread that starts at `rip` with stack `rsp`:
-    /// all other registers zero, as the kernel starts a process.
-    pub fn new(rip: u64, rsp: u64) -> Box<ThreadCtx> {
+    /// all other registers zero, as the kernel starts a process. It lives
+    /// in a mapping of its own with its lookup table after it (I4).
+    pub fn alloc(rip: u64, rsp: u64) -> CtxBox {
         let (mask, size) = xsave_geometry();
         let layout = Layout::from_size_align(size.max(576), 64).expect("xsave layout");
         // SAFETY: layout has non-zero size.
@@ -222,7 +238,11 @@ impl ThreadCtx {
         }
         let mut gpr = [0u64; 16];
         gpr[4] = rsp;
-        Box::new(ThreadCtx {
+        let bytes = CTX_BYTES + crate::cache::IBL_ENTRIES * 16;
+        let p = crate::anon::map(bytes, libc::MAP_NORESERVE)
+            .unwrap_or_else(|e| panic!("cannot map a thread context ({bytes} bytes): {e}"))
+            as *mut ThreadCtx;
+        let ctx = ThreadCtx {
             gpr,
             rflags: 0x202,
             rip,
@@ -242,7 +262,18 @@ impl ThreadCtx {
             scratch: [0; SCRATCH_SLOTS],
             ring_pos: 0,
             inline_counts: 0,
-        })
+            sb_partial: 0,
+            _pad2: 0,
+        };
+        // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
+        unsafe { p.write(ctx) };
+        CtxBox { ptr: p }
+    }
+
+    /// The thread's lookup table entries (I4).
+    pub fn ibl_entries(&mut self) -> *mut [u64; 2] {
+        // SAFETY: the table follows the context in its mapping (I4).
+        unsafe { (self as *mut ThreadCtx as *mut u8).add(CTX_BYTES) as *mut [u64; 2] }
     }
 
     /// The producer position as the monitor reads it.
@@ -257,6 +288,31 @@ impl ThreadCtx {
         // SAFETY: FSGSBASE was checked by check_cpu; nothing in hotlift or
         // glibc on x86-64 uses GS.
         unsafe { std::arch::asm!("wrgsbase {}", in(reg) p, options(nostack, preserves_flags)) };
+    }
+}
+
+/// Owner of a [`ThreadCtx`] in its own mapping (I4); never unmapped.
+#[derive(Debug)]
+pub struct CtxBox {
+    ptr: *mut ThreadCtx,
+}
+
+// SAFETY: the context is plain memory owned by one guest thread; the
+// monitor only reads `ring_pos` atomically.
+unsafe impl Send for CtxBox {}
+
+impl std::ops::Deref for CtxBox {
+    type Target = ThreadCtx;
+    fn deref(&self) -> &ThreadCtx {
+        // SAFETY: ptr points at the context written by ThreadCtx::new.
+        unsafe { &*self.ptr }
+    }
+}
+
+impl std::ops::DerefMut for CtxBox {
+    fn deref_mut(&mut self) -> &mut ThreadCtx {
+        // SAFETY: as above; the CtxBox is the only owner.
+        unsafe { &mut *self.ptr }
     }
 }
 

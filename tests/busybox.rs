@@ -1,6 +1,6 @@
 //! Differential test: Debian's statically linked busybox (package
 //! `busybox-static`, /bin/busybox) run natively and under hotlift, in both
-//! chained and `--no-chain` mode. Stdout, stderr and the raw wait status must
+//! chained, `--no-chain` and superblocks-everywhere (`--sb-threshold 1`) mode. Stdout, stderr and the raw wait status must
 //! match byte for byte.
 //!
 //! Inputs (text, CSV, binary, a small directory tree with fixed mtimes) are
@@ -1125,6 +1125,8 @@ enum Mode {
     Native,
     Hotlift,
     HotliftNoChain,
+    /// Superblocks at nearly every block (thresholds of 1).
+    HotliftSbAll,
 }
 
 impl Mode {
@@ -1133,6 +1135,7 @@ impl Mode {
             Mode::Native => "native",
             Mode::Hotlift => "hotlift",
             Mode::HotliftNoChain => "hotlift --no-chain",
+            Mode::HotliftSbAll => "hotlift --sb-threshold 1",
         }
     }
     fn argv(self, args: &[String]) -> Vec<String> {
@@ -1147,6 +1150,20 @@ impl Mode {
                     "--".into(),
                 ]
             }
+            Mode::HotliftSbAll => [
+                "run",
+                "--sb-threshold",
+                "1",
+                "--sb-edge-threshold",
+                "1",
+                "--",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .fold(vec![HOTLIFT.to_string()], |mut v, s| {
+                v.push(s);
+                v
+            }),
         };
         v.push(BUSYBOX.into());
         v.extend(args.iter().cloned());
@@ -1393,10 +1410,14 @@ fn run_case(case: &Case, full: &Path, small: Option<&Path>, timeout: Duration) -
         .unwrap_or_default();
     let groups: Vec<(&Path, Vec<Mode>, &str)> = match small {
         Some(small) => vec![
-            (full, vec![Mode::Hotlift], ""),
+            (full, vec![Mode::Hotlift, Mode::HotliftSbAll], ""),
             (small, vec![Mode::HotliftNoChain], " (small inputs)"),
         ],
-        None => vec![(full, vec![Mode::Hotlift, Mode::HotliftNoChain], "")],
+        None => vec![(
+            full,
+            vec![Mode::Hotlift, Mode::HotliftSbAll, Mode::HotliftNoChain],
+            "",
+        )],
     };
 
     for (dir, modes, note) in groups {

@@ -198,6 +198,40 @@ fn callgrind_annotate_totals_match_hotlift() {
 }
 
 #[test]
+fn callgrind_totals_of_programs_that_fault_trap_or_rewrite_their_code() {
+    // Instructions that did not retire (totals.unretired_instructions) are
+    // not in the costs either (callgrind I1).
+    let dir = workdir("callgrind-unretired");
+    for name in [
+        "asm-trap-ud2",
+        "asm-fault-null",
+        "asm-fault-rep",
+        "asm-smc-rwx",
+    ] {
+        let exe = guest(name);
+        let (p, out) = (
+            dir.join(format!("{name}.json")),
+            dir.join(format!("{name}.cg")),
+        );
+        let prof = profile(&dir, &p, &[exe.to_str().unwrap()]);
+        export(&p, "callgrind", &out);
+        let bare: String = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("summary:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&out, bare).unwrap();
+        let (t, _) = annotate_total(&out);
+        assert_eq!(
+            t,
+            prof["totals"]["guest_instructions"].as_u64().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn names_come_from_a_debug_file_of_a_stripped_program() {
     let dir = workdir("debuglink");
     let exe = dir.join("rec");

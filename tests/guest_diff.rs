@@ -8,7 +8,7 @@
 //! line in every mode: natively, under `hotlift run --`, and under
 //! `hotlift run --no-chain --`.
 //!
-//! Invariants:
+//! Invariants (D1-D3 are kept by `guest/mod.rs`, which starts every run):
 //! - D1. Native and translated runs get the same argv (the program's
 //!   absolute path first), the same fixed environment, the same stdin, and
 //!   a fresh empty working directory of their own (`HOME` and `TMPDIR`
@@ -32,17 +32,20 @@
 //! progress); `make -C guest-tests check` checks the programs natively alone.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
+mod guest;
+
 use std::collections::VecDeque;
-use std::fmt;
-use std::fs;
-use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsString;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use guest::{
+    diff_summary, env_or, outcome_matches, parse_tests, tail_text, Dirs, Expect, Launch, RunResult,
+    TestCase,
+};
 
 /// How a run is started: natively, or through hotlift with these arguments
 /// before the program path.
@@ -65,425 +68,56 @@ const MODES: &[Mode] = &[
         name: "no-chain",
         hotlift_args: Some(&["run", "--no-chain", "--"]),
     },
+    // Superblocks at nearly every block: thresholds of 1.
+    Mode {
+        name: "sb-all",
+        hotlift_args: Some(&[
+            "run",
+            "--sb-threshold",
+            "1",
+            "--sb-edge-threshold",
+            "1",
+            "--",
+        ]),
+    },
 ];
 
 /// The fixed environment every run gets (plus `HOME`/`TMPDIR`, see D1).
 const GUEST_ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
 
-/// What the manifest says a native run ends with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
-    Exit(i32),
-    Signal(i32),
-}
-
-impl fmt::Display for Expect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Expect::Exit(code) => write!(f, "exit {code}"),
-            Expect::Signal(sig) => write!(f, "signal {} ({sig})", signal_name(sig).unwrap_or("?")),
-        }
-    }
-}
-
-/// One line of `build/TESTS`.
-#[derive(Debug, Clone)]
-struct TestCase {
-    /// The line as written, used to name the run in reports.
-    line: String,
-    /// The program's file name in `guest-tests/build/`.
-    name: String,
-    args: Vec<String>,
-    /// Relative to `guest-tests/`; `None` means /dev/null.
-    stdin: Option<PathBuf>,
-    expect: Expect,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Outcome {
-    /// The raw wait status (exit code or signal, core-dump bit included).
-    Status(i32),
-    TimedOut(Duration),
-    SpawnFailed(String),
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Status(raw) => {
-                let st = std::process::ExitStatus::from_raw(*raw);
-                match (st.code(), st.signal()) {
-                    (Some(code), _) => write!(f, "exit {code}"),
-                    (None, Some(sig)) => {
-                        write!(f, "signal {} ({sig})", signal_name(sig).unwrap_or("?"))?;
-                        if st.core_dumped() {
-                            write!(f, " with core dump")?;
-                        }
-                        Ok(())
-                    }
-                    _ => write!(f, "raw wait status {raw:#x}"),
-                }
-            }
-            Outcome::TimedOut(d) => write!(
-                f,
-                "timed out after {:.1} s (process group killed)",
-                d.as_secs_f64()
-            ),
-            Outcome::SpawnFailed(e) => write!(f, "could not start: {e}"),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-struct RunResult {
-    outcome: Outcome,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    elapsed: Duration,
-}
-
-const SIGNALS: &[(&str, i32)] = &[
-    ("SIGHUP", libc::SIGHUP),
-    ("SIGINT", libc::SIGINT),
-    ("SIGQUIT", libc::SIGQUIT),
-    ("SIGILL", libc::SIGILL),
-    ("SIGTRAP", libc::SIGTRAP),
-    ("SIGABRT", libc::SIGABRT),
-    ("SIGBUS", libc::SIGBUS),
-    ("SIGFPE", libc::SIGFPE),
-    ("SIGKILL", libc::SIGKILL),
-    ("SIGUSR1", libc::SIGUSR1),
-    ("SIGSEGV", libc::SIGSEGV),
-    ("SIGUSR2", libc::SIGUSR2),
-    ("SIGPIPE", libc::SIGPIPE),
-    ("SIGALRM", libc::SIGALRM),
-    ("SIGTERM", libc::SIGTERM),
-    ("SIGSYS", libc::SIGSYS),
-    ("SIGXCPU", libc::SIGXCPU),
-    ("SIGXFSZ", libc::SIGXFSZ),
-    ("SIGVTALRM", libc::SIGVTALRM),
-    ("SIGPROF", libc::SIGPROF),
-];
-
-fn signal_name(sig: i32) -> Option<&'static str> {
-    SIGNALS
-        .iter()
-        .find(|&&(_, n)| n == sig)
-        .map(|&(name, _)| name)
-}
-
-fn signal_number(name: &str) -> Option<i32> {
-    SIGNALS
-        .iter()
-        .find(|&&(n, _)| n == name)
-        .map(|&(_, sig)| sig)
-}
-
-/// Parses `build/TESTS` (see the module docs for the format).
-fn parse_tests(text: &str) -> Result<Vec<TestCase>, String> {
-    let mut cases = Vec::new();
-    for (lineno, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let bad = |msg: &str| format!("TESTS line {}: {msg}: {line}", lineno + 1);
-        let mut words = line.split_whitespace();
-        let name = words.next().ok_or_else(|| bad("empty"))?.to_string();
-        let mut args = Vec::new();
-        let mut stdin = None;
-        let mut expect = Expect::Exit(0);
-        while let Some(w) = words.next() {
-            if w == "<" {
-                let file = words.next().ok_or_else(|| bad("'<' without a file"))?;
-                stdin = Some(PathBuf::from(file));
-            } else if let Some(e) = w.strip_prefix("expect=") {
-                expect = if let Some(code) = e.strip_prefix("exit:") {
-                    Expect::Exit(code.parse().map_err(|_| bad("bad exit code"))?)
-                } else if let Some(sig) = e.strip_prefix("signal:") {
-                    Expect::Signal(signal_number(sig).ok_or_else(|| bad("unknown signal"))?)
-                } else {
-                    return Err(bad("bad expect="));
-                };
-            } else if stdin.is_some() {
-                return Err(bad("arguments after '< FILE'"));
-            } else {
-                args.push(w.to_string());
-            }
-        }
-        cases.push(TestCase {
-            line: line.to_string(),
-            name,
-            args,
-            stdin,
-            expect,
-        });
-    }
-    Ok(cases)
-}
-
-fn outcome_matches(outcome: &Outcome, expect: Expect) -> bool {
-    let Outcome::Status(raw) = outcome else {
-        return false;
-    };
-    let st = std::process::ExitStatus::from_raw(*raw);
-    match expect {
-        Expect::Exit(code) => st.code() == Some(code),
-        Expect::Signal(sig) => st.signal() == Some(sig) && !st.core_dumped(),
-    }
-}
-
-/// A fresh, empty working directory per run, removed when dropped.
-struct RunDir(PathBuf);
-
-impl RunDir {
-    fn new() -> std::io::Result<RunDir> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("hotlift-guest-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path)?;
-        Ok(RunDir(path))
-    }
-}
-
-impl Drop for RunDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn read_all(mut r: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = r.read_to_end(&mut buf);
-        buf
-    })
-}
-
-/// Polls until the child has exited (without reaping it, so its pid and
-/// process group id stay reserved) or the deadline passes.
-fn wait_exited_or_deadline(child: &Child, deadline: Instant) -> bool {
-    let pid = child.id() as libc::id_t;
-    loop {
-        // SAFETY: an all-zero siginfo_t is a valid value; waitid only writes it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid on our own child with WNOWAIT leaves it unreaped;
-        // `info` is a valid, writable siginfo_t.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        // SAFETY: reading si_pid of the siginfo_t waitid filled in (0 if the
-        // child has not exited yet).
-        if rc == 0 && unsafe { info.si_pid() } != 0 {
-            return true;
-        }
-        if rc != 0 || Instant::now() >= deadline {
-            return rc != 0;
-        }
-        thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Runs one test case in one mode (see D1-D3).
+/// Runs one test case in one mode (see D1-D3), in a working directory of
+/// its own.
 fn run_case(case: &TestCase, mode: Mode, dirs: &Dirs, timeout: Duration) -> RunResult {
-    let start = Instant::now();
-    let failed = |e: String| RunResult {
-        outcome: Outcome::SpawnFailed(e),
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        elapsed: start.elapsed(),
-    };
-    let dir = match RunDir::new() {
-        Ok(d) => d,
-        Err(e) => return failed(format!("temporary directory: {e}")),
-    };
-    let program = dirs.build.join(&case.name);
-    let mut cmd = match mode.hotlift_args {
-        None => Command::new(&program),
-        Some(pre) => {
-            let mut c = Command::new(&dirs.hotlift);
-            c.args(pre).arg(&program);
-            c
-        }
-    };
-    cmd.args(&case.args)
-        .current_dir(&dir.0)
-        .env_clear()
-        .envs(GUEST_ENV.iter().copied())
-        .env("HOME", &dir.0)
-        .env("TMPDIR", &dir.0)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    match &case.stdin {
-        None => cmd.stdin(Stdio::null()),
-        Some(rel) => match fs::File::open(dirs.guest.join(rel)) {
-            Ok(f) => cmd.stdin(f),
-            Err(e) => return failed(format!("stdin {}: {e}", rel.display())),
-        },
-    };
-    // SAFETY: the closure runs in the forked child before exec and calls
-    // only async-signal-safe functions (setrlimit, setpgid) on local data.
-    unsafe {
-        cmd.pre_exec(|| {
-            let zero = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            if libc::setrlimit(libc::RLIMIT_CORE, &zero) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::setpgid(0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return failed(format!("{}: {e}", cmd.get_program().to_string_lossy())),
-    };
-    let out = read_all(child.stdout.take().expect("stdout is piped"));
-    let err = read_all(child.stderr.take().expect("stderr is piped"));
-    let exited = wait_exited_or_deadline(&child, start + timeout);
-    // Kill whatever is left of the process group (everything, on timeout;
-    // stray descendants holding the pipes open, otherwise) before reaping.
-    // SAFETY: plain kill(2) of the group we created in pre_exec; the leader
-    // is not reaped yet, so the group id cannot have been reused.
-    unsafe {
-        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-    }
-    let status = child.wait();
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    let elapsed = start.elapsed();
-    let outcome = match (exited, status) {
-        (false, _) => Outcome::TimedOut(elapsed),
-        (true, Ok(st)) => Outcome::Status(st.into_raw()),
-        (true, Err(e)) => Outcome::SpawnFailed(format!("wait: {e}")),
-    };
-    RunResult {
-        outcome,
-        stdout,
-        stderr,
-        elapsed,
-    }
-}
-
-struct Dirs {
-    guest: PathBuf,
-    build: PathBuf,
-    hotlift: PathBuf,
-}
-
-fn build_guests(guest: &Path) {
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(guest)
-        .arg("-j2")
-        .output()
-        .unwrap_or_else(|e| panic!("could not run make -C {}: {e}", guest.display()));
-    if !out.status.success() {
-        panic!(
-            "make -C {} -j2 failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            guest.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-/// A short description of where two outputs first differ.
-fn diff_summary(what: &str, native: &[u8], other: &[u8]) -> Option<String> {
-    if native == other {
-        return None;
-    }
-    let a: Vec<&[u8]> = native.split(|&b| b == b'\n').collect();
-    let b: Vec<&[u8]> = other.split(|&b| b == b'\n').collect();
-    let first = a
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("hotlift-guest-{}-{n}", std::process::id()));
+    let hotlift = Path::new(env!("CARGO_BIN_EXE_hotlift"));
+    let pre: Vec<OsString> = mode
+        .hotlift_args
+        .unwrap_or_default()
         .iter()
-        .zip(&b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()));
-    let show = |lines: &[&[u8]], i: usize| -> String {
-        match lines.get(i) {
-            None => "<end of output>".to_string(),
-            Some(l) => {
-                let s = String::from_utf8_lossy(l);
-                let mut t: String = s.chars().take(160).collect();
-                if s.chars().count() > 160 {
-                    t.push_str("...");
-                }
-                format!("{t:?}")
-            }
-        }
-    };
-    let mut s = format!(
-        "    {what} differs: native {} bytes / {} lines, translated {} bytes / {} lines; first difference at line {}\n",
-        native.len(),
-        a.len(),
-        other.len(),
-        b.len(),
-        first + 1
-    );
-    for i in first..(first + 3) {
-        if i >= a.len() && i >= b.len() {
-            break;
-        }
-        s.push_str(&format!("      native     {:>4}: {}\n", i + 1, show(&a, i)));
-        s.push_str(&format!("      translated {:>4}: {}\n", i + 1, show(&b, i)));
-    }
-    Some(s)
-}
-
-fn tail_text(bytes: &[u8], lines: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let all: Vec<&str> = text.lines().collect();
-    let start = all.len().saturating_sub(lines);
-    all[start..]
-        .iter()
-        .map(|l| format!("      | {l}\n"))
-        .collect()
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not valid")),
-        Err(_) => default,
-    }
+        .map(OsString::from)
+        .collect();
+    let stdin = case.stdin.as_ref().map(|rel| dirs.guest.join(rel));
+    let result = guest::run(&Launch {
+        launcher: mode.hotlift_args.map(|_| (hotlift, pre.as_slice())),
+        program: &dirs.build.join(&case.name),
+        args: &case.args,
+        dir: &dir,
+        env: GUEST_ENV,
+        stdin: stdin.as_deref(),
+        timeout,
+        cpu: None,
+        no_randomize: false,
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 #[test]
 fn guest_programs_match_native() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let guest = root.join("guest-tests");
-    let dirs = Arc::new(Dirs {
-        build: guest.join("build"),
-        guest: guest.clone(),
-        hotlift: PathBuf::from(env!("CARGO_BIN_EXE_hotlift")),
-    });
-    build_guests(&guest);
-    let list = dirs.build.join("TESTS");
-    let text = fs::read_to_string(&list).unwrap_or_else(|e| panic!("{}: {e}", list.display()));
-    let mut cases = parse_tests(&text).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!cases.is_empty(), "{} lists no tests", list.display());
-
-    if let Ok(filter) = std::env::var("HOTLIFT_GUEST_FILTER") {
-        cases.retain(|c| c.line.contains(&filter));
-        assert!(
-            !cases.is_empty(),
-            "HOTLIFT_GUEST_FILTER={filter:?} matches no test"
-        );
-    }
+    let dirs = Arc::new(Dirs::new());
+    let cases = dirs.cases("TESTS", "HOTLIFT_GUEST_FILTER");
     let modes: Vec<Mode> = match std::env::var("HOTLIFT_GUEST_MODES") {
         Err(_) => MODES.to_vec(),
         Ok(v) => v
@@ -491,7 +125,7 @@ fn guest_programs_match_native() {
             .map(|m| {
                 let m = m.trim();
                 *MODES.iter().find(|x| x.name == m).unwrap_or_else(|| {
-                    panic!("HOTLIFT_GUEST_MODES: unknown mode {m:?} (known: native, hotlift, no-chain)")
+                    panic!("HOTLIFT_GUEST_MODES: unknown mode {m:?} (known: native, hotlift, no-chain, sb-all)")
                 })
             })
             .collect(),

@@ -5,10 +5,12 @@
  * RFLAGS = the input flags, runs one instruction, then prints and checks the
  * whole of rax and all six arithmetic flags (inc/dec must keep CF; adc/sbb
  * run with CF clear and set). The tail checks memory and immediate forms.
+ * With an argument (the count form) the rows are checked, not printed.
  */
 #include "rt.h"
 
 TEST_START
+    SAVE_ARGC
     RUN_TABLE "add al, bl", t_add8, add al, bl
     RUN_TABLE "adc al, bl", t_adc8, adc al, bl
     RUN_TABLE "sub al, bl", t_sub8, sub al, bl

@@ -4,26 +4,30 @@
  * register: 3.2 MB of stack), naive recursive Fibonacci (many short calls
  * and returns, every return to one of two sites), mutual recursion, and a
  * chain of 64 distinct functions. Return addresses must stay guest
- * addresses throughout and every return must land where it should.
+ * addresses throughout and every return must land where it should. With
+ * an argument (the count form): 2,000 deep, fib(12), is_odd(101) and 50.
  */
 #include "rt.h"
 
 TEST_START
-    mov rdi, 200000
+    SAVE_ARGC
+    PICK(rdi, 200000, 2000)
     call down
-    SHOWD("sum of 1..200000 by recursion", rax)
-    CHECK(rax, 20000100000)
+    SHOWD("sum of 1..n by recursion", rax)
+    PICK(rdx, 20000100000, 2001000)
+    CHECKR(rax, rdx)
 
-    mov edi, 25
+    PICK(rdi, 25, 12)
     call fib
-    SHOWD("fib(25)", rax)
-    CHECK(rax, 75025)
+    SHOWD("fib(n)", rax)
+    PICK(rdx, 75025, 144)
+    CHECKR(rax, rdx)
 
-    mov edi, 10001
+    PICK(rdi, 10001, 101)
     call is_odd
-    SHOWD("is_odd(10001) by mutual recursion", rax)
+    SHOWD("is_odd(odd n) by mutual recursion", rax)
     CHECK(rax, 1)
-    mov edi, 5000
+    PICK(rdi, 5000, 50)
     call is_odd
     CHECK(rax, 0)
 

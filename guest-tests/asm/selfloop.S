@@ -5,25 +5,27 @@
  * a literal jmp-to-self (eb fe) sitting behind a register test that is
  * taken a million times (the endless loop itself is signal-selfjmp). A
  * translator that chains a block to itself must still count, exit and keep
- * registers right. Each loop runs long enough to be worth chaining.
+ * registers right. Each loop runs long enough to be worth chaining; with
+ * an argument (the count form) the loops run a thousandth as long.
  */
 #include "rt.h"
 
 TEST_START
-    mov rcx, 3000000
+    SAVE_ARGC
+    PICK(rcx, 3000000, 3000)
     mov eax, 0
 1:  dec rcx
     jnz 1b
     SHOW("dec/jnz self-loop rcx", rcx)
     CHECK(rcx, 0)
 
-    mov rcx, 5000001
+    PICK(rcx, 5000001, 5001)
 1:  loop 1b
     CHECK(rcx, 0)
     SAY("loop-to-itself finished")
 
     /* jrcxz out; dec; jmp back to the jrcxz */
-    mov rcx, 2000000
+    PICK(rcx, 2000000, 2000)
 2:  jrcxz 3f
     lea rcx, [rcx - 1]
     jmp 2b
@@ -34,7 +36,7 @@ TEST_START
        selfjmp is "jmp selfjmp"; r8 = 0 so the guard skips it; then the loop
        around it executes 1,000,000 times with the guard taken. */
     xor r8d, r8d
-    mov r9d, 1000000
+    PICK(r9, 1000000, 1000)
 4:  test r8, r8
     jz 5f
 selfjmp:

@@ -114,16 +114,16 @@ after_syscall:
 3:  mov edi, 1
     lea rsi, [rip + ts1]
     SYS(228)
-    mov rax, [rip + ts1]
-    mov rbx, [rip + ts0]
-    cmp rax, rbx
-    jg 4f
-    jl 5f
+    /* ts1 - ts0 as one number (seconds, then nanoseconds below 10^9 as the
+       borrow): negative when time went backwards. Branch-free, so the
+       instruction count does not depend on where the seconds tick over. */
     mov rax, [rip + ts1 + 8]
-    cmp rax, [rip + ts0 + 8]
-    jae 4f
-5:  inc r13
-4:  mov rax, [rip + ts1]
+    sub rax, [rip + ts0 + 8]
+    mov rax, [rip + ts1]
+    sbb rax, [rip + ts0]
+    shr rax, 63
+    add r13, rax
+    mov rax, [rip + ts1]
     mov [rip + ts0], rax
     mov rax, [rip + ts1 + 8]
     mov [rip + ts0 + 8], rax

@@ -8,7 +8,8 @@
  * getuid()" etc.), AT_FLAGS, AT_BASE (0: no interpreter), AT_PLATFORM.
  * Address-valued entries are checked, not printed: AT_ENTRY is _start,
  * AT_PHDR is this executable's program headers, AT_RANDOM points at 16
- * readable bytes, AT_EXECFN is argv[0]. Also checks the initial stack
+ * readable bytes, AT_EXECFN is argv[0]. Prints the auxv keys in order
+ * (the kernel's set and order). Also checks the initial stack
  * layout (envp right after argv's NULL, auxv right after envp's NULL) and
  * that /proc/self/exe and the task name (comm) describe this program.
  */
@@ -43,7 +44,9 @@ int main(int argc, char **argv, char **envp) {
     /* auxv follows envp's NULL */
     Elf64_auxv_t *av = (Elf64_auxv_t *)(envp + envc + 1);
     int n = 0, saw_null_terminator = 0;
+    char keys[64 * 4] = "", *k = keys;
     for (; n < 64; n++) {
+        k += sprintf(k, " %lu", (unsigned long)av[n].a_type);
         if (av[n].a_type == AT_NULL) {
             saw_null_terminator = 1;
             break;
@@ -53,6 +56,7 @@ int main(int argc, char **argv, char **envp) {
         else    /* glibc replaces AT_HWCAP with its own x86 bits; the rest match */
             CHECK(getauxval(av[n].a_type) == av[n].a_un.a_val);
     }
+    printf("auxv keys in order:%s\n", keys);
     printf("auxv found after envp, terminated: %c\n", yes_no(saw_null_terminator));
 
     printf("AT_PAGESZ %lu\n", getauxval(AT_PAGESZ));

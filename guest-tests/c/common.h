@@ -4,7 +4,10 @@
  * static-pie) and must print only deterministic text: no addresses, pids,
  * times or environment values. CHECK() prints the failing condition and
  * exits 1, so a failure is visible natively too. Benchmarks run a short
- * workload by default and a long one when argv[1] is "bench".
+ * workload by default and a long one when argv[1] is "bench"; programs
+ * with more than a few hundred thousand instructions also have a tiny one
+ * when argv[1] is "count" (the manifest's count lines: the form
+ * tests/stepcount_exact.rs single-steps).
  */
 #ifndef GUEST_COMMON_H
 #define GUEST_COMMON_H
@@ -30,6 +33,11 @@
 /* True when the test was asked for its long (benchmark) form. */
 static inline int bench_mode(int argc, char **argv) {
     return argc > 1 && strcmp(argv[1], "bench") == 0;
+}
+
+/* True when the test was asked for its tiny (single-step count) form. */
+static inline int count_mode(int argc, char **argv) {
+    return argc > 1 && strcmp(argv[1], "count") == 0;
 }
 
 /* A small deterministic PRNG (xorshift64*), so runs never depend on libc's

@@ -3,7 +3,7 @@
  * computed goto (one indirect jump per handler, "threaded code"). Indirect
  * branches with many targets are the classic hard case for a translator's
  * branch handling. The program counts Collatz steps for 1..N.
- * Short form: N = 3,000. "bench": N = 150,000.
+ * Short form: N = 3,000. "bench": N = 150,000. "count": N = 30.
  */
 #include "common.h"
 
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     struct insn code[sizeof program / sizeof program[0]];
     memcpy(code, program, sizeof program);
     patch(code);
-    int64_t limit = bench_mode(argc, argv) ? 150000 : 3000;
+    int64_t limit = bench_mode(argc, argv) ? 150000 : count_mode(argc, argv) ? 30 : 3000;
     uint64_t e1, e2;
     uint64_t s1 = run_switch(code, limit, &e1);
     uint64_t s2 = run_threaded(code, limit, &e2);

@@ -5,7 +5,9 @@
  * filled with a pattern derived from its slot and size and verified before
  * it is freed or resized; realloc must keep the common prefix; calloc must
  * return zeroed memory; aligned_alloc/posix_memalign must honour alignment.
- * Only counts and digests are printed.
+ * Only counts and digests are printed. "count": 30 operations on 16 slots
+ * (so blocks are freed and resized too), smaller alignments and a shorter
+ * realloc growth.
  */
 #include <malloc.h>
 #include "common.h"
@@ -69,12 +71,14 @@ static size_t pick_size(rng_t *r) {
 
 int main(int argc, char **argv) {
     rng_t r = {0x1234567887654321ULL};
-    long ops = bench_mode(argc, argv) ? 300000 : 4000;
+    int count = count_mode(argc, argv);
+    long ops = bench_mode(argc, argv) ? 300000 : count ? 30 : 4000;
+    unsigned slots = count ? 16 : SLOTS;
     long mallocs = 0, frees = 0, reallocs = 0, callocs = 0, big = 0;
     uint64_t digest = FNV_INIT;
     for (long op = 0; op < ops; op++) {
         uint64_t x = rng_next(&r);
-        unsigned s = x % SLOTS;
+        unsigned s = x % slots;
         unsigned kind = (x >> 20) % 8;
         if (slot_ptr[s] == NULL) {
             size_t n = pick_size(&r);
@@ -134,7 +138,8 @@ int main(int argc, char **argv) {
     printf("digest %016llx\n", (unsigned long long)digest);
 
     /* alignment */
-    for (size_t a = 16; a <= 65536; a *= 4) {
+    size_t max_align = count ? 1024 : 65536;
+    for (size_t a = 16; a <= max_align; a *= 4) {
         void *p = aligned_alloc(a, a * 3);
         CHECK(p != NULL && ((uintptr_t)p & (a - 1)) == 0);
         memset(p, 0xab, a * 3);
@@ -143,16 +148,17 @@ int main(int argc, char **argv) {
         CHECK(posix_memalign(&q, a, 100) == 0 && ((uintptr_t)q & (a - 1)) == 0);
         free(q);
     }
-    printf("aligned_alloc/posix_memalign honour 16..65536\n");
+    printf("aligned_alloc/posix_memalign honour 16..%zu\n", max_align);
 
     /* a block that grows by realloc one byte at a time */
     unsigned char *g = NULL;
-    for (size_t n = 1; n <= 5000; n++) {
+    size_t grow = count ? 300 : 5000;
+    for (size_t n = 1; n <= grow; n++) {
         g = realloc(g, n);
         CHECK(g != NULL);
         g[n - 1] = (unsigned char)n;
     }
-    for (size_t n = 1; n <= 5000; n++)
+    for (size_t n = 1; n <= grow; n++)
         CHECK(g[n - 1] == (unsigned char)n);
     free(g);
     printf("realloc growth by one byte keeps contents\n");

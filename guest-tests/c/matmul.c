@@ -1,11 +1,12 @@
 /* matmul: dense matrix multiply, double (i-k-j order, which gcc
  * vectorises) and 32-bit integer, checked against a transposed-order
  * computation of a few entries. Short form: 64x64. "bench": 900x900.
+ * "count": 12x12.
  */
 #include "common.h"
 
 int main(int argc, char **argv) {
-    int n = bench_mode(argc, argv) ? 900 : 64;
+    int n = bench_mode(argc, argv) ? 900 : count_mode(argc, argv) ? 12 : 64;
     double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n);
     double *c = calloc((size_t)n * n, sizeof(double));
     int32_t *ia = malloc(4 * (size_t)n * n), *ib = malloc(4 * (size_t)n * n);

@@ -5,7 +5,9 @@
  * (including subnormals, infinities, NaN and huge values), %s/%c/%%,
  * snprintf truncation and return values, positional arguments, and
  * strtod/strtold/sscanf round trips. %n and %p are not used (%p would print
- * an address).
+ * an address). "count" leaves out the conversions of extreme values (the
+ * multi-precision paths cost 10,000-100,000 instructions each) and most
+ * round trips.
  */
 #include <float.h>
 #include <inttypes.h>
@@ -28,7 +30,8 @@ static void vcheck(const char *want, const char *fmt, ...) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int count = count_mode(argc, argv);
     /* integers */
     vcheck("42", "%d", 42);
     vcheck("-2147483648", "%d", INT_MIN);
@@ -81,11 +84,13 @@ int main(void) {
     vcheck("inf", "%f", INFINITY);
     vcheck("-INF", "%F", -INFINITY);
     vcheck("nan", "%f", NAN);
-    vcheck("4.9406564584124654e-324", "%.17g", 4.9406564584124654e-324);
+    if (!count) {
+        vcheck("4.9406564584124654e-324", "%.17g", 4.9406564584124654e-324);
+        vcheck("1.7976931348623157e+308", "%.17g", DBL_MAX);
+        vcheck(NULL, "%.60f", 0.1);
+        vcheck(NULL, "%f", 1e300);
+    }
     vcheck("0x0.0000000000001p-1022", "%a", 4.9406564584124654e-324);
-    vcheck("1.7976931348623157e+308", "%.17g", DBL_MAX);
-    vcheck(NULL, "%.60f", 0.1);
-    vcheck(NULL, "%f", 1e300);
     vcheck("+001.50", "%+07.2f", 1.5);
     vcheck("1.000000e+00", "%#e", 1.0);
     vcheck("1.00000", "%#g", 1.0);
@@ -93,8 +98,10 @@ int main(void) {
     /* long double */
     vcheck("3.14159265358979323851", "%.20Lf", 3.14159265358979323846264338327950288L);
     vcheck("0xc.90fdaa22168c235p-2", "%La", 3.14159265358979323846264338327950288L);
-    vcheck("1.18973149535723176502e+4932", "%.20Le", LDBL_MAX);
-    vcheck("3.64519953188247460253e-4951", "%.20Le", LDBL_TRUE_MIN);
+    if (!count) {
+        vcheck("1.18973149535723176502e+4932", "%.20Le", LDBL_MAX);
+        vcheck("3.64519953188247460253e-4951", "%.20Le", LDBL_TRUE_MIN);
+    }
     vcheck(NULL, "%.30Lg", 1.0L / 3.0L);
 
     /* snprintf truncation and return value */
@@ -110,7 +117,7 @@ int main(void) {
     /* strtod / strtold round trips and sscanf */
     const char *nums[] = {"0.1", "1e-320", "2.2250738585072014e-308", "123456789012345678901234567890",
                           "0x1.8p3", "-0", "inf", "nan", "1.7976931348623159e308", "4.9e-325"};
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+    for (size_t i = 0; i < (count ? 2 : sizeof nums / sizeof nums[0]); i++) {
         double d = strtod(nums[i], NULL);
         long double ld = strtold(nums[i], NULL);
         uint64_t bits;
@@ -119,13 +126,14 @@ int main(void) {
     }
     double back;
     char text[64];
-    for (int i = 1; i < 2000; i += 37) {
+    int trips = 0;
+    for (int i = 1; i < 2000; i += count ? 401 : 37, trips++) {
         double d = 1.0 / i + i * 1e10;
         snprintf(text, sizeof text, "%.17g", d);
         back = strtod(text, NULL);
         CHECK(back == d);
     }
-    printf("%%.17g round trips for 55 values\n");
+    printf("%%.17g round trips for %d values\n", trips);
     int a, b;
     char word[16];
     float f;
@@ -134,7 +142,7 @@ int main(void) {
     CHECK(n == 4 && a == 12 && b == 31 && strcmp(word, "hello") == 0 && f == 2.5f);
 
     /* a long line through stdio buffering */
-    for (int i = 0; i < 200; i++)
+    for (int i = 0; i < (count ? 40 : 200); i++)
         printf("%d%c", i * i, i % 20 == 19 ? '\n' : ' ');
     puts("ok");
     return 0;

@@ -55,8 +55,11 @@ int main(int argc, char **argv) {
     static struct rec recs[N];
     static char names[N][12];
     static char *strs[N];
+    /* "count": 60 elements, fewer probes and calls */
+    int count = count_mode(argc, argv);
+    int n = count ? 60 : N;
     rng_t r = {42};
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         ints[i] = (int)(rng_next(&r) % 100000) - 50000;
         dbls[i] = (double)(int64_t)rng_next(&r) / 1e12;
         snprintf(names[i], sizeof names[i], "n%08x", (unsigned)rng_next(&r));
@@ -65,37 +68,37 @@ int main(int argc, char **argv) {
         recs[i].index = i;
         memcpy(recs[i].name, names[i], 12);
     }
-    qsort(ints, N, sizeof ints[0], cmp_int);
-    for (int i = 1; i < N; i++)
+    qsort(ints, n, sizeof ints[0], cmp_int);
+    for (int i = 1; i < n; i++)
         CHECK(ints[i - 1] <= ints[i]);
-    printf("ints sorted: min %d median %d max %d\n", ints[0], ints[N / 2], ints[N - 1]);
+    printf("ints sorted: min %d median %d max %d\n", ints[0], ints[n / 2], ints[n - 1]);
     int found = 0, absent = 0;
-    for (int i = 0; i < N; i++)
-        found += bsearch(&ints[i], ints, N, sizeof ints[0], cmp_int) != NULL;
-    for (int v = -60000; v < 60000; v += 7)
-        absent += bsearch(&v, ints, N, sizeof ints[0], cmp_int) == NULL;
-    printf("bsearch found %d of %d, %d probes absent\n", found, N, absent);
-    CHECK(found == N);
-    qsort(ints, N, sizeof ints[0], cmp_int_desc);
-    CHECK(ints[0] >= ints[N - 1]);
-    printf("descending: first %d last %d\n", ints[0], ints[N - 1]);
+    for (int i = 0; i < n; i++)
+        found += bsearch(&ints[i], ints, n, sizeof ints[0], cmp_int) != NULL;
+    for (int v = -60000; v < 60000; v += count ? 1501 : 7)
+        absent += bsearch(&v, ints, n, sizeof ints[0], cmp_int) == NULL;
+    printf("bsearch found %d of %d, %d probes absent\n", found, n, absent);
+    CHECK(found == n);
+    qsort(ints, n, sizeof ints[0], cmp_int_desc);
+    CHECK(ints[0] >= ints[n - 1]);
+    printf("descending: first %d last %d\n", ints[0], ints[n - 1]);
 
-    qsort(dbls, N, sizeof dbls[0], cmp_double);
-    for (int i = 1; i < N; i++)
+    qsort(dbls, n, sizeof dbls[0], cmp_double);
+    for (int i = 1; i < n; i++)
         CHECK(dbls[i - 1] <= dbls[i]);
-    printf("doubles sorted: min %.6f max %.6f\n", dbls[0], dbls[N - 1]);
+    printf("doubles sorted: min %.6f max %.6f\n", dbls[0], dbls[n - 1]);
 
-    qsort(strs, N, sizeof strs[0], cmp_str);
-    for (int i = 1; i < N; i++)
+    qsort(strs, n, sizeof strs[0], cmp_str);
+    for (int i = 1; i < n; i++)
         CHECK(strcmp(strs[i - 1], strs[i]) <= 0);
-    printf("strings sorted: first %s last %s\n", strs[0], strs[N - 1]);
-    char *key = strs[1234];
-    char **hit = bsearch(&key, strs, N, sizeof strs[0], cmp_str);
+    printf("strings sorted: first %s last %s\n", strs[0], strs[n - 1]);
+    char *key = strs[n * 1234 / N];
+    char **hit = bsearch(&key, strs, n, sizeof strs[0], cmp_str);
     CHECK(hit && strcmp(*hit, key) == 0);
 
-    qsort(recs, N, sizeof recs[0], cmp_rec);
+    qsort(recs, n, sizeof recs[0], cmp_rec);
     uint64_t h = FNV_INIT;
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         if (i)
             CHECK(recs[i - 1].key < recs[i].key ||
                   (recs[i - 1].key == recs[i].key && recs[i - 1].index < recs[i].index));
@@ -104,7 +107,7 @@ int main(int argc, char **argv) {
     printf("records sorted by (key, index): digest %016llx\n", (unsigned long long)h);
 
     long total_area = 0, total_perim = 0;
-    long rounds = bench_mode(argc, argv) ? 50000000 : 20000;
+    long rounds = bench_mode(argc, argv) ? 50000000 : count ? 100 : 20000;
     struct shape shapes[3] = {{&ops[0], 3, 4}, {&ops[1], 5, 0}, {&ops[2], 6, 8}};
     for (long i = 0; i < rounds; i++) {
         const struct shape *s = &shapes[i % 3];

@@ -2,7 +2,8 @@
  * 20+ MB of stack in total is too much for the 8 MiB default, so frames are
  * kept near 64 bytes), Ackermann's function (deep and irregular), and
  * mutual recursion through function pointers. The compiler must not turn
- * the recursions into loops: the frames are made observable.
+ * the recursions into loops: the frames are made observable. "count":
+ * 1,000 deep, smaller arguments.
  */
 #include "common.h"
 
@@ -37,16 +38,18 @@ __attribute__((noinline)) static long odd_step(long n, int k) {
 }
 
 int main(int argc, char **argv) {
-    long r = deep(100000, 0);
-    printf("deep(100000) = %ld\n", r);
-    unsigned long a = ack(2, 300);
-    printf("ack(2, 300) = %lu\n", a);
-    CHECK(a == 603);
-    unsigned long b = ack(3, bench_mode(argc, argv) ? 11 : 5);
+    int count = count_mode(argc, argv);
+    long depth = count ? 1000 : 100000;
+    long r = deep(depth, 0);
+    printf("deep(%ld) = %ld\n", depth, r);
+    unsigned long a = ack(2, count ? 30 : 300);
+    printf("ack(2, %d) = %lu\n", count ? 30 : 300, a);
+    CHECK(a == (count ? 63 : 603));
+    unsigned long b = ack(3, bench_mode(argc, argv) ? 11 : count ? 2 : 5);
     printf("ack(3, n) = %lu\n", b);
-    long m = even_step(60000, 0);
+    long m = even_step(count ? 600 : 60000, 0);
     printf("mutual recursion through pointers: %ld\n", m);
-    CHECK(m == 90000);
+    CHECK(m == (count ? 900 : 90000));
     puts("ok");
     return 0;
 }

@@ -1,7 +1,7 @@
 /* sort: sorting integers three ways - an introsort-style quicksort with
  * insertion sort for small ranges, a bottom-up merge sort, and an LSD radix
  * sort - and checking that all three agree with each other. Short form:
- * 20,000 ints. "bench": 1,000,000 ints, twice.
+ * 20,000 ints. "bench": 1,000,000 ints, twice. "count": 300 ints.
  */
 #include "common.h"
 
@@ -75,7 +75,7 @@ static void radix(int32_t *a, int32_t *tmp, long n) {
 
 int main(int argc, char **argv) {
     int bench = bench_mode(argc, argv);
-    long n = bench ? 1000000 : 20000;
+    long n = bench ? 1000000 : count_mode(argc, argv) ? 300 : 20000;
     int rounds = bench ? 2 : 1;
     int32_t *orig = malloc(4 * n), *a = malloc(4 * n), *b = malloc(4 * n), *c = malloc(4 * n), *tmp = malloc(4 * n);
     CHECK(orig && a && b && c && tmp);

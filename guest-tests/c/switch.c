@@ -238,7 +238,7 @@ int main(int argc, char **argv) {
     }
     printf("all keys digest %016llx\n", (unsigned long long)h);
     rng_t r = {99};
-    long rounds = bench_mode(argc, argv) ? 60000000 : 200000;
+    long rounds = bench_mode(argc, argv) ? 60000000 : count_mode(argc, argv) ? 500 : 200000;
     uint64_t acc = 0;
     for (long i = 0; i < rounds; i++) {
         uint64_t x = rng_next(&r);

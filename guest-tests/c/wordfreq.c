@@ -2,6 +2,7 @@
  * count them in an open-addressing hash table, sort by frequency and print
  * the top 15. With "-" it reads stdin; otherwise it generates text from a
  * fixed vocabulary. Short form: 100 KB generated. "bench": 30 MB.
+ * "count": 512 bytes.
  */
 #include <ctype.h>
 #include "common.h"
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
         }
         printf("read %zu bytes from stdin\n", len);
     } else {
-        size_t want = bench_mode(argc, argv) ? (30u << 20) : (100u << 10);
+        size_t want = bench_mode(argc, argv) ? (30u << 20) : count_mode(argc, argv) ? 512 : (100u << 10);
         text = malloc(want + 64);
         rng_t r = {11};
         const size_t nv = sizeof vocab / sizeof vocab[0];

@@ -56,17 +56,28 @@ impl std::fmt::Debug for Asm {
     }
 }
 
-/// `gs:[disp]`, absolute (no base, no index).
+/// `gs:[disp]`, absolute (no base, no index). Displacement size 8 gives
+/// the 64-bit form (SIB, no base, disp32) without an address-size prefix.
 pub fn gs_mem(disp: usize) -> MemoryOperand {
     MemoryOperand::new(
         Register::None,
         Register::None,
         1,
         disp as i64,
-        4,
+        8,
         false,
         Register::GS,
     )
+}
+
+/// `gs:[base + disp]`.
+pub fn gs_base_mem(base: Register, disp: i64) -> MemoryOperand {
+    let size = match disp {
+        0 => 0,
+        -128..=127 => 1,
+        _ => 8,
+    };
+    MemoryOperand::new(base, Register::None, 1, disp, size, false, Register::GS)
 }
 
 /// `[base + disp]`.

@@ -16,11 +16,13 @@
 //! `host_base`, the pc map, and the exit sites (ids from `first_site`).
 
 mod asm;
+mod superblock;
 
 use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};
 use thiserror::Error;
 
 pub use asm::{Asm, Rel32};
+pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
 use crate::ir::{IrBlock, IrOp, Terminator, TrapKind};
 use crate::runtime::{exit_reason, off};
@@ -37,7 +39,6 @@ pub enum EmitError {
 pub struct EmitEnv {
     pub host_base: u64,
     pub first_site: u32,
-    pub ibl_base: u32,
     /// What the block prologue records for this block.
     pub prologue: Prologue,
 }
@@ -75,6 +76,9 @@ pub struct Emitted {
     pub code: Vec<u8>,
     pub pc_map: Vec<(u32, GuestAddr)>,
     pub sites: Vec<EmittedSite>,
+    /// Indices into `pc_map` of the `rep` string instructions whose ECX is
+    /// pushed to the ring before and after (`TAG_REP`).
+    pub rep_ring: Vec<u32>,
 }
 
 const S_RAX: usize = off::scratch(0);
@@ -307,8 +311,9 @@ impl BlockEmitter {
     }
 
     /// Flag-free inline lookup of the guest target in RAX (its guest value
-    /// saved in S_RAX); RCX is still the guest's. Jumps to the block on a
-    /// hit, exits with INDIRECT_MISS otherwise.
+    /// saved in S_RAX) in the thread's table at `gs:[off::IBL]` (runtime
+    /// I4); RCX is still the guest's. Jumps to the block on a hit, exits
+    /// with INDIRECT_MISS otherwise.
     fn lookup_rax(&mut self) -> Result<(), EmitError> {
         let a = &mut self.a;
         a.store_gs(S_RCX, Register::RCX)?;
@@ -332,18 +337,19 @@ impl BlockEmitter {
             Register::RCX,
             MemoryOperand::with_base_index(Register::RCX, Register::RCX),
         )?;
+        // RCX = the entry's offset from the GS base.
         let entry = MemoryOperand::new(
             Register::None,
             Register::RCX,
             8,
-            self.env.ibl_base as i64,
+            off::IBL as i64,
             8,
             false,
             Register::None,
         );
         a.lea(Register::RCX, entry)?;
         a.store_gs(S_JMP, Register::RCX)?;
-        a.mov_load(Register::RCX, asm::mem(Register::RCX, 0))?;
+        a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
         a.lea(
             Register::RCX,
             MemoryOperand::with_base_index(Register::RCX, Register::RAX),
@@ -355,7 +361,7 @@ impl BlockEmitter {
         let hit = a.len();
         a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
         a.load_gs(Register::RCX, S_JMP)?;
-        a.mov_load(Register::RCX, asm::mem(Register::RCX, 8))?;
+        a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
         a.store_gs(S_JMP, Register::RCX)?;
         a.load_gs(Register::RAX, S_RAX)?;
         a.load_gs(Register::RCX, S_RCX)?;
@@ -527,6 +533,25 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
+/// Emit one body instruction; `ring`: rep iterations go to the ring.
+fn emit_body_insn(a: &mut Asm, i: &crate::ir::IrInsn, ring: bool) -> Result<(), EmitError> {
+    match i.op {
+        IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
+        IrOp::Carry => a.insn(&i.insn),
+        IrOp::RepString => {
+            if ring {
+                emit_ring_words(a, &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx])?;
+            }
+            a.insn(&i.insn)?;
+            if ring {
+                emit_ring_words(a, &[RingWord::Ecx])?;
+            }
+            Ok(())
+        }
+        op => emit_gs(a, &i.insn, op),
+    }
+}
+
 /// Emit host code for `b` to run at `env.host_base`.
 pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     let mut e = BlockEmitter {
@@ -537,27 +562,15 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         cold_miss: Vec::new(),
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
+    let mut rep_ring = Vec::new();
     emit_prologue(&mut e.a, env.prologue)?;
+    let ring = matches!(env.prologue, Prologue::Ring { .. });
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
-        match i.op {
-            IrOp::Carry if is_far_rip(&e.a, &i.insn) => emit_far_rip(&mut e.a, &i.insn)?,
-            IrOp::Carry => e.a.insn(&i.insn)?,
-            IrOp::RepString => {
-                let ring = matches!(env.prologue, Prologue::Ring { .. });
-                if ring {
-                    emit_ring_words(
-                        &mut e.a,
-                        &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx],
-                    )?;
-                }
-                e.a.insn(&i.insn)?;
-                if ring {
-                    emit_ring_words(&mut e.a, &[RingWord::Ecx])?;
-                }
-            }
-            op => emit_gs(&mut e.a, &i.insn, op)?,
+        if ring && i.op == IrOp::RepString {
+            rep_ring.push(pc_map.len() as u32 - 1);
         }
+        emit_body_insn(&mut e.a, i, ring)?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;
@@ -566,6 +579,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         code: e.a.buf,
         pc_map,
         sites: e.sites,
+        rep_ring,
     })
 }
 

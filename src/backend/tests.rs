@@ -41,7 +41,6 @@ fn listing() -> String {
     let env = EmitEnv {
         host_base: 0x1000_0000,
         first_site: 0,
-        ibl_base: 0x7000_0000,
         prologue: super::Prologue::None,
     };
     let mut f = IntelFormatter::new();
@@ -82,7 +81,6 @@ fn rel32_fields_are_aligned() {
     let env = EmitEnv {
         host_base: 0x1000_0003,
         first_site: 0,
-        ibl_base: 0x7000_0000,
         prologue: super::Prologue::None,
     };
     for (name, bytes) in CASES {
@@ -110,7 +108,6 @@ fn far_rip_relative_goes_through_a_register() {
     let env = EmitEnv {
         host_base: 0x4000_0000,
         first_site: 0,
-        ibl_base: 0x7000_0000,
         prologue: super::Prologue::None,
     };
     let em = emit_block(&block, &env).expect("far operands are rewritten, not refused");
@@ -150,7 +147,6 @@ fn prologues_match_golden() {
         let env = EmitEnv {
             host_base: 0x1000_0000,
             first_site: 0,
-            ibl_base: 0x7000_0000,
             prologue: p,
         };
         let block = lift_block(&[0xc3], GuestAddr(0x401000), 64).expect("lift");

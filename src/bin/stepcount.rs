@@ -6,7 +6,7 @@
 //! for the same program must equal this number.
 //!
 //! ```text
-//! stepcount [--output FILE] [--max-steps N] -- PROGRAM [ARGS...]
+//! stepcount [--output FILE] [--max-steps N] [--trace FILE] -- PROGRAM [ARGS...]
 //! ```
 //!
 //! The program inherits stdin, stdout, stderr, the environment, the working
@@ -17,7 +17,10 @@
 //! with the program's exit status, or dies of the signal that killed it (core
 //! dumps of stepcount itself are suppressed). `--max-steps N` allows the
 //! program at most N instructions: if it retires an (N+1)th, stepcount kills
-//! it, says so and exits 125 without writing a count.
+//! it, says so and exits 125 without writing a count. `--trace FILE` writes
+//! the address of every instruction counted to FILE, in order, each as a
+//! little-endian `u64` (a `rep` instruction once per iteration; 0 for an
+//! `execve` that replaced the image): to find where two runs part ways.
 //! Exit 125: bad usage or a tracing failure; 127: PROGRAM not found; 126:
 //! PROGRAM found but not executable.
 //!
@@ -67,9 +70,13 @@
 //!
 //! The count depends on everything the program can see: argv, the
 //! environment, the working directory, what stdout is (glibc sizes its
-//! buffer from it), and, for code whose work depends on addresses (string
-//! functions on the stack), ASLR. Compare runs made under identical
-//! conditions; `setarch -R stepcount ...` makes the layout repeatable.
+//! buffer from it), its CPU affinity, and, for code whose work depends on
+//! addresses (string functions on the stack), ASLR. Compare runs made under
+//! identical conditions; `setarch -R stepcount ...` makes the layout
+//! repeatable. Code that reads the time can take a different path when
+//! single-stepped (it runs ~1,000 times slower): the vDSO's
+//! `clock_gettime` retries its sequence lock in about a quarter of the
+//! calls. `tests/stepcount_exact.rs` lists the conditions it uses.
 //!
 //! # What single-stepping would change, and how stepcount hides it
 //!
@@ -110,10 +117,14 @@
 //! lookup of that rip; `PTRACE_GETREGS` and the fix-ups run only at
 //! syscalls, signals and `pushf`. Nothing is allocated per step except when
 //! a new instruction address enters the kind cache. On the 2-vCPU CI
-//! machine that is 35,000–50,000 instructions per second when it is quiet
-//! and 25,000–30,000 when it is busy (load 7–8): as fast as a bare
-//! step-and-wait loop in C, within the noise. glibc's printf test (about a
-//! million instructions) takes 35–45 s.
+//! machine a step costs about 19 us when stepcount and the program run on
+//! the same CPU (`taskset -c 0 stepcount ...`; the program then sees that
+//! affinity) and about 58 us when the scheduler puts them on different
+//! CPUs, which it does unless told (a quiet machine: 50,000 against
+//! 17,000 instructions per second; when the machine is busy, load 7–8,
+//! both come to 30–35 us). Nearly all of it is kernel time (the trap, two
+//! context switches, three system calls); the loop is as fast as a bare
+//! step-and-wait loop in C, within the noise.
 
 // A binary's crate root resolves modules beside it, hence the paths.
 #[path = "stepcount/code.rs"]
@@ -144,7 +155,7 @@ use trace::End;
 /// and `timeout` use 125 for their own failures).
 const EXIT_TOOL_FAILURE: u8 = 125;
 
-const USAGE: &str = "stepcount [--output FILE] [--max-steps N] -- PROGRAM [ARGS...]";
+const USAGE: &str = "stepcount [--output FILE] [--max-steps N] [--trace FILE] -- PROGRAM [ARGS...]";
 
 /// Count the user-mode instructions a program retires natively (ptrace
 /// single-step), the oracle for hotlift's instruction count.
@@ -159,6 +170,11 @@ struct Args {
     /// Kill the program and exit 125 if it retires more than N instructions.
     #[arg(long, value_name = "N")]
     max_steps: Option<u64>,
+
+    /// Write the address of every instruction counted to FILE (little-endian
+    /// u64 each, in order).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 
     /// The program (searched in PATH) and its arguments.
     #[arg(
@@ -194,6 +210,16 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> ExitCode {
     let program = args.command[0].to_string_lossy().into_owned();
     let limit = args.max_steps.unwrap_or(u64::MAX);
+    let mut trace = match &args.trace {
+        None => None,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some(std::io::BufWriter::with_capacity(1 << 20, file)),
+            Err(e) => {
+                eprintln!("stepcount: cannot create the trace {}: {e}", path.display());
+                return ExitCode::from(EXIT_TOOL_FAILURE);
+            }
+        },
+    };
 
     let child = match spawn::spawn_traced(&args.command) {
         Ok(child) => child,
@@ -212,13 +238,18 @@ fn run(args: &Args) -> ExitCode {
     // does not inherit SIG_IGN.
     ignore_terminal_signals();
 
-    let outcome = match trace::count_instructions(child, limit) {
+    let sink = trace.as_mut().map(|w| w as &mut dyn std::io::Write);
+    let outcome = match trace::count_instructions(child, limit, sink) {
         Ok(outcome) => outcome,
         Err(e) => {
             eprintln!("stepcount: {e}");
             return ExitCode::from(EXIT_TOOL_FAILURE);
         }
     };
+    if let Some(Err(e)) = trace.map(|mut w| std::io::Write::flush(&mut w)) {
+        eprintln!("stepcount: cannot write the trace: {e}");
+        return ExitCode::from(EXIT_TOOL_FAILURE);
+    }
     if outcome.new_tasks > 0 {
         eprintln!(
             "stepcount: error: {program} created {} thread(s) or process(es); \

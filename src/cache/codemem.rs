@@ -39,11 +39,13 @@ fn reaches(lo: u64, hi: u64, rx: u64, size: u64) -> bool {
 impl CodeMem {
     /// Map `size` bytes of code memory whose execute view lies within reach
     /// of guest addresses [lo, hi), preferring addresses at or above
-    /// `prefer_above` (kept free for the guest's brk).
+    /// `prefer_above` (kept free for the guest's brk), and ending at or
+    /// below `ceiling` (where hotlift's own stack may grow).
     pub fn new_near(
         lo: u64,
         hi: u64,
         prefer_above: u64,
+        ceiling: u64,
         size: usize,
     ) -> Result<CodeMem, CacheError> {
         let size = size.next_multiple_of(4096);
@@ -67,7 +69,8 @@ impl CodeMem {
         let candidates = (0..24)
             .map(|k| above + k * step)
             .chain((1..24).filter_map(|k| below.checked_sub(k * step)))
-            .filter(|&c| c >= 1 << 20 && reaches(lo, hi, c, size as u64));
+            .filter(|&c| c >= 1 << 20 && c + size as u64 <= ceiling)
+            .filter(|&c| reaches(lo, hi, c, size as u64));
         let mut rx = None;
         for hint in candidates {
             // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
@@ -125,6 +128,7 @@ impl CodeMem {
         self.size - self.used
     }
 
+    /// The execute range of this code memory (without a split-off arena).
     pub fn range(&self) -> (u64, u64) {
         (self.rx, self.rx + self.size as u64)
     }
@@ -165,6 +169,20 @@ impl CodeMem {
         // SAFETY: aligned, inside the RW view; an atomic store is one write.
         let slot = unsafe { &*(self.rw.add(off) as *const AtomicU32) };
         slot.store(rel as i32 as u32, Ordering::Release);
+    }
+
+    /// Give the last `bytes` (rounded to pages) to the superblock arena
+    /// (cache/shared.rs I2); this code memory ends before them.
+    pub fn split_tail(&mut self, bytes: usize) -> super::shared::Arena {
+        let bytes = bytes.next_multiple_of(4096).min(self.size - self.used);
+        self.size -= bytes;
+        super::shared::Arena {
+            rx: self.rx + self.size as u64,
+            // SAFETY: size <= the RW view's length.
+            rw: unsafe { self.rw.add(self.size) },
+            size: bytes,
+            rw_delta: self.rx as i64 - self.rw as i64,
+        }
     }
 
     /// First address above the shared stubs.

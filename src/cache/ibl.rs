@@ -1,10 +1,12 @@
 //! The indirect-branch lookup table read by emitted code.
 //!
-//! A direct-mapped table of 2^16 entries `(-guest, host)` in the low 2 GiB
-//! (MAP_32BIT), so emitted code addresses it with an absolute disp32 and
-//! compares without touching RFLAGS: `lea rcx, [rcx+rax]` is zero exactly
-//! on a hit and `jrcxz` tests it. The hash is `(t + ror(t, 16)) & 0xffff`,
-//! computed with `rorx`/`lea`/`movzx` (no flags).
+//! A direct-mapped table of 2^16 entries `(-guest, host)` per guest thread,
+//! right after the thread's context (runtime I4), so emitted code reaches
+//! it as `gs:[index*8 + off::IBL]` and compares without touching RFLAGS:
+//! `lea rcx, [rcx+rax]` is zero exactly on a hit and `jrcxz` tests it. The
+//! hash is `(t + ror(t, 16)) & 0xffff`, computed with `rorx`/`lea`/`movzx`
+//! (no flags). Only the thread's own dispatcher writes its table, so an
+//! entry never changes under a lookup reading it.
 //!
 //! I1: an empty entry holds key -1 (a non-canonical address) and the host
 //!     address of the `empty_hit` stub, which reports a miss for target -1;
@@ -27,24 +29,13 @@ pub struct IblTable {
 }
 
 impl IblTable {
-    pub fn new() -> std::io::Result<IblTable> {
-        let bytes = IBL_ENTRIES * 16;
-        let p = crate::anon::map(bytes, libc::MAP_32BIT)?;
-        assert!(
-            (p as u64) + bytes as u64 <= 1 << 31,
-            "MAP_32BIT mapping at {p:?} above 2 GiB"
-        );
-        let t = IblTable {
-            base: p as *mut [u64; 2],
+    /// The table at `base` (IBL_ENTRIES entries after a thread context).
+    pub fn at(base: *mut [u64; 2]) -> IblTable {
+        IblTable {
+            base,
             empty_host: 0,
             inserts: 0,
-        };
-        Ok(t)
-    }
-
-    /// Address emitted code uses as disp32.
-    pub fn base(&self) -> u32 {
-        self.base as u64 as u32
+        }
     }
 
     /// Set the stub empty entries jump to (I1) and empty the table.

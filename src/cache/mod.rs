@@ -16,9 +16,11 @@
 
 mod codemem;
 mod ibl;
+pub mod shared;
 
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
+pub use shared::{Arena, CacheShared, SbPc, SbRegistry};
 
 use hashbrown::HashMap;
 
@@ -36,6 +38,32 @@ pub struct BlockInfo {
     pub class: ExitClass,
     /// Host offset (from `host`) of each guest instruction's code, ascending.
     pub pc_map: Box<[(u32, GuestAddr)]>,
+    /// Its executions are counted (false only for the one-instruction
+    /// restart after a store into code, which its original block counted).
+    pub counted: bool,
+    /// `pc_map` indices of the `rep` string instructions that push ECX to
+    /// the ring before and after (backend `Emitted::rep_ring`).
+    pub rep_ring: Box<[u32]>,
+}
+
+/// Where a host address lies in translated code: the block and the index
+/// of the guest instruction (in `pc_map`) whose code holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PcLocation {
+    /// The block, or None inside a superblock.
+    pub block: Option<BlockId>,
+    pub guest: GuestAddr,
+    /// `pc` is the first host instruction of that guest instruction.
+    pub exact: bool,
+    /// Counted instructions of its block (or superblock member) after it;
+    /// 0 where nothing is counted (the one-instruction restart after a
+    /// store into code, superblock glue outside a pass).
+    pub after: u32,
+    /// It is a `rep` string instruction whose ECX goes to the ring before
+    /// and after (backend `Emitted::rep_ring`).
+    pub rep_ring: bool,
+    /// Its execution was counted.
+    pub counted: bool,
 }
 
 /// What an exit site does when reached.
@@ -75,10 +103,12 @@ pub struct CodeCache {
     pub code_write_stub: HostAddr,
     /// Shared stub that leaves with `exit_reason::FATAL_SIGNAL`.
     pub fatal_stub: HostAddr,
+    /// What the monitor shares: generation, superblock arena and registry.
+    pub shared: std::sync::Arc<CacheShared>,
 }
 
 impl CodeCache {
-    pub fn new(mem: CodeMem, ibl: IblTable) -> CodeCache {
+    pub fn new(mem: CodeMem, ibl: IblTable, shared: std::sync::Arc<CacheShared>) -> CodeCache {
         CodeCache {
             mem,
             blocks: Vec::new(),
@@ -90,6 +120,7 @@ impl CodeCache {
             live_from: 0,
             code_write_stub: HostAddr(0),
             fatal_stub: HostAddr(0),
+            shared,
         }
     }
 
@@ -129,12 +160,56 @@ impl CodeCache {
     /// The guest instruction whose code starts exactly at `pc`: there the
     /// machine state is the guest's state before that instruction.
     pub fn guest_pc_exact(&self, pc: u64) -> Option<GuestAddr> {
+        self.locate(pc).filter(|l| l.exact).map(|l| l.guest)
+    }
+
+    /// The live block whose host code contains `pc`, and the guest
+    /// instruction there (from the pc map). None in a block's prologue
+    /// and outside translated blocks.
+    pub fn locate(&self, pc: u64) -> Option<PcLocation> {
+        if pc >= self.shared.arena.rx {
+            let w = self.shared.registry.find(self.flushes, pc)?;
+            let counted = w.pc.member != u16::MAX;
+            return Some(PcLocation {
+                block: None,
+                guest: GuestAddr(w.pc.guest),
+                exact: w.pc.exact,
+                after: if counted { w.pc.after as u32 } else { 0 },
+                rep_ring: w.pc.rep,
+                counted,
+            });
+        }
+        // Live blocks are committed in ascending host order.
         let live = &self.blocks[self.live_from..];
         let i = live.partition_point(|b| b.host.0 <= pc);
         let b = live.get(i.checked_sub(1)?)?;
-        let off = u32::try_from(pc - b.host.0).ok()?;
-        let j = b.pc_map.partition_point(|&(o, _)| o < off);
-        b.pc_map.get(j).filter(|&&(o, _)| o == off).map(|&(_, g)| g)
+        if pc >= b.host.0 + b.host_len as u64 {
+            return None;
+        }
+        let off = (pc - b.host.0) as u32;
+        let index = b
+            .pc_map
+            .partition_point(|&(o, _)| o <= off)
+            .checked_sub(1)?;
+        let (start, guest) = b.pc_map[index];
+        Some(PcLocation {
+            block: Some(BlockId((self.live_from + i - 1) as u32)),
+            guest,
+            exact: start == off,
+            after: if b.counted {
+                b.insns.saturating_sub(index as u32 + 1)
+            } else {
+                0
+            },
+            rep_ring: b.rep_ring.contains(&(index as u32)),
+            counted: b.counted,
+        })
+    }
+
+    /// How many of the counted instructions of `loc`'s block come after
+    /// the one at `loc` (0 for code that is not counted).
+    pub fn counted_after(&self, loc: PcLocation) -> u32 {
+        loc.after
     }
 
     /// Does any translated code lie in guest range [start, end)?
@@ -152,6 +227,9 @@ impl CodeCache {
     /// Drop every translation (I4). Only call when no thread runs
     /// translated code.
     pub fn flush(&mut self) {
+        // First, so the monitor patches nothing in memory being reset
+        // (shared.rs I1): superblocks go with everything they link to.
+        self.shared.bump_gen();
         // I3: ids are never reused; the dropped blocks' host code is gone.
         for b in &mut self.blocks[self.live_from..] {
             b.pc_map = Box::new([]);
@@ -164,21 +242,12 @@ impl CodeCache {
         self.ibl.clear();
         self.mem.reset();
         self.flushes += 1;
+        debug_assert_eq!(self.shared.gen(), self.flushes);
     }
 
-    /// The block whose host code contains `pc`, and the guest address of
-    /// the instruction there (the pc map, for fault reports).
-    pub fn guest_pc(&self, pc: u64) -> Option<(BlockId, GuestAddr)> {
-        // Live blocks are committed in ascending host order.
-        let live = &self.blocks[self.live_from..];
-        let i = live.partition_point(|b| b.host.0 <= pc);
-        let b = live.get(i.checked_sub(1)?)?;
-        if pc >= b.host.0 + b.host_len as u64 {
-            return None;
-        }
-        let off = (pc - b.host.0) as u32;
-        let j = b.pc_map.partition_point(|&(o, _)| o <= off);
-        let g = b.pc_map.get(j.checked_sub(1)?)?.1;
-        Some((BlockId((self.live_from + i - 1) as u32), g))
+    /// The guest instruction whose code holds `pc` (a block's or a
+    /// superblock's), for fault reports; async-signal-safe.
+    pub fn guest_at(&self, pc: u64) -> Option<GuestAddr> {
+        self.locate(pc).map(|l| l.guest)
     }
 }

@@ -10,6 +10,7 @@
 
 mod compare;
 mod diff;
+mod dump;
 mod export;
 mod run;
 
@@ -61,6 +62,17 @@ pub enum Command {
         /// The program and its arguments (after `--`)
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
         program: Vec<std::ffi::OsString>,
+    },
+    /// Show the superblocks a profiled run built: members, exits, counts, IR, guest and host code
+    Dump {
+        /// The JSON profile
+        profile: std::path::PathBuf,
+        /// Only this superblock
+        #[arg(long, value_name = "ID")]
+        superblock: Option<u32>,
+        /// Output format (dot needs --superblock)
+        #[arg(long, value_enum, default_value = "text")]
+        format: dump::DumpFormat,
     },
     /// Run PROGRAM natively and under hotlift and compare status, output, syscalls, instructions and time (for CI)
     Compare(compare::CompareArgs),
@@ -129,6 +141,17 @@ pub fn main() -> i32 {
             opts.profile.get_or_insert(output);
             run::main(opts, program, true)
         }
+        Command::Dump {
+            profile,
+            superblock,
+            format,
+        } => match dump::main(&profile, superblock, format) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("hotlift dump: {e:#}");
+                EXIT_HOTLIFT_FAILED
+            }
+        },
         Command::Compare(args) => compare::main(args),
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
@@ -159,8 +182,7 @@ pub fn options_markdown(sub: &str) -> String {
         let value = a
             .get_value_names()
             .and_then(|v| v.first())
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "N".to_string());
+            .map_or("N".to_string(), |v| v.to_string());
         let name = match (a.get_short(), a.get_action().takes_values()) {
             (Some(c), false) => format!("`-{c}`, `--{long}`"),
             (None, false) => format!("`--{long}`"),

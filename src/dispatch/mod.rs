@@ -21,7 +21,9 @@ use thiserror::Error;
 use crate::backend::{
     emit_block, emit_empty_ibl_stub, emit_exit_stub, EmitEnv, EmitError, EmittedSiteKind,
 };
-use crate::cache::{BlockInfo, CacheError, CodeCache, CodeMem, ExitSite, IblTable, SiteKind};
+use crate::cache::{
+    BlockInfo, CacheError, CacheShared, CodeCache, CodeMem, ExitSite, IblTable, SiteKind,
+};
 use crate::frontend::{lift_block, Unsupported};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::ir::TrapKind;
@@ -75,7 +77,7 @@ pub struct Vm {
     pub mem: GuestMem,
     pub brk: Brk,
     pub cache: CodeCache,
-    pub ctx: Box<ThreadCtx>,
+    pub ctx: runtime::CtxBox,
     pub stats: Stats,
     /// Recorded guest signal state (handlers are not run yet: README).
     pub sig: syscall::SignalState,
@@ -88,6 +90,13 @@ pub struct Vm {
     /// A store to protected code happened where the guest state could not be
     /// recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: bool,
+    /// Counted instructions of the block that just left for a store into
+    /// code that did not retire (smc.rs); set by the signal handler,
+    /// reported to the monitor by the dispatcher.
+    pub unretired_pending: u32,
+    /// Where translated code faulted fatally, and the guest's RCX then;
+    /// set by the signal handler, reported by [`Vm::record_fault`].
+    pub fault: Option<(crate::cache::PcLocation, u64)>,
     /// Ring, monitor and profile writing.
     pub prof: Profiling,
     /// The CPU affinity the guest sees (syscall/affinity.rs).
@@ -156,8 +165,15 @@ impl Vm {
             mem.insert(s, e, prot);
         }
         let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
+        // The kernel starts the brk right after an ET_EXEC image (without
+        // randomisation) but moves a static PIE's away from it (to
+        // ELF_ET_DYN_BASE, where hotlift itself lives): anywhere will do.
         let brk_start = image.brk_start.0;
-        let base = reserve(brk_start, BRK_RESERVE, true)
+        let after_image = match plan.kind {
+            loader::ElfKind::Exec => reserve(brk_start, BRK_RESERVE, true),
+            loader::ElfKind::StaticPie => None,
+        };
+        let base = after_image
             .or_else(|| reserve(0, BRK_RESERVE, false))
             .ok_or_else(|| {
                 VmError::Host("cannot reserve address space for the guest's brk".into())
@@ -177,15 +193,23 @@ impl Vm {
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
 
-        let code = CodeMem::new_near(
+        let mut code = CodeMem::new_near(
             image.lo.0,
             image.hi.0,
             brk.limit,
+            loader::stack_growth_floor().unwrap_or(loader::TASK_SIZE),
             (opts.cache_mib as usize) << 20,
         )?;
-        let ibl = IblTable::new()
-            .map_err(|e| VmError::Host(format!("cannot map the lookup table: {e}")))?;
-        let mut cache = CodeCache::new(code, ibl);
+        let code_range = code.range();
+        // A quarter of code memory holds superblocks (cache/shared.rs).
+        let arena = code.split_tail((opts.cache_mib as usize) << 18);
+        let shared = std::sync::Arc::new(
+            CacheShared::new(arena)
+                .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
+        );
+        let mut ctx = ThreadCtx::alloc(image.entry.0, stack.sp.0);
+        let ibl = IblTable::at(ctx.ibl_entries());
+        let mut cache = CodeCache::new(code, ibl, shared);
         let stub = emit_empty_ibl_stub(cache.mem.cursor().0)?;
         let stub_at = cache.mem.commit(&stub);
         cache.ibl.set_empty_stub(stub_at);
@@ -197,7 +221,6 @@ impl Vm {
 
         let sig = syscall::SignalState::inherited();
         let affinity = syscall::Affinity::current();
-        let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
         let command_line = argv
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -209,10 +232,10 @@ impl Vm {
             hi: image.hi.0,
             build_id: plan.build_id.clone(),
         };
-        let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line)
+        let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line, &cache)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();
-        signal::install(opts.verbose, cache.mem.range(), |s| {
+        signal::install(opts.verbose, code_range, |s| {
             sig.actions[s as usize][0] == libc::SIG_IGN as u64
         })
         .map_err(VmError::Host)?;
@@ -227,6 +250,8 @@ impl Vm {
             protected: hashbrown::HashSet::new(),
             exe_path: own_identity(execfn),
             smc_flush_pending: false,
+            unretired_pending: 0,
+            fault: None,
             prof,
             affinity,
         })
@@ -262,7 +287,6 @@ impl Vm {
             let env = EmitEnv {
                 host_base: self.cache.mem.cursor().0,
                 first_site: self.cache.sites.len() as u32,
-                ibl_base: self.cache.ibl.base(),
                 prologue,
             };
             let em = emit_block(&block, &env)?;
@@ -275,6 +299,8 @@ impl Vm {
             }
             let host = self.cache.mem.commit(&em.code);
             let id = BlockId(self.cache.blocks.len() as u32);
+            // Block table I3: the monitor may link superblocks to it now.
+            self.prof.blocks.set_host(id.0, host.0, self.cache.flushes);
             self.prof
                 .translations
                 .push((host.0, em.code.len() as u32, addr.0));
@@ -300,6 +326,8 @@ impl Vm {
                 host_len: em.code.len() as u32,
                 class: block.term.class(),
                 pc_map: em.pc_map.into_boxed_slice(),
+                counted: reusable,
+                rep_ring: em.rep_ring.into_boxed_slice(),
             };
             self.stats.translations += 1;
             if !reusable {
@@ -348,6 +376,13 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
+            if self.ctx.sb_partial != 0 && self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
+                // The thread left a superblock pass abnormally: close it
+                // before anything else reaches the ring (superblock/mod.rs;
+                // a fault's record_fault does it in its own order).
+                let w = std::mem::take(&mut self.ctx.sb_partial);
+                self.push_words(&[w]);
+            }
             // The exit site must be read before a pending flush drops it.
             let site = (self.ctx.exit_reason == exit_reason::SITE)
                 .then(|| self.cache.sites[self.ctx.exit_arg as usize]);
@@ -355,6 +390,8 @@ impl Vm {
             if self.smc_flush_pending {
                 self.flush();
             }
+            let unretired = std::mem::take(&mut self.unretired_pending);
+            self.record_unretired(unretired);
             next = match self.ctx.exit_reason {
                 exit_reason::SITE => {
                     let site = site.expect("site read above");
@@ -366,6 +403,7 @@ impl Vm {
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
                 exit_reason::FATAL_SIGNAL => {
+                    self.record_fault();
                     let sig = self.ctx.exit_arg as i32;
                     self.finish(Ending::Signal { signal: sig });
                     signal::die_with(sig)
@@ -401,6 +439,11 @@ impl Vm {
     }
 
     fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
+        // The trap instruction is the last one its block counted; only
+        // `int3`/`int1` retire (the signal's rip is past them).
+        if kind.counted() && kind != TrapKind::Breakpoint {
+            self.record_unretired(1);
+        }
         if self.opts.verbose {
             let what = match kind {
                 TrapKind::Breakpoint => "breakpoint trap",
@@ -417,6 +460,20 @@ impl Vm {
             signal: kind.signal(),
         });
         signal::die_with(kind.signal())
+    }
+
+    /// The thread leaves translated code abnormally at host `pc` (a fault,
+    /// a store into code, a signal): if a superblock pass is open there,
+    /// the dispatcher pushes its partial record. Async-signal-safe.
+    pub(crate) fn note_leave(&mut self, pc: u64) {
+        if pc < self.cache.shared.arena.rx {
+            return;
+        }
+        if let Some(w) = self.cache.shared.registry.find(self.cache.flushes, pc) {
+            if w.pc.member != u16::MAX {
+                self.ctx.sb_partial = crate::monitor::TAG_SB_PARTIAL | w.pc.member as u32;
+            }
+        }
     }
 
     /// Guest memory [start, end) changed under translated code: drop it.

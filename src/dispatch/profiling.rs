@@ -16,9 +16,11 @@ use std::time::Instant;
 use super::Vm;
 use crate::backend::Prologue;
 use crate::ir::{IrBlock, Terminator};
+use crate::monitor::superblock::build::BuildConfig;
+use crate::monitor::superblock::{Builder, Limits};
 use crate::monitor::{
-    BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, Tables, ThreadRing, NR_MASK,
-    TAG_SYSCALL,
+    BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing,
+    NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 use crate::profile::{hex, Binary, Ending, Inputs, Module, Modules, Profile, Symbols, Times};
 
@@ -71,6 +73,7 @@ impl Profiling {
         main: MainImage,
         vdso: Option<(u64, u64)>,
         command_line: Vec<String>,
+        cache: &crate::cache::CodeCache,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
         let mut p = Profiling {
@@ -98,7 +101,24 @@ impl Profiling {
                 pos: ctx.ring_pos_atomic(),
                 tid: std::process::id() as i32,
             });
-            let monitor = Monitor::start(blocks);
+            let sb = SbConfig {
+                enabled: opts.superblocks(),
+                block_threshold: opts.sb_threshold,
+                edge_threshold: opts.sb_edge_threshold,
+            };
+            let builder = opts.superblocks().then(|| {
+                let cfg = BuildConfig {
+                    limits: Limits {
+                        max_blocks: opts.sb_max_blocks as usize,
+                        max_insns: opts.sb_max_insns,
+                        unroll: opts.sb_unroll as usize,
+                    },
+                    max_block_insns: opts.max_block_insns as usize,
+                    dump_dir: opts.dump_superblocks.clone(),
+                };
+                Builder::new(cfg, cache.shared.clone(), blocks.clone())
+            });
+            let monitor = Monitor::start(blocks, sb, builder);
             monitor.add_ring(tr.clone());
             p.monitor = Some(monitor);
             p.ring = Some(tr);
@@ -166,7 +186,7 @@ impl Vm {
     }
 
     /// Append a record to this thread's ring from Rust (ring I1, I2).
-    fn push_words(&mut self, words: &[u32]) {
+    pub(super) fn push_words(&mut self, words: &[u32]) {
         let Some(tr) = self.prof.ring.clone() else {
             return;
         };
@@ -181,6 +201,50 @@ impl Vm {
         }
         // SAFETY: ring_pos is the producer position the monitor reads.
         unsafe { (*self.ctx.ring_pos_atomic()).store(p, Ordering::Release) };
+    }
+
+    /// Tell the monitor that `n` counted instructions of the block entered
+    /// last did not retire (monitor `TAG_UNRETIRED`).
+    pub fn record_unretired(&mut self, n: u32) {
+        if n > 0 {
+            self.push_words(&[TAG_UNRETIRED, n]);
+        }
+    }
+
+    /// Tell the monitor which counted instructions did not retire when the
+    /// guest faulted fatally: the faulting one and the rest of its block,
+    /// except the iterations a faulting `rep` string instruction completed
+    /// (its open `TAG_REP` record is closed with ECX at the fault).
+    ///
+    /// Order matters: the ECX word closes an open `TAG_REP` record first,
+    /// then a superblock's partial record closes its pass, then the
+    /// unretired count.
+    pub(super) fn record_fault(&mut self) {
+        let partial = std::mem::take(&mut self.ctx.sb_partial);
+        let Some((loc, rcx)) = self.fault.take() else {
+            if partial != 0 {
+                self.push_words(&[partial]);
+            }
+            return;
+        };
+        let in_rep = !loc.exact && loc.rep_ring;
+        if in_rep {
+            // A fault inside a ring-bracketed rep (past its ECX-before
+            // words).
+            self.push_words(&[rcx as u32]);
+        }
+        if partial != 0 {
+            self.push_words(&[partial]);
+        }
+        if !loc.counted {
+            return;
+        }
+        let after = self.cache.counted_after(loc);
+        if in_rep {
+            self.push_words(&[TAG_UNRETIRED_REP, after]);
+        } else {
+            self.record_unretired(after + 1);
+        }
     }
 
     /// Record a finished syscall for the monitor.

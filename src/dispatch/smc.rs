@@ -95,9 +95,13 @@ impl Vm {
         let prot = self.mem.find(page).map(|(_, r)| r.prot)?;
         // SAFETY: gives the guest page its own protection back.
         unsafe { libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(prot)) };
-        match self.cache.guest_pc_exact(pc) {
-            Some(g) => {
-                self.ctx.rip = g.0;
+        match self.cache.locate(pc).filter(|l| l.exact) {
+            Some(loc) => {
+                self.ctx.rip = loc.guest.0;
+                // The store re-runs alone, uncounted (its block counted
+                // it); the rest of its block did not run.
+                self.unretired_pending = self.cache.counted_after(loc);
+                self.note_leave(pc);
                 Some(self.cache.code_write_stub.0)
             }
             None => {

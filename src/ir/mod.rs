@@ -92,6 +92,12 @@ pub enum TrapKind {
 }
 
 impl TrapKind {
+    /// Whether the trap instruction counts as one of its block's
+    /// instructions (a fetch fault has no instruction).
+    pub fn counted(self) -> bool {
+        self != TrapKind::FetchFault
+    }
+
     /// The signal the kernel delivers for this trap.
     pub fn signal(self) -> i32 {
         match self {
@@ -186,9 +192,7 @@ impl IrBlock {
     pub fn guest_insns(&self) -> u32 {
         let term = match self.term {
             Terminator::Fallthrough { .. } => 0,
-            Terminator::Trap {
-                kind: TrapKind::FetchFault,
-            } => 0,
+            Terminator::Trap { kind } if !kind.counted() => 0,
             _ => 1,
         };
         self.body.len() as u32 + term

@@ -23,6 +23,14 @@
 //!   with `MAP_FIXED`, and the leftover gaps (alignment slack and holes between
 //!   segments) are then unmapped, as the kernel does since Linux 5.x. So the
 //!   image's `regions` are exactly what is mapped.
+//! - I6: a static PIE lies above the vDSO, as natively. The kernel maps a
+//!   static PIE first, top-down from the top of the mmap area, and the vDSO
+//!   after it, below it (glibc's `_dl_find_object` sorts the two, and the
+//!   sort runs more instructions when they come the other way round).
+//!   hotlift's vDSO sits among its own libraries at the top of its mmap
+//!   area, so the reservation goes just above the highest mapping below
+//!   hotlift's stack, when it fits below [`stack_growth_floor`]; else
+//!   anywhere.
 
 #![allow(unsafe_code)]
 
@@ -34,7 +42,9 @@ use nix::errno::Errno;
 use nix::sys::mman::{mmap_anonymous, mprotect, munmap, MapFlags, ProtFlags};
 
 use super::plan::page_regions;
-use super::stack::{check_request, layout_stack, parse_auxv, HostAux};
+use super::stack::{
+    check_request, layout_stack, parse_auxv, HostAux, AT_RSEQ_ALIGN, AT_RSEQ_FEATURE_SIZE,
+};
 use super::{
     page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region, StackRequest,
     PAGE_SIZE,
@@ -72,7 +82,11 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
         }
         ElfKind::StaticPie => {
             let slack = plan.align - PAGE_SIZE;
-            let reservation = Mapping::reserve((hi - lo).saturating_add(slack))?;
+            let len = (hi - lo).saturating_add(slack);
+            let reservation = match Mapping::reserve_above_host(len) {
+                Some(high) => high,
+                None => Mapping::reserve(len)?,
+            };
             let base = reservation.addr.next_multiple_of(plan.align);
             let bias = base.wrapping_sub(lo);
             for &(start, end, _) in &regions {
@@ -237,6 +251,34 @@ impl Mapping {
         Mapping::anonymous(len, ProtFlags::PROT_NONE, MapFlags::MAP_NORESERVE)
     }
 
+    /// A `PROT_NONE` reservation of `len` bytes just above the highest
+    /// mapping below hotlift's stack, if it ends below the stack's growth
+    /// floor (I6).
+    fn reserve_above_host(len: u64) -> Option<Mapping> {
+        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let floor = stack_growth_floor()?;
+        let hint = highest_end_below(&maps, floor)?;
+        if hint.checked_add(len)? > floor {
+            return None;
+        }
+        let flags = MapFlags::MAP_PRIVATE | MapFlags::MAP_NORESERVE | MapFlags::MAP_FIXED_NOREPLACE;
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+        let ptr = unsafe {
+            mmap_anonymous(
+                Some(nonzero(hint, len).ok()?),
+                nonzero(len, len).ok()?,
+                ProtFlags::PROT_NONE,
+                flags,
+            )
+        }
+        .ok()?;
+        let got = Mapping {
+            addr: ptr.as_ptr() as u64,
+            len,
+        };
+        (got.addr == hint).then_some(got)
+    }
+
     /// Read-write pages at exactly `addr`, failing with `OverlapsHost` if
     /// anything is mapped there (I2).
     fn fixed_noreplace(addr: u64, len: u64) -> Result<Mapping, LoadError> {
@@ -323,6 +365,52 @@ unsafe fn unmap(addr: u64, len: u64) {
     }
 }
 
+/// The lowest address hotlift's own stack may grow down to (its `[stack]`
+/// mapping's end less `RLIMIT_STACK`), less 1 MiB for the kernel's
+/// stack guard gap and 16 MiB of margin: what hotlift places near a guest
+/// image must end below it. None without `/proc` or when the stack is
+/// unlimited (the kernel then lays out mmaps bottom-up).
+pub fn stack_growth_floor() -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let (_, stack_end) = maps
+        .lines()
+        .filter(|l| l.ends_with("[stack]"))
+        .find_map(map_range)?;
+    let limit = rlimit_stack()?.max(8 << 20);
+    stack_end.checked_sub(limit + (1 << 20) + (16 << 20))
+}
+
+/// The soft `RLIMIT_STACK`, None when unlimited.
+fn rlimit_stack() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a valid out pointer.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+/// `(start, end)` of a `/proc/self/maps` line.
+fn map_range(line: &str) -> Option<(u64, u64)> {
+    let range = line.split_whitespace().next()?;
+    let (a, b) = range.split_once('-')?;
+    Some((
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    ))
+}
+
+/// The highest end of a mapping in `maps` (`/proc/self/maps` text) that
+/// lies wholly below `limit`.
+pub(crate) fn highest_end_below(maps: &str, limit: u64) -> Option<u64> {
+    maps.lines()
+        .filter_map(map_range)
+        .filter(|&(_, end)| end <= limit)
+        .map(|(_, end)| end)
+        .max()
+}
+
 /// `x` as an mmap address or length; a zero or oversized one fails the
 /// mapping of `len` bytes with `EINVAL`, as mmap itself would.
 fn nonzero(x: u64, len: u64) -> Result<NonZeroUsize, LoadError> {
@@ -401,6 +489,10 @@ fn host_aux() -> HostAux {
         hwcap2: aux(libc::AT_HWCAP2),
         clktck: aux(libc::AT_CLKTCK),
         secure: aux(libc::AT_SECURE),
+        rseq: saved
+            .iter()
+            .any(|&(k, _)| k == AT_RSEQ_FEATURE_SIZE)
+            .then(|| (aux(AT_RSEQ_FEATURE_SIZE), aux(AT_RSEQ_ALIGN))),
         uid: uid.into(),
         euid: euid.into(),
         gid: gid.into(),

@@ -159,6 +159,44 @@ fn loads_static_pie() {
     unmap_image(&image);
 }
 
+/// map.rs I6: the image lies above the vDSO (and hotlift's libraries), as
+/// the kernel's does, and below the stack's growth floor.
+#[test]
+fn static_pie_lies_above_the_vdso() {
+    let _layout = layout_lock();
+    let text = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let Some(vdso_end) = text
+        .lines()
+        .find(|l| l.ends_with("[vdso]"))
+        .and_then(|l| u64::from_str_radix(l.split(['-', ' ']).nth(1)?, 16).ok())
+    else {
+        return; // no vDSO in this process: nothing to order against
+    };
+    let f = small_elf(false, 0);
+    let p = plan(&f).unwrap();
+    let image = load(&f, &p).unwrap();
+    let floor = super::stack_growth_floor().expect("a [stack] and a finite RLIMIT_STACK");
+    assert!(
+        image.lo.0 >= vdso_end && image.hi.0 <= floor,
+        "image {:#x}..{:#x}, vDSO ends at {vdso_end:#x}, stack floor {floor:#x}",
+        image.lo.0,
+        image.hi.0
+    );
+    unmap_image(&image);
+}
+
+#[test]
+fn highest_mapping_end_below_a_limit() {
+    let maps = "00400000-00401000 r-xp 00000000 00:00 0 /x\n\
+                7f0000000000-7f0000002000 r--p 00000000 00:00 0 [vdso]\n\
+                7f0000100000-7f0000300000 rw-p 00000000 00:00 0\n\
+                7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0 [stack]\n";
+    let highest = super::map::highest_end_below;
+    assert_eq!(highest(maps, 0x7fff_0000_0000), Some(0x7f00_0030_0000));
+    assert_eq!(highest(maps, 0x7f00_0020_0000), Some(0x7f00_0000_2000));
+    assert_eq!(highest(maps, 0x1000), None);
+}
+
 #[test]
 fn loads_static_pie_at_its_alignment() {
     let _layout = layout_lock();
@@ -312,34 +350,17 @@ fn builds_the_initial_stack() {
         assert_eq!(peek_cstr(*ptr), *s);
     }
     assert_eq!(auxv, stack.auxv);
+    // The kernel's keys in the kernel's order: those it gave this process
+    // (`/proc/self/auxv`), which the guest's auxv must copy exactly.
     let keys: Vec<u64> = auxv.iter().map(|&(k, _)| k).collect();
+    let saved = std::fs::read("/proc/self/auxv").unwrap();
+    let kernel_keys: Vec<u64> = super::stack::parse_auxv(&saved)
+        .iter()
+        .map(|&(k, _)| k)
+        .chain([libc::AT_NULL])
+        .collect();
+    assert_eq!(keys, kernel_keys);
     use libc::*;
-    assert_eq!(
-        keys,
-        [
-            AT_SYSINFO_EHDR,
-            AT_MINSIGSTKSZ,
-            AT_HWCAP,
-            AT_PAGESZ,
-            AT_CLKTCK,
-            AT_PHDR,
-            AT_PHENT,
-            AT_PHNUM,
-            AT_BASE,
-            AT_FLAGS,
-            AT_ENTRY,
-            AT_UID,
-            AT_EUID,
-            AT_GID,
-            AT_EGID,
-            AT_SECURE,
-            AT_RANDOM,
-            AT_HWCAP2,
-            AT_EXECFN,
-            AT_PLATFORM,
-            AT_NULL
-        ]
-    );
     let aux = |key| auxv.iter().find(|&&(k, _)| k == key).unwrap().1;
     assert_eq!(aux(AT_PAGESZ), 4096);
     assert_eq!(aux(AT_PHDR), image.phdr.0);

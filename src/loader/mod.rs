@@ -58,7 +58,7 @@ use std::fmt;
 use crate::types::GuestAddr;
 
 pub use error::LoadError;
-pub use map::{build_stack, load};
+pub use map::{build_stack, load, stack_growth_floor};
 pub use plan::plan;
 
 /// The size of a guest page. The loader only supports 4 KiB pages, as does

@@ -18,10 +18,14 @@
 //! - I1: pure: [`layout_stack`] computes the image for a given top address in
 //!   a `Vec`; `map.rs` maps the stack and copies the image in.
 //! - I2: the image is exactly the bytes `[sp, top)`; padding is zero.
-//! - I3: `sp % 16 == 0`, and the auxv entries come in the kernel's order
-//!   ([`auxv`]), `AT_SYSINFO_EHDR` included (the guest's vDSO is hotlift's,
-//!   translated like any guest code), without the rseq entries (hotlift
-//!   does not offer rseq).
+//! - I3: `sp % 16 == 0`, and the auxv has the kernel's entries in the
+//!   kernel's order ([`auxv`]): `AT_SYSINFO_EHDR` included (the guest's vDSO
+//!   is hotlift's, translated like any guest code), and the rseq entries
+//!   (`AT_RSEQ_FEATURE_SIZE`, `AT_RSEQ_ALIGN`) exactly when the kernel gave
+//!   them to hotlift, with its values, although the guest's `rseq` fails
+//!   with `ENOSYS`: a missing pair moves the whole stack 32 bytes and
+//!   shortens glibc's auxv loop, so the guest would not run the instructions
+//!   it runs natively.
 //! - I4: the strings plus the pointer arrays may use at most a quarter of the
 //!   stack, the kernel's `E2BIG` limit; strings cannot contain NUL.
 
@@ -47,6 +51,8 @@ pub(crate) struct HostAux {
     pub hwcap2: u64,
     pub clktck: u64,
     pub secure: u64,
+    /// `AT_RSEQ_FEATURE_SIZE` and `AT_RSEQ_ALIGN`, if the kernel passed them.
+    pub rseq: Option<(u64, u64)>,
     pub uid: u64,
     pub euid: u64,
     pub gid: u64,
@@ -76,7 +82,7 @@ pub(crate) fn check_request(req: &StackRequest, stack_size: u64) -> Result<u64, 
     }
     let strings: u64 = all().map(|s| s.len() as u64 + 1).sum();
     let pointers = (req.argv.len() as u64 + req.envp.len() as u64 + 3) * 8;
-    let fixed = 8 + 15 + PLATFORM.len() as u64 + 16 + AUXV_LEN as u64 * 16 + 15;
+    let fixed = 8 + 15 + PLATFORM.len() as u64 + 16 + AUXV_MAX_LEN as u64 * 16 + 15;
     let needed = strings.saturating_add(pointers).saturating_add(fixed);
     if needed > stack_size / 4 {
         return Err(LoadError::ArgsTooLarge { needed, stack_size });
@@ -84,8 +90,12 @@ pub(crate) fn check_request(req: &StackRequest, stack_size: u64) -> Result<u64, 
     Ok(needed)
 }
 
-/// The number of auxv pairs written, `AT_NULL` included.
-const AUXV_LEN: usize = 20;
+/// The most auxv pairs written, `AT_NULL` included.
+const AUXV_MAX_LEN: usize = 23;
+
+/// `AT_RSEQ_FEATURE_SIZE` and `AT_RSEQ_ALIGN` (Linux 6.3, `uapi/linux/auxvec.h`).
+pub(crate) const AT_RSEQ_FEATURE_SIZE: u64 = 27;
+pub(crate) const AT_RSEQ_ALIGN: u64 = 28;
 
 /// Lays out the initial stack below `top` (16-byte aligned). `req` must have
 /// passed [`check_request`] for a stack of at least that size below `top`.
@@ -162,7 +172,12 @@ fn auxv(
     execfn: u64,
     platform: u64,
 ) -> Vec<(u64, u64)> {
+    // create_elf_tables: ARCH_DLINFO first, the rseq pair last.
     let vdso = (host.sysinfo_ehdr != 0).then_some((libc::AT_SYSINFO_EHDR, host.sysinfo_ehdr));
+    let rseq = host
+        .rseq
+        .into_iter()
+        .flat_map(|(size, align)| [(AT_RSEQ_FEATURE_SIZE, size), (AT_RSEQ_ALIGN, align)]);
     vdso.into_iter()
         .chain([
             (AT_MINSIGSTKSZ, host.minsigstksz),
@@ -184,8 +199,9 @@ fn auxv(
             (AT_HWCAP2, host.hwcap2),
             (AT_EXECFN, execfn),
             (AT_PLATFORM, platform),
-            (AT_NULL, 0),
         ])
+        .chain(rseq)
+        .chain([(AT_NULL, 0)])
         .collect()
 }
 
@@ -206,6 +222,45 @@ mod tests {
             brk_start: GuestAddr(0x500000),
             regions: Vec::new(),
         }
+    }
+
+    /// A host that passes every optional entry.
+    fn full_host() -> HostAux {
+        HostAux {
+            sysinfo_ehdr: 0x7fff_f7fc_1000,
+            rseq: Some((28, 32)),
+            ..HostAux::default()
+        }
+    }
+
+    /// The keys in the order Linux 6.x's `create_elf_tables` writes them on
+    /// x86-64 (what `LD_SHOW_AUXV=1 /bin/true` shows, `AT_BASE` included).
+    #[test]
+    fn auxv_keys_come_in_the_kernels_order() {
+        let req = StackRequest {
+            argv: &[b"prog".to_vec()],
+            envp: &[],
+            execfn: b"/prog",
+            stack_size: 1 << 20,
+        };
+        let keys = |host: &HostAux| -> Vec<u64> {
+            let img = layout_stack(0x7fff_0000_0000, &image(), &req, host, [0; 16]);
+            img.auxv.iter().map(|&(k, _)| k).collect()
+        };
+        assert_eq!(
+            keys(&full_host()),
+            [33, 51, 16, 6, 17, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14, 23, 25, 26, 31, 15, 27, 28, 0]
+        );
+        let bare = HostAux::default();
+        assert_eq!(
+            keys(&bare),
+            [51, 16, 6, 17, 3, 4, 5, 7, 8, 9, 11, 12, 13, 14, 23, 25, 26, 31, 15, 0]
+        );
+        let rseq = layout_stack(0x7fff_0000_0000, &image(), &req, &full_host(), [0; 16]).auxv;
+        assert_eq!(
+            rseq[20..22],
+            [(AT_RSEQ_FEATURE_SIZE, 28), (AT_RSEQ_ALIGN, 32)]
+        );
     }
 
     #[test]
@@ -237,7 +292,7 @@ mod tests {
                         stack_size: 1 << 20,
                     };
                     let bound = check_request(&req, 1 << 20).unwrap();
-                    let img = layout_stack(top, &image(), &req, &HostAux::default(), [0xaa; 16]);
+                    let img = layout_stack(top, &image(), &req, &full_host(), [0xaa; 16]);
                     assert_eq!(img.sp % 16, 0);
                     assert_eq!(img.sp + img.bytes.len() as u64, top);
                     assert!(
@@ -245,9 +300,9 @@ mod tests {
                         "{} > {bound}",
                         img.bytes.len()
                     );
-                    assert_eq!(img.auxv.len(), AUXV_LEN);
+                    assert_eq!(img.auxv.len(), AUXV_MAX_LEN);
                     let random = img.auxv.iter().find(|a| a.0 == AT_RANDOM).unwrap().1;
-                    let tables_end = img.sp + 8 * (argc + envc + 3 + 2 * AUXV_LEN) as u64;
+                    let tables_end = img.sp + 8 * (argc + envc + 3 + 2 * AUXV_MAX_LEN) as u64;
                     assert!(tables_end <= random && random - tables_end < 16);
                     let off = (random - img.sp) as usize;
                     assert_eq!(img.bytes[off..off + 16], [0xaa; 16]);

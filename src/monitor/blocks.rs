@@ -8,9 +8,12 @@
 //!     every id found in a ring is below `len`.
 //! I2: ids are never reused, also across code-cache flushes; the profile
 //!     aggregates by guest address.
+//! I3: a block's host address is set once, after its code is committed
+//!     and before it runs (release); readers that see it non-zero also see
+//!     the generation (cache/shared.rs) the code belongs to.
 #![allow(unsafe_code)]
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// How a block ends, as the monitor needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -46,6 +49,10 @@ pub struct BlockMeta {
 #[derive(Debug)]
 pub struct BlockTable {
     base: *mut BlockMeta,
+    /// Per id: host entry address once committed (0 before), and the
+    /// code-cache generation it was made in (I3).
+    hosts: *mut AtomicU64,
+    gens: *mut AtomicU64,
     cap: u32,
     len: AtomicU32,
 }
@@ -61,8 +68,13 @@ impl BlockTable {
     pub fn new(cap: u32) -> std::io::Result<BlockTable> {
         let bytes = cap as usize * std::mem::size_of::<BlockMeta>();
         let p = crate::anon::map(bytes, libc::MAP_NORESERVE)?;
+        // Zeroed memory is a valid AtomicU64 0.
+        let hosts = crate::anon::map(cap as usize * 8, libc::MAP_NORESERVE)?;
+        let gens = crate::anon::map(cap as usize * 8, libc::MAP_NORESERVE)?;
         Ok(BlockTable {
             base: p as *mut BlockMeta,
+            hosts: hosts as *mut AtomicU64,
+            gens: gens as *mut AtomicU64,
             cap,
             len: AtomicU32::new(0),
         })
@@ -85,6 +97,28 @@ impl BlockTable {
         let n = self.len.load(Ordering::Acquire);
         // SAFETY: entries below len are initialised and immutable.
         unsafe { std::slice::from_raw_parts(self.base, n as usize) }
+    }
+
+    /// Record where block `id`'s code starts, made in generation `gen` (I3).
+    pub fn set_host(&self, id: u32, host: u64, gen: u64) {
+        assert!(id < self.len(), "host for unpublished block {id}");
+        // SAFETY: id < cap; atomics in zeroed memory.
+        unsafe {
+            (*self.gens.add(id as usize)).store(gen, Ordering::Relaxed);
+            (*self.hosts.add(id as usize)).store(host, Ordering::Release);
+        }
+    }
+
+    /// Host entry and generation of block `id`, once its code exists (I3).
+    pub fn host(&self, id: u32) -> Option<(u64, u64)> {
+        if id >= self.len() {
+            return None;
+        }
+        // SAFETY: id < cap; atomics in zeroed memory.
+        unsafe {
+            let h = (*self.hosts.add(id as usize)).load(Ordering::Acquire);
+            (h != 0).then(|| (h, (*self.gens.add(id as usize)).load(Ordering::Relaxed)))
+        }
     }
 
     pub fn len(&self) -> u32 {

@@ -33,7 +33,7 @@ pub struct CtxNode {
 }
 
 /// Children a node remembers without hashing.
-const RECENT: usize = 4;
+const RECENT: usize = 8;
 
 impl CtxNode {
     fn new(parent: u32, func: u64) -> CtxNode {
@@ -70,7 +70,10 @@ impl CallTree {
     /// Add `insns` to node `n` (I1).
     #[inline]
     pub fn charge(&mut self, n: u32, insns: u64) {
-        self.nodes[n as usize].self_insns += insns;
+        // Wrapping: instructions that did not retire are taken back from
+        // a count that may not have been charged yet (tables.rs).
+        let s = &mut self.nodes[n as usize].self_insns;
+        *s = s.wrapping_add(insns);
     }
 
     /// A call from context `parent` to `func`: the callee's context.

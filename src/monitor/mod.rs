@@ -13,13 +13,20 @@
 //! Ring entries: a value below `TAG` is a `BlockId`. `TAG_SYSCALL | nr` is
 //! followed by three words: result (low, high) and the duration in ns
 //! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
-//! `rep` string instruction.
+//! `rep` string instruction. `TAG_UNRETIRED` is followed by how many of the
+//! instructions of the block entered last did not retire (it stopped early).
+//! `TAG_UNRETIRED_REP` is the same for a block whose `rep` instruction
+//! faulted part way: the `TAG_REP` record before it (closed with ECX at the
+//! fault) counts that instruction's completed iterations only.
+//! `TAG_SB_ENTRY | id`, `TAG_SB_EXIT | k` and `TAG_SB_PARTIAL | m` are
+//! single words (superblock/mod.rs).
 #![allow(unsafe_code)]
 
 pub mod blocks;
 pub mod calltree;
 pub mod ring;
-mod tables;
+pub mod superblock;
+pub mod tables;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,23 +34,41 @@ use std::thread::JoinHandle;
 
 pub use blocks::{BlockMeta, BlockTable, ExitKind};
 pub use ring::Ring;
-pub use tables::{SyscallStat, Tables};
+pub use tables::{SbConfig, SyscallStat, Tables};
 
 /// Entries with this bit set are tagged records, not block ids.
 pub const TAG: u32 = 0x8000_0000;
-/// Bits 31..30 = 10: a syscall record; the number is in the low 30 bits
-/// (11 is kept for superblock records).
+/// Bits 31..30 = 10: a syscall record; the number is in the low 30 bits.
 pub const TAG_SYSCALL: u32 = 0x8000_0000;
 pub const NR_MASK: u32 = 0x3fff_ffff;
 /// A `rep` string instruction ran: followed by ECX before and ECX after.
 pub const TAG_REP: u32 = 0xc000_0001;
+/// Bits 31..28 = 1110: superblock `id` (low 28 bits) entered.
+pub const TAG_SB_ENTRY: u32 = 0xe000_0000;
+/// Bits 31..27 = 11110: the open superblock pass left through exit `k`.
+pub const TAG_SB_EXIT: u32 = 0xf000_0000;
+/// Bits 31..27 = 11111: the open pass stopped abnormally in member `m`.
+pub const TAG_SB_PARTIAL: u32 = 0xf800_0000;
+/// Superblock ids and exit indices fit below this.
+pub const SB_ID_LIMIT: u32 = 1 << 27;
+
+/// The block entered last stopped early (a fault, a trap that does not
+/// retire, a store into translated code): followed by the number of its
+/// counted instructions that did not retire.
+pub const TAG_UNRETIRED: u32 = 0xc000_0002;
+/// The `rep` string instruction of the last `TAG_REP` record faulted: it
+/// retired only its completed iterations (ECX before minus ECX at the
+/// fault); followed by the number of counted instructions after it in its
+/// block (which did not retire).
+pub const TAG_UNRETIRED_REP: u32 = 0xc000_0003;
 
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
-    if tag == TAG_REP {
-        2
-    } else {
-        3
+    match tag {
+        TAG_REP => 2,
+        TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
+        t if t >= TAG_SB_ENTRY => 0,
+        _ => 3,
     }
 }
 
@@ -104,7 +129,11 @@ fn thread_cpu_seconds() -> f64 {
 impl Monitor {
     /// Start the monitor, pinned to a core other than the calling (guest)
     /// thread's when at least two are available.
-    pub fn start(blocks: Arc<BlockTable>) -> Monitor {
+    pub fn start(
+        blocks: Arc<BlockTable>,
+        sb: SbConfig,
+        builder: Option<superblock::Builder>,
+    ) -> Monitor {
         let shared = Arc::new(Shared {
             rings: Mutex::new(Vec::new()),
             blocks,
@@ -141,7 +170,7 @@ impl Monitor {
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);
-                let tables = run(&s2);
+                let tables = run(&s2, sb, builder);
                 (tables, thread_cpu_seconds(), pinned)
             })
             .expect("spawn the monitor thread");
@@ -201,14 +230,19 @@ const BACKOFF_NS: i64 = 50_000;
 /// little it waits `BACKOFF_NS` (a futex wait on the doorbell, which a
 /// producer facing a full segment rings) instead of spinning. The ring is
 /// far larger than what a guest produces in that time.
-fn run(shared: &Shared) -> Tables {
-    let mut tables = Tables::default();
+fn run(shared: &Shared, sb: SbConfig, mut builder: Option<superblock::Builder>) -> Tables {
+    let mut tables = Tables::new(sb);
     loop {
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
         let mut found = 0usize;
         for (t, r) in rings.iter().enumerate() {
             found += drain(&mut tables, t, r, &shared.blocks);
+        }
+        if let Some(b) = builder.as_mut() {
+            if !stop && b.has_work(&tables) {
+                b.work(&mut tables);
+            }
         }
         if found >= BATCH {
             continue;
@@ -222,6 +256,10 @@ fn run(shared: &Shared) -> Tables {
                 tables.wait_ns += r.ring.shared.wait_ns.load(Ordering::Relaxed);
             }
             tables.finish();
+            if let Some(b) = builder {
+                tables.superblocks = b.records;
+                tables.build_stats = b.stats;
+            }
             return tables;
         }
         let seen = shared.doorbell.load(Ordering::Acquire);

@@ -9,6 +9,7 @@
 //! Usage: `Profile::build(&inputs)`, then `write_json(path)` / `summary()`.
 
 pub mod diff;
+pub mod dump;
 pub mod export;
 mod modules;
 pub mod read;
@@ -21,6 +22,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::monitor::superblock::build::{BuildStats, SbRecord};
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::syscall::strace;
 pub use modules::{hex, Module, Modules, ANON};
@@ -56,6 +58,10 @@ pub struct Totals {
     pub guest_instructions: u64,
     /// Of those, iterations of `rep` string instructions beyond the first.
     pub rep_extra_iterations: u64,
+    /// Instructions of entered blocks that did not retire (the block
+    /// stopped early at a fault, a trap that does not retire, or a store
+    /// into translated code); left out of `guest_instructions`.
+    pub unretired_instructions: u64,
     pub block_executions: u64,
     pub translated_blocks: u64,
     /// Block executions by how the block ended.
@@ -117,6 +123,55 @@ pub struct ContextRecord {
     pub self_instructions: u64,
 }
 
+/// A superblock as the profile records it: what was built, and how it ran.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct SuperblockEntry {
+    #[serde(flatten)]
+    pub record: SbRecord,
+    pub head_symbol: Option<String>,
+    /// Dropped by a code-cache flush before the end of the run.
+    pub flushed: bool,
+    /// Entries from outside the superblock.
+    pub entries: u64,
+    /// Passes that ran to the end and looped back to the start.
+    pub loops: u64,
+    /// Passes that ran each member.
+    pub member_runs: Vec<u64>,
+    pub exit_counts: Vec<u64>,
+    /// Passes that stopped inside (a fault, a store into code, a signal).
+    pub partial_exits: u64,
+    /// Names of guest addresses, for dumps (not stored).
+    #[serde(skip)]
+    pub names: std::collections::HashMap<u64, String>,
+}
+
+impl SuperblockEntry {
+    /// An entry for a superblock that has not run yet (dumps as built).
+    pub fn unrun(record: SbRecord) -> SuperblockEntry {
+        SuperblockEntry {
+            head_symbol: None,
+            flushed: false,
+            entries: 0,
+            loops: 0,
+            member_runs: vec![0; record.members.len()],
+            exit_counts: vec![0; record.exits.len()],
+            partial_exits: 0,
+            names: Default::default(),
+            record,
+        }
+    }
+}
+
+/// What building superblocks came to.
+#[derive(Debug, Serialize)]
+pub struct SuperblockStats {
+    #[serde(flatten)]
+    pub build: BuildStats,
+    /// Superblock records that did not fit the protocol (0 unless hotlift
+    /// has a bug).
+    pub record_errors: u64,
+}
+
 /// A piece of host code in the code cache and the guest block it runs.
 #[derive(Debug, Serialize)]
 pub struct Translation {
@@ -156,6 +211,8 @@ pub struct Profile {
     pub ring: Option<RingStats>,
     pub code_cache_flushes: u64,
     pub translations: Vec<Translation>,
+    pub superblocks: Vec<SuperblockEntry>,
+    pub superblock_stats: SuperblockStats,
 }
 
 /// What `Profile::build` needs.
@@ -207,6 +264,7 @@ impl Profile {
         // I1: aggregate every translation of one guest address.
         totals.guest_instructions = t.rep_extra;
         totals.rep_extra_iterations = t.rep_extra;
+        totals.unretired_instructions = t.unretired;
         let mut by_addr: BTreeMap<u64, BlockRecord> = BTreeMap::new();
         for (id, m) in inp.blocks.iter().enumerate() {
             let count = t.count(id);
@@ -257,6 +315,8 @@ impl Profile {
                 _ => {}
             }
         }
+        // Every unretired instruction was counted with its block above.
+        totals.guest_instructions = totals.guest_instructions.saturating_sub(t.unretired);
         let call_tree = t
             .tree
             .nodes
@@ -311,6 +371,24 @@ impl Profile {
             })
             .collect();
         let blocks = by_addr.into_values().collect();
+        let superblocks = t
+            .superblocks
+            .iter()
+            .map(|r| {
+                let acc = t.sbs.get(r.id as usize);
+                let mut e = SuperblockEntry::unrun(r.clone());
+                e.head_symbol = modules.locate(r.head).2;
+                e.flushed = r.generation != inp.flushes;
+                if let Some(a) = acc {
+                    e.entries = a.entries;
+                    e.loops = a.loops;
+                    e.member_runs = a.member_runs();
+                    e.exit_counts = a.exit_counts();
+                    e.partial_exits = a.partial_exits;
+                }
+                e
+            })
+            .collect();
         Profile {
             schema_version: SCHEMA_VERSION,
             tool: format!("hotlift {}", env!("CARGO_PKG_VERSION")),
@@ -338,6 +416,11 @@ impl Profile {
             ring,
             code_cache_flushes: inp.flushes,
             translations,
+            superblocks,
+            superblock_stats: SuperblockStats {
+                build: t.build_stats,
+                record_errors: t.sb_record_errors,
+            },
         }
     }
 

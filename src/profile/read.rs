@@ -75,6 +75,9 @@ pub struct Totals {
     pub guest_instructions: u64,
     #[serde(default)]
     pub rep_extra_iterations: u64,
+    /// Instructions of entered blocks that did not retire (newer profiles).
+    #[serde(default)]
+    pub unretired_instructions: u64,
     #[serde(default)]
     pub block_executions: u64,
 }

@@ -300,11 +300,11 @@ pub unsafe extern "C" fn handle_host_signal(
                 len: 0,
             };
             let name = sig_name(sig);
-            let _ = match vm.cache.guest_pc(pc) {
-                Some((_, g)) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
+            let _ = match vm.cache.guest_at(pc) {
+                Some(g) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
                     writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g} (data address {fault_addr:#x})")
                 }
-                Some((_, g)) => writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g}"),
+                Some(g) => writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g}"),
                 None => writeln!(
                     msg,
                     "hotlift: guest killed by SIG{name} in translated code at host {pc:#x}"
@@ -329,9 +329,12 @@ pub unsafe extern "C" fn handle_host_signal(
     // SAFETY: as above; the earlier borrow has ended.
     if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
         if code > 0 && sig != libc::SIGTRAP {
+            vm.note_leave(pc);
             vm.ctx.exit_arg = sig as u32;
-            if let Some((_, g)) = vm.cache.guest_pc(pc) {
-                vm.ctx.rip = g.0;
+            if let Some(loc) = vm.cache.locate(pc) {
+                vm.ctx.rip = loc.guest.0;
+                // For the count: the dispatcher leaves out what never ran.
+                vm.fault = Some((loc, uc.uc_mcontext.gregs[libc::REG_RCX as usize] as u64));
             }
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
             return;
@@ -359,6 +362,12 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
     let floor = vm.cache.mem.floor_addr();
     if in_code && pc >= floor {
         // Translated code may run on for ever without an exit: leave now.
+        // Inside a ring-bracketed rep a TAG_REP record may be open, which
+        // a partial record must not follow: the pass then closes at its
+        // head at the end (a killed run's last block is approximate).
+        if !vm.cache.locate(pc).is_some_and(|l| l.rep_ring) {
+            vm.note_leave(pc);
+        }
         vm.ctx.exit_arg = sig;
         uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.cache.fatal_stub.0 as i64;
         return;

@@ -2,7 +2,8 @@
  * through a table, recursion, a switch, setjmp/longjmp (returns that do
  * not match calls) and a few syscalls. Argument selects how it ends:
  * "exit" (return from main), "exit_group" (_exit), "segv", "abort",
- * "trap" (int3). */
+ * "trap" (int3). A second argument sets the main loop's iterations
+ * (default 20000). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,8 +27,9 @@ static void deep(int n) {
 
 int main(int argc, char **argv) {
     const char *how = argc > 1 ? argv[1] : "exit";
+    int iters = argc > 2 ? atoi(argv[2]) : 20000;
     volatile int acc = 0;
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < iters; i++) {
         if (i % 3 == 0)
             acc += ops[i % 3](acc, i);
         else if (i % 7 == 0)

@@ -395,3 +395,5 @@ rt_vbuf: .skip 64
 .globl rt_cmp_a, rt_cmp_b
 rt_cmp_a: .skip 8
 rt_cmp_b: .skip 8
+.globl rt_argc
+rt_argc: .skip 8   /* argc, when the test used SAVE_ARGC (rt.h) */

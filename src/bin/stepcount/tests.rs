@@ -71,7 +71,7 @@ fn build_in(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 fn trace_with_limit(exe: &Path, limit: u64) -> Outcome {
     let pid = spawn_traced(&[OsString::from(exe)]).expect("spawn");
-    count_instructions(pid, limit).expect("trace")
+    count_instructions(pid, limit, None).expect("trace")
 }
 
 /// Builds and runs one program; `None` when gcc is missing.
@@ -159,6 +159,32 @@ dst: .fill 100, 1, 0
 fn rep_movsb_counts_each_iteration() {
     // 3 + 100 iterations + 3; the copy really happened (exit 7).
     assert_outcome(count("rep100", &rep_program(100)), 106, End::Exited(7));
+}
+
+/// T5: the trace holds one address per count, in order: the entry point
+/// first, a `rep` instruction once per iteration, the exit `syscall` last.
+#[test]
+fn trace_lists_every_counted_instruction() {
+    if !gcc_available() {
+        return;
+    }
+    let scratch = Scratch::new("trace");
+    let exe = build_in(&scratch.0, "rep3", &rep_program(3));
+    let pid = spawn_traced(&[OsString::from(&exe)]).expect("spawn");
+    let mut trace = Vec::new();
+    let outcome = count_instructions(pid, u64::MAX, Some(&mut trace)).expect("trace");
+    assert_eq!(outcome.instructions, 9);
+    let ips: Vec<u64> = trace
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    assert_eq!(ips.len(), 9);
+    // lea (7 bytes), lea (7), mov ecx (5), then rep movsb (2) three times.
+    let entry = ips[0];
+    let rep = entry + 19;
+    assert_eq!(ips[1..6], [entry + 7, entry + 14, rep, rep, rep]);
+    assert_eq!(ips[6], rep + 2);
+    assert!(ips.windows(2).all(|w| w[1] >= w[0]), "{ips:x?}");
 }
 
 #[test]

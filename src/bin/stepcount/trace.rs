@@ -33,9 +33,15 @@
 //!   instruction address for the first time (the cache grows).
 //! - **T4** `next_ip` is the rip of the instruction the next step runs: the
 //!   trap address of a TRAP_TRACE stop, else read with `PTRACE_GETREGS`.
+//! - **T5** A step counts at most one instruction, the one at `next_ip` when
+//!   it started (T1, T4), so the trace (`--trace`) is exact: one address per
+//!   count, the `rep` instruction's address once per iteration, 0 for the
+//!   `execve` that replaced the image (its address is not read).
 //!
 //! Raw `libc` calls are used for stepping and waiting because nix's `Signal`
 //! and `WaitStatus` cannot represent real-time signals.
+
+use std::io::Write;
 
 use nix::errno::Errno;
 use nix::sys::ptrace;
@@ -74,6 +80,8 @@ pub enum TraceError {
         pid: Pid,
         errno: Errno,
     },
+    #[error("cannot write the trace: {0}")]
+    TraceOutput(#[source] std::io::Error),
 }
 
 /// A rip no instruction can have (page 0 cannot be mapped): "not known".
@@ -86,7 +94,14 @@ const SI_CODE_HANDLER_ENTRY: i32 = libc::SIGTRAP;
 /// Single-steps `pid` (stopped at its entry point, from
 /// [`spawn_traced`](super::spawn::spawn_traced)) until it exits or is
 /// killed, or until it retires more than `limit` instructions.
-pub fn count_instructions(pid: Pid, limit: u64) -> Result<Outcome, TraceError> {
+///
+/// With `trace`, the address of every instruction counted is written to it
+/// as a little-endian `u64`, in order (T5).
+pub fn count_instructions(
+    pid: Pid,
+    limit: u64,
+    mut trace: Option<&mut dyn Write>,
+) -> Result<Outcome, TraceError> {
     let fail = |what| move |errno| TraceError::Ptrace { what, pid, errno };
     let next_ip = ptrace::getregs(pid).map_err(fail("PTRACE_GETREGS"))?.rip;
     let mut stepper = Stepper {
@@ -100,7 +115,8 @@ pub fn count_instructions(pid: Pid, limit: u64) -> Result<Outcome, TraceError> {
     };
 
     let end = loop {
-        let kind = stepper.code.kind_at(pid, stepper.next_ip);
+        let (ip, counted) = (stepper.next_ip, stepper.count);
+        let kind = stepper.code.kind_at(pid, ip);
         let delivering = std::mem::take(&mut stepper.pass_on);
         if kind == Kind::Syscall && delivering == 0 {
             let regs = ptrace::getregs(pid).map_err(fail("PTRACE_GETREGS"))?;
@@ -115,22 +131,31 @@ pub fn count_instructions(pid: Pid, limit: u64) -> Result<Outcome, TraceError> {
             Err(e) => return Err(fail("PTRACE_SINGLESTEP")(e)),
         }
         let status = raw_wait(pid).map_err(fail("waitpid"))?;
-        if libc::WIFEXITED(status) {
+        let stopped = if libc::WIFEXITED(status) {
             stepper.count += 1; // C4: the exit syscall this step ran
-            break End::Exited(libc::WEXITSTATUS(status) as u8);
-        }
-        if libc::WIFSIGNALED(status) {
-            break End::Killed(libc::WTERMSIG(status));
-        }
-        match stepper.on_stop(status, kind, delivering) {
-            Ok(None) => {}
-            Ok(Some(end)) => {
-                kill_and_reap(pid);
-                break end;
+            Some(End::Exited(libc::WEXITSTATUS(status) as u8))
+        } else if libc::WIFSIGNALED(status) {
+            Some(End::Killed(libc::WTERMSIG(status)))
+        } else {
+            match stepper.on_stop(status, kind, delivering) {
+                Ok(None) => None,
+                Ok(Some(end)) => {
+                    kill_and_reap(pid);
+                    Some(end)
+                }
+                // ESRCH: the program was killed meanwhile; waitpid reports it.
+                Err(Errno::ESRCH) => None,
+                Err(e) => return Err(fail("reading or fixing the program's state")(e)),
             }
-            // ESRCH: the program was killed meanwhile; waitpid reports it.
-            Err(Errno::ESRCH) => {}
-            Err(e) => return Err(fail("reading or fixing the program's state")(e)),
+        };
+        if let Some(out) = trace.as_deref_mut() {
+            if stepper.count > counted {
+                out.write_all(&ip.to_le_bytes())
+                    .map_err(TraceError::TraceOutput)?;
+            }
+        }
+        if let Some(end) = stopped {
+            break end;
         }
         if stepper.count > limit {
             kill_and_reap(pid);

@@ -7,7 +7,11 @@
 //!     block costs the block's count; the iterations of `rep` string
 //!     instructions beyond the first (the profile does not say which block
 //!     ran them) are one cost line of the pseudo-function
-//!     `[rep string iterations]`.
+//!     `[rep string iterations]`. What the blocks' costs hold beyond the
+//!     total (instructions that did not retire: `unretired_instructions`)
+//!     comes off the last instructions of the block the guest ended in (a
+//!     fatal fault or trap), then off the pseudo-function; if the costs
+//!     still differ from the total, a comment in the file says so.
 //! I2: a block is costed per instruction when the module's file holds its
 //!     bytes and decoding them gives exactly the profile's size and
 //!     instruction count; otherwise its whole cost sits at its first
@@ -69,6 +73,21 @@ fn shape(images: &Images, b: &Block) -> Option<Shape> {
         _ => None,
     };
     Some(Shape { ips, target })
+}
+
+/// The block the guest ended in: the one whose outgoing edges add up to
+/// less than its count (docs/PROFILE.md, `edges[]`).
+fn final_block(doc: &ProfileDoc) -> Option<&Block> {
+    if doc.edges.is_empty() {
+        return None;
+    }
+    let mut out: HashMap<u64, u64> = HashMap::new();
+    for e in &doc.edges {
+        *out.entry(e.from).or_insert(0) += e.count;
+    }
+    doc.blocks
+        .iter()
+        .find(|b| b.count > out.get(&b.addr).copied().unwrap_or(0))
 }
 
 /// Name compression (`(id) name` on first use, `(id)` after).
@@ -170,6 +189,36 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
             shapes.insert(b.addr, s);
         }
     }
+    // I1: what the costs hold beyond the total (unretired instructions)
+    // comes off the block the guest ended in (a fatal fault or trap), last
+    // instructions first, then off the rep pseudo-function; a remainder
+    // either way is noted in the file.
+    let blocks_sum: u64 = funcs.values().flat_map(|f| f.costs.values()).sum();
+    let total = doc.totals.guest_instructions;
+    let mut excess = (blocks_sum + doc.totals.rep_extra_iterations).saturating_sub(total);
+    if let Some(b) = final_block(doc).filter(|_| excess > 0) {
+        let ips: Vec<u64> = shapes
+            .get(&b.addr)
+            .map_or_else(|| vec![b.addr], |s| s.ips.clone());
+        let per_ip = shapes.contains_key(&b.addr);
+        if let Some(f) = funcs.get_mut(&fn_of(b.addr, b.symbol.as_deref())) {
+            for ip in ips.iter().rev() {
+                let Some(c) = f.costs.get_mut(ip) else {
+                    continue;
+                };
+                let take = if per_ip { excess.min(1) } else { excess }.min(*c);
+                *c -= take;
+                excess -= take;
+                if excess == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    let rep = doc.totals.rep_extra_iterations.saturating_sub(excess);
+    let placed: u64 = funcs.values().flat_map(|f| f.costs.values()).sum::<u64>() + rep;
+    let unplaced = (placed != total).then_some(placed);
+
     // Jumps (conditional, direct, fall-through into a block, indirect):
     // from the profile's edges when it has them, else from the decoded
     // targets and branch counts.
@@ -326,7 +375,11 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
         }
         s.push('\n');
     }
-    let rep = doc.totals.rep_extra_iterations;
+    if let Some(placed) = unplaced {
+        s.push_str(&format!(
+            "# the costs add up to {placed}, the profile's total is {total}: unretired instructions it does not place\n"
+        ));
+    }
     if rep > 0 {
         let ob = obs.get(&doc.binary.path);
         s.push_str(&format!(

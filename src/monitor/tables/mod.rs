@@ -24,14 +24,47 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod passes;
+
 use super::calltree::{CallTree, ROOT};
-use super::{BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SYSCALL};
+use super::superblock::{Request, Trigger};
+use super::{
+    BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SYSCALL,
+    TAG_UNRETIRED, TAG_UNRETIRED_REP,
+};
+pub use passes::{PassOp, SbAccount};
 
 /// No block (an empty way, no previous block).
 const NONE: u32 = u32::MAX;
-/// `Slot::flags`: the block ends with a call / a return.
+/// The payload of a superblock record.
+const SB_MASK: u32 = super::SB_ID_LIMIT - 1;
+/// `Slot::flags`: the block ends with a call / a return / an indirect
+/// transfer (returns and indirect calls too).
 const F_CALL: u8 = 1;
 const F_RETURN: u8 = 2;
+const F_INDIRECT: u8 = 4;
+/// Flags that need `call_or_return`.
+const F_SHADOW: u8 = F_CALL | F_RETURN;
+
+/// When the monitor asks for superblocks (superblock/mod.rs).
+#[derive(Debug, Clone, Copy)]
+pub struct SbConfig {
+    pub enabled: bool,
+    /// A block entered by a direct transfer this many times.
+    pub block_threshold: u32,
+    /// An indirect edge taken this many times.
+    pub edge_threshold: u32,
+}
+
+impl Default for SbConfig {
+    fn default() -> Self {
+        SbConfig {
+            enabled: false,
+            block_threshold: u32::MAX,
+            edge_threshold: u32::MAX,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct SyscallStat {
@@ -74,16 +107,24 @@ struct Slot {
     /// Call blocks: the return address pushed.
     ret: u64,
     insns: u32,
+    /// Ask for a superblock here when `count` reaches this (u32::MAX: no).
+    trigger: u32,
+    /// Indirect blocks: ask for one at a successor when a way's count
+    /// reaches this.
+    way_trigger: u32,
     flags: u8,
 }
 
 impl Slot {
-    fn new(m: &BlockMeta) -> Slot {
+    fn new(m: &BlockMeta, sb: &SbConfig) -> Slot {
         let flags = match m.exit {
-            ExitKind::Call | ExitKind::IndirectCall => F_CALL,
-            ExitKind::Return => F_RETURN,
+            ExitKind::Call => F_CALL,
+            ExitKind::IndirectCall => F_CALL | F_INDIRECT,
+            ExitKind::Return => F_RETURN | F_INDIRECT,
+            ExitKind::IndirectJump => F_INDIRECT,
             _ => 0,
         };
+        let on = |t: u32| if sb.enabled { t } else { u32::MAX };
         Slot {
             count: 0,
             way: [NONE; 2],
@@ -91,6 +132,12 @@ impl Slot {
             guest: m.guest,
             ret: m.next,
             insns: m.insns,
+            trigger: on(sb.block_threshold),
+            way_trigger: if flags & F_INDIRECT != 0 {
+                on(sb.edge_threshold)
+            } else {
+                u32::MAX
+            },
             flags,
         }
     }
@@ -115,6 +162,14 @@ struct ThreadState {
     acc: u64,
     pending: Vec<u32>,
     pending_need: usize,
+    /// ECX before and after of the last `TAG_REP` record.
+    last_rep: (u32, u32),
+    /// The superblock whose pass is open (passes.rs), or NONE.
+    pass: u32,
+    /// While a lazy pass is open: its superblock's entry record (a loop
+    /// back to the start, passes.rs fast path) and its instructions.
+    loop_word: u32,
+    loop_insns: u64,
 }
 
 impl Default for ThreadState {
@@ -126,6 +181,10 @@ impl Default for ThreadState {
             acc: 0,
             pending: Vec::new(),
             pending_need: 0,
+            last_rep: (0, 0),
+            pass: NONE,
+            loop_word: 0,
+            loop_insns: 0,
         }
     }
 }
@@ -153,8 +212,21 @@ pub struct Tables {
     /// Iterations of `rep` string instructions beyond their first (the
     /// block counts count each such instruction once).
     pub rep_extra: u64,
+    /// Instructions of entered blocks that did not retire because the block
+    /// stopped early (`TAG_UNRETIRED`); the block counts include them.
+    pub unretired: u64,
     threads: Vec<ThreadState>,
     finished: bool,
+    pub sb: SbConfig,
+    /// Superblocks asked for since the builder last looked.
+    pub requests: Vec<Request>,
+    /// Per superblock id: its members and pass counts (passes.rs).
+    pub sbs: Vec<SbAccount>,
+    /// Records that did not fit the superblock protocol (must stay 0).
+    pub sb_record_errors: u64,
+    /// What the builder made (filled at the end).
+    pub superblocks: Vec<super::superblock::build::SbRecord>,
+    pub build_stats: super::superblock::build::BuildStats,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -163,7 +235,8 @@ pub const SYSCALL_LOG_LIMIT: usize = 1 << 20;
 impl Tables {
     /// Tables holding only block counts (`--count-inline`).
     pub fn from_counts(counts: &[u64], blocks: &[BlockMeta]) -> Tables {
-        let mut slots: Vec<Slot> = blocks.iter().map(Slot::new).collect();
+        let sb = SbConfig::default();
+        let mut slots: Vec<Slot> = blocks.iter().map(|m| Slot::new(m, &sb)).collect();
         for (s, &c) in slots.iter_mut().zip(counts) {
             s.count = c;
         }
@@ -189,7 +262,17 @@ impl Tables {
             "ring entry {id} is not a published block (block table I1)"
         );
         let have = self.slots.len();
-        self.slots.extend(table[have..].iter().map(Slot::new));
+        let sb = self.sb;
+        self.slots
+            .extend(table[have..].iter().map(|m| Slot::new(m, &sb)));
+    }
+
+    /// Tables that ask for superblocks as `sb` says.
+    pub fn new(sb: SbConfig) -> Tables {
+        Tables {
+            sb,
+            ..Tables::default()
+        }
     }
 
     /// Process a batch of entries of guest thread `t` (monitor I1).
@@ -200,34 +283,95 @@ impl Tables {
         let mut st = std::mem::take(&mut self.threads[t]);
         self.entries += entries.len() as u64;
         for &e in entries {
-            if st.pending_need > 0 || e & TAG != 0 {
-                self.record_word(&mut st, e);
+            if e & TAG != 0 || st.pending_need > 0 {
+                if e == st.loop_word && st.pending_need == 0 {
+                    // A lazy superblock looped back to its start.
+                    self.sbs[st.pass as usize].loops += 1;
+                    st.acc += st.loop_insns;
+                } else if e >= TAG_SB_ENTRY && st.pending_need == 0 {
+                    self.sb_record(&mut st, e);
+                } else {
+                    self.record_word(&mut st, e);
+                }
                 continue;
             }
             let id = e as usize;
             if id >= self.slots.len() {
                 self.grow(id, blocks);
             }
+            if st.pass != NONE {
+                self.close_implicit(&mut st, e);
+            }
             let p = st.prev;
             if p != NONE {
-                let ps = &mut self.slots[p as usize];
-                if ps.way[0] == e {
-                    ps.way_n[0] += 1;
-                } else if ps.way[1] == e {
-                    ps.way_n[1] += 1;
-                } else {
-                    self.edge_miss(p, e);
-                }
-                if self.slots[p as usize].flags != 0 {
-                    self.call_or_return(&mut st, p, e);
-                }
+                self.transition(&mut st, p, e);
             }
             let s = &mut self.slots[id];
             s.count += 1;
             st.acc += s.insns as u64;
+            if s.count == s.trigger as u64 {
+                self.count_trigger(e, p);
+            }
             st.prev = e;
         }
         self.threads[t] = st;
+    }
+
+    /// Count the transition `p` → `e` of a thread (I1) and move it in the
+    /// calling-context tree.
+    #[inline(always)]
+    fn transition(&mut self, st: &mut ThreadState, p: u32, e: u32) {
+        let ps = &mut self.slots[p as usize];
+        // Branch-free on the hot path: which way is taken is as random as
+        // the guest's branches are.
+        let (h0, h1) = (u64::from(ps.way[0] == e), u64::from(ps.way[1] == e));
+        ps.way_n[0] += h0;
+        ps.way_n[1] += h1;
+        if h0 | h1 == 0 {
+            self.edge_miss(p, e);
+        } else if ps.way_trigger != u32::MAX {
+            let n = ps.way_n[h1 as usize];
+            if n == ps.way_trigger as u64 {
+                self.edge_trigger(p, e, n);
+            }
+        }
+        if self.slots[p as usize].flags & F_SHADOW != 0 {
+            self.call_or_return(st, p, e);
+        }
+    }
+
+    /// Block `e` reached its count threshold; entered from `p` this time.
+    #[cold]
+    fn count_trigger(&mut self, e: u32, p: u32) {
+        let direct = p == NONE || self.slots[p as usize].flags & F_INDIRECT == 0;
+        let s = &mut self.slots[e as usize];
+        if direct {
+            let threshold = s.trigger as u64;
+            s.trigger = u32::MAX;
+            self.requests.push(Request {
+                head: e,
+                trigger: Trigger::Block {
+                    count: s.count,
+                    threshold,
+                },
+            });
+        } else if s.trigger < u32::MAX - 1 {
+            // Entered indirectly: ask at the next direct entry instead.
+            s.trigger += 1;
+        }
+    }
+
+    /// The indirect edge `p` → `e` reached its threshold.
+    #[cold]
+    fn edge_trigger(&mut self, p: u32, e: u32, count: u64) {
+        self.requests.push(Request {
+            head: e,
+            trigger: Trigger::IndirectEdge {
+                from: self.slots[p as usize].guest,
+                count,
+                threshold: self.slots[p as usize].way_trigger as u64,
+            },
+        });
     }
 
     /// Successor `e` of `p` is in neither way: a free way, or the edge
@@ -246,6 +390,10 @@ impl Tables {
         let slot = &mut self.ecache[ecache_index(p, e)];
         if slot.p == p && slot.e == e {
             slot.n += 1;
+            let n = slot.n;
+            if n == self.slots[p as usize].way_trigger as u64 {
+                self.edge_trigger(p, e, n);
+            }
             return;
         }
         let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
@@ -259,27 +407,35 @@ impl Tables {
     /// in the calling-context tree and on its shadow stack.
     fn call_or_return(&mut self, st: &mut ThreadState, p: u32, e: u32) {
         let (ps, to) = (self.slots[p as usize], self.slots[e as usize].guest);
-        self.tree.charge(st.node, std::mem::take(&mut st.acc));
         if ps.flags & F_CALL != 0 {
-            st.shadow.push(Frame {
-                ret: ps.ret,
-                node: st.node,
-            });
-            self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
-            st.node = self.tree.enter(st.node, to);
+            self.do_call(st, ps.ret, to);
         } else {
-            self.returns += 1;
-            match st.shadow.last() {
-                Some(f) if f.ret == to => {
-                    st.node = f.node;
-                    st.shadow.pop();
-                }
-                _ => {
-                    self.unmatched_returns += 1;
-                    if let Some(i) = st.shadow.iter().rposition(|f| f.ret == to) {
-                        st.node = st.shadow[i].node;
-                        st.shadow.truncate(i);
-                    }
+            self.do_return(st, to);
+        }
+    }
+
+    /// A call to `to` that returns to `ret`.
+    fn do_call(&mut self, st: &mut ThreadState, ret: u64, to: u64) {
+        self.tree.charge(st.node, std::mem::take(&mut st.acc));
+        st.shadow.push(Frame { ret, node: st.node });
+        self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
+        st.node = self.tree.enter(st.node, to);
+    }
+
+    /// A return to `to`.
+    fn do_return(&mut self, st: &mut ThreadState, to: u64) {
+        self.tree.charge(st.node, std::mem::take(&mut st.acc));
+        self.returns += 1;
+        match st.shadow.last() {
+            Some(f) if f.ret == to => {
+                st.node = f.node;
+                st.shadow.pop();
+            }
+            _ => {
+                self.unmatched_returns += 1;
+                if let Some(i) = st.shadow.iter().rposition(|f| f.ret == to) {
+                    st.node = st.shadow[i].node;
+                    st.shadow.truncate(i);
                 }
             }
         }
@@ -307,13 +463,25 @@ impl Tables {
             // Single-stepping counts each iteration; RCX = 0 still counts
             // the instruction once.
             let (before, after) = (rec[1], rec[2]);
-            let steps = if before == after {
-                1
-            } else {
-                before.wrapping_sub(after) as u64
-            };
-            self.rep_extra += steps - 1;
-            st.acc += steps - 1;
+            let extra = rep_steps(before, after) - 1;
+            self.rep_extra += extra;
+            st.acc += extra;
+            st.last_rep = (before, after);
+            return;
+        }
+        if rec[0] == TAG_UNRETIRED {
+            self.unretired += rec[1] as u64;
+            st.acc = st.acc.wrapping_sub(rec[1] as u64);
+            return;
+        }
+        if rec[0] == TAG_UNRETIRED_REP {
+            // The block counted the rep once and TAG_REP added steps - 1;
+            // it retired only the iterations it completed before the fault.
+            let (before, after) = st.last_rep;
+            let completed = before.wrapping_sub(after) as u64;
+            let n = rep_steps(before, after) - completed + rec[1] as u64;
+            self.unretired += n;
+            st.acc = st.acc.wrapping_sub(n);
             return;
         }
         if rec[0] & !NR_MASK == TAG_SYSCALL {
@@ -338,9 +506,16 @@ impl Tables {
             return;
         }
         self.finished = true;
-        for st in &mut self.threads {
+        let mut threads = std::mem::take(&mut self.threads);
+        for st in &mut threads {
+            if st.pass != NONE {
+                // A thread ended inside a pass with no record for it (it
+                // was killed there): count what must have run, its head.
+                self.close_at_end(st);
+            }
             self.tree.charge(st.node, std::mem::take(&mut st.acc));
         }
+        self.threads = threads;
         for p in 0..self.slots.len() {
             let s = self.slots[p];
             for w in 0..2 {
@@ -358,6 +533,15 @@ impl Tables {
                 *self.edges.entry((slot.p, to)).or_insert(0) += slot.n;
             }
         }
+        self.expand_lazy_passes();
+    }
+
+    /// The most frequent successor of block `id` among its two ways, that
+    /// successor's transition count, and the block's own count.
+    pub fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
+        let s = self.slots.get(id as usize)?;
+        let w = usize::from(s.way_n[1] > s.way_n[0]);
+        (s.way[w] != NONE).then_some((s.way[w], s.way_n[w], s.count))
     }
 
     /// Every transition counted: (source block id, target guest address)
@@ -367,9 +551,56 @@ impl Tables {
     }
 }
 
+/// How many steps a `rep` instruction that ran from ECX `before` to
+/// `after` counts: one per iteration, and one when it ran none (RCX = 0).
+fn rep_steps(before: u32, after: u32) -> u64 {
+    if before == after {
+        1
+    } else {
+        before.wrapping_sub(after) as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One block of 3 instructions with a `rep` second, entered once per
+    /// record list; what the records make of the counts.
+    fn rep_counts(records: &[u32]) -> (u64, u64) {
+        let blocks = BlockTable::new(4).unwrap();
+        blocks.push(BlockMeta {
+            insns: 3,
+            ..BlockMeta::default()
+        });
+        let mut t = Tables::default();
+        t.process(0, records, &blocks);
+        t.finish();
+        let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
+        assert_eq!(charged, 3 + t.rep_extra - t.unretired, "call tree I2");
+        (t.rep_extra, t.unretired)
+    }
+
+    #[test]
+    fn unretired_instructions_leave_the_count() {
+        // rep ran 96 of 200 iterations, then the block ran to its end.
+        assert_eq!(rep_counts(&[0, TAG_REP, 200, 104]), (95, 0));
+        // ud2 ends the block: 1 instruction did not retire.
+        assert_eq!(rep_counts(&[0, TAG_UNRETIRED, 1]), (0, 1));
+        // The rep faulted after 96 iterations: they count, the last
+        // instruction does not.
+        assert_eq!(
+            rep_counts(&[0, TAG_REP, 200, 104, TAG_UNRETIRED_REP, 1]),
+            (95, 1)
+        );
+        // The rep faulted on its first iteration: it did not retire either.
+        assert_eq!(
+            rep_counts(&[0, TAG_REP, 200, 200, TAG_UNRETIRED_REP, 1]),
+            (0, 2)
+        );
+        // rep with RCX = 0 counts once.
+        assert_eq!(rep_counts(&[0, TAG_REP, 0, 0]), (0, 0));
+    }
 
     fn meta(guest: u64, insns: u32, exit: ExitKind, target: u64, next: u64) -> BlockMeta {
         BlockMeta {
@@ -399,7 +630,7 @@ mod tests {
     #[test]
     fn every_transition_is_counted_once_through_the_edge_cache() {
         let blocks = table();
-        let mut t = Tables::default();
+        let mut t = Tables::new(SbConfig::default());
         let mut stream = vec![];
         // The indirect block goes to four different targets in turn: two
         // stay in the ways, two go through the edge cache (I1).

@@ -1,0 +1,421 @@
+//! Emit a superblock: the members of a [`Plan`] laid out as one
+//! straight-line host block.
+//!
+//! Layout: the entry record (`TAG_SB_ENTRY | id` to the ring), then each
+//! member's body and a transition into the next member — an unconditional
+//! jump disappears, a conditional branch falls through on the hot side and
+//! branches to a side exit on the cold one, a call pushes the guest return
+//! address and goes on into the callee, a hot indirect target (or return
+//! address) is checked by a flag-free guard whose failure is a side exit —
+//! then the cold exit stubs. An exit stub first pushes `TAG_SB_EXIT | k`
+//! and then jumps to the live block for its target (or leaves to the
+//! dispatcher when there is none yet: the monitor links it later), or does
+//! the inline lookup for an indirect exit. A direct exit to a live block
+//! that no other exit of the superblock goes to, other than its own head,
+//! is implicit: it pushes nothing and jumps straight to the block, whose
+//! own entry tells the monitor which exit was taken (`implicit`).
+//!
+//! I1: as for blocks (backend I1, I2): no guest register or flag changes
+//!     except as the guest instructions would; RAX and RCX are borrowed
+//!     through `gs:` spill slots.
+//! I2: `pcs` covers the whole code: each guest instruction's code starts
+//!     at an exact entry (the machine state is the guest's there); glue is
+//!     covered by inexact entries naming the member whose pass is open, or
+//!     `u16::MAX` where no pass is open (before the entry record is pushed,
+//!     after an exit record is).
+
+use iced_x86::{Code, Instruction, Mnemonic, Register};
+
+use super::{
+    asm, condition_code, emit_body_insn, emit_ring_words, BlockEmitter, EmitEnv, EmitError,
+    Prologue, RingWord, S_RAX, S_RCX,
+};
+use crate::cache::SbPc;
+use crate::ir::Terminator;
+use crate::monitor::superblock::{ExitTo, Next, Plan};
+use crate::monitor::{TAG_SB_ENTRY, TAG_SB_EXIT};
+use crate::runtime::{exit_reason, off};
+
+/// Where a superblock is emitted and how it links.
+pub struct SbEmitEnv<'a> {
+    pub host_base: u64,
+    /// Host entry and id of the live block at a guest address, if any.
+    pub resolve: &'a dyn Fn(u64) -> Option<(u64, u32)>,
+}
+
+impl std::fmt::Debug for SbEmitEnv<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SbEmitEnv {{ host_base: {:#x} }}", self.host_base)
+    }
+}
+
+/// A superblock's code and what the monitor needs to keep about it.
+#[derive(Debug)]
+pub struct SbEmitted {
+    pub code: Vec<u8>,
+    pub pcs: Vec<SbPc>,
+    /// Direct exits that leave to the dispatcher for now: (buffer offset of
+    /// the aligned rel32 field, guest target). Patch them when the target
+    /// has code.
+    pub unresolved: Vec<(usize, u64)>,
+    /// Implicit exits: (target block id, exit index).
+    pub implicit: Vec<(u32, u32)>,
+}
+
+const NO_PASS: u16 = u16::MAX;
+
+struct SbEmitter<'a> {
+    e: BlockEmitter,
+    plan: &'a Plan,
+    pcs: Vec<SbPc>,
+    /// Jumps to the stub of exit k.
+    to_stub: Vec<(asm::Rel32, usize)>,
+    next_exit: usize,
+}
+
+impl SbEmitter<'_> {
+    /// The code from here on is member `member`'s (or no member's) with
+    /// `after` counted instructions of the member still to come.
+    fn pc(&mut self, member: u16, exact: bool, guest: u64, after: u16, rep: bool) {
+        let e = SbPc {
+            off: self.e.a.len() as u32,
+            member,
+            after,
+            rep,
+            exact,
+            guest,
+        };
+        match self.pcs.last_mut() {
+            Some(last) if last.off == e.off => *last = e,
+            _ => self.pcs.push(e),
+        }
+    }
+
+    /// The next exit in plan order (exits are numbered as they are laid
+    /// out); it must belong to `member`.
+    fn take_exit(&mut self, member: usize) -> usize {
+        let k = self.next_exit;
+        assert_eq!(
+            self.plan.exits[k].member as usize, member,
+            "exit {k} laid out in the wrong member"
+        );
+        self.next_exit += 1;
+        k
+    }
+
+    fn jmp_exit(&mut self, k: usize) {
+        let r = self.e.a.jmp_rel32();
+        self.to_stub.push((r, k));
+    }
+
+    fn jcc_exit(&mut self, cc: u8, k: usize) {
+        let r = self.e.a.jcc_rel32(cc);
+        self.to_stub.push((r, k));
+    }
+
+    fn jmp_start(&mut self) {
+        let r = self.e.a.jmp_rel32();
+        let start = self.e.a.addr_of(0);
+        self.e.a.resolve(r, start);
+    }
+
+    /// Flag-free check that RAX (guest RAX saved in S_RAX) is `expected`:
+    /// on a hit RAX and RCX are the guest's again and code goes on; on a
+    /// miss, to exit `k` with RAX = target.
+    fn guard(&mut self, expected: u64, k: usize) -> Result<(), EmitError> {
+        let a = &mut self.e.a;
+        a.store_gs(S_RCX, Register::RCX)?;
+        let neg = (expected as i64).wrapping_neg();
+        if i32::try_from(neg).is_ok() {
+            a.lea(Register::RCX, asm::mem(Register::RAX, neg))?;
+        } else {
+            a.insn(
+                &Instruction::with2(Code::Mov_r64_imm64, Register::RCX, neg as u64).expect("mov"),
+            )?;
+            a.lea(
+                Register::RCX,
+                iced_x86::MemoryOperand::with_base_index(Register::RAX, Register::RCX),
+            )?;
+        }
+        let jrcxz_at = a.len();
+        a.bytes(&[0xe3, 0]);
+        a.load_gs(Register::RCX, S_RCX)?;
+        self.jmp_exit(k);
+        let a = &mut self.e.a;
+        let hit = a.len();
+        a.buf[jrcxz_at + 1] = u8::try_from(hit - (jrcxz_at + 2)).expect("short guard");
+        a.load_gs(Register::RCX, S_RCX)?;
+        a.load_gs(Register::RAX, S_RAX)
+    }
+
+    /// `loop*`/`jrcxz` (rel8 only): control goes on at the returned
+    /// position when the branch is taken iff `on_taken`, and reaches
+    /// exit `k` otherwise.
+    fn short_branch(&mut self, insn: &Instruction, on_taken: bool, k: usize) {
+        let op: &[u8] = match insn.mnemonic() {
+            Mnemonic::Loop => &[0xe2],
+            Mnemonic::Loope => &[0xe1],
+            Mnemonic::Loopne => &[0xe0],
+            Mnemonic::Jrcxz => &[0xe3],
+            _ => &[0x67, 0xe3],
+        };
+        let addr32 = matches!(
+            insn.code(),
+            Code::Loop_rel8_64_ECX | Code::Loope_rel8_64_ECX | Code::Loopne_rel8_64_ECX
+        );
+        let a = &mut self.e.a;
+        if addr32 {
+            a.bytes(&[0x67]);
+        }
+        a.bytes(op);
+        let rel_at = a.len();
+        a.bytes(&[0]);
+        if on_taken {
+            // loop L; jmp exit; L:
+            self.jmp_exit(k);
+            let a = &mut self.e.a;
+            let l = a.len();
+            a.buf[rel_at] = u8::try_from(l - (rel_at + 1)).expect("short span");
+        } else {
+            // loop Lx; jmp short L; Lx: jmp exit; L:
+            let a = &mut self.e.a;
+            a.bytes(&[0xeb, 0]);
+            let short_at = a.len() - 1;
+            let lx = a.len();
+            a.buf[rel_at] = u8::try_from(lx - (rel_at + 1)).expect("short span");
+            self.jmp_exit(k);
+            let a = &mut self.e.a;
+            let l = a.len();
+            a.buf[short_at] = u8::try_from(l - (short_at + 1)).expect("short span");
+        }
+    }
+
+    /// Code after member `i`'s body: into the next member, back to the
+    /// start, or out.
+    fn transition(&mut self, i: usize) -> Result<(), EmitError> {
+        let m = &self.plan.members[i];
+        let hot = match m.next {
+            Next::Member => Some(self.plan.members[i + 1].ir.start),
+            Next::Head => Some(self.plan.members[0].ir.start),
+            Next::Leave => None,
+        };
+        match (&m.ir.term, hot) {
+            (Terminator::Jump { .. } | Terminator::Fallthrough { .. }, Some(_)) => {}
+            (Terminator::Call { return_to, .. }, Some(_)) => self.e.push_return(*return_to)?,
+            (
+                Terminator::Branch {
+                    insn,
+                    taken,
+                    fallthrough: _,
+                },
+                Some(hot),
+            ) => {
+                let k = self.take_exit(i);
+                let hot_taken = hot == *taken;
+                match insn.mnemonic() {
+                    Mnemonic::Loop
+                    | Mnemonic::Loope
+                    | Mnemonic::Loopne
+                    | Mnemonic::Jrcxz
+                    | Mnemonic::Jecxz => self.short_branch(insn, hot_taken, k),
+                    _ => {
+                        let cc = condition_code(insn.condition_code());
+                        // Exit on the cold side: the inverse condition when
+                        // the hot side is the taken one.
+                        self.jcc_exit(if hot_taken { cc ^ 1 } else { cc }, k);
+                    }
+                }
+            }
+            (Terminator::Return { pop }, Some(hot)) => {
+                let k = self.take_exit(i);
+                self.load_return(*pop)?;
+                self.guard(hot.0, k)?;
+            }
+            (Terminator::IndirectJump { insn }, Some(hot)) => {
+                let k = self.take_exit(i);
+                self.e.load_target(insn)?;
+                self.guard(hot.0, k)?;
+            }
+            (Terminator::IndirectCall { insn, return_to }, Some(hot)) => {
+                let k = self.take_exit(i);
+                self.e.load_target(insn)?;
+                self.e.push_return(*return_to)?;
+                self.guard(hot.0, k)?;
+            }
+            (Terminator::Jump { .. } | Terminator::Fallthrough { .. }, None) => {
+                let k = self.take_exit(i);
+                self.jmp_exit(k);
+            }
+            (Terminator::Call { return_to, .. }, None) => {
+                let k = self.take_exit(i);
+                self.e.push_return(*return_to)?;
+                self.jmp_exit(k);
+            }
+            (Terminator::Branch { insn, .. }, None) => {
+                let (kt, kf) = (self.take_exit(i), self.take_exit(i));
+                match insn.mnemonic() {
+                    Mnemonic::Loop
+                    | Mnemonic::Loope
+                    | Mnemonic::Loopne
+                    | Mnemonic::Jrcxz
+                    | Mnemonic::Jecxz => {
+                        self.short_branch(insn, true, kf);
+                        self.jmp_exit(kt);
+                    }
+                    _ => {
+                        self.jcc_exit(condition_code(insn.condition_code()), kt);
+                        self.jmp_exit(kf);
+                    }
+                }
+            }
+            (Terminator::Return { pop }, None) => {
+                let k = self.take_exit(i);
+                self.load_return(*pop)?;
+                self.jmp_exit(k);
+            }
+            (Terminator::IndirectJump { insn }, None) => {
+                let k = self.take_exit(i);
+                self.e.load_target(insn)?;
+                self.jmp_exit(k);
+            }
+            (Terminator::IndirectCall { insn, return_to }, None) => {
+                let k = self.take_exit(i);
+                self.e.load_target(insn)?;
+                self.e.push_return(*return_to)?;
+                self.jmp_exit(k);
+            }
+            (Terminator::Syscall { .. } | Terminator::Trap { .. }, _) => {
+                unreachable!("superblock member ends in a syscall or trap (select I1)")
+            }
+        }
+        if m.next == Next::Head {
+            self.jmp_start();
+        }
+        Ok(())
+    }
+
+    /// `ret`: RAX = the return address (guest RAX in S_RAX), popped.
+    fn load_return(&mut self, pop: u16) -> Result<(), EmitError> {
+        let a = &mut self.e.a;
+        a.store_gs(S_RAX, Register::RAX)?;
+        a.mov_load(Register::RAX, asm::mem(Register::RSP, 0))?;
+        a.lea(Register::RSP, asm::mem(Register::RSP, 8 + pop as i64))
+    }
+}
+
+/// Emit `plan` to run at `env.host_base` (module docs).
+pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, EmitError> {
+    let mut s = SbEmitter {
+        e: BlockEmitter {
+            a: asm::Asm::new(env.host_base),
+            env: EmitEnv {
+                host_base: env.host_base,
+                first_site: 0,
+                prologue: Prologue::Ring { id: 0 },
+            },
+            sites: Vec::new(),
+            pending: Vec::new(),
+            cold_miss: Vec::new(),
+        },
+        plan,
+        pcs: Vec::new(),
+        to_stub: Vec::new(),
+        next_exit: 0,
+    };
+    let head = plan.members[0].ir.start.0;
+    s.pc(NO_PASS, false, head, 0, false);
+    emit_ring_words(&mut s.e.a, &[RingWord::Imm(TAG_SB_ENTRY | plan.id)])?;
+    for (i, m) in plan.members.iter().enumerate() {
+        let n = m.ir.guest_insns() as u16;
+        s.pc(i as u16, false, m.ir.start.0, n.saturating_sub(1), false);
+        for (j, insn) in m.ir.body.iter().enumerate() {
+            let rep = insn.op == crate::ir::IrOp::RepString;
+            let after = n.saturating_sub(j as u16 + 1);
+            s.pc(i as u16, true, insn.addr.0, after, rep);
+            emit_body_insn(&mut s.e.a, insn, true)?;
+        }
+        s.pc(i as u16, true, m.ir.term_addr.0, 0, false);
+        s.transition(i)?;
+    }
+    assert_eq!(s.next_exit, plan.exits.len(), "every exit laid out");
+    // Implicit exits (module docs): resolved, alone on their block.
+    let head_block = (env.resolve)(head).map(|(_, b)| b);
+    let resolved: Vec<Option<(u64, u32)>> = plan
+        .exits
+        .iter()
+        .map(|x| match x.to {
+            ExitTo::Direct { target } => (env.resolve)(target),
+            ExitTo::Indirect => None,
+        })
+        .collect();
+    let implicit: Vec<(u32, u32)> = resolved
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| {
+            let (_, b) = (*r)?;
+            let alone = resolved.iter().flatten().filter(|x| x.1 == b).count() == 1;
+            (alone && Some(b) != head_block).then_some((b, k as u32))
+        })
+        .collect();
+    // Cold exit stubs, in exit order.
+    let mut unresolved_tails = Vec::new();
+    let mut unresolved = Vec::new();
+    let mut jumps = std::mem::take(&mut s.to_stub);
+    jumps.sort_by_key(|&(_, k)| k);
+    let mut jumps = jumps.into_iter().peekable();
+    for x in &plan.exits {
+        let k = x.index as usize;
+        if let Some(&(_, _)) = implicit.iter().find(|&&(_, j)| j as usize == k) {
+            let (host, _) = resolved[k].expect("implicit exits are resolved");
+            while jumps.peek().is_some_and(|&(_, j)| j == k) {
+                let (r, _) = jumps.next().expect("peeked");
+                s.e.a.resolve(r, host);
+            }
+            continue;
+        }
+        let stub = s.e.a.here();
+        while jumps.peek().is_some_and(|&(_, j)| j == k) {
+            let (r, _) = jumps.next().expect("peeked");
+            s.e.a.resolve(r, stub);
+        }
+        let m = &plan.members[x.member as usize];
+        s.pc(x.member, false, m.ir.term_addr.0, 0, false);
+        emit_ring_words(&mut s.e.a, &[RingWord::Imm(TAG_SB_EXIT | x.index)])?;
+        match x.to {
+            ExitTo::Direct { target } => {
+                s.pc(NO_PASS, false, target, 0, false);
+                let r = s.e.a.jmp_rel32();
+                match resolved[k] {
+                    Some((host, _)) => s.e.a.resolve(r, host),
+                    None => {
+                        unresolved.push((r.field, target));
+                        unresolved_tails.push((r, target));
+                    }
+                }
+            }
+            ExitTo::Indirect => {
+                s.pc(NO_PASS, false, 0, 0, false);
+                s.e.lookup_rax()?;
+            }
+        }
+    }
+    // Direct exits without a target block yet leave to the dispatcher,
+    // which translates the target; the monitor patches the rel32 later.
+    for (r, target) in unresolved_tails {
+        let a = &mut s.e.a;
+        let tail = a.here();
+        a.resolve(r, tail);
+        a.store_gs_imm32(off::RIP, target as u32)?;
+        a.store_gs_imm32(off::RIP + 4, (target >> 32) as u32)?;
+        a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
+        a.jmp_gs(off::EXIT_FN)?;
+    }
+    s.e.cold()?;
+    debug_assert!(s.e.sites.is_empty(), "superblocks make no dispatcher sites");
+    Ok(SbEmitted {
+        code: s.e.a.buf,
+        pcs: s.pcs,
+        unresolved,
+        implicit,
+    })
+}

@@ -1,0 +1,219 @@
+//! What the dispatcher (guest thread) and the monitor share of the code
+//! cache: the flush generation, the lock that orders superblock
+//! publication against flushes, the superblock arena, and the registry of
+//! superblock code that signal handlers search.
+//!
+//! I1: `gen` counts flushes. Code of an older generation is unreachable:
+//!     the dispatcher bumps `gen` (holding `publish`) when it drops every
+//!     translation, and the monitor patches code (a head's entry jump, an
+//!     exit's rel32) only while holding `publish` and only after checking
+//!     that everything it links was made in the current generation.
+//! I2: the arena is the tail of code memory; only the monitor writes it,
+//!     through the read-write view; the dispatcher never allocates there.
+//! I3: registry entries are appended in (generation, host address) order
+//!     and never change once `len` covers them, so a signal handler can
+//!     binary-search them without a lock.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Where a host offset of superblock code is, for fault reports and state
+/// recovery (ascending by `off`).
+#[derive(Debug, Clone, Copy)]
+pub struct SbPc {
+    pub off: u32,
+    /// Member index; `u16::MAX` in glue where no member's pass is open.
+    pub member: u16,
+    /// Counted instructions of the member after this one.
+    pub after: u16,
+    /// A `rep` string instruction bracketed by ring records.
+    pub rep: bool,
+    /// The code starting at `off` is the guest instruction at `guest`
+    /// (machine state exact there), or glue belonging to it (`exact`
+    /// false).
+    pub exact: bool,
+    pub guest: u64,
+}
+
+/// One superblock's code, as the registry holds it (I3).
+#[derive(Debug, Clone, Copy)]
+pub struct SbCode {
+    pub gen: u64,
+    pub host: u64,
+    pub len: u32,
+    pub id: u32,
+    map: *const SbPc,
+    map_len: usize,
+}
+
+/// What a signal handler learns about a host pc inside a superblock.
+#[derive(Debug, Clone, Copy)]
+pub struct SbWhere {
+    pub id: u32,
+    pub pc: SbPc,
+}
+
+/// Superblock code of every generation (I3).
+#[derive(Debug)]
+pub struct SbRegistry {
+    base: *mut SbCode,
+    cap: usize,
+    len: AtomicUsize,
+}
+
+/// Most superblocks one run registers (building stops beyond).
+pub const REGISTRY_CAP: usize = 1 << 18;
+
+impl SbRegistry {
+    fn new() -> std::io::Result<SbRegistry> {
+        let bytes = REGISTRY_CAP * std::mem::size_of::<SbCode>();
+        let p = crate::anon::map(bytes, libc::MAP_NORESERVE)?;
+        Ok(SbRegistry {
+            base: p as *mut SbCode,
+            cap: REGISTRY_CAP,
+            len: AtomicUsize::new(0),
+        })
+    }
+
+    fn entries(&self) -> &[SbCode] {
+        let n = self.len.load(Ordering::Acquire);
+        // SAFETY: entries below len are initialised and immutable (I3).
+        unsafe { std::slice::from_raw_parts(self.base, n) }
+    }
+
+    /// Register code (before it can run). Only the monitor calls this.
+    /// `map` is leaked: handlers may read it for the rest of the run.
+    /// False when the registry is full.
+    pub fn push(&self, gen: u64, host: u64, len: u32, id: u32, map: Vec<SbPc>) -> bool {
+        let n = self.len.load(Ordering::Relaxed);
+        if n >= self.cap {
+            return false;
+        }
+        if let Some(last) = self.entries().last() {
+            assert!(
+                (last.gen, last.host) < (gen, host),
+                "registry out of order (I3)"
+            );
+        }
+        let map: &'static [SbPc] = Box::leak(map.into_boxed_slice());
+        let e = SbCode {
+            gen,
+            host,
+            len,
+            id,
+            map: map.as_ptr(),
+            map_len: map.len(),
+        };
+        // SAFETY: n < cap, not yet published.
+        unsafe { self.base.add(n).write(e) };
+        self.len.store(n + 1, Ordering::Release);
+        true
+    }
+
+    /// The superblock of generation `gen` whose code holds `pc`, and where.
+    /// Async-signal-safe (reads only).
+    pub fn find(&self, gen: u64, pc: u64) -> Option<SbWhere> {
+        let es = self.entries();
+        let i = es.partition_point(|e| (e.gen, e.host) <= (gen, pc));
+        let e = es.get(i.checked_sub(1)?)?;
+        if e.gen != gen || pc >= e.host + e.len as u64 {
+            return None;
+        }
+        // SAFETY: map points at a leaked slice of map_len entries.
+        let map = unsafe { std::slice::from_raw_parts(e.map, e.map_len) };
+        let off = (pc - e.host) as u32;
+        let j = map.partition_point(|m| m.off <= off);
+        let m = *map.get(j.checked_sub(1)?)?;
+        let pc = if m.off == off {
+            m
+        } else {
+            SbPc { exact: false, ..m }
+        };
+        Some(SbWhere { id: e.id, pc })
+    }
+}
+
+/// The arena superblocks are emitted into (I2).
+#[derive(Debug, Clone, Copy)]
+pub struct Arena {
+    pub rx: u64,
+    pub rw: *mut u8,
+    pub size: usize,
+    /// Offset of execute view minus read-write view, for any address of
+    /// code memory (the main region too).
+    pub rw_delta: i64,
+}
+
+/// State shared by the dispatcher and the monitor (module docs).
+#[derive(Debug)]
+pub struct CacheShared {
+    pub gen: AtomicU64,
+    pub publish: Mutex<()>,
+    pub arena: Arena,
+    pub registry: SbRegistry,
+}
+
+// SAFETY: the raw pointers are into mappings that live for the whole
+// process; who writes what through them is I1–I3.
+unsafe impl Send for CacheShared {}
+// SAFETY: as above.
+unsafe impl Sync for CacheShared {}
+
+impl CacheShared {
+    pub fn new(arena: Arena) -> std::io::Result<CacheShared> {
+        Ok(CacheShared {
+            gen: AtomicU64::new(0),
+            publish: Mutex::new(()),
+            arena,
+            registry: SbRegistry::new()?,
+        })
+    }
+
+    pub fn gen(&self) -> u64 {
+        self.gen.load(Ordering::Acquire)
+    }
+
+    /// The dispatcher dropped every translation (I1).
+    pub fn bump_gen(&self) {
+        let _g = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        self.gen.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Write `bytes` at execute-view address `at` through the read-write
+    /// view.
+    ///
+    /// # Safety
+    /// `at..at+len` must be code memory that no thread executes, or a
+    /// patch the caller made safe (I1: under `publish`).
+    pub unsafe fn write_code(&self, at: u64, bytes: &[u8]) {
+        let dst = (at as i64 - self.arena.rw_delta) as *mut u8;
+        // SAFETY: upheld by the caller; the RW view maps the same memfd.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+    }
+
+    /// Store 8 bytes at `at` (8-aligned) in one atomic write.
+    ///
+    /// # Safety
+    /// As for [`CacheShared::write_code`]; the 8 bytes must be replaceable
+    /// under a running thread (they start an instruction no thread is
+    /// inside of).
+    pub unsafe fn patch8(&self, at: u64, bytes: [u8; 8]) {
+        assert!(at.is_multiple_of(8), "unaligned 8-byte patch at {at:#x}");
+        let dst = (at as i64 - self.arena.rw_delta) as *const std::sync::atomic::AtomicU64;
+        // SAFETY: upheld by the caller; aligned and inside the RW view.
+        unsafe { (*dst).store(u64::from_le_bytes(bytes), Ordering::Release) };
+    }
+
+    /// Point the aligned rel32 field at `field` to `target`.
+    ///
+    /// # Safety
+    /// As for [`CacheShared::patch8`].
+    pub unsafe fn patch_rel32(&self, field: u64, target: u64) {
+        assert!(field.is_multiple_of(4), "unaligned rel32 at {field:#x}");
+        let rel = i32::try_from(target.wrapping_sub(field + 4) as i64).expect("rel32 in range");
+        let dst = (field as i64 - self.arena.rw_delta) as *const std::sync::atomic::AtomicU32;
+        // SAFETY: upheld by the caller.
+        unsafe { (*dst).store(rel as u32, Ordering::Release) };
+    }
+}

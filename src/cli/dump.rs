@@ -1,0 +1,94 @@
+//! `hotlift dump PROFILE [--superblock ID] [--format text|dot|json]`: show
+//! the superblocks a run built (profile/dump.rs renders them).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use crate::profile::dump::{render_dot, render_text};
+use crate::profile::SuperblockEntry;
+
+/// Output formats of `dump`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DumpFormat {
+    Text,
+    Dot,
+    Json,
+}
+
+/// Read the superblocks of a profile, with names for guest addresses.
+pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the profile {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a JSON profile", path.display()))?;
+    let version = v["schema_version"].as_u64();
+    if version != Some(crate::profile::SCHEMA_VERSION as u64) {
+        bail!(
+            "{}: profile schema version {} is not the supported {}",
+            path.display(),
+            version.map_or("missing".into(), |x| x.to_string()),
+            crate::profile::SCHEMA_VERSION
+        );
+    }
+    let mut names = HashMap::new();
+    for b in v["blocks"].as_array().into_iter().flatten() {
+        if let (Some(a), Some(s)) = (b["addr"].as_u64(), b["symbol"].as_str()) {
+            names.insert(a, s.to_string());
+        }
+    }
+    let Some(sbs) = v.get("superblocks") else {
+        bail!("{}: the profile has no superblocks section", path.display());
+    };
+    let mut list: Vec<SuperblockEntry> = serde_json::from_value(sbs.clone())
+        .with_context(|| format!("{}: malformed superblocks section", path.display()))?;
+    for e in &mut list {
+        e.names = names.clone();
+    }
+    Ok(list)
+}
+
+pub fn main(profile: &Path, id: Option<u32>, format: DumpFormat) -> Result<()> {
+    let all = read_superblocks(profile)?;
+    let chosen: Vec<&SuperblockEntry> = match id {
+        Some(id) => {
+            let Some(e) = all.iter().find(|e| e.record.id == id) else {
+                bail!(
+                    "{}: no superblock {id} (it has {})",
+                    profile.display(),
+                    all.len()
+                );
+            };
+            vec![e]
+        }
+        None => all.iter().collect(),
+    };
+    let mut out = String::new();
+    match format {
+        DumpFormat::Text => {
+            if chosen.is_empty() {
+                out.push_str("no superblocks were built\n");
+            }
+            for e in chosen {
+                out.push_str(&render_text(e));
+                out.push('\n');
+            }
+        }
+        DumpFormat::Dot => {
+            if chosen.len() != 1 {
+                bail!("--format dot needs one superblock: add --superblock ID");
+            }
+            out.push_str(&render_dot(chosen[0]));
+        }
+        DumpFormat::Json => {
+            out = serde_json::to_string_pretty(&chosen)?;
+            out.push('\n');
+        }
+    }
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    // A closed pipe (dump … | head) is not an error worth a message.
+    let _ = o.write_all(out.as_bytes());
+    Ok(())
+}

@@ -1,0 +1,431 @@
+//! The superblock builder: runs on the monitor thread, between drain
+//! rounds. It takes the tables' requests, selects members, lifts them
+//! again from guest memory, emits the superblock into the arena, registers
+//! it, tells the tables about it, and publishes it by patching the head
+//! block's first instruction into a jump (cache/shared.rs I1). It also
+//! links exits that left to the dispatcher once their targets have code.
+//!
+//! I1: the guest thread never waits for a build: everything but the
+//!     final patches happens without the publish lock, and the lock is
+//!     held only for a generation check and a few aligned stores.
+//! I2: a head's first instruction is the ring prologue's
+//!     `mov gs:[disp32], rax` (9 bytes, 16-byte aligned block start): the
+//!     patch replaces its first 8 bytes with `jmp rel32` + `int3`s in one
+//!     store, so a thread sees the old instruction or the jump, and no
+//!     thread can be inside those bytes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use hashbrown::{HashMap, HashSet};
+
+use super::select::Graph;
+use super::{select, Limits, Member, Plan, Request, Trigger};
+use crate::backend::{emit_superblock, SbEmitEnv};
+use crate::cache::CacheShared;
+use crate::frontend::lift_block;
+use crate::ir::Terminator;
+use crate::monitor::tables::SbAccount;
+use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, SB_ID_LIMIT};
+use crate::types::GuestAddr;
+
+/// The bytes every ring prologue starts with: `mov gs:[disp32], rax`
+/// (backend::asm::gs_mem: SIB without base, 9 bytes in all).
+const PROLOGUE_START: [u8; 5] = [0x65, 0x48, 0x89, 0x04, 0x25];
+
+/// What the builder was told at start.
+#[derive(Debug, Clone)]
+pub struct BuildConfig {
+    pub limits: Limits,
+    /// `--max-block-insns`: members are lifted again exactly as translated.
+    pub max_block_insns: usize,
+    /// Write each superblock's dump here as it is built.
+    pub dump_dir: Option<std::path::PathBuf>,
+}
+
+/// A built superblock, for the profile and `hotlift dump`.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SbRecord {
+    pub id: u32,
+    pub generation: u64,
+    pub head: u64,
+    pub trigger: Trigger,
+    pub built_at_seconds: f64,
+    pub built_after_entries: u64,
+    pub members: Vec<MemberRecord>,
+    pub exits: Vec<super::Exit>,
+    pub host: u64,
+    pub host_size: u32,
+    /// The host code, hex.
+    pub host_code: String,
+    pub ir: String,
+    pub guest_instructions: u32,
+}
+
+/// One member, with its guest bytes (for disassembly in dumps).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct MemberRecord {
+    pub block: u32,
+    pub addr: u64,
+    pub size: u32,
+    pub instructions: u32,
+    /// The guest code, hex.
+    pub code: String,
+}
+
+/// Why nothing was built for a request.
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+pub struct BuildStats {
+    pub requests: u64,
+    pub built: u64,
+    pub single_member: u64,
+    pub stale: u64,
+    pub lift_mismatch: u64,
+    pub emit_errors: u64,
+    pub arena_full: u64,
+    pub registry_full: u64,
+    pub exits_linked: u64,
+    pub build_seconds: f64,
+}
+
+/// The builder's state (monitor thread only).
+#[derive(Debug)]
+pub struct Builder {
+    cfg: BuildConfig,
+    shared: Arc<CacheShared>,
+    blocks: Arc<BlockTable>,
+    gen: u64,
+    cursor: usize,
+    /// Head block id → superblock id, this generation.
+    heads: HashMap<u32, u32>,
+    /// Heads that failed this generation (not asked again).
+    failed: HashSet<u32>,
+    /// Guest address → latest block id, and how many ids were looked at.
+    by_guest: HashMap<u64, u32>,
+    seen: u32,
+    /// Direct exits without a target block: (rel32 field address, guest).
+    unresolved: Vec<(u64, u64)>,
+    linked_upto: u32,
+    next_id: u32,
+    started: Instant,
+    pub records: Vec<SbRecord>,
+    pub stats: BuildStats,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Selection's view: the tables' counts, the block table, the builder's
+/// heads (select.rs Graph).
+struct View<'a> {
+    tables: &'a Tables,
+    metas: &'a [BlockMeta],
+    blocks: &'a BlockTable,
+    heads: &'a HashMap<u32, u32>,
+    gen: u64,
+}
+
+impl Graph for View<'_> {
+    fn meta(&self, id: u32) -> Option<BlockMeta> {
+        self.metas.get(id as usize).copied()
+    }
+    fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
+        self.tables.hottest(id)
+    }
+    fn live(&self, id: u32) -> bool {
+        self.blocks.host(id).is_some_and(|(_, g)| g == self.gen)
+    }
+    fn is_head(&self, id: u32) -> bool {
+        self.heads.contains_key(&id)
+    }
+}
+
+impl Builder {
+    pub fn new(cfg: BuildConfig, shared: Arc<CacheShared>, blocks: Arc<BlockTable>) -> Builder {
+        Builder {
+            cfg,
+            gen: shared.gen(),
+            shared,
+            blocks,
+            cursor: 0,
+            heads: HashMap::new(),
+            failed: HashSet::new(),
+            by_guest: HashMap::new(),
+            seen: 0,
+            unresolved: Vec::new(),
+            linked_upto: 0,
+            next_id: 0,
+            started: Instant::now(),
+            records: Vec::new(),
+            stats: BuildStats::default(),
+        }
+    }
+
+    /// Anything to do? (Cheap: called after every drain round.)
+    pub fn has_work(&self, tables: &Tables) -> bool {
+        !tables.requests.is_empty()
+            || (!self.unresolved.is_empty() && self.blocks.len() != self.linked_upto)
+    }
+
+    /// Build what was asked for and link what can be linked now.
+    pub fn work(&mut self, tables: &mut Tables) {
+        let t0 = Instant::now();
+        self.sync();
+        for req in std::mem::take(&mut tables.requests) {
+            self.stats.requests += 1;
+            self.build(req, tables);
+        }
+        self.link_exits();
+        self.stats.build_seconds += t0.elapsed().as_secs_f64();
+    }
+
+    /// Follow the code cache: a flush dropped every superblock (and its
+    /// arena space), and new blocks may have appeared.
+    fn sync(&mut self) {
+        let gen = self.shared.gen();
+        if gen != self.gen {
+            self.gen = gen;
+            self.cursor = 0;
+            self.heads.clear();
+            self.failed.clear();
+            self.unresolved.clear();
+        }
+        let metas = self.blocks.published();
+        for (id, m) in metas.iter().enumerate().skip(self.seen as usize) {
+            self.by_guest.insert(m.guest, id as u32);
+        }
+        self.seen = metas.len() as u32;
+    }
+
+    /// Host entry and id of the live block at `guest` (this generation).
+    fn resolve(&self, guest: u64) -> Option<(u64, u32)> {
+        let id = *self.by_guest.get(&guest)?;
+        self.blocks
+            .host(id)
+            .filter(|&(_, g)| g == self.gen)
+            .map(|(h, _)| (h, id))
+    }
+
+    /// Lift block `id` again, exactly as the dispatcher did.
+    fn lift(&self, m: &BlockMeta) -> Option<crate::ir::IrBlock> {
+        let bytes = crate::syscall::guest_read_bytes(m.guest, m.guest_len as usize)?;
+        let ir = lift_block(&bytes, GuestAddr(m.guest), self.cfg.max_block_insns).ok()?;
+        let same_exit = matches!(
+            (&ir.term, m.exit),
+            (Terminator::Jump { .. }, ExitKind::Jump)
+                | (Terminator::Branch { .. }, ExitKind::Branch)
+                | (Terminator::Call { .. }, ExitKind::Call)
+                | (Terminator::IndirectJump { .. }, ExitKind::IndirectJump)
+                | (Terminator::IndirectCall { .. }, ExitKind::IndirectCall)
+                | (Terminator::Return { .. }, ExitKind::Return)
+                | (Terminator::Fallthrough { .. }, ExitKind::Fallthrough)
+        );
+        (same_exit && ir.end.0 - ir.start.0 == m.guest_len as u64 && ir.guest_insns() == m.insns)
+            .then_some(ir)
+    }
+
+    fn build(&mut self, req: Request, tables: &mut Tables) {
+        let head = req.head;
+        if self.heads.contains_key(&head) || self.failed.contains(&head) {
+            return;
+        }
+        if self.next_id >= SB_ID_LIMIT {
+            return;
+        }
+        let metas = self.blocks.published();
+        let view = View {
+            tables,
+            metas,
+            blocks: &self.blocks,
+            heads: &self.heads,
+            gen: self.gen,
+        };
+        let Some(chosen) = select(head, &view, self.cfg.limits) else {
+            self.stats.stale += 1;
+            self.failed.insert(head);
+            return;
+        };
+        if chosen.len() == 1 && chosen[0].1 == super::Next::Leave {
+            // One block going nowhere hot: nothing to gain.
+            self.stats.single_member += 1;
+            self.failed.insert(head);
+            return;
+        }
+        let mut members = Vec::with_capacity(chosen.len());
+        for &(b, next) in &chosen {
+            let Some(ir) = self.lift(&metas[b as usize]) else {
+                self.stats.lift_mismatch += 1;
+                self.failed.insert(head);
+                return;
+            };
+            members.push(Member { block: b, ir, next });
+        }
+        let id = self.next_id;
+        let plan = Plan::new(id, members);
+        let host = self.shared.arena.rx + self.cursor as u64;
+        let resolve = |g: u64| self.resolve(g);
+        let env = SbEmitEnv {
+            host_base: host,
+            resolve: &resolve,
+        };
+        let em = match emit_superblock(&plan, &env) {
+            Ok(em) => em,
+            Err(_) => {
+                self.stats.emit_errors += 1;
+                self.failed.insert(head);
+                return;
+            }
+        };
+        let size = em.code.len().next_multiple_of(16);
+        if self.cursor + size > self.shared.arena.size {
+            self.stats.arena_full += 1;
+            return;
+        }
+        // SAFETY: arena space past the cursor: no code there runs
+        // (cache/shared.rs I2).
+        unsafe { self.shared.write_code(host, &em.code) };
+        if !self
+            .shared
+            .registry
+            .push(self.gen, host, em.code.len() as u32, id, em.pcs)
+        {
+            self.stats.registry_full += 1;
+            return;
+        }
+        self.cursor += size;
+        self.next_id += 1;
+        let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
+        let exits: Vec<(u16, u32)> = plan
+            .exits
+            .iter()
+            .map(|x| {
+                let implicit = em.implicit.iter().find(|&&(_, k)| k == x.index);
+                (x.member, implicit.map_or(u32::MAX, |&(b, _)| b))
+            })
+            .collect();
+        tables.add_superblock(
+            id,
+            SbAccount::new(
+                plan.members.iter().map(|m| m.block).collect(),
+                &insns,
+                &exits,
+                plan.pass_ops(),
+                plan.loop_transfers(),
+            ),
+        );
+        let Some((head_host, _)) = self.blocks.host(head) else {
+            return;
+        };
+        let mut jmp = [0xccu8; 8];
+        jmp[0] = 0xe9;
+        let rel = i32::try_from(host as i64 - (head_host as i64 + 5)).expect("rel32 to arena");
+        jmp[1..5].copy_from_slice(&rel.to_le_bytes());
+        {
+            let _g = self
+                .shared
+                .publish
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if self.shared.gen() != self.gen {
+                return;
+            }
+            // SAFETY: the head's code is live in this generation (checked
+            // under the lock); I2 makes the store safe under a running
+            // thread.
+            unsafe {
+                let first = std::slice::from_raw_parts(
+                    (head_host as i64 - self.shared.arena.rw_delta) as *const u8,
+                    5,
+                );
+                if first != PROLOGUE_START {
+                    return;
+                }
+                self.shared.patch8(head_host, jmp);
+            }
+        }
+        self.unresolved
+            .extend(em.unresolved.iter().map(|&(f, g)| (host + f as u64, g)));
+        self.heads.insert(head, id);
+        self.stats.built += 1;
+        let rec = SbRecord {
+            id,
+            generation: self.gen,
+            head: plan.members[0].ir.start.0,
+            trigger: req.trigger,
+            built_at_seconds: self.started.elapsed().as_secs_f64(),
+            built_after_entries: tables.entries,
+            members: plan
+                .members
+                .iter()
+                .map(|m| {
+                    let meta = &metas[m.block as usize];
+                    MemberRecord {
+                        block: m.block,
+                        addr: meta.guest,
+                        size: meta.guest_len,
+                        instructions: meta.insns,
+                        code: crate::syscall::guest_read_bytes(meta.guest, meta.guest_len as usize)
+                            .map(|b| hex(&b))
+                            .unwrap_or_default(),
+                    }
+                })
+                .collect(),
+            exits: plan.exits.clone(),
+            host,
+            host_size: em.code.len() as u32,
+            host_code: hex(&em.code),
+            ir: plan.to_string(),
+            guest_instructions: plan.guest_insns(),
+        };
+        if let Some(dir) = &self.cfg.dump_dir {
+            let entry = crate::profile::SuperblockEntry::unrun(rec.clone());
+            let text = crate::profile::dump::render_text(&entry);
+            let _ = std::fs::write(dir.join(format!("superblock-{id}.txt")), text);
+        }
+        self.records.push(rec);
+    }
+
+    /// Point direct exits that left to the dispatcher at their target's
+    /// code once it exists (cache/shared.rs I1).
+    fn link_exits(&mut self) {
+        let len = self.blocks.len();
+        if self.unresolved.is_empty() || len == self.linked_upto {
+            return;
+        }
+        self.linked_upto = len;
+        self.sync();
+        let mut now = Vec::new();
+        self.unresolved.retain(|&(field, guest)| {
+            let id = self.by_guest.get(&guest).copied();
+            let host = id
+                .and_then(|id| self.blocks.host(id))
+                .filter(|&(_, g)| g == self.gen);
+            match host {
+                // Still explicit: its stub pushes the exit record.
+                Some((h, _)) => {
+                    now.push((field, h));
+                    false
+                }
+                None => true,
+            }
+        });
+        if now.is_empty() {
+            return;
+        }
+        let _g = self
+            .shared
+            .publish
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if self.shared.gen() != self.gen {
+            return;
+        }
+        for (field, h) in now {
+            // SAFETY: an aligned rel32 of live superblock code; a running
+            // thread sees the old or the new target (cache I2).
+            unsafe { self.shared.patch_rel32(field, h) };
+            self.stats.exits_linked += 1;
+        }
+    }
+}

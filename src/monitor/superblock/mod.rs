@@ -1,0 +1,252 @@
+//! Superblocks: hot paths the monitor lays out as one straight-line host
+//! block (design S1: the monitor is the decision maker).
+//!
+//! Past a threshold (a block entered by a direct transfer 3000 times, an
+//! indirect edge taken 5000 times) the monitor asks for a superblock
+//! headed there (`Tables::requests`). [`select`] follows the hottest
+//! successors by the monitor's edge counts; the builder (build.rs) lifts
+//! the members again from guest memory, emits them with
+//! `backend::emit_superblock` into the superblock arena, and publishes the
+//! result by patching the head block's entry into a jump, while the guest
+//! keeps running.
+//!
+//! Exactness: a superblock pushes `TAG_SB_ENTRY | id` when entered and
+//! `TAG_SB_EXIT | k` on its way out through exit `k`; a loop back to its
+//! own start pushes nothing but the next entry record. A thread that
+//! leaves abnormally (a fault, a store into code, a signal) has
+//! `TAG_SB_PARTIAL | m` pushed for it by the dispatcher: members 0..=m ran.
+//! From these the monitor counts every member block and every edge exactly
+//! as if the members had run one by one (tables.rs).
+//!
+//! I1: a superblock's members are live blocks of one code-cache
+//!     generation, and everything it links to too; it is published only if
+//!     that generation is still current (cache/shared.rs I1).
+//! I2: the monitor knows a superblock (Tables::add_superblock) before its
+//!     code can run, so every record naming it is understood.
+
+pub mod build;
+pub mod select;
+
+use std::fmt;
+
+use crate::ir::{IrBlock, Terminator};
+
+pub use build::Builder;
+pub use select::{select, Limits};
+
+/// Where control goes after a member's terminator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Into the next member.
+    Member,
+    /// Back to the superblock's own start (a loop closed at the head).
+    Head,
+    /// Out of the superblock, through the terminator's own targets.
+    Leave,
+}
+
+/// One member: a translated block, lifted again.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub block: u32,
+    pub ir: IrBlock,
+    pub next: Next,
+}
+
+/// How a superblock was asked for.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Trigger {
+    /// The head's execution count reached `threshold`, entered by a direct
+    /// transfer.
+    Block { count: u64, threshold: u64 },
+    /// The indirect edge `from` → head was taken `threshold` times.
+    IndirectEdge {
+        from: u64,
+        count: u64,
+        threshold: u64,
+    },
+}
+
+/// A superblock request from the monitor's tables.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    pub head: u32,
+    pub trigger: Trigger,
+}
+
+/// What an exit of a superblock leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ExitTo {
+    /// A known guest address (a branch side, a jump, a call).
+    Direct { target: u64 },
+    /// Wherever an indirect jump, call or return goes (a failed guard or
+    /// the last member's own lookup).
+    Indirect,
+}
+
+/// One exit of a superblock: leaving member `member` to `to`.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Exit {
+    pub index: u32,
+    pub member: u16,
+    pub to: ExitTo,
+}
+
+/// A superblock as planned: its members in layout order, and its exits.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub id: u32,
+    pub members: Vec<Member>,
+    pub exits: Vec<Exit>,
+}
+
+impl Plan {
+    /// Make the plan for `members` (ids, lifted blocks, how each continues)
+    /// and number its exits in layout order.
+    pub fn new(id: u32, members: Vec<Member>) -> Plan {
+        let mut exits = Vec::new();
+        let n = members.len();
+        for (i, m) in members.iter().enumerate() {
+            let next_guest = match m.next {
+                Next::Member => Some(members[i + 1].ir.start.0),
+                Next::Head => Some(members[0].ir.start.0),
+                Next::Leave => None,
+            };
+            let mut add = |to| {
+                exits.push(Exit {
+                    index: exits.len() as u32,
+                    member: i as u16,
+                    to,
+                })
+            };
+            match (&m.ir.term, next_guest) {
+                (
+                    Terminator::Branch {
+                        taken, fallthrough, ..
+                    },
+                    Some(hot),
+                ) => {
+                    let cold = if hot == taken.0 { fallthrough } else { taken };
+                    add(ExitTo::Direct { target: cold.0 });
+                }
+                (
+                    Terminator::Return { .. }
+                    | Terminator::IndirectJump { .. }
+                    | Terminator::IndirectCall { .. },
+                    Some(_),
+                ) => add(ExitTo::Indirect),
+                (_, Some(_)) => {}
+                (
+                    Terminator::Branch {
+                        taken, fallthrough, ..
+                    },
+                    None,
+                ) => {
+                    add(ExitTo::Direct { target: taken.0 });
+                    add(ExitTo::Direct {
+                        target: fallthrough.0,
+                    });
+                }
+                (
+                    Terminator::Jump { target }
+                    | Terminator::Fallthrough { next: target }
+                    | Terminator::Call { target, .. },
+                    None,
+                ) => add(ExitTo::Direct { target: target.0 }),
+                (
+                    Terminator::Return { .. }
+                    | Terminator::IndirectJump { .. }
+                    | Terminator::IndirectCall { .. },
+                    None,
+                ) => add(ExitTo::Indirect),
+                (Terminator::Syscall { .. } | Terminator::Trap { .. }, None) => {
+                    unreachable!("superblock member {i} of {n} ends in a syscall or trap")
+                }
+            }
+        }
+        Plan { id, members, exits }
+    }
+
+    pub fn guest_insns(&self) -> u32 {
+        self.members.iter().map(|m| m.ir.guest_insns()).sum()
+    }
+
+    /// Is the loop back to the start a call or a return (the next entry
+    /// then moves the shadow stack; the pass can not take the fast path)?
+    pub fn loop_transfers(&self) -> bool {
+        self.members.last().is_some_and(|m| {
+            m.next == Next::Head
+                && matches!(
+                    m.ir.term,
+                    Terminator::Call { .. }
+                        | Terminator::IndirectCall { .. }
+                        | Terminator::Return { .. }
+                )
+        })
+    }
+
+    /// The calls and returns between members, in order (tables/passes.rs
+    /// replays them for every pass that gets past them). A loop back to
+    /// the start is not among them: the next entry counts it.
+    pub fn pass_ops(&self) -> Vec<crate::monitor::tables::PassOp> {
+        let mut ops = Vec::new();
+        for (i, m) in self.members.iter().enumerate() {
+            if m.next != Next::Member {
+                continue;
+            }
+            let to = self.members[i + 1].ir.start.0;
+            let call = match m.ir.term {
+                Terminator::Call { return_to, .. } | Terminator::IndirectCall { return_to, .. } => {
+                    Some(return_to.0)
+                }
+                Terminator::Return { .. } => None,
+                _ => continue,
+            };
+            ops.push(crate::monitor::tables::PassOp {
+                at: (i + 1) as u16,
+                call,
+                to,
+            });
+        }
+        ops
+    }
+}
+
+/// The IR text `dump` prints (IR I2 for each member, with the layout).
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "superblock {} head {} ({} members, {} guest insns)",
+            self.id,
+            self.members[0].ir.start,
+            self.members.len(),
+            self.guest_insns()
+        )?;
+        for (i, m) in self.members.iter().enumerate() {
+            write!(f, "member {i} (block {}): ", m.block)?;
+            write!(f, "{}", m.ir)?;
+            let next = match m.next {
+                Next::Member => "next member".to_string(),
+                Next::Head => "loop to head".to_string(),
+                Next::Leave => "leave".to_string(),
+            };
+            writeln!(f, "  -> {next}")?;
+        }
+        for e in &self.exits {
+            match e.to {
+                ExitTo::Direct { target } => writeln!(
+                    f,
+                    "exit {} from member {} to {target:#x}",
+                    e.index, e.member
+                )?,
+                ExitTo::Indirect => {
+                    writeln!(f, "exit {} from member {} indirect", e.index, e.member)?
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,212 @@
+//! Superblock selection: from the head, follow the hottest successor by
+//! the monitor's edge counts (next-executing-tail style) until a limit, a
+//! syscall or trap, the head again (a loop: jump back to the start), or
+//! the head of another superblock (leave, and link to it).
+//!
+//! I1: every member but the last continues into the next one along an
+//!     edge the monitor saw; an indirect edge is followed only when it
+//!     carries at least half of its block's executions (one guard is then
+//!     likely to hold).
+
+use super::Next;
+use crate::monitor::{BlockMeta, ExitKind};
+
+/// Size limits of one superblock.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_blocks: usize,
+    pub max_insns: u32,
+    /// Most copies of a loop closed at the head (1: no unrolling).
+    pub unroll: usize,
+}
+
+/// What selection needs to know about blocks.
+pub trait Graph {
+    fn meta(&self, id: u32) -> Option<BlockMeta>;
+    /// The hottest successor of `id` seen so far and how often, with the
+    /// block's own execution count.
+    fn hottest(&self, id: u32) -> Option<(u32, u64, u64)>;
+    /// Can `id` be linked to (live in the current generation)?
+    fn live(&self, id: u32) -> bool;
+    /// Is `id` the head of a published superblock?
+    fn is_head(&self, id: u32) -> bool;
+}
+
+/// The members (block ids, and how each continues) of a superblock headed
+/// by `head`, or None when there is nothing worth building there.
+pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>> {
+    let ends = |m: &BlockMeta| matches!(m.exit, ExitKind::Syscall | ExitKind::Trap);
+    let hm = g.meta(head)?;
+    if ends(&hm) || !g.live(head) {
+        return None;
+    }
+    let mut members = vec![(head, Next::Leave)];
+    let mut insns = hm.insns;
+    loop {
+        let (cur, _) = *members.last().expect("the head is a member");
+        let m = g.meta(cur)?;
+        let Some((succ, n, total)) = g.hottest(cur) else {
+            break;
+        };
+        let indirect = matches!(
+            m.exit,
+            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
+        );
+        if indirect && 2 * n < total {
+            break;
+        }
+        if succ == head {
+            members.last_mut().expect("nonempty").1 = Next::Head;
+            break;
+        }
+        let Some(sm) = g.meta(succ) else { break };
+        if ends(&sm)
+            || !g.live(succ)
+            || g.is_head(succ)
+            || members.iter().any(|&(b, _)| b == succ)
+            || members.len() >= lim.max_blocks
+            || insns + sm.insns > lim.max_insns
+        {
+            break;
+        }
+        members.last_mut().expect("nonempty").1 = Next::Member;
+        members.push((succ, Next::Leave));
+        insns += sm.insns;
+    }
+    Some(unroll(members, insns, lim))
+}
+
+/// A loop closed at the head is laid out up to `lim.unroll` times in a
+/// row, within the size limits: one entry record then covers that many
+/// iterations, and a short loop body pays for its record less often.
+fn unroll(members: Vec<(u32, Next)>, insns: u32, lim: Limits) -> Vec<(u32, Next)> {
+    if members.last().map(|m| m.1) != Some(Next::Head) {
+        return members;
+    }
+    let copies = lim
+        .unroll
+        .min((lim.max_insns / insns.max(1)) as usize)
+        .min(lim.max_blocks / members.len())
+        .max(1);
+    let mut out = Vec::with_capacity(members.len() * copies);
+    for c in 0..copies {
+        for &(b, next) in &members {
+            let next = if next == Next::Head && c + 1 < copies {
+                Next::Member
+            } else {
+                next
+            };
+            out.push((b, next));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct G {
+        metas: Vec<BlockMeta>,
+        succ: HashMap<u32, (u32, u64, u64)>,
+        heads: Vec<u32>,
+    }
+
+    impl Graph for G {
+        fn meta(&self, id: u32) -> Option<BlockMeta> {
+            self.metas.get(id as usize).copied()
+        }
+        fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
+            self.succ.get(&id).copied()
+        }
+        fn live(&self, _: u32) -> bool {
+            true
+        }
+        fn is_head(&self, id: u32) -> bool {
+            self.heads.contains(&id)
+        }
+    }
+
+    fn m(exit: ExitKind) -> BlockMeta {
+        BlockMeta {
+            insns: 4,
+            exit,
+            ..BlockMeta::default()
+        }
+    }
+
+    const LIM: Limits = Limits {
+        max_blocks: 8,
+        max_insns: 64,
+        unroll: 1,
+    };
+
+    #[test]
+    fn a_loop_closes_at_the_head() {
+        let g = G {
+            metas: vec![m(ExitKind::Jump), m(ExitKind::Branch), m(ExitKind::Jump)],
+            succ: HashMap::from([(0, (1, 10, 10)), (1, (2, 9, 10)), (2, (0, 9, 9))]),
+            heads: vec![],
+        };
+        assert_eq!(
+            select(0, &g, LIM).unwrap(),
+            vec![(0, Next::Member), (1, Next::Member), (2, Next::Head)]
+        );
+    }
+
+    #[test]
+    fn short_loops_are_unrolled_within_the_limits() {
+        let g = G {
+            metas: vec![m(ExitKind::Jump), m(ExitKind::Branch)],
+            succ: HashMap::from([(0, (1, 10, 10)), (1, (0, 9, 10))]),
+            heads: vec![],
+        };
+        let lim = Limits { unroll: 4, ..LIM };
+        let want: Vec<(u32, Next)> = (0..3)
+            .flat_map(|_| [(0, Next::Member), (1, Next::Member)])
+            .chain([(0, Next::Member), (1, Next::Head)])
+            .collect();
+        assert_eq!(select(0, &g, lim).unwrap(), want, "four copies");
+        let tight = Limits {
+            max_insns: 20,
+            ..lim
+        };
+        assert_eq!(select(0, &g, tight).unwrap().len(), 4, "two copies fit");
+    }
+
+    #[test]
+    fn stops_at_syscalls_other_heads_limits_and_cold_indirect_edges() {
+        let mut g = G {
+            metas: vec![
+                m(ExitKind::Jump),
+                m(ExitKind::Return),
+                m(ExitKind::Syscall),
+                m(ExitKind::Jump),
+            ],
+            succ: HashMap::from([(0, (1, 10, 10)), (1, (2, 6, 10))]),
+            heads: vec![],
+        };
+        // A syscall block is never a member: the superblock leaves to it.
+        assert_eq!(
+            select(0, &g, LIM).unwrap(),
+            vec![(0, Next::Member), (1, Next::Leave)]
+        );
+        assert_eq!(
+            select(2, &g, LIM),
+            None,
+            "no superblock headed by a syscall"
+        );
+        g.succ.insert(1, (3, 4, 10));
+        assert_eq!(select(0, &g, LIM).unwrap().len(), 2, "a cold return edge");
+        g.heads.push(1);
+        assert_eq!(select(0, &g, LIM).unwrap(), vec![(0, Next::Leave)]);
+        g.heads.clear();
+        let small = Limits {
+            max_blocks: 8,
+            max_insns: 7,
+            unroll: 1,
+        };
+        assert_eq!(select(0, &g, small).unwrap(), vec![(0, Next::Leave)]);
+    }
+}

@@ -1,0 +1,152 @@
+//! `hotlift dump` and `hotlift run --dump-superblocks`: what a user sees
+//! of the superblocks a run built, in every format, and clear errors for
+//! bad input. The dot output is rendered by Graphviz's `dot`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workdir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hotlift-dump-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn hotlift() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hotlift"))
+}
+
+/// The profile workload, run long enough to build superblocks.
+fn profiled_run(dir: &Path) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/workload.c");
+    let exe = dir.join("workload");
+    let st = Command::new("gcc")
+        .args(["-O1", "-static", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("gcc");
+    assert!(st.success());
+    let (profile, dumps) = (dir.join("p.json"), dir.join("dumps"));
+    std::fs::create_dir_all(&dumps).unwrap();
+    let o = hotlift()
+        .args(["run", "--profile"])
+        .arg(&profile)
+        .arg("--dump-superblocks")
+        .arg(&dumps)
+        .arg("--")
+        .arg(&exe)
+        .args(["exit", "3000000"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    (profile, dumps)
+}
+
+fn dump(args: &[&str], profile: &Path) -> std::process::Output {
+    hotlift()
+        .arg("dump")
+        .arg(profile)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dumps_show_what_was_built_in_every_format() {
+    let dir = workdir();
+    let (profile, dumps) = profiled_run(&dir);
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    let sbs = p["superblocks"].as_array().unwrap();
+    assert!(!sbs.is_empty(), "superblocks were built");
+
+    // Text: every part, symbols, guest and host (capstone) code.
+    let o = dump(&[], &profile);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    for want in [
+        "superblock 0",
+        "trigger:",
+        "built:",
+        "members (",
+        "exits:",
+        "IR:",
+        "host code at",
+        "<main",
+        "mov qword ptr gs:[",
+    ] {
+        assert!(text.contains(want), "text dump lacks {want:?}:\n{text}");
+    }
+    // Counts in the dump agree with the profile's block counts: a member
+    // runs at most as often as its block.
+    let counts: std::collections::HashMap<u64, u64> = p["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["addr"].as_u64().unwrap(), b["count"].as_u64().unwrap()))
+        .collect();
+    let o = dump(&["--format", "json"], &profile);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json dump");
+    let mut busiest = (0, 0);
+    for s in j.as_array().unwrap() {
+        let runs = s["member_runs"].as_array().unwrap();
+        for (m, r) in s["members"].as_array().unwrap().iter().zip(runs) {
+            let addr = m["addr"].as_u64().unwrap();
+            assert!(r.as_u64().unwrap() <= counts[&addr], "member {addr:#x}");
+        }
+        let passes = s["entries"].as_u64().unwrap() + s["loops"].as_u64().unwrap();
+        if passes > busiest.1 {
+            busiest = (s["id"].as_u64().unwrap(), passes);
+        }
+    }
+    assert!(busiest.1 > 1000, "a superblock ran");
+
+    // Dot, rendered by Graphviz.
+    let id = busiest.0.to_string();
+    let o = dump(&["--superblock", &id, "--format", "dot"], &profile);
+    assert!(o.status.success(), "{o:?}");
+    let dot_file = dir.join("sb.dot");
+    std::fs::write(&dot_file, &o.stdout).unwrap();
+    let svg = Command::new("dot")
+        .arg("-Tsvg")
+        .arg(&dot_file)
+        .output()
+        .expect("Graphviz `dot` (Debian package graphviz)");
+    assert!(svg.status.success(), "dot failed: {svg:?}");
+    assert!(String::from_utf8_lossy(&svg.stdout).contains("<svg"));
+
+    // One as-built dump per superblock (flushed ones included).
+    let files = std::fs::read_dir(&dumps).unwrap().count();
+    assert_eq!(files, sbs.len(), "--dump-superblocks wrote one file each");
+    let first = std::fs::read_to_string(dumps.join("superblock-0.txt")).unwrap();
+    assert!(first.starts_with("superblock 0"), "{first}");
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    let dir = workdir();
+    let junk = dir.join("junk.json");
+    std::fs::write(&junk, b"not json").unwrap();
+    let old = dir.join("old.json");
+    std::fs::write(&old, br#"{"schema_version": 0}"#).unwrap();
+    let empty = dir.join("empty.json");
+    std::fs::write(
+        &empty,
+        br#"{"schema_version": 1, "blocks": [], "superblocks": []}"#,
+    )
+    .unwrap();
+    let cases: [(&Path, &[&str], &str); 5] = [
+        (Path::new("/nonexistent/p.json"), &[], "cannot read"),
+        (&junk, &[], "not a JSON profile"),
+        (&old, &[], "schema version 0"),
+        (&empty, &["--superblock", "3"], "no superblock 3"),
+        (&empty, &["--format", "dot"], "needs one superblock"),
+    ];
+    for (file, args, want) in cases {
+        let o = dump(args, file);
+        assert_eq!(o.status.code(), Some(125), "{file:?} {args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{file:?} {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+}

@@ -1,0 +1,175 @@
+//! The monitor's block counts are exact, checked a second way on every
+//! guest test: translated code that counts its own blocks
+//! (`--count-inline`: no ring, no monitor) must give the same count for
+//! every block as the monitor does from the ring — with chaining on and
+//! off, and with superblocks nearly everywhere (the monitor then expands
+//! superblock passes back into blocks).
+//!
+//! It runs each line of `guest-tests/build/COUNT` (the deterministic forms
+//! the single-step test uses, see tests/stepcount_exact.rs) five times
+//! under hotlift, all in the same environment, working directory path and
+//! without ASLR, so the guest takes the same path every time.
+//! Filter: `HOTLIFT_INLINE_FILTER=substr`.
+
+mod guest;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use guest::{env_or, Dirs, Launch, TestCase};
+
+/// (name, hotlift options): the reference first.
+const CONFIGS: &[(&str, &[&str])] = &[
+    ("inline", &["run", "--count-inline"]),
+    ("ring", &["run"]),
+    ("inline no-chain", &["run", "--count-inline", "--no-chain"]),
+    ("ring no-chain", &["run", "--no-chain"]),
+    (
+        "ring sb-all",
+        &["run", "--sb-threshold", "1", "--sb-edge-threshold", "1"],
+    ),
+];
+
+const ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
+
+/// Programs whose block counts depend on timing, with the reason.
+const EXCLUDED: &[(&str, &str)] = &[(
+    "asm-signal-selfjmp",
+    "it spins in `jmp .` until a 50 ms ITIMER_REAL fires: its count is how \
+     many jumps fit in 50 ms, different on every run",
+)];
+
+/// Block counts by (module, offset), executed blocks only. Code generated
+/// at run time (`[anon]`) lands wherever mmap puts it, which depends on
+/// hotlift's own mappings (the ring, the counters): those blocks are keyed
+/// by their order among the anonymous blocks, size and instructions.
+fn counts(profile: &Path) -> Result<BTreeMap<(String, u64), u64>, String> {
+    let text = std::fs::read_to_string(profile).map_err(|e| format!("no profile: {e}"))?;
+    let p: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let mut anon = 0;
+    Ok(p["blocks"]
+        .as_array()
+        .ok_or("no blocks")?
+        .iter()
+        .filter(|b| b["count"].as_u64() != Some(0))
+        .map(|b| {
+            let module = b["module"].as_str().unwrap_or("").to_string();
+            let key = if module == "[anon]" {
+                anon += 1;
+                let shape =
+                    b["size"].as_u64().unwrap_or(0) << 16 | b["instructions"].as_u64().unwrap_or(0);
+                (format!("[anon] #{anon}"), shape)
+            } else {
+                (module, b["offset"].as_u64().unwrap_or(0))
+            };
+            (key, b["count"].as_u64().unwrap_or(0))
+        })
+        .collect())
+}
+
+/// Run `case` in every configuration; the differences from the reference.
+fn check(case: &TestCase, dirs: &Dirs, worker: usize) -> Vec<String> {
+    let hotlift = Path::new(env!("CARGO_BIN_EXE_hotlift"));
+    let pid = std::process::id();
+    let tmp = std::env::temp_dir();
+    // The same path for every run of a line (the guest sees it).
+    let dir = tmp.join(format!("hotlift-inline-{pid:010}-{worker}"));
+    let out = tmp.join(format!("hotlift-inline-{pid:010}-{worker}.json"));
+    let stdin = case.stdin.as_ref().map(|rel| dirs.guest.join(rel));
+    let mut reference = None;
+    let mut problems = Vec::new();
+    for (name, opts) in CONFIGS {
+        let _ = std::fs::remove_file(&out);
+        let mut pre: Vec<OsString> = opts.iter().map(OsString::from).collect();
+        pre.push("--profile".into());
+        pre.push(out.clone().into());
+        pre.push("--".into());
+        guest::run(&Launch {
+            launcher: Some((hotlift, pre.as_slice())),
+            program: &dirs.build.join(&case.name),
+            args: &case.args,
+            dir: &dir,
+            env: ENV,
+            stdin: stdin.as_deref(),
+            timeout: Duration::from_secs(120),
+            cpu: None,
+            no_randomize: true,
+        });
+        let got = match counts(&out) {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(format!("{}: {name}: {e}", case.line));
+                continue;
+            }
+        };
+        match &reference {
+            None => reference = Some(got),
+            Some(r) if *r == got => {}
+            Some(r) => {
+                let first = r
+                    .iter()
+                    .find(|(k, v)| got.get(*k) != Some(*v))
+                    .map(|(k, v)| {
+                        format!("{}+{:#x}: inline {v}, {name} {:?}", k.0, k.1, got.get(k))
+                    })
+                    .or_else(|| {
+                        got.iter()
+                            .find(|(k, _)| !r.contains_key(*k))
+                            .map(|(k, v)| format!("{}+{:#x}: inline none, {name} {v}", k.0, k.1))
+                    });
+                problems.push(format!(
+                    "{}: {name} differs from inline counting ({} vs {} blocks), first {}",
+                    case.line,
+                    got.len(),
+                    r.len(),
+                    first.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&out);
+    problems
+}
+
+#[test]
+fn monitor_counts_equal_inline_counts_on_every_guest_test() {
+    let dirs = Arc::new(Dirs::new());
+    let mut cases = dirs.cases("COUNT", "HOTLIFT_INLINE_FILTER");
+    cases.retain(|c| !EXCLUDED.iter().any(|(name, _)| c.name == *name));
+    let cases = Arc::new(cases);
+    let queue = Arc::new(Mutex::new((0..cases.len()).collect::<VecDeque<_>>()));
+    let problems = Arc::new(Mutex::new(Vec::new()));
+    let jobs: usize = env_or("HOTLIFT_INLINE_JOBS", 2).max(1);
+    let workers: Vec<_> = (0..jobs)
+        .map(|w| {
+            let (dirs, cases, queue, problems) =
+                (dirs.clone(), cases.clone(), queue.clone(), problems.clone());
+            thread::spawn(move || {
+                while let Some(i) = queue.lock().unwrap().pop_front() {
+                    let p = check(&cases[i], &dirs, w);
+                    println!(
+                        "{:<48} {}",
+                        cases[i].line,
+                        if p.is_empty() { "same" } else { "DIFFERENT" }
+                    );
+                    problems.lock().unwrap().extend(p);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let problems = problems.lock().unwrap();
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
