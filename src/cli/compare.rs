@@ -161,16 +161,40 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
     if !cwd.is_dir() {
         anyhow::bail!("--cwd {}: not a directory", cwd.display());
     }
+    // With --count-native, every run under the conditions that make native
+    // counts reproducible (docs/COMPARE.md): one CPU, no ASLR, and glibc
+    // without rseq on both sides.
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let exact = if args.count_native {
+        let cpu = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+            .ok()
+            .and_then(|set| {
+                (0..nix::sched::CpuSet::count()).find(|&c| set.is_set(c).unwrap_or(false))
+            })
+            .context("cannot read the CPU affinity")?;
+        let tunable = "glibc.pthread.rseq=0";
+        match env.iter_mut().find(|(k, _)| k == "GLIBC_TUNABLES") {
+            Some((_, v)) if !v.to_string_lossy().contains("glibc.pthread.rseq") => {
+                v.push(format!(":{tunable}"));
+            }
+            Some(_) => {}
+            None => env.push(("GLIBC_TUNABLES".into(), tunable.into())),
+        }
+        Some(cpu)
+    } else {
+        None
+    };
     let me = std::env::current_exe().context("cannot find the hotlift executable")?;
     let stepcount = me.with_file_name("stepcount");
     let opts = CompareOptions {
         program: args.program.clone(),
         setup: Setup {
-            env: std::env::vars_os().collect(),
+            env,
             cwd,
             stdin,
             timeout: Duration::from_secs(args.timeout),
             scratch: scratch.to_path_buf(),
+            exact,
         },
         ignore_stdout: args.ignore_stdout,
         ignore_stderr: args.ignore_stderr,

@@ -9,6 +9,10 @@
 //!     the run is reported as timed out.
 //! I3: CPU time is the child's own (`wait4` rusage), so runs do not see one
 //!     another's.
+//! I5: with `Setup::exact`, every run is pinned to that one CPU and runs
+//!     with `ADDR_NO_RANDOMIZE`: the conditions under which native counts
+//!     are reproducible (docs/FACTS.md); a child that cannot get them fails
+//!     to start rather than run under other conditions.
 //! I4: with `traced`, the child stops itself for ptrace (`PTRACE_TRACEME`)
 //!     before `execve`; the caller (systrace.rs) owns it from the exec stop on
 //!     and reaps it with `wait_traced`.
@@ -35,6 +39,8 @@ pub struct Setup {
     pub timeout: Duration,
     /// Where the runs' output files go.
     pub scratch: PathBuf,
+    /// I5: run pinned to this CPU and without ASLR (for exact counts).
+    pub exact: Option<usize>,
 }
 
 /// How a run ended.
@@ -104,11 +110,30 @@ pub fn start(
         .stdin(Stdio::from(stdin))
         .stdout(Stdio::from(file(&out)?))
         .stderr(Stdio::from(file(&err)?));
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it.
+    let cpus = setup.exact.map(|cpu| unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        set
+    });
     // SAFETY: the closure runs in the forked child before execve and only
-    // makes async-signal-safe system calls (setpgid, setrlimit, ptrace,
-    // signal with SIG_DFL); it allocates nothing.
+    // makes async-signal-safe system calls (setpgid, setrlimit,
+    // sched_setaffinity, personality, ptrace, signal with SIG_DFL) on data
+    // copied before the fork; it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
+            // I5.
+            if let Some(set) = &cpus {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let current = libc::personality(0xffff_ffff);
+                if current == -1
+                    || libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) == -1
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             // Its own process group, so the watchdog can kill what it forks.
             libc::setpgid(0, 0);
             // Deaths by signal compare equal (no core-dump bit, no cores).
