@@ -55,7 +55,8 @@ pub struct CompareArgs {
     /// Also count the native run's instructions and compare with hotlift's
     /// exact count: with the hardware counter where the kernel offers one,
     /// else by ptrace single-stepping (stepcount), which is slow (about
-    /// 20–60 µs per instruction): for small programs only
+    /// 20–60 µs per instruction): for small programs only. Every run is then
+    /// pinned to one CPU, without ASLR and with glibc's rseq off
     #[arg(long)]
     pub count_native: bool,
     /// With --count-native: how to count the native run
