@@ -337,6 +337,18 @@ fn run_stepcount(opts: &CompareOptions) -> Result<(u64, RunResult), CompareError
 
 /// Run both sides and compare them (I1–I4).
 pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
+    // The counting method first: a missing counter stops before any run.
+    let method = match (opts.count_native, opts.count_method, hwcount::unavailable()) {
+        (false, ..) => None,
+        (true, CountMethod::Auto, None) => Some(CountMethod::Perf),
+        (true, CountMethod::Auto, Some(_)) => Some(CountMethod::Step),
+        (true, CountMethod::Perf, Some(why)) => {
+            return Err(CompareError::Setup(format!(
+                "--count-method perf: no hardware instruction counter here ({why})"
+            )))
+        }
+        (true, m, _) => Some(m),
+    };
     let native = spawn::wait(spawn::start(&opts.setup, &opts.program, "native", false)?)?;
     let traced = if opts.syscalls {
         Some(systrace::run(&opts.setup, &opts.program)?)
@@ -403,16 +415,7 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
             String::new(),
         ),
         (true, Some(h)) => {
-            let method = match (opts.count_method, hwcount::unavailable()) {
-                (CountMethod::Auto, None) => CountMethod::Perf,
-                (CountMethod::Auto, Some(_)) => CountMethod::Step,
-                (CountMethod::Perf, Some(why)) => {
-                    return Err(CompareError::Setup(format!(
-                        "--count-method perf: no hardware instruction counter here ({why})"
-                    )))
-                }
-                (m, _) => m,
-            };
+            let method = method.unwrap_or(CountMethod::Step);
             let (n, _) = match method {
                 CountMethod::Perf => hwcount::run(&opts.setup, &opts.program)?,
                 _ => run_stepcount(opts)?,
