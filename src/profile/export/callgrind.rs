@@ -105,13 +105,16 @@ impl Names {
     }
 }
 
+/// A jump: (source, target, times taken, executions of a conditional
+/// jump or `None` for an unconditional one).
+type Jump = (u64, u64, u64, Option<u64>);
+
 /// A function's lines: self cost per address, jumps and calls from it.
 #[derive(Default)]
 struct Func {
     object: String,
     costs: BTreeMap<u64, u64>,
-    /// (source, target, taken, executions or None for an unconditional jump)
-    jumps: Vec<(u64, u64, u64, Option<u64>)>,
+    jumps: Vec<Jump>,
     /// (source, callee, calls, inclusive cost)
     calls: Vec<(u64, u64, u64, u64)>,
 }
@@ -163,230 +166,274 @@ fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
     Some((by_pair, by_callee))
 }
 
-/// Write `doc` in the callgrind format (I1–I3).
-pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
-    let mut funcs: BTreeMap<String, Func> = BTreeMap::new();
-    let mut shapes: HashMap<u64, Shape> = HashMap::new();
-    let fn_of = |addr: u64, sym: Option<&str>| images.function_name(addr, sym).1;
-    for b in doc.blocks.iter().filter(|b| b.count > 0) {
-        let name = fn_of(b.addr, b.symbol.as_deref());
-        let object = images
-            .by_name(&b.module)
-            .map(|i| i.path.clone())
-            .unwrap_or_else(|| b.module.clone());
-        let f = funcs.entry(name).or_default();
-        f.object = object;
-        let sh = shape(images, b);
-        match &sh {
-            Some(s) => {
-                for &ip in &s.ips {
-                    *f.costs.entry(ip).or_insert(0) += b.count;
+/// The file being built: functions with their lines, and the decoded
+/// shape of every block that could be decoded.
+struct Build<'a> {
+    doc: &'a ProfileDoc,
+    images: &'a Images,
+    funcs: BTreeMap<String, Func>,
+    shapes: HashMap<u64, Shape>,
+}
+
+impl Build<'_> {
+    fn fn_of(&self, addr: u64, sym: Option<&str>) -> String {
+        self.images.function_name(addr, sym).1
+    }
+
+    /// The function of the code at `addr` (a block start, or any address).
+    fn fn_at(&self, addr: u64) -> String {
+        let sym = self.doc.block_at(addr).and_then(|b| b.symbol.as_deref());
+        self.fn_of(addr, sym)
+    }
+
+    /// Where a block's exit is: its last instruction, or its start (I2).
+    fn exit_ip(&self, b: &Block) -> u64 {
+        self.shapes
+            .get(&b.addr)
+            .and_then(|s| s.ips.last().copied())
+            .unwrap_or(b.addr)
+    }
+
+    /// Self costs of every executed block (I1, I2).
+    fn add_costs(&mut self) {
+        for b in self.doc.blocks.iter().filter(|b| b.count > 0) {
+            let name = self.fn_of(b.addr, b.symbol.as_deref());
+            let object = self
+                .images
+                .by_name(&b.module)
+                .map(|i| i.path.clone())
+                .unwrap_or_else(|| b.module.clone());
+            let sh = shape(self.images, b);
+            let f = self.funcs.entry(name).or_default();
+            f.object = object;
+            match &sh {
+                Some(s) => {
+                    for &ip in &s.ips {
+                        *f.costs.entry(ip).or_insert(0) += b.count;
+                    }
                 }
+                None => *f.costs.entry(b.addr).or_insert(0) += b.count * b.instructions as u64,
             }
-            None => *f.costs.entry(b.addr).or_insert(0) += b.count * b.instructions as u64,
-        }
-        if let Some(s) = sh {
-            shapes.insert(b.addr, s);
+            if let Some(s) = sh {
+                self.shapes.insert(b.addr, s);
+            }
         }
     }
-    // I1: what the costs hold beyond the total (unretired instructions)
-    // comes off the block the guest ended in (a fatal fault or trap), last
-    // instructions first, then off the rep pseudo-function; a remainder
-    // either way is noted in the file.
-    let blocks_sum: u64 = funcs.values().flat_map(|f| f.costs.values()).sum();
-    let total = doc.totals.guest_instructions;
-    let mut excess = (blocks_sum + doc.totals.rep_extra_iterations).saturating_sub(total);
-    if let Some(b) = final_block(doc).filter(|_| excess > 0) {
-        let ips: Vec<u64> = shapes
-            .get(&b.addr)
-            .map_or_else(|| vec![b.addr], |s| s.ips.clone());
-        let per_ip = shapes.contains_key(&b.addr);
-        if let Some(f) = funcs.get_mut(&fn_of(b.addr, b.symbol.as_deref())) {
-            for ip in ips.iter().rev() {
-                let Some(c) = f.costs.get_mut(ip) else {
+
+    /// I1: what the costs hold beyond the total (unretired instructions)
+    /// comes off the block the guest ended in (a fatal fault or trap), last
+    /// instructions first, then off the rep pseudo-function. Returns the
+    /// pseudo-function's cost and, if the costs still miss the total, what
+    /// they add up to.
+    fn settle(&mut self) -> (u64, Option<u64>) {
+        let doc = self.doc;
+        let sum = |funcs: &BTreeMap<String, Func>| -> u64 {
+            funcs.values().flat_map(|f| f.costs.values()).sum()
+        };
+        let total = doc.totals.guest_instructions;
+        let rep_extra = doc.totals.rep_extra_iterations;
+        let mut excess = (sum(&self.funcs) + rep_extra).saturating_sub(total);
+        if let Some(b) = final_block(doc).filter(|_| excess > 0) {
+            let per_ip = self.shapes.get(&b.addr).map(|s| s.ips.clone());
+            let ips = per_ip.clone().unwrap_or_else(|| vec![b.addr]);
+            let name = self.fn_of(b.addr, b.symbol.as_deref());
+            if let Some(f) = self.funcs.get_mut(&name) {
+                for ip in ips.iter().rev() {
+                    let Some(c) = f.costs.get_mut(ip) else {
+                        continue;
+                    };
+                    let take = if per_ip.is_some() {
+                        excess.min(1)
+                    } else {
+                        excess
+                    }
+                    .min(*c);
+                    *c -= take;
+                    excess -= take;
+                    if excess == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        let rep = rep_extra.saturating_sub(excess);
+        let placed = sum(&self.funcs) + rep;
+        (rep, (placed != total).then_some(placed))
+    }
+
+    /// Jumps (I4): from the profile's edges when it has them, else from
+    /// the decoded targets, branch counts and indirect edges.
+    fn add_jumps(&mut self) {
+        let doc = self.doc;
+        let mut jumps: Vec<(String, Jump)> = Vec::new();
+        if !doc.edges.is_empty() {
+            for e in &doc.edges {
+                let Some(b) = doc.block_at(e.from) else {
                     continue;
                 };
-                let take = if per_ip { excess.min(1) } else { excess }.min(*c);
-                *c -= take;
-                excess -= take;
-                if excess == 0 {
-                    break;
+                let next = b.addr + b.size as u64;
+                let (n, exe) = match b.exit.as_str() {
+                    "branch" if e.to != next => (e.count, Some(b.count)),
+                    "branch" | "jump" | "fallthrough" | "indirect_jump" => (e.count, None),
+                    _ => continue,
+                };
+                let f = self.fn_of(b.addr, b.symbol.as_deref());
+                jumps.push((f, (self.exit_ip(b), e.to, n, exe)));
+            }
+        } else {
+            for b in doc.blocks.iter().filter(|b| b.count > 0) {
+                let (src, next) = (self.exit_ip(b), b.addr + b.size as u64);
+                let target = self.shapes.get(&b.addr).and_then(|s| s.target);
+                let f = self.fn_of(b.addr, b.symbol.as_deref());
+                match b.exit.as_str() {
+                    "branch" => {
+                        if let Some(t) = target {
+                            jumps.push((f.clone(), (src, t, b.taken.unwrap_or(0), Some(b.count))));
+                        }
+                        let ft = b.fallthrough.unwrap_or(0);
+                        if ft > 0 {
+                            jumps.push((f, (src, next, ft, None)));
+                        }
+                    }
+                    "jump" => {
+                        if let Some(t) = target {
+                            jumps.push((f, (src, t, b.count, None)));
+                        }
+                    }
+                    "fallthrough" => jumps.push((f, (src, next, b.count, None))),
+                    _ => {}
                 }
             }
-        }
-    }
-    let rep = doc.totals.rep_extra_iterations.saturating_sub(excess);
-    let placed: u64 = funcs.values().flat_map(|f| f.costs.values()).sum::<u64>() + rep;
-    let unplaced = (placed != total).then_some(placed);
-
-    // Jumps (conditional, direct, fall-through into a block, indirect):
-    // from the profile's edges when it has them, else from the decoded
-    // targets and branch counts.
-    if !doc.edges.is_empty() {
-        for e in &doc.edges {
-            let Some(b) = doc.block_at(e.from) else {
-                continue;
-            };
-            let next = b.addr + b.size as u64;
-            let jump = match b.exit.as_str() {
-                "branch" if e.to != next => (e.to, e.count, Some(b.count)),
-                "branch" | "jump" | "fallthrough" | "indirect_jump" => (e.to, e.count, None),
-                _ => continue,
-            };
-            let src = shapes
-                .get(&b.addr)
-                .and_then(|s| s.ips.last().copied())
-                .unwrap_or(b.addr);
-            if let Some(f) = funcs.get_mut(&fn_of(b.addr, b.symbol.as_deref())) {
-                f.jumps.push((src, jump.0, jump.1, jump.2));
+            for e in &doc.indirect_edges {
+                let Some(b) = doc.block_at(e.from).filter(|b| b.exit == "indirect_jump") else {
+                    continue;
+                };
+                let f = self.fn_of(b.addr, b.symbol.as_deref());
+                jumps.push((f, (self.exit_ip(b), e.to, e.count, None)));
             }
         }
-    }
-    for b in doc
-        .blocks
-        .iter()
-        .filter(|b| b.count > 0 && doc.edges.is_empty())
-    {
-        let sh = shapes.get(&b.addr);
-        let src = sh.and_then(|s| s.ips.last().copied()).unwrap_or(b.addr);
-        let target = sh.and_then(|s| s.target);
-        let mut jumps = Vec::new();
-        match b.exit.as_str() {
-            "branch" => {
-                if let Some(t) = target {
-                    jumps.push((src, t, b.taken.unwrap_or(0), Some(b.count)));
-                }
-                let ft = b.fallthrough.unwrap_or(0);
-                if ft > 0 {
-                    jumps.push((src, b.addr + b.size as u64, ft, None));
-                }
+        for (f, j) in jumps {
+            if let Some(f) = self.funcs.get_mut(&f) {
+                f.jumps.push(j);
             }
-            "jump" => {
-                if let Some(t) = target {
-                    jumps.push((src, t, b.count, None));
-                }
-            }
-            "fallthrough" => jumps.push((src, b.addr + b.size as u64, b.count, None)),
-            _ => {}
-        }
-        let name = fn_of(b.addr, b.symbol.as_deref());
-        if let Some(f) = funcs.get_mut(&name) {
-            f.jumps.extend(jumps);
-        }
-    }
-    for e in doc.indirect_edges.iter().filter(|_| doc.edges.is_empty()) {
-        let Some(b) = doc.block_at(e.from) else {
-            continue;
-        };
-        if b.exit != "indirect_jump" {
-            continue;
-        }
-        let src = shapes
-            .get(&b.addr)
-            .and_then(|s| s.ips.last().copied())
-            .unwrap_or(b.addr);
-        let name = fn_of(b.addr, b.symbol.as_deref());
-        if let Some(f) = funcs.get_mut(&name) {
-            f.jumps.push((src, e.to, e.count, None));
-        }
-    }
-    // Calls (I3).
-    let incl = inclusive_costs(doc, images);
-    let mut site_calls: HashMap<(String, u64), u64> = HashMap::new();
-    for e in &doc.call_edges {
-        let caller = doc
-            .block_at(e.from)
-            .map(|b| fn_of(b.addr, b.symbol.as_deref()))
-            .unwrap_or_else(|| fn_of(e.from, None));
-        *site_calls.entry((caller, e.to)).or_insert(0) += e.count;
-    }
-    for e in &doc.call_edges {
-        let b = doc.block_at(e.from);
-        let caller = b
-            .map(|b| fn_of(b.addr, b.symbol.as_deref()))
-            .unwrap_or_else(|| fn_of(e.from, None));
-        let src = b
-            .and_then(|b| shapes.get(&b.addr))
-            .and_then(|s| s.ips.last().copied())
-            .unwrap_or(e.from);
-        let inclusive = match &incl {
-            None => 0,
-            Some((by_pair, by_callee)) => {
-                let all = site_calls[&(caller.clone(), e.to)].max(1);
-                match by_pair.get(&(caller.clone(), e.to)) {
-                    Some(&(_, cost)) => (cost as u128 * e.count as u128 / all as u128) as u64,
-                    None => by_callee.get(&e.to).map_or(0, |&(calls, cost)| {
-                        (cost as u128 * e.count as u128 / calls.max(1) as u128) as u64
-                    }),
-                }
-            }
-        };
-        if let Some(f) = funcs.get_mut(&caller) {
-            f.calls.push((src, e.to, e.count, inclusive));
         }
     }
 
-    let mut s = String::new();
-    s.push_str("# callgrind format\nversion: 1\n");
-    s.push_str(&format!("creator: hotlift {}\n", env!("CARGO_PKG_VERSION")));
-    if let Some(pid) = doc.pid {
-        s.push_str(&format!("pid: {pid}\n"));
-    }
-    s.push_str(&format!("cmd: {}\n", doc.command_line.join(" ")));
-    s.push_str("positions: instr\nevents: Ir\n");
-    s.push_str(&format!("summary: {}\n\n", doc.totals.guest_instructions));
-    if incl.is_none() {
-        s.push_str("# the profile has no call_tree: calls carry no inclusive cost\n");
-    }
-    let (mut fns, mut obs) = (Names::default(), Names::default());
-    let fl = "fl=(1) ???\n";
-    for (name, f) in &funcs {
-        s.push_str(&format!(
-            "ob={}\n{fl}fn={}\n",
-            obs.get(&f.object),
-            fns.get(name)
-        ));
-        for (addr, cost) in &f.costs {
-            s.push_str(&format!("{addr:#x} {cost}\n"));
+    /// Calls with their inclusive costs (I3).
+    fn add_calls(&mut self, incl: Option<&Inclusive>) {
+        let doc = self.doc;
+        let caller_of = |e: &crate::profile::read::Edge| match doc.block_at(e.from) {
+            Some(b) => self.fn_of(b.addr, b.symbol.as_deref()),
+            None => self.fn_of(e.from, None),
+        };
+        let mut site_calls: HashMap<(String, u64), u64> = HashMap::new();
+        for e in &doc.call_edges {
+            *site_calls.entry((caller_of(e), e.to)).or_insert(0) += e.count;
         }
-        for &(src, to, n, exe) in &f.jumps {
-            let target_fn = fn_of(to, doc.block_at(to).and_then(|b| b.symbol.as_deref()));
-            if &target_fn != name {
-                s.push_str(&format!("jfn={}\n", fns.get(&target_fn)));
-            }
-            match exe {
-                Some(exe) => s.push_str(&format!("jcnd={n}/{exe} {to:#x}\n{src:#x}\n")),
-                None => s.push_str(&format!("jump={n} {to:#x}\n{src:#x}\n")),
+        let mut calls = Vec::new();
+        for e in &doc.call_edges {
+            let caller = caller_of(e);
+            let src = doc.block_at(e.from).map_or(e.from, |b| self.exit_ip(b));
+            let share =
+                |cost: u64, of: u64| (cost as u128 * e.count as u128 / of.max(1) as u128) as u64;
+            let inclusive = match incl {
+                None => 0,
+                Some((by_pair, by_callee)) => match by_pair.get(&(caller.clone(), e.to)) {
+                    Some(&(_, cost)) => share(cost, site_calls[&(caller.clone(), e.to)]),
+                    None => by_callee.get(&e.to).map_or(0, |&(n, cost)| share(cost, n)),
+                },
+            };
+            calls.push((caller, (src, e.to, e.count, inclusive)));
+        }
+        for (f, c) in calls {
+            if let Some(f) = self.funcs.get_mut(&f) {
+                f.calls.push(c);
             }
         }
-        for &(src, to, n, inclusive) in &f.calls {
-            let callee = fn_of(to, doc.block_at(to).and_then(|b| b.symbol.as_deref()));
-            let cob = images
-                .containing(to)
-                .map(|i| i.path.clone())
-                .unwrap_or_else(|| f.object.clone());
-            if cob != f.object {
-                s.push_str(&format!("cob={}\n", obs.get(&cob)));
-            }
+    }
+
+    /// The file's text.
+    fn render(&self, rep: u64, unplaced: Option<u64>, has_tree: bool) -> String {
+        let doc = self.doc;
+        let mut s = String::new();
+        s.push_str("# callgrind format\nversion: 1\n");
+        s.push_str(&format!("creator: hotlift {}\n", env!("CARGO_PKG_VERSION")));
+        if let Some(pid) = doc.pid {
+            s.push_str(&format!("pid: {pid}\n"));
+        }
+        s.push_str(&format!("cmd: {}\n", doc.command_line.join(" ")));
+        s.push_str("positions: instr\nevents: Ir\n");
+        s.push_str(&format!("summary: {}\n\n", doc.totals.guest_instructions));
+        if !has_tree {
+            s.push_str("# the profile has no call_tree: calls carry no inclusive cost\n");
+        }
+        let (mut fns, mut obs) = (Names::default(), Names::default());
+        let fl = "fl=(1) ???\n";
+        for (name, f) in &self.funcs {
             s.push_str(&format!(
-                "cfn={}\ncalls={n} {to:#x}\n{src:#x} {inclusive}\n",
-                fns.get(&callee)
+                "ob={}\n{fl}fn={}\n",
+                obs.get(&f.object),
+                fns.get(name)
+            ));
+            for (addr, cost) in &f.costs {
+                s.push_str(&format!("{addr:#x} {cost}\n"));
+            }
+            for &(src, to, n, exe) in &f.jumps {
+                let target_fn = self.fn_at(to);
+                if &target_fn != name {
+                    s.push_str(&format!("jfn={}\n", fns.get(&target_fn)));
+                }
+                match exe {
+                    Some(exe) => s.push_str(&format!("jcnd={n}/{exe} {to:#x}\n{src:#x}\n")),
+                    None => s.push_str(&format!("jump={n} {to:#x}\n{src:#x}\n")),
+                }
+            }
+            for &(src, to, n, inclusive) in &f.calls {
+                let cob = self
+                    .images
+                    .containing(to)
+                    .map(|i| i.path.clone())
+                    .unwrap_or_else(|| f.object.clone());
+                if cob != f.object {
+                    s.push_str(&format!("cob={}\n", obs.get(&cob)));
+                }
+                s.push_str(&format!(
+                    "cfn={}\ncalls={n} {to:#x}\n{src:#x} {inclusive}\n",
+                    fns.get(&self.fn_at(to))
+                ));
+            }
+            s.push('\n');
+        }
+        if let Some(placed) = unplaced {
+            s.push_str(&format!(
+                "# the costs add up to {placed}, the profile's total is {}: unretired instructions it does not place\n",
+                doc.totals.guest_instructions
             ));
         }
-        s.push('\n');
+        if rep > 0 {
+            let ob = obs.get(&doc.binary.path);
+            s.push_str(&format!(
+                "ob={ob}\n{fl}fn={}\n0x0 {rep}\n",
+                fns.get("[rep string iterations]")
+            ));
+        }
+        s
     }
-    if let Some(placed) = unplaced {
-        s.push_str(&format!(
-            "# the costs add up to {placed}, the profile's total is {total}: unretired instructions it does not place\n"
-        ));
-    }
-    if rep > 0 {
-        let ob = obs.get(&doc.binary.path);
-        s.push_str(&format!(
-            "ob={ob}\n{fl}fn={}\n0x0 {rep}\n",
-            fns.get("[rep string iterations]")
-        ));
-    }
-    out.write_all(s.as_bytes())?;
+}
+
+/// Write `doc` in the callgrind format (I1–I4).
+pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
+    let mut b = Build {
+        doc,
+        images,
+        funcs: BTreeMap::new(),
+        shapes: HashMap::new(),
+    };
+    b.add_costs();
+    let (rep, unplaced) = b.settle();
+    b.add_jumps();
+    let incl = inclusive_costs(doc, images);
+    b.add_calls(incl.as_ref());
+    out.write_all(b.render(rep, unplaced, incl.is_some()).as_bytes())?;
     Ok(())
 }
