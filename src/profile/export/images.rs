@@ -17,6 +17,9 @@
 //!     function starts at every address the run called and at the entry
 //!     point, and extends to the next such address: a tail call or code only
 //!     jumped to joins the function before it.
+//! I5: code in a PLT section (`.plt`, `.iplt`: a static program's ifunc
+//!     stubs) is not the function whose symbol precedes it (`_init` has
+//!     size 0): each stub is a function of its own, `0x401038@plt`.
 //!
 //! Debug files are looked for as GDB does: `/usr/lib/debug/.build-id/xx/
 //! yyyy.debug` from the build id, then the `.gnu_debuglink` name next to the
@@ -42,6 +45,9 @@ pub struct Image {
     pub end: u64,
     pub entry: u64,
     pub symbols: Symbols,
+    /// Runtime ranges of the PLT sections (`.plt`, `.iplt`, `.plt.sec`,
+    /// `.plt.got`): their stubs have no symbols of their own (I5).
+    pub plt: Vec<(u64, u64)>,
     /// Where the symbols came from: the file itself, a debug file, or none.
     pub symbols_from: Option<PathBuf>,
     /// The file's bytes and its loadable segments, when the file is the
@@ -112,6 +118,7 @@ impl Image {
             end: m.end,
             entry: 0,
             symbols: Symbols::default(),
+            plt: Vec::new(),
             symbols_from: None,
             bytes: None,
         }
@@ -162,6 +169,17 @@ impl Image {
         img.end = img.end.max(bias.wrapping_add(hi));
         img.entry = bias.wrapping_add(elf.header.e_entry);
         img.symbols = Symbols::from_elf(&bytes, bias);
+        img.plt = elf
+            .section_headers
+            .iter()
+            .filter(|sh| {
+                matches!(
+                    elf.shdr_strtab.get_at(sh.sh_name),
+                    Some(".plt" | ".iplt" | ".plt.sec" | ".plt.got")
+                )
+            })
+            .map(|sh| (bias + sh.sh_addr, bias + sh.sh_addr + sh.sh_size))
+            .collect();
         if img.symbols.is_empty() {
             let link = debuglink_of(&elf, &bytes);
             for cand in debug_candidates(Path::new(&m.path), id.as_deref(), link.as_deref()) {
@@ -204,9 +222,18 @@ impl Image {
         bytes.get(at as usize..end as usize)
     }
 
-    /// The function containing `addr`: (entry address, name).
+    /// The function containing `addr`: (entry address, name). A PLT stub
+    /// is `None` (I5).
     pub fn function(&self, addr: u64) -> Option<(u64, &str)> {
+        if self.in_plt(addr) {
+            return None;
+        }
         self.symbols.function(addr)
+    }
+
+    /// Is `addr` in a PLT section?
+    pub fn in_plt(&self, addr: u64) -> bool {
+        self.plt.iter().any(|&(lo, hi)| addr >= lo && addr < hi)
     }
 }
 
@@ -252,8 +279,13 @@ impl Images {
     /// (`name`, or `0x401000` when no symbol covers it; `fallback` is the
     /// profile's own symbol for the address, used when the file is gone).
     pub fn function_name(&self, addr: u64, fallback: Option<&str>) -> (u64, String) {
-        if let Some((entry, name)) = self.containing(addr).and_then(|i| i.function(addr)) {
+        let image = self.containing(addr);
+        if let Some((entry, name)) = image.and_then(|i| i.function(addr)) {
             return (entry, name.to_string());
+        }
+        if image.is_some_and(|i| i.in_plt(addr)) {
+            // I5: every stub its own function, as valgrind names them.
+            return (addr, format!("{addr:#x}@plt"));
         }
         match fallback {
             Some(s) => {
