@@ -12,6 +12,7 @@ pub mod anon;
 pub mod backend;
 pub mod cache;
 pub mod cli;
+pub mod compare;
 pub mod dispatch;
 pub mod frontend;
 pub mod guest_mem;

@@ -27,6 +27,10 @@ pub struct RunOptions {
     #[arg(long)]
     pub strace: bool,
 
+    /// Write the --strace log to FILE instead of stderr (implies --strace)
+    #[arg(long, value_name = "FILE")]
+    pub strace_file: Option<std::path::PathBuf>,
+
     /// Run without the monitor thread: no ring, no profile
     #[arg(long, conflicts_with = "count_inline")]
     pub no_monitor: bool,
@@ -92,6 +96,7 @@ impl Default for RunOptions {
             cache_mib: 256,
             verbose: false,
             strace: false,
+            strace_file: None,
             no_monitor: false,
             count_inline: false,
             ring_entries: 1 << 22,

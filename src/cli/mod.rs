@@ -1,10 +1,17 @@
-//! The command line: `hotlift run [OPTIONS] -- PROGRAM [ARGS...]`.
+//! The command line: `hotlift run [OPTIONS] -- PROGRAM [ARGS...]`, one file
+//! per subcommand.
 //!
-//! Exit statuses of hotlift itself (the guest's own status passes through):
-//! 125 hotlift failed (bad option, resource, unsupported guest behaviour),
-//! 126 the program is not a runnable x86-64 static ELF, 127 it was not found.
+//! Exit statuses of `run` and `profile` (the guest's own status passes
+//! through): 125 hotlift failed (bad option, resource, unsupported guest
+//! behaviour), 126 the program is not a runnable x86-64 static ELF, 127 it
+//! was not found. `compare`, `diff` and `export` (tools for CI): 0 all
+//! equivalent / within the threshold, 1 a mismatch / past the threshold, 2
+//! they could not do their work (bad options included).
 
+mod compare;
+mod diff;
 mod dump;
+mod export;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -14,6 +21,10 @@ use crate::options::RunOptions;
 pub const EXIT_HOTLIFT_FAILED: i32 = 125;
 pub const EXIT_NOT_RUNNABLE: i32 = 126;
 pub const EXIT_NOT_FOUND: i32 = 127;
+/// `compare`, `diff`, `export`: equivalent, a mismatch, could not run.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_MISMATCH: i32 = 1;
+pub const EXIT_TOOL_ERROR: i32 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -63,19 +74,57 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: dump::DumpFormat,
     },
+    /// Run PROGRAM natively and under hotlift and compare status, output, syscalls, instructions and time (for CI)
+    Compare(compare::CompareArgs),
+    /// Compare two profiles of the same binary and show the largest changes
+    Diff(diff::DiffArgs),
+    /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
+    Export(export::ExportArgs),
+}
+
+/// Is this a CI tool subcommand (exit 2 on bad usage)?
+fn tool_subcommand() -> bool {
+    matches!(
+        std::env::args().nth(1).as_deref(),
+        Some("compare" | "diff" | "export")
+    )
+}
+
+/// clap's error as one line (its message without the usage footer).
+fn one_line(e: &clap::Error) -> String {
+    let rendered = e.to_string();
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+        .collect();
+    let msg = lines.join(" ");
+    msg.strip_prefix("error: ").unwrap_or(&msg).to_string()
 }
 
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print(); // --help, --version
+            return 0;
+        }
         Err(e) => {
-            let code = if e.use_stderr() {
-                EXIT_HOTLIFT_FAILED
+            let sub = std::env::args().nth(1).unwrap_or_default();
+            eprintln!(
+                "hotlift: {} (see hotlift {}--help)",
+                one_line(&e),
+                if sub.starts_with('-') || sub.is_empty() {
+                    String::new()
+                } else {
+                    format!("{sub} ")
+                }
+            );
+            return if tool_subcommand() {
+                EXIT_TOOL_ERROR
             } else {
-                0
+                EXIT_HOTLIFT_FAILED
             };
-            let _ = e.print();
-            return code;
         }
     };
     match cli.command {
@@ -103,15 +152,27 @@ pub fn main() -> i32 {
                 EXIT_HOTLIFT_FAILED
             }
         },
+        Command::Compare(args) => compare::main(args),
+        Command::Diff(args) => diff::main(args),
+        Command::Export(args) => export::main(args),
     }
 }
 
 /// The README's option table for `hotlift run`, generated from the one
 /// declaration in `options.rs` (tests/readme.rs keeps the README equal).
 pub fn run_options_markdown() -> String {
+    options_markdown("run")
+}
+
+/// The README's option table for subcommand `sub`, generated from its clap
+/// declaration (tests/cli.rs and tests/readme_tools.rs keep the README
+/// equal).
+pub fn options_markdown(sub: &str) -> String {
     use clap::CommandFactory;
     let cmd = Cli::command();
-    let run = cmd.find_subcommand("run").expect("run subcommand");
+    let run = cmd
+        .find_subcommand(sub)
+        .unwrap_or_else(|| panic!("no subcommand {sub}"));
     let mut s = String::from("| option | default | description |\n|---|---|---|\n");
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };
@@ -138,7 +199,25 @@ pub fn run_options_markdown() -> String {
         } else {
             default.join(",")
         };
-        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let help = a
+            .get_help()
+            .map(|h| {
+                h.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        let values: Vec<String> = a
+            .get_possible_values()
+            .iter()
+            .map(|v| format!("`{}`", v.get_name()))
+            .collect();
+        let help = if a.get_action().takes_values() && !values.is_empty() {
+            format!("{help}: {}", values.join(", "))
+        } else {
+            help
+        };
         s.push_str(&format!("| {name} | {default} | {help} |\n"));
     }
     s

@@ -25,7 +25,20 @@ fn resolve(program: &OsString) -> PathBuf {
 }
 
 /// Run the program; `summary` prints the profile summary at the end.
-pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
+pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
+    if let Some(log) = &opts.strace_file {
+        match std::fs::File::create(log) {
+            Ok(f) => crate::syscall::strace::set_log_file(f),
+            Err(e) => {
+                eprintln!(
+                    "hotlift: cannot create the strace log {}: {e}",
+                    log.display()
+                );
+                return EXIT_HOTLIFT_FAILED;
+            }
+        }
+        opts.strace = true;
+    }
     let path = resolve(&program[0]);
     let shown = path.display();
     let bytes = match std::fs::read(&path) {

@@ -8,8 +8,11 @@
 //!
 //! Usage: `Profile::build(&inputs)`, then `write_json(path)` / `summary()`.
 
+pub mod diff;
 pub mod dump;
+pub mod export;
 mod modules;
+pub mod read;
 mod summary;
 mod symbols;
 

@@ -35,6 +35,18 @@ impl Symbols {
         Symbols { base, funcs }
     }
 
+    /// No function symbol at all (a stripped file).
+    pub fn is_empty(&self) -> bool {
+        self.funcs.is_empty()
+    }
+
+    /// The function containing `addr`: its start address and name.
+    pub fn function(&self, addr: u64) -> Option<(u64, &str)> {
+        let i = self.funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
+        let (start, size, name) = &self.funcs[i];
+        (*size == 0 || addr - start < *size).then_some((*start, name.as_str()))
+    }
+
     /// "name" or "name+0x12" for the function containing `addr`.
     pub fn name(&self, addr: u64) -> Option<String> {
         let i = self.funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;

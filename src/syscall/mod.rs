@@ -670,7 +670,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
     let nr = g[0] as u32 as u64;
     let a = [g[7], g[6], g[2], g[10], g[8], g[9]];
     if vm.opts().strace {
-        eprint!("{}", strace::format_call(nr, &a));
+        strace::log(&strace::format_call(nr, &a));
     }
     let at = GuestAddr(vm.ctx.rip - 2);
     let own_exe = match nr as i64 {
@@ -726,7 +726,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
             libc::SYS_exit | libc::SYS_exit_group => {
                 vm.record_syscall(nr, 0, 0);
                 if vm.opts().strace {
-                    eprintln!(" = ?");
+                    strace::log(" = ?\n");
                 }
                 exit_now(vm, a[0])
             }
@@ -735,7 +735,7 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
     };
     vm.record_syscall(nr, ret, t0.elapsed().as_nanos() as u64);
     if vm.opts().strace {
-        eprintln!("{}", strace::format_return(nr, &a, ret));
+        strace::log(&format!("{}\n", strace::format_return(nr, &a, ret)));
     }
     // I2.
     vm.ctx.gpr[0] = ret as u64;

@@ -8,7 +8,8 @@
 //!
 //! Invariants:
 //! - I1: guest memory is read only through `read_prefix`, which uses
-//!   `process_vm_readv` on our own pid (the guest lives in our address space).
+//!   `process_vm_readv` on our own pid (the guest lives in our address space;
+//!   I4 for the exception).
 //!   A bad guest pointer makes the kernel return `EFAULT`, never a host fault,
 //!   and the argument prints as its hex address instead.
 //! - I2: strings and buffers show at most `MAX_STR` (32) bytes, quoted and
@@ -18,6 +19,13 @@
 //!   `futex`, `clone` and `clone3`, whose later arguments depend on earlier
 //!   ones, have their own decoders. Unknown numbers print as
 //!   `syscall_NNN(0x.., ...)` with all six arguments in hex.
+//!
+//! - I4: whose memory is read is this thread's choice (`with_memory_of`):
+//!   hotlift's own process by default (the guest lives in it), a traced
+//!   child for `hotlift compare`'s native syscall trace, so both sides are
+//!   rendered by the same code.
+//! - I5: `log` writes a finished piece of the log where `--strace-file`
+//!   pointed (`set_log_file`), else to stderr, in one `write` each.
 //!
 //! Argument kinds (the signature letters):
 //! `f` fd, `a` dirfd (`AT_FDCWD`), `i` int, `d` long, `u` unsigned, `x` hex,
@@ -69,6 +77,62 @@ const MREMAP_FIXED: u64 = 2;
 // ---------------------------------------------------------------------------
 // Guest memory (I1)
 
+thread_local! {
+    /// The process whose memory `read_prefix` reads; 0 = this one (I4).
+    static MEMORY_OF: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+/// Run `f` with guest memory read from process `pid` (I4): for rendering
+/// the syscalls of a ptrace-stopped child.
+pub fn with_memory_of<R>(pid: Pid, f: impl FnOnce() -> R) -> R {
+    let old = MEMORY_OF.with(|m| m.replace(pid.as_raw()));
+    let r = f();
+    MEMORY_OF.with(|m| m.set(old));
+    r
+}
+
+static LOG_FILE: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
+
+/// Send the log to `file` instead of stderr (I5); only the first call
+/// counts. The file is moved to the highest free descriptor below the
+/// `RLIMIT_NOFILE` soft limit, so the guest's own `open`s get the numbers
+/// they get natively (a guest that closes every descriptor it did not open
+/// ends the log).
+#[allow(unsafe_code)]
+pub fn set_log_file(file: std::fs::File) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .map(|(soft, _)| soft.min(1 << 20) as i32)
+        .unwrap_or(1024);
+    let mut file = file;
+    for high in (limit / 2..limit).rev().take(64) {
+        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor (>= high) that
+        // nothing else owns, and from_raw_fd takes ownership of it; the old
+        // File is dropped (closed) by the assignment.
+        unsafe {
+            let fd = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, high);
+            if fd >= 0 {
+                file = std::fs::File::from_raw_fd(fd);
+                break;
+            }
+        }
+    }
+    let _ = LOG_FILE.set(file);
+}
+
+/// Write `text` to the log (I5).
+pub fn log(text: &str) {
+    use std::io::Write as _;
+    match LOG_FILE.get() {
+        Some(mut f) => {
+            let _ = f.write_all(text.as_bytes());
+        }
+        None => {
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+    }
+}
+
 /// Reads up to `len` bytes at guest address `addr`, returning the readable
 /// prefix (empty if `addr` itself is unmapped).
 fn read_prefix(addr: u64, len: usize) -> Vec<u8> {
@@ -88,7 +152,11 @@ fn read_prefix(addr: u64, len: usize) -> Vec<u8> {
         at = next;
     }
     let mut buf = vec![0u8; len];
-    let n = process_vm_readv(Pid::this(), &mut [IoSliceMut::new(&mut buf)], &remote).unwrap_or(0);
+    let pid = match MEMORY_OF.with(|m| m.get()) {
+        0 => Pid::this(),
+        p => Pid::from_raw(p),
+    };
+    let n = process_vm_readv(pid, &mut [IoSliceMut::new(&mut buf)], &remote).unwrap_or(0);
     buf.truncate(n);
     buf
 }

@@ -1,0 +1,196 @@
+//! Normalising syscall lines so that values which legitimately differ
+//! between a native run and a hotlift run, or between any two runs, do not
+//! count as differences. Each rule is named (N1 …), documented in
+//! docs/COMPARE.md and tested below.
+//!
+//! - N1 Addresses: hex numbers of five or more digits become `0x…`
+//!   (pointer arguments, `mmap`/`brk`/`mremap` results, `arch_prctl`
+//!   bases): ASLR moves them natively, and hotlift places the guest's
+//!   memory itself.
+//! - N2 Process ids: the run's own pid, as a whole decimal token, becomes
+//!   `PID` (`getpid`/`gettid` results, `kill`/`tgkill` arguments).
+//! - N3 `rseq`: its result becomes `= ?`. hotlift makes `rseq` fail with
+//!   ENOSYS by design (the kernel would check code-cache addresses against
+//!   the guest's critical sections); glibc then runs without it, which the
+//!   program cannot observe.
+//! - N4 Random and time data: the bytes `getrandom` returned, the
+//!   timespecs `clock_gettime`/`clock_getres` wrote and the results of
+//!   `time`/`gettimeofday` become `…`.
+//! - N5 The fatal syscall: when a run dies of a signal, the result of its
+//!   last syscall is dropped. A signal the program sends itself (`abort`'s
+//!   `tgkill`) is delivered natively on the way back from the syscall, so
+//!   the native trace shows its result; hotlift writes the profile and
+//!   lets the kernel kill it inside the syscall, so its trace shows none.
+//!
+//! I1: normalising is a pure function of the line and the run's pid; the
+//!     native and hotlift lines go through the same rules.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+fn address() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"0x[0-9a-f]{5,}").expect("N1 regex"))
+}
+
+fn timespec() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"tp=\{[^}]*\}").expect("N4 regex"))
+}
+
+/// Split `name(args) = result` after the call's closing parenthesis,
+/// skipping parentheses inside quoted strings (which strace quoting
+/// escapes with backslashes).
+fn split(l: &str) -> (&str, &str) {
+    let (mut depth, mut quoted, mut escaped) = (0usize, false, false);
+    for (i, c) in l.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    let rest = &l[i + 1..];
+                    return match rest.strip_prefix(" = ") {
+                        Some(r) => (&l[..i + 1], r),
+                        None => (l, ""),
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    (l, "")
+}
+
+/// Apply N1–N4 to one line of a syscall trace (I1).
+pub fn line(l: &str, pid: u32) -> String {
+    let name = l.split('(').next().unwrap_or("");
+    // N3 and N4 look at the result alone.
+    let (call, result) = split(l);
+    let result = match name {
+        "rseq" => "?".to_string(),
+        "getrandom" => result.split(' ').next().unwrap_or("").to_string() + " buf=…",
+        "time" | "gettimeofday" if !result.starts_with('-') => "…".to_string(),
+        "clock_gettime" | "clock_getres" => timespec().replace_all(result, "tp=…").into_owned(),
+        _ => result.to_string(),
+    };
+    let mut s = if split(l).1.is_empty() {
+        call.to_string()
+    } else {
+        format!("{call} = {result}")
+    };
+    // N1.
+    s = address().replace_all(&s, "0x…").into_owned();
+    // N2: whole decimal tokens equal to the pid.
+    let pid = pid.to_string();
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(i) = rest.find(pid.as_str()) {
+        let before = rest[..i].chars().last();
+        let after = rest[i + pid.len()..].chars().next();
+        let token = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        out.push_str(&rest[..i]);
+        if token(before) || token(after) {
+            out.push_str(&pid);
+        } else {
+            out.push_str("PID");
+        }
+        rest = &rest[i + pid.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Normalise a whole trace: N1–N4 on every line, N5 on the last when
+/// the run died of a signal.
+pub fn trace(lines: &[String], pid: u32, killed: bool) -> Vec<String> {
+    let mut v: Vec<String> = lines.iter().map(|l| line(l, pid)).collect();
+    if killed {
+        if let Some(last) = v.last_mut() {
+            let call = split(last).0.to_string();
+            *last = call;
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line, trace};
+
+    #[test]
+    fn n5_fatal_syscall() {
+        let native = vec![
+            "getpid() = 5".to_string(),
+            "tgkill(5, 5, SIGABRT) = 0".to_string(),
+        ];
+        let hotlift = vec![
+            "getpid() = 6".to_string(),
+            "tgkill(6, 6, SIGABRT)".to_string(),
+        ];
+        assert_eq!(trace(&native, 5, true), trace(&hotlift, 6, true));
+        assert_ne!(trace(&native, 5, false), trace(&hotlift, 6, false));
+    }
+
+    #[test]
+    fn n1_addresses() {
+        assert_eq!(line("brk(NULL) = 0x4c8000", 7), "brk(NULL) = 0x…");
+        assert_eq!(
+            line("mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f12345000", 7),
+            "mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x…"
+        );
+        assert_eq!(
+            line("fcntl(1, F_GETFL) = 0x8001 (flags O_WRONLY|O_LARGEFILE)", 7),
+            "fcntl(1, F_GETFL) = 0x8001 (flags O_WRONLY|O_LARGEFILE)"
+        );
+    }
+
+    #[test]
+    fn n2_pids() {
+        assert_eq!(line("getpid() = 4242", 4242), "getpid() = PID");
+        assert_eq!(
+            line("tgkill(4242, 4242, SIGABRT) = 0", 4242),
+            "tgkill(PID, PID, SIGABRT) = 0"
+        );
+        assert_eq!(
+            line("write(1, \"42421\", 5) = 5", 4242),
+            "write(1, \"42421\", 5) = 5"
+        );
+    }
+
+    #[test]
+    fn n3_rseq_and_n4_data() {
+        let native = line("rseq(0x7ffd12345678, 32, 0, 0x53053053) = 0", 1);
+        let hotlift = line(
+            "rseq(0x7ffd1234a678, 32, 0, 0x53053053) = -1 ENOSYS (Function not implemented)",
+            1,
+        );
+        assert_eq!(native, hotlift);
+        assert_eq!(
+            line(
+                "getrandom(0x4c6b70, 8, GRND_NONBLOCK) = 8 buf=\"\\x01\\x02\"",
+                1
+            ),
+            "getrandom(0x…, 8, GRND_NONBLOCK) = 8 buf=…"
+        );
+        assert_eq!(
+            line(
+                "clock_gettime(CLOCK_REALTIME, 0x7ffe1000) = 0 tp={tv_sec=1, tv_nsec=2}",
+                1
+            ),
+            "clock_gettime(CLOCK_REALTIME, 0x…) = 0 tp=…"
+        );
+        assert_eq!(line("exit_group(0) = ?", 1), "exit_group(0) = ?");
+        assert_eq!(
+            line("rseq(\"x) = 1\", 5) = 0", 1),
+            line(
+                "rseq(\"x) = 1\", 5) = -1 ENOSYS (Function not implemented)",
+                1
+            )
+        );
+    }
+}

@@ -1,0 +1,439 @@
+//! The callgrind profile format (version 1), which KCachegrind and
+//! `callgrind_annotate` read: event `Ir` (instructions executed), positions
+//! `instr` (guest addresses), self costs per instruction, call edges
+//! (`calls=`) and jump edges (`jump=`, `jcnd=`).
+//!
+//! I1: Σ self costs = `totals.guest_instructions`. Each instruction of a
+//!     block costs the block's count; the iterations of `rep` string
+//!     instructions beyond the first (the profile does not say which block
+//!     ran them) are one cost line of the pseudo-function
+//!     `[rep string iterations]`. What the blocks' costs hold beyond the
+//!     total (instructions that did not retire: `unretired_instructions`)
+//!     comes off the last instructions of the block the guest ended in (a
+//!     fatal fault or trap), then off the pseudo-function; if the costs
+//!     still differ from the total, a comment in the file says so.
+//! I2: a block is costed per instruction when the module's file holds its
+//!     bytes and decoding them gives exactly the profile's size and
+//!     instruction count; otherwise its whole cost sits at its first
+//!     address (per block).
+//! I4: jumps come from the profile's `edges` (every transition out of a
+//!     block ending in a branch, jump, fall-through or indirect jump; a
+//!     branch's edge to anywhere but the next block is its taken `jcnd`).
+//!     An older profile without `edges` gets them from the decoded branch
+//!     targets, the branch counts and `indirect_edges`.
+//! I3: a call's inclusive cost comes from the calling-context tree
+//!     (`call_tree`): the subtree cost of every context entered from the
+//!     caller's function into the callee, shared among the call sites by
+//!     their call counts. Without a call tree, calls carry no inclusive
+//!     cost (a comment in the file says so). A recursive function's
+//!     inclusive cost counts nested contexts again, as callgrind's does
+//!     without `--separate-recs`.
+//!
+//! Functions are named from the ELF symbol tables (images.rs); code no
+//! symbol covers is a function per block named by its address.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+
+use iced_x86::{Decoder, DecoderOptions, FlowControl};
+
+use super::images::Images;
+use super::ExportError;
+use crate::profile::read::{Block, ProfileDoc};
+
+/// One decoded block: instruction addresses and the direct target of its
+/// last instruction.
+struct Shape {
+    ips: Vec<u64>,
+    target: Option<u64>,
+}
+
+/// Decode block `b` from its module's file (I2).
+fn shape(images: &Images, b: &Block) -> Option<Shape> {
+    let code = images.by_name(&b.module)?.code(b.addr, b.size as usize)?;
+    let mut dec = Decoder::with_ip(64, code, b.addr, DecoderOptions::NONE);
+    let mut ips = Vec::new();
+    let mut last = None;
+    while dec.can_decode() {
+        let i = dec.decode();
+        if i.is_invalid() {
+            return None;
+        }
+        ips.push(i.ip());
+        last = Some(i);
+    }
+    if ips.len() != b.instructions as usize {
+        return None;
+    }
+    let last = last?;
+    let target = match last.flow_control() {
+        FlowControl::UnconditionalBranch | FlowControl::ConditionalBranch | FlowControl::Call => {
+            Some(last.near_branch_target()).filter(|&t| t != 0)
+        }
+        _ => None,
+    };
+    Some(Shape { ips, target })
+}
+
+/// The block the guest ended in: the one whose outgoing edges add up to
+/// less than its count (docs/PROFILE.md, `edges[]`).
+fn final_block(doc: &ProfileDoc) -> Option<&Block> {
+    if doc.edges.is_empty() {
+        return None;
+    }
+    let mut out: HashMap<u64, u64> = HashMap::new();
+    for e in &doc.edges {
+        *out.entry(e.from).or_insert(0) += e.count;
+    }
+    doc.blocks
+        .iter()
+        .find(|b| b.count > out.get(&b.addr).copied().unwrap_or(0))
+}
+
+/// Name compression (`(id) name` on first use, `(id)` after).
+#[derive(Default)]
+struct Names(HashMap<String, usize>);
+
+impl Names {
+    fn get(&mut self, name: &str) -> String {
+        if let Some(id) = self.0.get(name) {
+            return format!("({id})");
+        }
+        let id = self.0.len() + 1;
+        self.0.insert(name.to_string(), id);
+        format!("({id}) {name}")
+    }
+}
+
+/// A jump: (source, target, times taken, executions of a conditional
+/// jump or `None` for an unconditional one).
+type Jump = (u64, u64, u64, Option<u64>);
+
+/// A function's lines: self cost per address, jumps and calls from it.
+#[derive(Default)]
+struct Func {
+    object: String,
+    costs: BTreeMap<u64, u64>,
+    jumps: Vec<Jump>,
+    /// (source, callee, calls, inclusive cost)
+    calls: Vec<(u64, u64, u64, u64)>,
+}
+
+/// Inclusive costs of calls from the call tree (I3): by (caller function
+/// name, callee entry) and by callee entry alone.
+type Inclusive = (HashMap<(String, u64), (u64, u64)>, HashMap<u64, (u64, u64)>);
+
+fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
+    if doc.call_tree.is_empty() {
+        return None;
+    }
+    let index: HashMap<u64, usize> = doc
+        .call_tree
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    // Subtree sums, children before parents: by decreasing id (a parent's
+    // id is smaller than its children's, docs/PROFILE.md). A malformed tree
+    // gets incomplete sums, never a loop.
+    let mut order: Vec<usize> = (0..doc.call_tree.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(doc.call_tree[i].id));
+    let mut incl: Vec<u64> = doc.call_tree.iter().map(|n| n.self_instructions).collect();
+    for &i in &order {
+        if let Some(&p) = doc.call_tree[i].parent.and_then(|p| index.get(&p)) {
+            if doc.call_tree[p].id < doc.call_tree[i].id {
+                incl[p] = incl[p].saturating_add(incl[i]);
+            }
+        }
+    }
+    let mut by_pair: HashMap<(String, u64), (u64, u64)> = HashMap::new();
+    let mut by_callee: HashMap<u64, (u64, u64)> = HashMap::new();
+    for (i, n) in doc.call_tree.iter().enumerate() {
+        let Some(&p) = n.parent.and_then(|p| index.get(&p)) else {
+            continue;
+        };
+        let caller = &doc.call_tree[p];
+        let caller_name = images
+            .function_name(caller.function, caller.symbol.as_deref())
+            .1;
+        let e = by_pair.entry((caller_name, n.function)).or_default();
+        e.0 += n.calls;
+        e.1 += incl[i];
+        let e = by_callee.entry(n.function).or_default();
+        e.0 += n.calls;
+        e.1 += incl[i];
+    }
+    Some((by_pair, by_callee))
+}
+
+/// The file being built: functions with their lines, and the decoded
+/// shape of every block that could be decoded.
+struct Build<'a> {
+    doc: &'a ProfileDoc,
+    images: &'a Images,
+    funcs: BTreeMap<String, Func>,
+    shapes: HashMap<u64, Shape>,
+}
+
+impl Build<'_> {
+    fn fn_of(&self, addr: u64, sym: Option<&str>) -> String {
+        self.images.function_name(addr, sym).1
+    }
+
+    /// The function of the code at `addr` (a block start, or any address).
+    fn fn_at(&self, addr: u64) -> String {
+        let sym = self.doc.block_at(addr).and_then(|b| b.symbol.as_deref());
+        self.fn_of(addr, sym)
+    }
+
+    /// Where a block's exit is: its last instruction, or its start (I2).
+    fn exit_ip(&self, b: &Block) -> u64 {
+        self.shapes
+            .get(&b.addr)
+            .and_then(|s| s.ips.last().copied())
+            .unwrap_or(b.addr)
+    }
+
+    /// Self costs of every executed block (I1, I2).
+    fn add_costs(&mut self) {
+        for b in self.doc.blocks.iter().filter(|b| b.count > 0) {
+            let name = self.fn_of(b.addr, b.symbol.as_deref());
+            let object = self
+                .images
+                .by_name(&b.module)
+                .map(|i| i.path.clone())
+                .unwrap_or_else(|| b.module.clone());
+            let sh = shape(self.images, b);
+            let f = self.funcs.entry(name).or_default();
+            f.object = object;
+            match &sh {
+                Some(s) => {
+                    for &ip in &s.ips {
+                        *f.costs.entry(ip).or_insert(0) += b.count;
+                    }
+                }
+                None => *f.costs.entry(b.addr).or_insert(0) += b.count * b.instructions as u64,
+            }
+            if let Some(s) = sh {
+                self.shapes.insert(b.addr, s);
+            }
+        }
+    }
+
+    /// I1: what the costs hold beyond the total (unretired instructions)
+    /// comes off the block the guest ended in (a fatal fault or trap), last
+    /// instructions first, then off the rep pseudo-function. Returns the
+    /// pseudo-function's cost and, if the costs still miss the total, what
+    /// they add up to.
+    fn settle(&mut self) -> (u64, Option<u64>) {
+        let doc = self.doc;
+        let sum = |funcs: &BTreeMap<String, Func>| -> u64 {
+            funcs.values().flat_map(|f| f.costs.values()).sum()
+        };
+        let total = doc.totals.guest_instructions;
+        let rep_extra = doc.totals.rep_extra_iterations;
+        let mut excess = (sum(&self.funcs) + rep_extra).saturating_sub(total);
+        if let Some(b) = final_block(doc).filter(|_| excess > 0) {
+            let per_ip = self.shapes.get(&b.addr).map(|s| s.ips.clone());
+            let ips = per_ip.clone().unwrap_or_else(|| vec![b.addr]);
+            let name = self.fn_of(b.addr, b.symbol.as_deref());
+            if let Some(f) = self.funcs.get_mut(&name) {
+                for ip in ips.iter().rev() {
+                    let Some(c) = f.costs.get_mut(ip) else {
+                        continue;
+                    };
+                    let take = if per_ip.is_some() {
+                        excess.min(1)
+                    } else {
+                        excess
+                    }
+                    .min(*c);
+                    *c -= take;
+                    excess -= take;
+                    if excess == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        let rep = rep_extra.saturating_sub(excess);
+        let placed = sum(&self.funcs) + rep;
+        (rep, (placed != total).then_some(placed))
+    }
+
+    /// Jumps (I4): from the profile's edges when it has them, else from
+    /// the decoded targets, branch counts and indirect edges.
+    fn add_jumps(&mut self) {
+        let doc = self.doc;
+        let mut jumps: Vec<(String, Jump)> = Vec::new();
+        if !doc.edges.is_empty() {
+            for e in &doc.edges {
+                let Some(b) = doc.block_at(e.from) else {
+                    continue;
+                };
+                let next = b.addr + b.size as u64;
+                let (n, exe) = match b.exit.as_str() {
+                    "branch" if e.to != next => (e.count, Some(b.count)),
+                    "branch" | "jump" | "fallthrough" | "indirect_jump" => (e.count, None),
+                    _ => continue,
+                };
+                let f = self.fn_of(b.addr, b.symbol.as_deref());
+                jumps.push((f, (self.exit_ip(b), e.to, n, exe)));
+            }
+        } else {
+            for b in doc.blocks.iter().filter(|b| b.count > 0) {
+                let (src, next) = (self.exit_ip(b), b.addr + b.size as u64);
+                let target = self.shapes.get(&b.addr).and_then(|s| s.target);
+                let f = self.fn_of(b.addr, b.symbol.as_deref());
+                match b.exit.as_str() {
+                    "branch" => {
+                        if let Some(t) = target {
+                            jumps.push((f.clone(), (src, t, b.taken.unwrap_or(0), Some(b.count))));
+                        }
+                        let ft = b.fallthrough.unwrap_or(0);
+                        if ft > 0 {
+                            jumps.push((f, (src, next, ft, None)));
+                        }
+                    }
+                    "jump" => {
+                        if let Some(t) = target {
+                            jumps.push((f, (src, t, b.count, None)));
+                        }
+                    }
+                    "fallthrough" => jumps.push((f, (src, next, b.count, None))),
+                    _ => {}
+                }
+            }
+            for e in &doc.indirect_edges {
+                let Some(b) = doc.block_at(e.from).filter(|b| b.exit == "indirect_jump") else {
+                    continue;
+                };
+                let f = self.fn_of(b.addr, b.symbol.as_deref());
+                jumps.push((f, (self.exit_ip(b), e.to, e.count, None)));
+            }
+        }
+        for (f, j) in jumps {
+            if let Some(f) = self.funcs.get_mut(&f) {
+                f.jumps.push(j);
+            }
+        }
+    }
+
+    /// Calls with their inclusive costs (I3).
+    fn add_calls(&mut self, incl: Option<&Inclusive>) {
+        let doc = self.doc;
+        let caller_of = |e: &crate::profile::read::Edge| match doc.block_at(e.from) {
+            Some(b) => self.fn_of(b.addr, b.symbol.as_deref()),
+            None => self.fn_of(e.from, None),
+        };
+        let mut site_calls: HashMap<(String, u64), u64> = HashMap::new();
+        for e in &doc.call_edges {
+            *site_calls.entry((caller_of(e), e.to)).or_insert(0) += e.count;
+        }
+        let mut calls = Vec::new();
+        for e in &doc.call_edges {
+            let caller = caller_of(e);
+            let src = doc.block_at(e.from).map_or(e.from, |b| self.exit_ip(b));
+            let share =
+                |cost: u64, of: u64| (cost as u128 * e.count as u128 / of.max(1) as u128) as u64;
+            let inclusive = match incl {
+                None => 0,
+                Some((by_pair, by_callee)) => match by_pair.get(&(caller.clone(), e.to)) {
+                    Some(&(_, cost)) => share(cost, site_calls[&(caller.clone(), e.to)]),
+                    None => by_callee.get(&e.to).map_or(0, |&(n, cost)| share(cost, n)),
+                },
+            };
+            calls.push((caller, (src, e.to, e.count, inclusive)));
+        }
+        for (f, c) in calls {
+            if let Some(f) = self.funcs.get_mut(&f) {
+                f.calls.push(c);
+            }
+        }
+    }
+
+    /// The file's text.
+    fn render(&self, rep: u64, unplaced: Option<u64>, has_tree: bool) -> String {
+        let doc = self.doc;
+        let mut s = String::new();
+        s.push_str("# callgrind format\nversion: 1\n");
+        s.push_str(&format!("creator: hotlift {}\n", env!("CARGO_PKG_VERSION")));
+        if let Some(pid) = doc.pid {
+            s.push_str(&format!("pid: {pid}\n"));
+        }
+        s.push_str(&format!("cmd: {}\n", doc.command_line.join(" ")));
+        s.push_str("positions: instr\nevents: Ir\n");
+        s.push_str(&format!("summary: {}\n\n", doc.totals.guest_instructions));
+        if !has_tree {
+            s.push_str("# the profile has no call_tree: calls carry no inclusive cost\n");
+        }
+        let (mut fns, mut obs) = (Names::default(), Names::default());
+        let fl = "fl=(1) ???\n";
+        for (name, f) in &self.funcs {
+            s.push_str(&format!(
+                "ob={}\n{fl}fn={}\n",
+                obs.get(&f.object),
+                fns.get(name)
+            ));
+            for (addr, cost) in &f.costs {
+                s.push_str(&format!("{addr:#x} {cost}\n"));
+            }
+            for &(src, to, n, exe) in &f.jumps {
+                let target_fn = self.fn_at(to);
+                if &target_fn != name {
+                    s.push_str(&format!("jfn={}\n", fns.get(&target_fn)));
+                }
+                match exe {
+                    Some(exe) => s.push_str(&format!("jcnd={n}/{exe} {to:#x}\n{src:#x}\n")),
+                    None => s.push_str(&format!("jump={n} {to:#x}\n{src:#x}\n")),
+                }
+            }
+            for &(src, to, n, inclusive) in &f.calls {
+                let cob = self
+                    .images
+                    .containing(to)
+                    .map(|i| i.path.clone())
+                    .unwrap_or_else(|| f.object.clone());
+                if cob != f.object {
+                    s.push_str(&format!("cob={}\n", obs.get(&cob)));
+                }
+                s.push_str(&format!(
+                    "cfn={}\ncalls={n} {to:#x}\n{src:#x} {inclusive}\n",
+                    fns.get(&self.fn_at(to))
+                ));
+            }
+            s.push('\n');
+        }
+        if let Some(placed) = unplaced {
+            s.push_str(&format!(
+                "# the costs add up to {placed}, the profile's total is {}: unretired instructions it does not place\n",
+                doc.totals.guest_instructions
+            ));
+        }
+        if rep > 0 {
+            let ob = obs.get(&doc.binary.path);
+            s.push_str(&format!(
+                "ob={ob}\n{fl}fn={}\n0x0 {rep}\n",
+                fns.get("[rep string iterations]")
+            ));
+        }
+        s
+    }
+}
+
+/// Write `doc` in the callgrind format (I1–I4).
+pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
+    let mut b = Build {
+        doc,
+        images,
+        funcs: BTreeMap::new(),
+        shapes: HashMap::new(),
+    };
+    b.add_costs();
+    let (rep, unplaced) = b.settle();
+    b.add_jumps();
+    let incl = inclusive_costs(doc, images);
+    b.add_calls(incl.as_ref());
+    out.write_all(b.render(rep, unplaced, incl.is_some()).as_bytes())?;
+    Ok(())
+}

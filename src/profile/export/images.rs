@@ -1,0 +1,314 @@
+//! The files behind a profile's modules, opened again at export time: their
+//! symbol tables (or those of their separate debug files), where they were
+//! mapped, and the bytes of their code (to decode blocks instruction by
+//! instruction).
+//!
+//! I1: nothing here fails: a missing, changed or unparseable file leaves the
+//!     module without symbols or bytes, and callers fall back on the names
+//!     and sizes the profile itself records.
+//! I2: a file is used only if it is the one profiled: its build id (or, for
+//!     the main program without one, its SHA-256) must match the profile's.
+//!     A debug file is used only if its build id matches the module's.
+//! I3: runtime address = `bias` + link-time address; `start` (= bias + the
+//!     lowest `PT_LOAD` address, page aligned) is where the module begins in
+//!     memory, the base coverage tools expect offsets from.
+//!
+//! I4: in code no symbol covers (a stripped file without a debug file), a
+//!     function starts at every address the run called and at the entry
+//!     point, and extends to the next such address: a tail call or code only
+//!     jumped to joins the function before it.
+//! I5: code in a PLT section (`.plt`, `.iplt`: a static program's ifunc
+//!     stubs) is not the function whose symbol precedes it (`_init` has
+//!     size 0): each stub is a function of its own, `0x401038@plt`.
+//!
+//! Debug files are looked for as GDB does: `/usr/lib/debug/.build-id/xx/
+//! yyyy.debug` from the build id, then the `.gnu_debuglink` name next to the
+//! file, in its `.debug/` folder and under `/usr/lib/debug/` + its folder.
+//! `HOTLIFT_DEBUG_DIR` replaces `/usr/lib/debug` (for tests).
+
+use std::path::{Path, PathBuf};
+
+use goblin::elf::{program_header::PT_LOAD, Elf};
+
+use crate::profile::read::{Module, ProfileDoc};
+use crate::profile::Symbols;
+
+/// One module's file, as far as it could be opened.
+#[derive(Debug)]
+pub struct Image {
+    pub name: String,
+    pub path: String,
+    /// Runtime address − link-time address (I3).
+    pub bias: u64,
+    /// Where the module's first mapped page is (I3).
+    pub start: u64,
+    pub end: u64,
+    pub entry: u64,
+    pub symbols: Symbols,
+    /// Runtime ranges of the PLT sections (`.plt`, `.iplt`, `.plt.sec`,
+    /// `.plt.got`): their stubs have no symbols of their own (I5).
+    pub plt: Vec<(u64, u64)>,
+    /// Where the symbols came from: the file itself, a debug file, or none.
+    pub symbols_from: Option<PathBuf>,
+    /// The file's bytes and its loadable segments, when the file is the
+    /// one profiled (I2).
+    bytes: Option<(Vec<u8>, Vec<Segment>)>,
+}
+
+/// A `PT_LOAD` segment: (vaddr, file offset, file size).
+type Segment = (u64, u64, u64);
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
+    let notes = elf.iter_note_headers(bytes)?;
+    for note in notes.flatten() {
+        if note.n_type == goblin::elf::note::NT_GNU_BUILD_ID && note.name == "GNU" {
+            return Some(hex(note.desc));
+        }
+    }
+    None
+}
+
+fn debuglink_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
+    let sh = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".gnu_debuglink"))?;
+    let data = bytes.get(sh.file_range()?)?;
+    let end = data.iter().position(|&b| b == 0)?;
+    std::str::from_utf8(&data[..end]).ok().map(str::to_string)
+}
+
+fn debug_root() -> PathBuf {
+    std::env::var_os("HOTLIFT_DEBUG_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/debug"))
+}
+
+/// Candidate debug files for `file` (see the module doc).
+fn debug_candidates(file: &Path, build_id: Option<&str>, link: Option<&str>) -> Vec<PathBuf> {
+    let root = debug_root();
+    let mut v = Vec::new();
+    if let Some(id) = build_id.filter(|id| id.len() > 2) {
+        v.push(
+            root.join(".build-id")
+                .join(&id[..2])
+                .join(format!("{}.debug", &id[2..])),
+        );
+    }
+    if let (Some(link), Some(dir)) = (link, file.parent()) {
+        v.push(dir.join(link));
+        v.push(dir.join(".debug").join(link));
+        let rel = dir.strip_prefix("/").unwrap_or(dir);
+        v.push(root.join(rel).join(link));
+    }
+    v
+}
+
+impl Image {
+    fn empty(m: &Module) -> Image {
+        Image {
+            name: m.name.clone(),
+            path: m.path.clone(),
+            bias: m.base,
+            start: m.base,
+            end: m.end,
+            entry: 0,
+            symbols: Symbols::default(),
+            plt: Vec::new(),
+            symbols_from: None,
+            bytes: None,
+        }
+    }
+
+    /// Open module `m` of `doc` (I1, I2).
+    pub fn open(doc: &ProfileDoc, m: &Module) -> Image {
+        let mut img = Image::empty(m);
+        let Ok(bytes) = std::fs::read(&m.path) else {
+            return img;
+        };
+        let Ok(elf) = Elf::parse(&bytes) else {
+            return img;
+        };
+        let id = build_id_of(&elf, &bytes);
+        let main = m.path == doc.binary.path;
+        let same = match (&id, &m.build_id) {
+            (Some(a), Some(b)) => a == b,
+            _ if main => sha256_hex(&bytes) == doc.binary.sha256,
+            _ => false,
+        };
+        if !same {
+            return img;
+        }
+        // I3: an ET_EXEC runs at its link addresses whatever base the
+        // profile records for it.
+        let bias = if elf.header.e_type == goblin::elf::header::ET_EXEC {
+            0
+        } else {
+            m.base
+        };
+        let loads: Vec<Segment> = elf
+            .program_headers
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .map(|p| (p.p_vaddr, p.p_offset, p.p_filesz))
+            .collect();
+        let lo = loads.iter().map(|l| l.0).min().unwrap_or(0) & !0xfff;
+        let hi = elf
+            .program_headers
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .map(|p| p.p_vaddr.saturating_add(p.p_memsz))
+            .max()
+            .unwrap_or(0);
+        img.bias = bias;
+        img.start = bias.wrapping_add(lo);
+        img.end = img.end.max(bias.wrapping_add(hi));
+        img.entry = bias.wrapping_add(elf.header.e_entry);
+        img.symbols = Symbols::from_elf(&bytes, bias);
+        img.plt = elf
+            .section_headers
+            .iter()
+            .filter(|sh| {
+                matches!(
+                    elf.shdr_strtab.get_at(sh.sh_name),
+                    Some(".plt" | ".iplt" | ".plt.sec" | ".plt.got")
+                )
+            })
+            .map(|sh| (bias + sh.sh_addr, bias + sh.sh_addr + sh.sh_size))
+            .collect();
+        if img.symbols.is_empty() {
+            let link = debuglink_of(&elf, &bytes);
+            for cand in debug_candidates(Path::new(&m.path), id.as_deref(), link.as_deref()) {
+                let Ok(dbytes) = std::fs::read(&cand) else {
+                    continue;
+                };
+                let Ok(delf) = Elf::parse(&dbytes) else {
+                    continue;
+                };
+                if id.is_some() && build_id_of(&delf, &dbytes) != id {
+                    continue;
+                }
+                let syms = Symbols::from_elf(&dbytes, bias);
+                if !syms.is_empty() {
+                    img.symbols = syms;
+                    img.symbols_from = Some(cand);
+                    break;
+                }
+            }
+        } else {
+            img.symbols_from = Some(PathBuf::from(&m.path));
+        }
+        img.bytes = Some((bytes, loads));
+        img
+    }
+
+    /// The bytes at runtime address `addr`, `len` of them, if the file
+    /// holds them.
+    pub fn code(&self, addr: u64, len: usize) -> Option<&[u8]> {
+        let (bytes, loads) = self.bytes.as_ref()?;
+        let vaddr = addr.wrapping_sub(self.bias);
+        let &(v, off, size) = loads
+            .iter()
+            .find(|&&(v, _, size)| vaddr >= v && vaddr - v < size)?;
+        let at = off.checked_add(vaddr - v)?;
+        let end = at.checked_add(len as u64)?;
+        if end > off + size {
+            return None;
+        }
+        bytes.get(at as usize..end as usize)
+    }
+
+    /// The function containing `addr`: (entry address, name). A PLT stub
+    /// is `None` (I5).
+    pub fn function(&self, addr: u64) -> Option<(u64, &str)> {
+        if self.in_plt(addr) {
+            return None;
+        }
+        self.symbols.function(addr)
+    }
+
+    /// Is `addr` in a PLT section?
+    pub fn in_plt(&self, addr: u64) -> bool {
+        self.plt.iter().any(|&(lo, hi)| addr >= lo && addr < hi)
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Every module of `doc`, opened.
+#[derive(Debug)]
+pub struct Images {
+    pub images: Vec<Image>,
+    /// Function entries known from the run itself (call targets and the
+    /// program entry), sorted: code no symbol covers belongs to the nearest
+    /// entry before it in the same module (I4).
+    entries: Vec<u64>,
+}
+
+impl Images {
+    pub fn open(doc: &ProfileDoc) -> Images {
+        let images: Vec<Image> = doc.modules.iter().map(|m| Image::open(doc, m)).collect();
+        let mut entries: Vec<u64> = doc.call_edges.iter().map(|e| e.to).collect();
+        entries.extend(doc.call_tree.iter().map(|n| n.function).filter(|&f| f != 0));
+        entries.extend(images.iter().map(|i| i.entry).filter(|&e| e != 0));
+        entries.sort_unstable();
+        entries.dedup();
+        Images { images, entries }
+    }
+
+    /// The image of the module named `name`.
+    pub fn by_name(&self, name: &str) -> Option<&Image> {
+        self.images.iter().find(|i| i.name == name)
+    }
+
+    /// The image whose mapping contains `addr`.
+    pub fn containing(&self, addr: u64) -> Option<&Image> {
+        self.images
+            .iter()
+            .find(|i| addr >= i.start && addr < i.end.max(i.start + 1))
+    }
+
+    /// The function containing `addr`: its entry and a display name
+    /// (`name`, or `0x401000` when no symbol covers it; `fallback` is the
+    /// profile's own symbol for the address, used when the file is gone).
+    pub fn function_name(&self, addr: u64, fallback: Option<&str>) -> (u64, String) {
+        let image = self.containing(addr);
+        if let Some((entry, name)) = image.and_then(|i| i.function(addr)) {
+            return (entry, name.to_string());
+        }
+        if image.is_some_and(|i| i.in_plt(addr)) {
+            // I5: every stub its own function, as valgrind names them.
+            return (addr, format!("{addr:#x}@plt"));
+        }
+        match fallback {
+            Some(s) => {
+                let (name, off) = match s.split_once("+0x") {
+                    Some((n, o)) => (n, u64::from_str_radix(o, 16).unwrap_or(0)),
+                    None => (s, 0),
+                };
+                (addr.wrapping_sub(off), name.to_string())
+            }
+            None => {
+                // I4: the nearest entry before addr in the same module.
+                let i = self.entries.partition_point(|&e| e <= addr);
+                let same = |e: u64| match self.containing(addr) {
+                    Some(img) => e >= img.start,
+                    None => addr - e < 1 << 20,
+                };
+                let entry = i
+                    .checked_sub(1)
+                    .map(|i| self.entries[i])
+                    .filter(|&e| same(e))
+                    .unwrap_or(addr);
+                (entry, format!("{entry:#x}"))
+            }
+        }
+    }
+}

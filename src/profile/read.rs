@@ -1,0 +1,339 @@
+//! The reading side of the profile: a tolerant model of the JSON document
+//! that `diff` and `export` load, independent of the writer's types.
+//!
+//! I1: `read_bytes` never panics, whatever the bytes (fuzzed by
+//!     `fuzz/fuzz_targets/profile_read.rs`); every failure is a `ReadError`
+//!     whose `Display` is one line.
+//! I2: a document is accepted only with `schema_version` ==
+//!     `super::SCHEMA_VERSION`; unknown fields are ignored (additions within
+//!     one schema version are additive, docs/PROFILE.md), and fields added
+//!     after the first version of schema 1 (`pid`, `modules`, `edges`,
+//!     `call_tree`, `translations`) are optional.
+//! I3: after `read_*`, every block's module is in `modules` (a profile
+//!     without a module table gets one built from `binary` and the blocks'
+//!     `addr - offset`), so exporters never look a module up and miss.
+//! I4: `blocks` are sorted by address, so `block_at` is a binary search.
+//!
+//! Usage: `let p = hotlift::profile::read::read_file(path)?;`
+
+use std::path::Path;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use super::SCHEMA_VERSION;
+
+/// Why a profile could not be read.
+#[derive(Debug, Error)]
+pub enum ReadError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: truncated profile (JSON ends early at line {line}, column {column})")]
+    Truncated {
+        path: String,
+        line: usize,
+        column: usize,
+    },
+    #[error("{path}: not a hotlift profile: {reason}")]
+    NotAProfile { path: String, reason: String },
+    #[error("{path}: profile schema_version {found}, this hotlift reads version {v}", v = SCHEMA_VERSION)]
+    WrongVersion { path: String, found: u64 },
+}
+
+/// The binary the profile was taken of.
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct Binary {
+    pub path: String,
+    pub sha256: String,
+    #[serde(default)]
+    pub build_id: Option<String>,
+    #[serde(default)]
+    pub size: u64,
+}
+
+/// How the guest ended.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Ending {
+    Exit { code: i32 },
+    Signal { signal: i32 },
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct Times {
+    #[serde(default)]
+    pub wall_seconds: f64,
+    #[serde(default)]
+    pub process_cpu_seconds: f64,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct Totals {
+    pub guest_instructions: u64,
+    #[serde(default)]
+    pub rep_extra_iterations: u64,
+    /// Instructions of entered blocks that did not retire (newer profiles).
+    #[serde(default)]
+    pub unretired_instructions: u64,
+    #[serde(default)]
+    pub block_executions: u64,
+}
+
+/// A loaded module (the main program, `[vdso]`, later libraries).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Module {
+    pub name: String,
+    #[serde(default)]
+    pub path: String,
+    pub base: u64,
+    pub end: u64,
+    #[serde(default)]
+    pub build_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Block {
+    pub addr: u64,
+    pub module: String,
+    pub offset: u64,
+    #[serde(default)]
+    pub symbol: Option<String>,
+    pub size: u32,
+    pub instructions: u32,
+    pub count: u64,
+    pub exit: String,
+    #[serde(default)]
+    pub taken: Option<u64>,
+    #[serde(default)]
+    pub fallthrough: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Edge {
+    pub from: u64,
+    pub to: u64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Syscall {
+    pub nr: u64,
+    pub name: String,
+    pub count: u64,
+    #[serde(default)]
+    pub errors: u64,
+}
+
+/// One node of the calling-context tree (docs/PROFILE.md).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallNode {
+    pub id: u64,
+    pub parent: Option<u64>,
+    pub function: u64,
+    #[serde(default)]
+    pub module: Option<String>,
+    #[serde(default)]
+    pub offset: Option<u64>,
+    #[serde(default)]
+    pub symbol: Option<String>,
+    #[serde(default)]
+    pub calls: u64,
+    pub self_instructions: u64,
+}
+
+/// One piece of translated host code: a block (`guest`) or a superblock.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Translation {
+    pub host: u64,
+    pub host_size: u64,
+    #[serde(default)]
+    pub guest: Option<u64>,
+    #[serde(default)]
+    pub superblock: Option<serde_json::Value>,
+}
+
+/// A profile as read back (schema in docs/PROFILE.md).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ProfileDoc {
+    pub schema_version: u64,
+    #[serde(default)]
+    pub tool: String,
+    pub binary: Binary,
+    #[serde(default)]
+    pub command_line: Vec<String>,
+    #[serde(default)]
+    pub pid: Option<u64>,
+    pub ending: Ending,
+    #[serde(default)]
+    pub times: Times,
+    pub totals: Totals,
+    #[serde(default)]
+    pub modules: Vec<Module>,
+    pub blocks: Vec<Block>,
+    /// Every block-to-block transition (newer profiles).
+    #[serde(default)]
+    pub edges: Vec<Edge>,
+    #[serde(default)]
+    pub indirect_edges: Vec<Edge>,
+    #[serde(default)]
+    pub call_edges: Vec<Edge>,
+    #[serde(default)]
+    pub syscalls: Vec<Syscall>,
+    #[serde(default)]
+    pub syscall_log: Vec<(u64, i64)>,
+    #[serde(default)]
+    pub call_tree: Vec<CallNode>,
+    #[serde(default)]
+    pub translations: Vec<Translation>,
+}
+
+/// Only the version, read first so a future document that no longer fits
+/// the model still gets the version error (I2).
+#[derive(Deserialize)]
+struct VersionOnly {
+    schema_version: Option<u64>,
+}
+
+/// Read and check the profile at `path` (I1, I2, I3).
+pub fn read_file(path: &Path) -> Result<ProfileDoc, ReadError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    read_bytes(&bytes, &shown)
+}
+
+/// Parse a profile from memory; `path` only names it in errors.
+pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
+    let path = path.to_string();
+    let json_error = |e: serde_json::Error, path: String| {
+        if e.is_eof() {
+            ReadError::Truncated {
+                path,
+                line: e.line(),
+                column: e.column(),
+            }
+        } else {
+            ReadError::NotAProfile {
+                path,
+                reason: e.to_string(),
+            }
+        }
+    };
+    let version: VersionOnly =
+        serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
+    match version.schema_version {
+        None => {
+            return Err(ReadError::NotAProfile {
+                path,
+                reason: "no schema_version field".into(),
+            })
+        }
+        Some(v) if v != SCHEMA_VERSION as u64 => {
+            return Err(ReadError::WrongVersion { path, found: v })
+        }
+        Some(_) => {}
+    }
+    let mut doc: ProfileDoc =
+        serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
+    doc.complete_modules();
+    // I4 (hotlift writes them sorted; a hand-made file need not be).
+    doc.blocks.sort_by_key(|b| b.addr);
+    Ok(doc)
+}
+
+impl ProfileDoc {
+    /// I3: make sure every block's module is in the module table.
+    fn complete_modules(&mut self) {
+        for b in &self.blocks {
+            if self.modules.iter().any(|m| m.name == b.module) {
+                continue;
+            }
+            let base = b.addr.wrapping_sub(b.offset);
+            let main = self.binary.path.rsplit('/').next() == Some(b.module.as_str());
+            self.modules.push(Module {
+                name: b.module.clone(),
+                path: if main {
+                    self.binary.path.clone()
+                } else {
+                    b.module.clone()
+                },
+                base,
+                end: base,
+                build_id: if main {
+                    self.binary.build_id.clone()
+                } else {
+                    None
+                },
+            });
+        }
+        // A synthesised module ends after its last block.
+        for m in &mut self.modules {
+            let last = self
+                .blocks
+                .iter()
+                .filter(|b| b.module == m.name)
+                .map(|b| b.addr.saturating_add(b.size as u64))
+                .max()
+                .unwrap_or(m.end);
+            if m.end < last {
+                m.end = last;
+            }
+        }
+    }
+
+    /// The module named `name` (I3 guarantees one for every block's).
+    pub fn module(&self, name: &str) -> Option<&Module> {
+        self.modules.iter().find(|m| m.name == name)
+    }
+
+    /// The block starting at guest address `addr`, if any (I4).
+    pub fn block_at(&self, addr: u64) -> Option<&Block> {
+        let i = self.blocks.binary_search_by_key(&addr, |b| b.addr).ok()?;
+        Some(&self.blocks[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minimal(version: u64) -> String {
+        format!(
+            r#"{{"schema_version":{version},"binary":{{"path":"/x/prog","sha256":"ab"}},
+            "ending":{{"kind":"exit","code":0}},"totals":{{"guest_instructions":7}},
+            "blocks":[{{"addr":4198400,"module":"prog","offset":4096,"size":3,
+            "instructions":2,"count":3,"exit":"jump","future_field":1}}],"new_thing":[1]}}"#
+        )
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored_and_modules_synthesised() {
+        let p = read_bytes(minimal(1).as_bytes(), "p.json").unwrap();
+        assert_eq!(p.totals.guest_instructions, 7);
+        let m = p.module("prog").unwrap();
+        assert_eq!((m.base, m.end), (4198400 - 4096, 4198403));
+        assert_eq!(m.path, "/x/prog");
+    }
+
+    #[test]
+    fn errors_are_one_line_and_specific() {
+        let full = minimal(1);
+        let cases = [
+            (minimal(2).into_bytes(), "schema_version 2"),
+            (full.as_bytes()[..full.len() / 2].to_vec(), "truncated"),
+            (b"{\"a\": 1}".to_vec(), "no schema_version"),
+            (b"\x7fELF".to_vec(), "not a hotlift profile"),
+            (b"{\"schema_version\": 1}".to_vec(), "missing field"),
+        ];
+        for (bytes, want) in cases {
+            let e = read_bytes(&bytes, "p.json").unwrap_err().to_string();
+            assert!(e.contains(want) && e.starts_with("p.json: "), "{want}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+    }
+}

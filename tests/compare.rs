@@ -1,0 +1,391 @@
+//! `hotlift compare` on guest tests and real programs (Debian's
+//! busybox-static): equivalent runs pass, a planted difference is caught,
+//! the JSON and JUnit outputs are well formed, bad input is a one-line
+//! error with status 2.
+//!
+//! Needs (CI installs them, `.ci/run`): gcc, busybox-static, python3 (the
+//! JUnit XML is checked with Python's XML parser). A missing tool fails the
+//! test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const HOTLIFT: &str = env!("CARGO_BIN_EXE_hotlift");
+const BUSYBOX: &str = "/bin/busybox";
+
+fn workdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "hotlift-compare-test-{}-{name}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn guest(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
+    let st = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(&root)
+        .arg(format!("build/{name}"))
+        .status()
+        .expect("make (guest-tests)");
+    assert!(st.success(), "building guest test {name}");
+    root.join("build").join(name)
+}
+
+fn busybox() -> &'static str {
+    assert!(
+        Path::new(BUSYBOX).exists(),
+        "{BUSYBOX} missing: install busybox-static (.ci/run does)"
+    );
+    BUSYBOX
+}
+
+/// `hotlift compare ARGS` in `dir` with /dev/null as stdin.
+fn compare(dir: &Path, args: &[&str]) -> Output {
+    Command::new(HOTLIFT)
+        .arg("compare")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn outcome(j: &serde_json::Value, check: &str) -> String {
+    j["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == check)
+        .map(|c| c["outcome"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no check {check} in {j}"))
+}
+
+/// Parse `path` with Python's XML parser and return (tests, failures,
+/// skipped, test case names).
+fn junit(path: &Path) -> (u64, u64, u64, Vec<String>) {
+    let script = "import sys, xml.dom.minidom as m\n\
+        d = m.parse(sys.argv[1])\n\
+        s = d.getElementsByTagName('testsuite')[0]\n\
+        print(s.getAttribute('tests'), s.getAttribute('failures'), s.getAttribute('skipped'))\n\
+        for c in d.getElementsByTagName('testcase'): print(c.getAttribute('name'))\n";
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(path)
+        .output()
+        .expect("python3 (install python3: .ci/run does)");
+    assert!(
+        o.status.success(),
+        "JUnit XML does not parse: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8(o.stdout).unwrap();
+    let mut lines = out.lines();
+    let n: Vec<u64> = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    (n[0], n[1], n[2], lines.map(str::to_string).collect())
+}
+
+const CHECKS: [&str; 6] = [
+    "exit status",
+    "stdout",
+    "stderr",
+    "syscalls",
+    "instructions",
+    "time",
+];
+
+#[test]
+fn real_programs_are_equivalent_with_json_and_junit() {
+    let bb = busybox();
+    let dir = workdir("real");
+    std::fs::write(dir.join("in.txt"), "pear\napple\nfig\napple\n").unwrap();
+    let cases: [&[&str]; 3] = [
+        &[bb, "sort", "in.txt"],
+        &[bb, "md5sum", "in.txt"],
+        &[bb, "wc", "-l", "in.txt"],
+    ];
+    for (i, prog) in cases.iter().enumerate() {
+        let (j, x) = (
+            dir.join(format!("r{i}.json")),
+            dir.join(format!("r{i}.xml")),
+        );
+        let mut args = vec![
+            "--json",
+            j.to_str().unwrap(),
+            "--junit",
+            x.to_str().unwrap(),
+            "--",
+        ];
+        args.extend_from_slice(prog);
+        let o = compare(&dir, &args);
+        assert_eq!(o.status.code(), Some(0), "{prog:?}: {}", text(&o));
+        let report = String::from_utf8_lossy(&o.stdout);
+        assert!(report.contains("result: equivalent"), "{report}");
+        let doc = json(&j);
+        assert_eq!(doc["equivalent"], true);
+        assert_eq!(outcome(&doc, "syscalls"), "pass");
+        assert!(doc["native"]["syscalls"].as_u64().unwrap() > 5);
+        assert!(doc["hotlift"]["instructions"].as_u64().unwrap() > 1000);
+        assert!(doc["wall_ratio"].as_f64().unwrap() > 0.0);
+        let (tests, failures, skipped, names) = junit(&x);
+        assert_eq!((tests, failures, skipped), (6, 0, 1), "{names:?}");
+        assert_eq!(names, CHECKS);
+    }
+}
+
+#[test]
+fn guest_tests_exit_codes_signals_and_native_counts() {
+    let dir = workdir("guest");
+    // Exit status 3, and a death by SIGABRT (its fatal tgkill: N5).
+    for (name, status) in [("c-atexit", "exit 3"), ("c-abort", "killed by SIGABRT")] {
+        let exe = guest(name);
+        let o = compare(&dir, &["--", exe.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
+        let report = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            report.contains(&format!("{status} in both runs")),
+            "{report}"
+        );
+    }
+    // An exact native count by single-stepping.
+    let exe = guest("asm-loops");
+    let j = dir.join("loops.json");
+    let o = compare(
+        &dir,
+        &[
+            "--count-native",
+            "--count-method",
+            "step",
+            "--json",
+            j.to_str().unwrap(),
+            "--",
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let doc = json(&j);
+    assert_eq!(outcome(&doc, "instructions"), "pass");
+    assert_eq!(
+        doc["native"]["instructions"],
+        doc["hotlift"]["instructions"]
+    );
+}
+
+#[test]
+fn native_counts_of_real_programs_are_exact() {
+    // --count-native runs everything on one CPU, without ASLR and with
+    // glibc's rseq off on both sides: the counts are then equal.
+    let bb = busybox();
+    let dir = workdir("count");
+    std::fs::write(dir.join("in.txt"), "pear\napple\nfig\napple\n").unwrap();
+    let j = dir.join("count.json");
+    let cases: [&[&str]; 3] = [
+        &[bb, "echo", "hi"],
+        &[bb, "sort", "in.txt"],
+        &[bb, "md5sum", "in.txt"],
+    ];
+    for prog in cases {
+        let mut args = vec![
+            "--count-native",
+            "--count-method",
+            "step",
+            "--max-steps",
+            "2000000",
+            "--json",
+            j.to_str().unwrap(),
+            "--",
+        ];
+        args.extend_from_slice(prog);
+        let o = compare(&dir, &args);
+        assert_eq!(o.status.code(), Some(0), "{prog:?}: {}", text(&o));
+        let doc = json(&j);
+        let (n, h) = (
+            doc["native"]["instructions"].as_u64().unwrap(),
+            doc["hotlift"]["instructions"].as_u64().unwrap(),
+        );
+        assert!(n > 10_000 && n == h, "{prog:?}: {n} native vs {h} hotlift");
+        assert_eq!(doc["count_method"], "single-step");
+    }
+}
+
+#[test]
+fn planted_difference_is_caught() {
+    let dir = workdir("planted");
+    let exe = dir.join("maps");
+    let st = Command::new("gcc")
+        .args(["-O1", "-static", "-o"])
+        .arg(&exe)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/compare/maps.c"))
+        .status()
+        .expect("gcc");
+    assert!(st.success());
+    let (j, x) = (dir.join("m.json"), dir.join("m.xml"));
+    let o = compare(
+        &dir,
+        &[
+            "--json",
+            j.to_str().unwrap(),
+            "--junit",
+            x.to_str().unwrap(),
+            "--",
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains("FAIL  stdout") && report.contains("result: MISMATCH"),
+        "{report}"
+    );
+    assert!(
+        report.contains("-/proc/self/maps has"),
+        "the diff shows the line: {report}"
+    );
+    let doc = json(&j);
+    assert_eq!(doc["equivalent"], false);
+    assert_eq!(outcome(&doc, "stdout"), "fail");
+    assert_eq!(outcome(&doc, "exit status"), "pass");
+    let (tests, failures, _, _) = junit(&x);
+    assert_eq!(tests, 6);
+    assert!(failures >= 1);
+    // Filtering the line away leaves the syscalls (reading the maps file
+    // returns other bytes) ...
+    let o = compare(
+        &dir,
+        &[
+            "--filter-stdout",
+            "^/proc/self/maps has",
+            "--",
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("FAIL  syscalls"));
+    // ... and without them the runs are equivalent.
+    let o = compare(
+        &dir,
+        &[
+            "--filter-stdout",
+            "^/proc/self/maps has",
+            "--no-syscalls",
+            "--",
+            exe.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn timeouts_are_mismatches() {
+    let bb = busybox();
+    let dir = workdir("timeout");
+    let o = compare(
+        &dir,
+        &["--timeout", "1", "--no-syscalls", "--", bb, "sleep", "3"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("timed out"));
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_with_status_2() {
+    let dir = workdir("bad");
+    let cases: [&[&str]; 6] = [
+        &["--", "/nonexistent/program"],
+        &["--", concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")],
+        &[
+            "--ignore-stdout",
+            "--filter-stdout",
+            "x",
+            "--",
+            "/bin/busybox",
+        ],
+        &["--max-steps", "10", "--", "/bin/busybox"],
+        &["--filter-stderr", "(", "--", "/bin/busybox"],
+        &["--", "/bin/true"], // dynamically linked: hotlift cannot run it yet
+    ];
+    for args in cases {
+        let o = compare(&dir, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn hardware_counter_where_the_kernel_offers_one() {
+    let bb = busybox();
+    let dir = workdir("perf");
+    let j = dir.join("perf.json");
+    let o = compare(
+        &dir,
+        &[
+            "--count-native",
+            "--count-method",
+            "perf",
+            "--count-tolerance",
+            "1",
+            "--json",
+            j.to_str().unwrap(),
+            "--",
+            bb,
+            "echo",
+            "hi",
+        ],
+    );
+    match hotlift::compare::hwcount::unavailable() {
+        // This project's VMs: no counters, a clear error.
+        Some(_) => {
+            assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("no hardware instruction counter") && err.lines().count() == 1,
+                "{err}"
+            );
+            // auto falls back to single-stepping.
+            let o = compare(
+                &dir,
+                &[
+                    "--count-native",
+                    "--count-tolerance",
+                    "1",
+                    "--json",
+                    j.to_str().unwrap(),
+                    "--",
+                    bb,
+                    "echo",
+                    "hi",
+                ],
+            );
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            assert_eq!(json(&j)["count_method"], "single-step");
+        }
+        None => {
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            let doc = json(&j);
+            assert_eq!(doc["count_method"], "hardware counter");
+            assert!(doc["native"]["instructions"].as_u64().unwrap() > 10_000);
+        }
+    }
+}
