@@ -2,7 +2,8 @@
 //!
 //! Exit statuses of hotlift itself (the guest's own status passes through):
 //! 125 hotlift failed (bad option, resource, unsupported guest behaviour),
-//! 126 the program is not a runnable x86-64 static ELF, 127 it was not found.
+//! 126 the program is not a runnable x86-64 ELF, 127 it (or its interpreter)
+//! was not found.
 
 mod dump;
 mod run;

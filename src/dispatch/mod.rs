@@ -8,7 +8,8 @@
 //! I2: a direct exit is linked only when chaining is on and the site still
 //!     exists after translating its target (a translation may flush).
 //!
-//! Usage: `Vm::start(opts, image bytes, plan, argv, envp, execfn)?.run()`.
+//! Usage: `Vm::start(opts, image bytes, plan, interpreter, argv, envp,
+//! execfn, exe)?.run()`.
 #![allow(unsafe_code)]
 
 mod profiling;
@@ -27,7 +28,7 @@ use crate::cache::{
 use crate::frontend::{lift_block, Unsupported};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::ir::TrapKind;
-use crate::loader::{self, LoadError, LoadPlan, Prot, StackRequest};
+use crate::loader::{self, LoadError, LoadPlan, Prot, Role, StackRequest};
 use crate::options::RunOptions;
 use crate::profile::Ending;
 use crate::runtime::{self, exit_reason, ThreadCtx};
@@ -141,21 +142,34 @@ fn stack_size() -> u64 {
 }
 
 impl Vm {
-    /// Map the guest, build its stack and the code cache, and get ready to
-    /// run at its entry point.
+    /// Map the guest (and its interpreter, if it names one), build its
+    /// stack and the code cache, and get ready to run at its entry point
+    /// (the interpreter's, if any).
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         opts: RunOptions,
         bytes: &[u8],
         plan: &LoadPlan,
+        interp: Option<&loader::Interp>,
         argv: &[Vec<u8>],
         envp: &[Vec<u8>],
         execfn: &[u8],
         exe: std::path::PathBuf,
     ) -> Result<Vm, VmError> {
         runtime::check_cpu().map_err(VmError::Host)?;
-        let image = loader::load(bytes, plan)?;
+        let role = Role::Program {
+            brk_room: BRK_RESERVE,
+        };
+        let image = loader::load(bytes, plan, role)?;
+        let interp_image = interp
+            .map(|i| loader::load(&i.bytes, &i.plan, Role::Interpreter))
+            .transpose()?;
         let mut mem = GuestMem::new();
-        for r in &image.regions {
+        for r in image
+            .regions
+            .iter()
+            .chain(interp_image.iter().flat_map(|i| &i.regions))
+        {
             mem.insert(r.start.0, r.end.0, r.prot);
         }
         // The vDSO (and its data pages) are the guest's too: it runs its
@@ -165,13 +179,14 @@ impl Vm {
             mem.insert(s, e, prot);
         }
         let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
-        // The kernel starts the brk right after an ET_EXEC image (without
-        // randomisation) but moves a static PIE's away from it (to
+        // The kernel starts the brk right after an ET_EXEC image or a
+        // dynamically linked PIE (without randomisation; the loader left
+        // room there) but moves a static PIE's away from it (to
         // ELF_ET_DYN_BASE, where hotlift itself lives): anywhere will do.
         let brk_start = image.brk_start.0;
         let after_image = match plan.kind {
-            loader::ElfKind::Exec => reserve(brk_start, BRK_RESERVE, true),
-            loader::ElfKind::StaticPie => None,
+            loader::ElfKind::Pie if plan.interp.is_none() => None,
+            _ => reserve(brk_start, BRK_RESERVE, true),
         };
         let base = after_image
             .or_else(|| reserve(0, BRK_RESERVE, false))
@@ -189,6 +204,7 @@ impl Vm {
             envp,
             execfn,
             stack_size: stack_size(),
+            interp_base: interp_image.as_ref().map_or(0, |i| i.bias),
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
@@ -221,19 +237,14 @@ impl Vm {
 
         let sig = syscall::SignalState::inherited();
         let affinity = syscall::Affinity::current();
-        let mut ctx = ThreadCtx::new(image.entry.0, stack.sp.0);
+        let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
+        let mut ctx = ThreadCtx::new(entry.0, stack.sp.0);
         let command_line = argv
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        let main = profiling::MainImage {
-            exe,
-            bias: image.bias,
-            lo: image.lo.0,
-            hi: image.hi.0,
-            build_id: plan.build_id.clone(),
-        };
-        let prof = Profiling::new(&opts, &mut ctx, main, vdso, command_line, &cache)
+        let images = profiling::initial_images(exe, plan, &image, interp, &interp_image, vdso);
+        let prof = Profiling::new(&opts, &mut ctx, images, command_line, &cache)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();
         signal::install(opts.verbose, code_range, |s| {

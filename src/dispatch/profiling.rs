@@ -8,13 +8,13 @@
 //!     fault, hotlift error), after the monitor drained every ring.
 #![allow(unsafe_code)]
 
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::Vm;
 use crate::backend::Prologue;
+use crate::images::{ImageKind, ImageLog};
 use crate::ir::{IrBlock, Terminator};
 use crate::monitor::superblock::build::BuildConfig;
 use crate::monitor::superblock::{Builder, Limits};
@@ -36,9 +36,9 @@ pub struct Profiling {
     /// `--count-inline` counters, indexed by block id.
     inline: Option<(*mut u64, usize)>,
     started: Instant,
-    pub main: MainImage,
-    /// `[vdso]` mapping, when the kernel gave the process one.
-    pub vdso: Option<(u64, u64)>,
+    /// Every image the guest had: program, interpreter, vDSO, libraries
+    /// (src/images.rs); the profile's module table.
+    pub images: ImageLog,
     pub command_line: Vec<String>,
     /// Every translation: (host address, host size, guest address).
     pub translations: Vec<(u64, u32, u64)>,
@@ -47,16 +47,65 @@ pub struct Profiling {
     finished: bool,
 }
 
-/// The guest program as loaded, for the profile's module table.
-#[derive(Debug, Clone)]
-pub struct MainImage {
-    pub exe: PathBuf,
-    /// Added to the ELF's addresses (0 unless static-PIE).
-    pub bias: u64,
-    /// Lowest and end of the mapped image.
-    pub lo: u64,
-    pub hi: u64,
-    pub build_id: Option<Vec<u8>>,
+/// The images the guest starts with: the program (`exe` as given), its
+/// interpreter (canonical path, as libraries get theirs) and the vDSO, all
+/// live from the first block.
+pub fn initial_images(
+    exe: std::path::PathBuf,
+    plan: &crate::loader::LoadPlan,
+    image: &crate::loader::LoadedImage,
+    interp: Option<&crate::loader::Interp>,
+    interp_image: &Option<crate::loader::LoadedImage>,
+    vdso: Option<(u64, u64)>,
+) -> ImageLog {
+    use crate::images::ImageRecord;
+    let code = |i: &crate::loader::LoadedImage| {
+        let x = i.regions.iter().filter(|r| r.prot.x);
+        let lo = x.clone().map(|r| r.start.0).min().unwrap_or(i.lo.0);
+        (lo, x.map(|r| r.end.0).max().unwrap_or(i.hi.0))
+    };
+    let mut log = ImageLog::default();
+    log.add(ImageRecord {
+        kind: ImageKind::Program,
+        path: exe,
+        base: image.lo.0,
+        end: image.hi.0,
+        bias: image.bias,
+        build_id: plan.build_id.clone(),
+        file: None,
+        code: code(image),
+        first_block: 0,
+        end_block: None,
+    });
+    if let (Some(interp), Some(li)) = (interp, interp_image) {
+        log.add(ImageRecord {
+            kind: ImageKind::Interpreter,
+            path: std::fs::canonicalize(&interp.path).unwrap_or(interp.path.clone()),
+            base: li.lo.0,
+            end: li.hi.0,
+            bias: li.bias,
+            build_id: interp.plan.build_id.clone(),
+            file: None,
+            code: code(li),
+            first_block: 0,
+            end_block: None,
+        });
+    }
+    if let Some((lo, hi)) = vdso {
+        log.add(ImageRecord {
+            kind: ImageKind::Vdso,
+            path: "[vdso]".into(),
+            base: lo,
+            end: hi,
+            bias: lo,
+            build_id: None,
+            file: None,
+            code: (lo, hi),
+            first_block: 0,
+            end_block: None,
+        });
+    }
+    log
 }
 
 fn map_counters(cap: usize) -> std::io::Result<*mut u64> {
@@ -70,8 +119,7 @@ impl Profiling {
     pub fn new(
         opts: &crate::options::RunOptions,
         ctx: &mut crate::runtime::ThreadCtx,
-        main: MainImage,
-        vdso: Option<(u64, u64)>,
+        images: ImageLog,
         command_line: Vec<String>,
         cache: &crate::cache::CodeCache,
     ) -> std::io::Result<Profiling> {
@@ -82,8 +130,7 @@ impl Profiling {
             ring: None,
             inline: None,
             started: Instant::now(),
-            main,
-            vdso,
+            images,
             command_line,
             translations: Vec::new(),
             print_summary: false,
@@ -283,39 +330,7 @@ impl Vm {
         if self.opts.profile.is_none() && !self.prof.print_summary {
             return;
         }
-        let main = &self.prof.main;
-        let bytes = std::fs::read(&main.exe).unwrap_or_default();
-        let binary = Binary {
-            path: main.exe.display().to_string(),
-            sha256: sha256_hex(&bytes),
-            build_id: main.build_id.as_deref().map(hex),
-            size: bytes.len() as u64,
-        };
-        let mut modules = vec![Module {
-            name: main
-                .exe
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            path: main.exe.display().to_string(),
-            base: main.lo,
-            end: main.hi,
-            build_id: binary.build_id.clone(),
-            symbols: Symbols::from_elf(&bytes, main.bias),
-        }];
-        drop(bytes);
-        if let Some((lo, hi)) = self.prof.vdso {
-            // SAFETY: the vDSO is mapped readable for the process's life.
-            let image = unsafe { std::slice::from_raw_parts(lo as *const u8, (hi - lo) as usize) };
-            modules.push(Module {
-                name: "[vdso]".into(),
-                path: "[vdso]".into(),
-                base: lo,
-                end: hi,
-                build_id: None,
-                symbols: Symbols::from_elf(image, lo),
-            });
-        }
+        let (binary, modules) = module_table(&self.prof.images);
         let ring_capacity = self
             .prof
             .ring
@@ -326,7 +341,7 @@ impl Vm {
             tables: &tables,
             blocks: self.prof.blocks.published(),
             binary,
-            modules: Modules::new(modules),
+            modules,
             command_line: self.prof.command_line.clone(),
             options: serde_json::to_value(&self.opts).unwrap_or_default(),
             counting,
@@ -359,6 +374,57 @@ impl Vm {
             eprint!("{}", profile.summary(&code));
         }
     }
+}
+
+/// The profile's `binary` (the program's file) and module table, from the
+/// run's image log: symbols and build ids read now from each file (the
+/// vDSO's from memory). A file that changed since it was mapped (another
+/// build id) gives no symbols.
+fn module_table(images: &ImageLog) -> (Binary, Modules) {
+    let mut binary = Binary {
+        path: String::new(),
+        sha256: String::new(),
+        build_id: None,
+        size: 0,
+    };
+    let mut list = Vec::with_capacity(images.records.len());
+    for r in &images.records {
+        let build_id = r.build_id.as_deref().map(hex);
+        let symbols = if r.kind == ImageKind::Vdso {
+            // SAFETY: the vDSO is mapped readable for the process's life.
+            let image = unsafe {
+                std::slice::from_raw_parts(r.base as *const u8, (r.end - r.base) as usize)
+            };
+            Symbols::from_elf(image, r.bias)
+        } else {
+            let bytes = std::fs::read(&r.path).unwrap_or_default();
+            if r.kind == ImageKind::Program {
+                binary = Binary {
+                    path: r.path.display().to_string(),
+                    sha256: sha256_hex(&bytes),
+                    build_id: build_id.clone(),
+                    size: bytes.len() as u64,
+                };
+            }
+            Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())
+        };
+        list.push(Module {
+            name: r.file_name(),
+            path: r.path.display().to_string(),
+            kind: serde_json::to_value(r.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            base: r.base,
+            end: r.end,
+            build_id,
+            unmapped: r.end_block.is_some(),
+            symbols,
+            first_block: r.first_block,
+            end_block: r.end_block,
+        });
+    }
+    (binary, Modules::new(list))
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

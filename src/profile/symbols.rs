@@ -1,6 +1,14 @@
-//! Symbol names for guest addresses, from the ELF symbol tables.
+//! Symbol names for guest addresses, from the ELF symbol tables: `.symtab`
+//! and `.dynsym` of the image's file, plus the `.symtab` of its separate
+//! debug file (`/usr/lib/debug/.build-id/xx/yyyy.debug`) when one is
+//! installed (Debian's `-dbg`/`-dbgsym` packages), which names the local
+//! functions a stripped library leaves out.
 
+use goblin::elf::sym::STT_GNU_IFUNC;
 use goblin::elf::Elf;
+
+/// Where separate debug files are found by build id.
+const DEBUG_DIR: &str = "/usr/lib/debug/.build-id";
 
 /// Function symbols of the guest image, sorted by address.
 #[derive(Debug, Default)]
@@ -23,7 +31,8 @@ impl Symbols {
         let mut funcs = Vec::new();
         for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
             for s in syms.iter() {
-                if s.is_function() && s.st_value != 0 {
+                let func = s.is_function() || s.st_type() == STT_GNU_IFUNC;
+                if func && s.st_value != 0 {
                     if let Some(name) = strs.get_at(s.st_name) {
                         funcs.push((base + s.st_value, s.st_size, name.to_string()));
                     }
@@ -33,6 +42,31 @@ impl Symbols {
         funcs.sort();
         funcs.dedup_by_key(|f| f.0);
         Symbols { base, funcs }
+    }
+
+    /// The symbols of an image file's `bytes` relocated by `base`, with its
+    /// debug file's when one is installed. `build_id` is the image's as it
+    /// was mapped: a file whose build id differs (replaced since) gives no
+    /// symbols.
+    pub fn from_file(bytes: &[u8], base: u64, build_id: Option<&[u8]>) -> Symbols {
+        let mut syms = Symbols::from_elf(bytes, base);
+        let Some(id) = build_id.filter(|id| id.len() >= 2) else {
+            return syms;
+        };
+        if file_build_id(bytes).is_some_and(|f| f != id) {
+            return Symbols {
+                base,
+                funcs: Vec::new(),
+            };
+        }
+        let hex = super::hex(id);
+        let debug = format!("{DEBUG_DIR}/{}/{}.debug", &hex[..2], &hex[2..]);
+        if let Ok(dbg) = std::fs::read(debug) {
+            syms.funcs.extend(Symbols::from_elf(&dbg, base).funcs);
+            syms.funcs.sort();
+            syms.funcs.dedup_by_key(|f| f.0);
+        }
+        syms
     }
 
     /// "name" or "name+0x12" for the function containing `addr`.
@@ -49,4 +83,15 @@ impl Symbols {
             format!("{name}+{off:#x}")
         })
     }
+}
+
+/// The build id of an ELF file (any type: shared libraries have no entry
+/// point, which `loader::plan` wants), from its `PT_NOTE`s.
+fn file_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
+    let read = |at: u64, n: usize| {
+        let start = usize::try_from(at).ok()?;
+        bytes.get(start..start.checked_add(n)?).map(<[u8]>::to_vec)
+    };
+    // The layout of the file as if its first page were mapped at 0.
+    crate::loader::mapped_layout(&read, 0, 0)?.build_id
 }

@@ -7,6 +7,9 @@
 //! I2: any change to guest memory holding translated code flushes those
 //!     translations, before the kernel sees the request (so the pages carry
 //!     the guest's own protection again, dispatch/smc.rs I1).
+//! I3: the image log follows the guest's images (images.rs I4, I5): an
+//!     executable file mapping is recorded after the kernel made it, and
+//!     an image's end before the kernel unmaps, replaces or moves its code.
 #![allow(unsafe_code)]
 
 use super::raw::syscall6;
@@ -107,14 +110,28 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
     if fixed {
         vm.code_changed(addr, addr.saturating_add(page_up(len)));
+        gone(vm, addr, addr.saturating_add(page_up(len)));
     }
     // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
     let r = unsafe { syscall6(libc::SYS_mmap as u64, a) };
     if r >= 0 {
         vm.mem
             .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
+        if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
+            let blocks = vm.prof.blocks.len();
+            let (fd, offset) = (a[4] as i32, a[5]);
+            vm.prof
+                .images
+                .mapped_file(fd, offset, r as u64, page_up(len), blocks);
+        }
     }
     r
+}
+
+/// Guest memory `[start, end)` is about to go (I3).
+fn gone(vm: &mut Vm, start: u64, end: u64) {
+    let blocks = vm.prof.blocks.len();
+    vm.prof.images.unmapped(start, end, blocks);
 }
 
 pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
@@ -126,6 +143,7 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return ENOMEM;
     }
     vm.code_changed(addr, addr + len);
+    gone(vm, addr, addr + len);
     // SAFETY: only guest pages or unmapped pages are in the range (I1).
     let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
     if r == 0 {
@@ -175,8 +193,10 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return ENOMEM;
     }
     vm.code_changed(old, old + old_len.max(new_len));
+    gone(vm, old, old + old_len.max(new_len));
     if flags & libc::MREMAP_FIXED != 0 {
         vm.code_changed(new_addr, new_addr.saturating_add(new_len));
+        gone(vm, new_addr, new_addr.saturating_add(new_len));
     }
     // SAFETY: source is the guest's; destinations were checked (I1).
     let r = unsafe { syscall6(libc::SYS_mremap as u64, a) };
