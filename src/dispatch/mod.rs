@@ -106,6 +106,10 @@ pub struct Vm {
 
 const BRK_RESERVE: u64 = 1 << 30;
 
+/// Room above a dynamically linked program's brk for the code cache and
+/// the guest's own mmap area (its libraries): loader map.rs I6.
+const GUEST_MMAP_ROOM: u64 = 2 << 30;
+
 fn reserve(hint: u64, len: u64, fixed: bool) -> Option<u64> {
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
     let flags = if fixed {
@@ -159,6 +163,7 @@ impl Vm {
         runtime::check_cpu().map_err(VmError::Host)?;
         let role = Role::Program {
             brk_room: BRK_RESERVE,
+            mmap_room: GUEST_MMAP_ROOM,
         };
         let image = loader::load(bytes, plan, role)?;
         let interp_image = interp
@@ -251,6 +256,14 @@ impl Vm {
             sig.actions[s as usize][0] == libc::SIG_IGN as u64
         })
         .map_err(VmError::Host)?;
+        // The guest's own mmap area: below everything mapped so far near
+        // its stack, above a dynamically linked program, its brk and the
+        // code cache (guest_mem I3, loader map.rs I6).
+        let above = match plan.interp {
+            Some(_) if plan.kind == loader::ElfKind::Pie => brk.limit.max(code_range.1),
+            _ => 0,
+        };
+        mem.mmap_ceiling = syscall::mmap_ceiling(stack.region.start.0 - PAGE, above);
         Ok(Vm {
             opts,
             mem,

@@ -34,14 +34,17 @@
 //!   of its mmap area, so such an image ([`Role::Interpreter`], or a
 //!   program without an interpreter) goes just above the highest mapping
 //!   below hotlift's stack, when it fits below [`stack_growth_floor`]; else
-//!   anywhere. A dynamically linked PIE program ([`Role::Program`]) goes
-//!   where the kernel's mmap puts it (top-down, below hotlift's mappings,
-//!   where its libraries will follow), with `brk_room` free after it for
-//!   its brk. The kernel puts it at `ELF_ET_DYN_BASE` (0x555555554000
-//!   without randomisation), but that is where hotlift itself is; nothing
-//!   in the guest's start-up depends on it (the program is not in
-//!   `_dl_find_object`'s sorted table), and near its libraries the code
-//!   cache reaches both with rel32 operands.
+//!   anywhere. A dynamically linked PIE program ([`Role::Program`]) lies
+//!   below everything the guest maps later, as natively (the kernel puts it
+//!   at `ELF_ET_DYN_BASE`, 0x555555554000 without randomisation, far below
+//!   the mmap area; glibc's `_dl_find_dso_for_object`, behind `dladdr`,
+//!   walks the link maps comparing addresses, two instructions fewer per
+//!   map that lies above the address). hotlift itself is at
+//!   `ELF_ET_DYN_BASE`, so the program goes at the bottom of a top-down
+//!   reservation of its image, `brk_room` for its brk and `mmap_room`
+//!   above that: the room is given back, and the code cache and the
+//!   guest's own mmap area (guest_mem I3) take it, above the program and
+//!   within rel32 reach of both it and its libraries.
 
 #![allow(unsafe_code)]
 
@@ -100,8 +103,11 @@ pub fn load(bytes: &[u8], plan: &LoadPlan, role: Role) -> Result<LoadedImage, Lo
             let reservation = match role {
                 // I6: the room after the image is part of the reservation
                 // (so nothing else lands there) and given back below.
-                Role::Program { brk_room } if plan.interp.is_some() => {
-                    Mapping::reserve(len.saturating_add(brk_room))?
+                Role::Program {
+                    brk_room,
+                    mmap_room,
+                } if plan.interp.is_some() => {
+                    Mapping::reserve(len.saturating_add(brk_room).saturating_add(mmap_room))?
                 }
                 _ => match Mapping::reserve_above_host(len) {
                     Some(high) => high,

@@ -26,7 +26,10 @@ use crate::types::GuestAddr;
 static LAYOUT: Mutex<()> = Mutex::new(());
 
 /// How the tests load their images: as the program, room for a 1 MiB brk.
-const PROGRAM: Role = Role::Program { brk_room: 1 << 20 };
+const PROGRAM: Role = Role::Program {
+    brk_room: 1 << 20,
+    mmap_room: 1 << 20,
+};
 
 fn layout_lock() -> MutexGuard<'static, ()> {
     LAYOUT.lock().unwrap_or_else(|e| e.into_inner())
@@ -208,7 +211,11 @@ fn interpreter_above_and_dynamic_program_below_the_vdso() {
     let mut p = plan(&f).unwrap();
     p.interp = Some(b"/lib64/ld-linux-x86-64.so.2".to_vec());
     let room = 64 << 20;
-    let image = load(&f, &p, Role::Program { brk_room: room }).unwrap();
+    let role = Role::Program {
+        brk_room: room,
+        mmap_room: room,
+    };
+    let image = load(&f, &p, role).unwrap();
     assert!(image.hi.0 < vdso, "program at {:#x}", image.lo.0);
     check_small_image(&f, &image, image.bias);
     // The brk starts right after the image (the room is given back then;

@@ -44,7 +44,7 @@
 //! Usage:
 //! ```ignore
 //! let plan = loader::plan(&bytes)?;
-//! let image = loader::load(&bytes, &plan, Role::Program { brk_room })?;
+//! let image = loader::load(&bytes, &plan, Role::Program { brk_room, mmap_room })?;
 //! // With plan.interp: read and plan that file, load it with Role::Interpreter.
 //! let req = StackRequest { argv: &argv, envp: &envp, execfn: path,
 //!                          stack_size: 8 << 20, interp_base: 0 };
@@ -190,8 +190,10 @@ pub struct Interp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     /// The program. A dynamically linked PIE is mapped with `brk_room`
-    /// bytes free after its image, where its brk starts.
-    Program { brk_room: u64 },
+    /// bytes free after its image, where its brk starts, and `mmap_room`
+    /// free above that, for the code cache and what the guest maps (its
+    /// libraries), which so lie above the program, as natively.
+    Program { brk_room: u64, mmap_room: u64 },
     /// The program interpreter (`PT_INTERP`, normally ld.so).
     Interpreter,
 }

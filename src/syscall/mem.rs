@@ -7,7 +7,12 @@
 //! I2: any change to guest memory holding translated code flushes those
 //!     translations, before the kernel sees the request (so the pages carry
 //!     the guest's own protection again, dispatch/smc.rs I1).
-//! I3: the image log follows the guest's images (images.rs I4, I5): an
+//! I3: a guest mapping without `MAP_FIXED`/`MAP_FIXED_NOREPLACE` goes where
+//!     the kernel would put it in a process of its own: at its hint if that
+//!     is free, else in the highest free gap below the guest's mmap ceiling
+//!     (guest_mem I3), placed there with `MAP_FIXED_NOREPLACE`; only if that
+//!     fails (hotlift mapped there meanwhile) does the kernel choose.
+//! I4: the image log follows the guest's images (images.rs I4, I5): an
 //!     executable file mapping is recorded after the kernel made it, and
 //!     an image's end before the kernel unmaps, replaces or moves its code.
 #![allow(unsafe_code)]
@@ -112,8 +117,9 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         vm.code_changed(addr, addr.saturating_add(page_up(len)));
         gone(vm, addr, addr.saturating_add(page_up(len)));
     }
+    let placed = if fixed { None } else { place_top_down(vm, a) };
     // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
-    let r = unsafe { syscall6(libc::SYS_mmap as u64, a) };
+    let r = placed.unwrap_or_else(|| unsafe { syscall6(libc::SYS_mmap as u64, a) });
     if r >= 0 {
         vm.mem
             .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
@@ -128,7 +134,89 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     r
 }
 
-/// Guest memory `[start, end)` is about to go (I3).
+/// I3: the guest's mapping `a` (without MAP_FIXED) at its hint if free,
+/// else in the highest free gap below the guest's mmap ceiling; `None` when
+/// neither worked out (or the request is one the kernel places specially),
+/// and the kernel should choose.
+fn place_top_down(vm: &Vm, a: [u64; 6]) -> Option<i64> {
+    let (hint, len, flags) = (a[0] & !(PAGE - 1), page_up(a[1]), a[3] as i32);
+    let ceiling = vm.mem.mmap_ceiling?;
+    if len == 0 || len > ceiling || flags & (libc::MAP_32BIT | libc::MAP_HUGETLB) != 0 {
+        return None;
+    }
+    let at_hint = (hint >= crate::loader::MMAP_MIN_ADDR).then_some(hint);
+    let below = || highest_gap_below(ceiling, len);
+    for at in at_hint.into_iter().chain(std::iter::from_fn(below).take(1)) {
+        let mut b = a;
+        b[0] = at;
+        b[3] = (flags | libc::MAP_FIXED_NOREPLACE) as u64;
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+        let r = unsafe { syscall6(libc::SYS_mmap as u64, b) };
+        if r == at as i64 {
+            return Some(r);
+        }
+        if r >= 0 {
+            // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
+            // SAFETY: the mapping was made just now by this call.
+            unsafe { syscall6(libc::SYS_munmap as u64, [r as u64, len, 0, 0, 0, 0]) };
+            return None;
+        }
+        if r != -(libc::EEXIST as i64) {
+            // Not about placement (EBADF, EACCES, ENOMEM …): the kernel's
+            // own answer to the request as made is the guest's.
+            return None;
+        }
+    }
+    None
+}
+
+/// The top of the guest's own mmap area (guest_mem I3) once hotlift has
+/// made its start-up mappings: the lowest start of a mapping within 4 TiB
+/// below `stack_bottom` (the guest stack's lowest page) and at or above
+/// `above`. The kernel put the guest's stack and hotlift's start-up
+/// mappings (ring, tables, thread stacks) top-down there, one after the
+/// other; hotlift's own program, heap and a non-PIE guest lie far below,
+/// and a dynamically linked program, its brk and the code cache below
+/// `above` (loader map.rs I6).
+pub fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let floor = stack_bottom.saturating_sub(4 << 40).max(above);
+    map_ranges(&maps)
+        .map(|(start, _)| start)
+        .filter(|&start| start >= floor && start <= stack_bottom)
+        .min()
+}
+
+/// `(start, end)` of every line of `/proc/self/maps` text, ascending.
+fn map_ranges(maps: &str) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
+    maps.lines().filter_map(|l| {
+        let (a, b) = l.split_whitespace().next()?.split_once('-')?;
+        Some((
+            u64::from_str_radix(a, 16).ok()?,
+            u64::from_str_radix(b, 16).ok()?,
+        ))
+    })
+}
+
+/// The start of a `len`-byte range in the highest gap of this process's
+/// address space that ends at or below `ceiling` (the kernel's top-down
+/// search, without its randomisation).
+fn highest_gap_below(ceiling: u64, len: u64) -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let mut top = ceiling;
+    for (start, end) in map_ranges(&maps).rev() {
+        if start >= top {
+            continue;
+        }
+        if end < top && top - end >= len {
+            return Some(top - len);
+        }
+        top = start;
+    }
+    (top >= crate::loader::MMAP_MIN_ADDR + len).then(|| top - len)
+}
+
+/// Guest memory `[start, end)` is about to go (I4).
 fn gone(vm: &mut Vm, start: u64, end: u64) {
     let blocks = vm.prof.blocks.len();
     vm.prof.images.unmapped(start, end, blocks);

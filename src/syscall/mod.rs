@@ -20,6 +20,7 @@ use crate::dispatch::{Vm, VmError};
 use crate::types::GuestAddr;
 
 pub use affinity::Affinity;
+pub use mem::mmap_ceiling;
 pub use raw::syscall6;
 
 const ENOSYS: i64 = -(libc::ENOSYS as i64);
