@@ -21,6 +21,8 @@ pub enum LoadError {
     Empty,
     #[error("not an ELF file (bad magic)")]
     BadMagic,
+    #[error("a script for {0:?}, not an ELF program: run its interpreter under hotlift (hotlift run -- INTERPRETER SCRIPT)")]
+    Script(String),
     #[error("file too short for an ELF header ({len} bytes, need 64)")]
     TruncatedHeader { len: usize },
     #[error("32-bit ELF programs are not supported (x86-64 only)")]
@@ -126,6 +128,7 @@ impl LoadError {
         match self {
             Empty
             | BadMagic
+            | Script(_)
             | TruncatedHeader { .. }
             | Elf32
             | BadClass(_)

@@ -130,6 +130,14 @@ fn check_identity(bytes: &[u8]) -> Result<Header, LoadError> {
     if bytes.is_empty() {
         return Err(LoadError::Empty);
     }
+    if let Some(line) = bytes.strip_prefix(b"#!") {
+        // The kernel's binfmt_script would run the interpreter named here.
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = &line[..line.len().min(128)];
+        return Err(LoadError::Script(
+            String::from_utf8_lossy(line).trim().to_string(),
+        ));
+    }
     let n = bytes.len().min(SELFMAG);
     if bytes[..n] != ELFMAG[..n] {
         return Err(LoadError::BadMagic);

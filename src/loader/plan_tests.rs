@@ -240,7 +240,7 @@ fn rejects_bad_magic() {
     let mut f = exec();
     f[..2].copy_from_slice(b"MZ");
     assert!(matches!(reject(&f), LoadError::BadMagic));
-    assert!(matches!(reject(b"#!/bin/sh\n"), LoadError::BadMagic));
+    assert!(matches!(reject(b"#/bin/sh\n"), LoadError::BadMagic));
 }
 
 #[test]
@@ -281,6 +281,17 @@ fn rejects_wrong_machine() {
     ));
     put16(&mut f, eh::MACHINE, 3); // EM_386
     assert!(matches!(reject(&f), LoadError::WrongMachine { machine: 3 }));
+}
+
+#[test]
+fn rejects_scripts_naming_their_interpreter() {
+    let e = reject(b"#!/bin/sh -e\nexec gzip -d \"$@\"\n");
+    assert!(
+        matches!(&e, LoadError::Script(i) if i == "/bin/sh -e"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("hotlift run -- INTERPRETER SCRIPT"));
+    assert!(matches!(reject(b"#!"), LoadError::Script(i) if i.is_empty()));
 }
 
 #[test]
