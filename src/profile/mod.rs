@@ -25,7 +25,7 @@ use crate::syscall::strace;
 pub use modules::{hex, Module, Modules, ANON};
 pub use symbols::Symbols;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Serialize)]
 pub struct Binary {
