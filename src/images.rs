@@ -25,13 +25,15 @@
 //!   changes to its other pages (ld.so maps data over the first mapping)
 //!   do not end it.
 //!
-//! Usage: the dispatcher adds the program, interpreter and vDSO at start;
+//! Usage: the dispatcher starts the log with [`ImageLog::at_start`];
 //! `syscall/mem.rs` calls [`ImageLog::mapped_file`] after each executable
 //! file mapping and [`ImageLog::unmapped`] before memory goes away;
 //! `dispatch/profiling.rs` turns the log into the profile's module table.
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
+
+use crate::loader::{Interp, LoadPlan, LoadedImage};
 
 /// What an image is to the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -93,6 +95,55 @@ pub struct ImageLog {
 }
 
 impl ImageLog {
+    /// The images the guest starts with: the program (`exe`, the path as
+    /// given), its interpreter (canonical path, as libraries get theirs) and
+    /// the vDSO, all live from the first block.
+    pub fn at_start(
+        exe: PathBuf,
+        program: (&LoadPlan, &LoadedImage),
+        interp: Option<(&Interp, &LoadedImage)>,
+        vdso: Option<(u64, u64)>,
+    ) -> ImageLog {
+        let loaded = |kind, path, plan: &LoadPlan, i: &LoadedImage| {
+            let x = i.regions.iter().filter(|r| r.prot.x);
+            let lo = x.clone().map(|r| r.start.0).min().unwrap_or(i.lo.0);
+            let hi = x.map(|r| r.end.0).max().unwrap_or(i.hi.0);
+            ImageRecord {
+                kind,
+                path,
+                base: i.lo.0,
+                end: i.hi.0,
+                bias: i.bias,
+                build_id: plan.build_id.clone(),
+                file: None,
+                code: (lo, hi),
+                first_block: 0,
+                end_block: None,
+            }
+        };
+        let mut log = ImageLog::default();
+        log.add(loaded(ImageKind::Program, exe, program.0, program.1));
+        if let Some((interp, image)) = interp {
+            let path = std::fs::canonicalize(&interp.path).unwrap_or(interp.path.clone());
+            log.add(loaded(ImageKind::Interpreter, path, &interp.plan, image));
+        }
+        if let Some((lo, hi)) = vdso {
+            log.add(ImageRecord {
+                kind: ImageKind::Vdso,
+                path: "[vdso]".into(),
+                base: lo,
+                end: hi,
+                bias: lo,
+                build_id: None,
+                file: None,
+                code: (lo, hi),
+                first_block: 0,
+                end_block: None,
+            });
+        }
+        log
+    }
+
     /// Records an image hotlift mapped or found (program, interpreter,
     /// vDSO), live from block `first_block`.
     pub fn add(&mut self, record: ImageRecord) {

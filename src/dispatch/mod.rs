@@ -27,6 +27,7 @@ use crate::cache::{
 };
 use crate::frontend::{lift_block, Unsupported};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
+use crate::images::ImageLog;
 use crate::ir::TrapKind;
 use crate::loader::{self, LoadError, LoadPlan, Prot, Role, StackRequest};
 use crate::options::RunOptions;
@@ -248,7 +249,8 @@ impl Vm {
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        let images = profiling::initial_images(exe, plan, &image, interp, &interp_image, vdso);
+        let images =
+            ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
         let prof = Profiling::new(&opts, &mut ctx, images, command_line, &cache)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         ctx.install_gs();

@@ -47,67 +47,6 @@ pub struct Profiling {
     finished: bool,
 }
 
-/// The images the guest starts with: the program (`exe` as given), its
-/// interpreter (canonical path, as libraries get theirs) and the vDSO, all
-/// live from the first block.
-pub fn initial_images(
-    exe: std::path::PathBuf,
-    plan: &crate::loader::LoadPlan,
-    image: &crate::loader::LoadedImage,
-    interp: Option<&crate::loader::Interp>,
-    interp_image: &Option<crate::loader::LoadedImage>,
-    vdso: Option<(u64, u64)>,
-) -> ImageLog {
-    use crate::images::ImageRecord;
-    let code = |i: &crate::loader::LoadedImage| {
-        let x = i.regions.iter().filter(|r| r.prot.x);
-        let lo = x.clone().map(|r| r.start.0).min().unwrap_or(i.lo.0);
-        (lo, x.map(|r| r.end.0).max().unwrap_or(i.hi.0))
-    };
-    let mut log = ImageLog::default();
-    log.add(ImageRecord {
-        kind: ImageKind::Program,
-        path: exe,
-        base: image.lo.0,
-        end: image.hi.0,
-        bias: image.bias,
-        build_id: plan.build_id.clone(),
-        file: None,
-        code: code(image),
-        first_block: 0,
-        end_block: None,
-    });
-    if let (Some(interp), Some(li)) = (interp, interp_image) {
-        log.add(ImageRecord {
-            kind: ImageKind::Interpreter,
-            path: std::fs::canonicalize(&interp.path).unwrap_or(interp.path.clone()),
-            base: li.lo.0,
-            end: li.hi.0,
-            bias: li.bias,
-            build_id: interp.plan.build_id.clone(),
-            file: None,
-            code: code(li),
-            first_block: 0,
-            end_block: None,
-        });
-    }
-    if let Some((lo, hi)) = vdso {
-        log.add(ImageRecord {
-            kind: ImageKind::Vdso,
-            path: "[vdso]".into(),
-            base: lo,
-            end: hi,
-            bias: lo,
-            build_id: None,
-            file: None,
-            code: (lo, hi),
-            first_block: 0,
-            end_block: None,
-        });
-    }
-    log
-}
-
 fn map_counters(cap: usize) -> std::io::Result<*mut u64> {
     let p = crate::anon::map(cap * 8, libc::MAP_NORESERVE)?;
     Ok(p as *mut u64)
