@@ -3,8 +3,12 @@
 #
 # Expands the manifest into BUILDDIR/TESTS, BUILDDIR/BENCH and
 # BUILDDIR/COUNT (a test's count lines, or else its TESTS lines). Every source
-# gives test names (asm/X.S -> asm-X; c/X.c -> c-X and cpie-X). A manifest
-# line naming c-X applies to both c-X and cpie-X. A test without a manifest
+# gives test names (asm/X.S -> asm-X; c/X.c -> c-X, cpie-X and cdyn-X;
+# dyn/X.c -> dyn-X). A manifest line naming c-X applies to c-X, cpie-X and
+# cdyn-X, except bench and count lines: the dynamically linked cdyn-X is
+# benchmarked only when a bench line names it, and single-stepped
+# (COUNT) only when a count line names cdyn-X itself, because ld.so's
+# start-up alone is about 110,000 instructions. A test without a manifest
 # line runs once with no arguments and expect=exit:0. Output lines always
 # carry an explicit expect= field. Unknown names or malformed lines are
 # errors, so a typo cannot silently drop a test.
@@ -19,7 +23,8 @@ for src in "$@"; do
     base=$(basename "$src")
     case "$src" in
         asm/*.S) names="$names asm-${base%.S}" ;;
-        c/*.c) names="$names c-${base%.c}" ;;
+        c/*.c) names="$names c-${base%.c} cdyn-${base%.c}" ;;
+        dyn/*.c) names="$names dyn-${base%.c}" ;;
         *) echo "gen-lists.sh: unexpected source $src" >&2; exit 1 ;;
     esac
 done
@@ -28,9 +33,12 @@ rm -f "$out/TESTS.tmp" "$out/BENCH.tmp" "$out/COUNT.tmp"
 awk -v names="$names" -v tests="$out/TESTS.tmp" -v bench="$out/BENCH.tmp" -v counts="$out/COUNT.tmp" '
 function die(msg) { printf "%s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"; err = 1; exit 1 }
 # Appends "variant rest expect" to store[variant] for NAME and, for c-X,
-# cpie-X too.
-function add(store, name, rest, expect,   variants, i, n, line) {
-    if (name ~ /^c-/) { variants[1] = name; variants[2] = "cpie-" substr(name, 3); n = 2 }
+# cpie-X and (unless only_static) cdyn-X too.
+function add(store, name, rest, expect, only_static,   variants, i, n, line) {
+    if (name ~ /^c-/) {
+        variants[1] = name; variants[2] = "cpie-" substr(name, 3); n = 2
+        if (!only_static) { variants[3] = "cdyn-" substr(name, 3); n = 3 }
+    }
     else { variants[1] = name; n = 1 }
     for (i = 1; i <= n; i++) {
         line = variants[i] rest
@@ -40,7 +48,11 @@ function add(store, name, rest, expect,   variants, i, n, line) {
 }
 BEGIN {
     split(names, list, " ")
-    for (i in list) { known[list[i]] = 1; order[++count] = list[i] }
+    for (i in list) {
+        known[list[i]] = 1
+        # cdyn-X is listed with its c-X (the variants loop below).
+        if (list[i] !~ /^cdyn-/) order[++count] = list[i]
+    }
 }
 /^[ \t]*(#|$)/ { next }
 {
@@ -62,21 +74,25 @@ BEGIN {
         }
     }
     if (expect == "") expect = "expect=exit:0"
-    if (kind == "bench") add(bench_lines, name, rest, expect)
-    else if (kind == "count") add(count_lines, name, rest, expect)
-    else add(test_lines, name, rest, expect)
+    if (kind == "bench") add(bench_lines, name, rest, expect, 1)
+    else if (kind == "count") add(count_lines, name, rest, expect, 1)
+    else add(test_lines, name, rest, expect, 0)
 }
 END {
     if (err) exit 1
     for (i = 1; i <= count; i++) {
         name = order[i]
-        if (name ~ /^c-/) { variants[1] = name; variants[2] = "cpie-" substr(name, 3); n = 2 }
+        if (name ~ /^c-/) {
+            variants[1] = name; variants[2] = "cpie-" substr(name, 3)
+            variants[3] = "cdyn-" substr(name, 3); n = 3
+        }
         else { variants[1] = name; n = 1 }
         for (j = 1; j <= n; j++) {
             v = variants[j]
             if (!(v in test_lines)) test_lines[v] = v " expect=exit:0\n"
             printf "%s", test_lines[v] > tests
-            printf "%s", (v in count_lines) ? count_lines[v] : test_lines[v] > counts
+            if (v in count_lines) printf "%s", count_lines[v] > counts
+            else if (v !~ /^cdyn-/) printf "%s", test_lines[v] > counts
             if (v in bench_lines) printf "%s", bench_lines[v] > bench
         }
     }

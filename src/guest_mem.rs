@@ -9,6 +9,11 @@
 //! I1: regions are page aligned, sorted and never overlap.
 //! I2: a page hotlift reports as guest-owned was mapped by the loader or by a
 //!     guest syscall that the kernel completed.
+//! I3: `mmap_ceiling` is the top of the guest's own top-down mmap area: the
+//!     guest's mappings without a usable address hint go into the highest
+//!     free gap below it (syscall/mem.rs), as the kernel's go below its
+//!     `mmap_base`, so they come in the kernel's order whatever hotlift
+//!     itself maps meanwhile.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +37,8 @@ pub struct Region {
 #[derive(Debug, Default)]
 pub struct GuestMem {
     regions: BTreeMap<u64, Region>,
+    /// I3; `None`: guest mmaps go where the kernel puts them.
+    pub mmap_ceiling: Option<u64>,
 }
 
 impl GuestMem {

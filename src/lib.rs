@@ -2,7 +2,8 @@
 //!
 //! The pipeline is visible in the module order: `loader` maps the guest ELF,
 //! `frontend` decodes and lifts a guest block into an `ir` block, `backend`
-//! emits host code into the `cache`, and `dispatch` runs it. `syscall` and
+//! emits host code into the `cache`, and `dispatch` runs it. `images` keeps
+//! the record of every image the guest mapped (modules). `syscall` and
 //! `signal` handle the guest's view of the kernel; `runtime` is the boundary
 //! between Rust and translated code; `cli` is the command line.
 #![deny(unsafe_code)]
@@ -16,6 +17,7 @@ pub mod compare;
 pub mod dispatch;
 pub mod frontend;
 pub mod guest_mem;
+pub mod images;
 pub mod ir;
 pub mod loader;
 pub mod monitor;

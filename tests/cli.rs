@@ -63,14 +63,45 @@ fn bad_input_exit_codes() {
     let bad_opt = run(&["run", "--max-block-insns", "0", "--", "/bin/true"]);
     assert_eq!(bad_opt.status.code(), Some(125));
     let dynamic = run(&["run", "--", "/bin/true"]);
-    assert_eq!(
-        dynamic.status.code(),
-        Some(126),
-        "{}",
-        String::from_utf8_lossy(&dynamic.stderr)
+    assert_eq!(dynamic.status.code(), Some(0), "{dynamic:?}");
+    // /bin/true with its PT_INTERP pointing elsewhere: a missing
+    // interpreter (127, as a shell reports it), one that is not an ELF
+    // program (126; relative, so opened from the working directory).
+    let bytes = std::fs::read("/bin/true").unwrap();
+    let ld = b"/lib64/ld-linux-x86-64.so.2\0";
+    let at = bytes.windows(ld.len()).position(|w| w == ld).unwrap();
+    let dir = std::env::temp_dir().join(format!("hotlift-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let with_interp = |name: &str, interp: &[u8]| {
+        let mut b = bytes.clone();
+        b[at..at + interp.len()].copy_from_slice(interp);
+        b[at + interp.len()] = 0;
+        let path = dir.join(name);
+        std::fs::write(&path, b).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let no_ld = with_interp("no-ld", b"/nonexistent/interpreter.so");
+    let no_ld = run(&["run", "--", &no_ld]);
+    assert_eq!(no_ld.status.code(), Some(127), "{no_ld:?}");
+    let err = String::from_utf8_lossy(&no_ld.stderr);
+    assert!(
+        err.contains("interpreter /nonexistent/interpreter.so"),
+        "{err}"
     );
-    assert!(String::from_utf8_lossy(&dynamic.stderr).contains("dynamic"));
-    for out in [missing, not_elf, dynamic] {
+    let text_ld = with_interp("text-ld", b"README.md");
+    let text_ld = std::process::Command::new(bin)
+        .args(["run", "--", &text_ld])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(text_ld.status.code(), Some(126), "{text_ld:?}");
+    let err = String::from_utf8_lossy(&text_ld.stderr);
+    assert!(
+        err.contains("interpreter README.md: not an ELF file"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    for out in [missing, not_elf, no_ld, text_ld] {
         assert_eq!(
             String::from_utf8_lossy(&out.stderr).lines().count(),
             1,

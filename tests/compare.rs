@@ -310,6 +310,11 @@ fn timeouts_are_mismatches() {
 #[test]
 fn bad_input_is_a_one_line_error_with_status_2() {
     let dir = workdir("bad");
+    // A script runs natively, but hotlift refuses scripts (status 126).
+    let script = dir.join("script.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = script.to_str().unwrap();
     let cases: [&[&str]; 6] = [
         &["--", "/nonexistent/program"],
         &["--", concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")],
@@ -322,7 +327,7 @@ fn bad_input_is_a_one_line_error_with_status_2() {
         ],
         &["--max-steps", "10", "--", "/bin/busybox"],
         &["--filter-stderr", "(", "--", "/bin/busybox"],
-        &["--", "/bin/true"], // dynamically linked: hotlift cannot run it yet
+        &["--", script],
     ];
     for args in cases {
         let o = compare(&dir, args);

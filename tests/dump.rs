@@ -132,7 +132,7 @@ fn bad_input_is_a_one_line_error() {
     let empty = dir.join("empty.json");
     std::fs::write(
         &empty,
-        br#"{"schema_version": 1, "blocks": [], "superblocks": []}"#,
+        br#"{"schema_version": 2, "blocks": [], "superblocks": []}"#,
     )
     .unwrap();
     let cases: [(&Path, &[&str], &str); 5] = [
@@ -144,7 +144,7 @@ fn bad_input_is_a_one_line_error() {
     ];
     for (file, args, want) in cases {
         let o = dump(args, file);
-        assert_eq!(o.status.code(), Some(125), "{file:?} {args:?}");
+        assert_eq!(o.status.code(), Some(2), "{file:?} {args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{file:?} {args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");

@@ -305,7 +305,7 @@ fn names_come_from_a_debug_file_of_a_stripped_program() {
 /// A profile with the documented `call_tree` and `translations`.
 fn synthetic_profile(dir: &Path) -> PathBuf {
     let doc = serde_json::json!({
-        "schema_version": 1,
+        "schema_version": 2,
         "binary": {"path": "/nonexistent/prog", "sha256": "00", "build_id": null, "size": 0},
         "command_line": ["/nonexistent/prog"],
         "pid": 4242,
@@ -486,7 +486,7 @@ fn bad_profiles_are_one_line_errors() {
     let wrong = dir.join("wrong.json");
     std::fs::write(
         &wrong,
-        text.replace("\"schema_version\":1", "\"schema_version\":99"),
+        text.replace("\"schema_version\":2", "\"schema_version\":99"),
     )
     .unwrap();
     let not_json = dir.join("not.json");

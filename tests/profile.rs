@@ -193,7 +193,7 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
     );
     let p: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(p["schema_version"], 1);
+    assert_eq!(p["schema_version"], 2);
     assert_eq!(p["binary"]["sha256"].as_str().unwrap().len(), 64);
     let syms: Vec<&str> = p["blocks"]
         .as_array()

@@ -5,7 +5,8 @@
  * environment entries (never their values) and the auxv values that do not
  * depend on addresses or timing: AT_PAGESZ, AT_PHENT, AT_PHNUM, AT_HWCAP,
  * AT_HWCAP2, AT_CLKTCK, AT_SECURE, AT_UID/EUID/GID/EGID (as "same as
- * getuid()" etc.), AT_FLAGS, AT_BASE (0: no interpreter), AT_PLATFORM.
+ * getuid()" etc.), AT_FLAGS, AT_BASE (0: no interpreter; for the
+ * dynamically linked build, checked to be where ld.so is loaded), AT_PLATFORM.
  * Address-valued entries are checked, not printed: AT_ENTRY is _start,
  * AT_PHDR is this executable's program headers, AT_RANDOM points at 16
  * readable bytes, AT_EXECFN is argv[0]. Prints the auxv keys in order
@@ -15,6 +16,7 @@
  */
 #include "common.h"
 #include <elf.h>
+#include <link.h>
 #include <libgen.h>
 #include <limits.h>
 #include <sys/auxv.h>
@@ -26,6 +28,14 @@ extern const Elf64_Ehdr __ehdr_start;
 extern void _start(void);
 
 static int yes_no(int c) { return c ? 'y' : 'n'; }
+
+/* The load address of the loaded object whose name contains "ld-linux". */
+static int find_ld(struct dl_phdr_info *info, size_t size, void *data) {
+    if (strstr(info->dlpi_name, "ld-linux") == NULL)
+        return 0;
+    *(unsigned long *)data = info->dlpi_addr;
+    return 1;
+}
 
 int main(int argc, char **argv, char **envp) {
     printf("argc %d\n", argc);
@@ -68,7 +78,13 @@ int main(int argc, char **argv, char **envp) {
     printf("AT_CLKTCK %lu\n", getauxval(AT_CLKTCK));
     printf("AT_SECURE %lu\n", getauxval(AT_SECURE));
     printf("AT_FLAGS %lu\n", getauxval(AT_FLAGS));
-    printf("AT_BASE %lu\n", getauxval(AT_BASE));
+    unsigned long at_base = getauxval(AT_BASE), ld = 0;
+    if (at_base == 0) {
+        printf("AT_BASE %lu\n", at_base);
+    } else {
+        dl_iterate_phdr(find_ld, &ld);
+        printf("AT_BASE == ld.so's load address: %c\n", yes_no(at_base == ld));
+    }
     printf("AT_UID == getuid: %c, AT_EUID == geteuid: %c, AT_GID == getgid: %c, AT_EGID == getegid: %c\n",
            yes_no(getauxval(AT_UID) == getuid()), yes_no(getauxval(AT_EUID) == geteuid()),
            yes_no(getauxval(AT_GID) == getgid()), yes_no(getauxval(AT_EGID) == getegid()));

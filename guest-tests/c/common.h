@@ -1,9 +1,10 @@
 /* common.h: helpers shared by the C guest tests.
  *
- * Every C test is built twice (c-NAME: static non-PIE, cpie-NAME:
- * static-pie) and must print only deterministic text: no addresses, pids,
- * times or environment values. CHECK() prints the failing condition and
- * exits 1, so a failure is visible natively too. Benchmarks run a short
+ * Every C test is built three times (c-NAME: static non-PIE, cpie-NAME:
+ * static-pie, cdyn-NAME: dynamically linked PIE) and must print only
+ * deterministic text: no addresses, pids, times or environment values.
+ * CHECK() prints the failing condition and exits 1, so a failure is
+ * visible natively too. Benchmarks run a short
  * workload by default and a long one when argv[1] is "bench"; programs
  * with more than a few hundred thousand instructions also have a tiny one
  * when argv[1] is "count" (the manifest's count lines: the form

@@ -3,10 +3,10 @@
 //!
 //! Exit statuses of `run` and `profile` (the guest's own status passes
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
-//! behaviour), 126 the program is not a runnable x86-64 static ELF, 127 it
-//! was not found. `compare`, `diff` and `export` (tools for CI): 0 all
-//! equivalent / within the threshold, 1 a mismatch / past the threshold, 2
-//! they could not do their work (bad options included).
+//! behaviour), 126 the program is not a runnable x86-64 ELF, 127 it (or its
+//! interpreter) was not found. `compare`, `diff`, `export` and `dump`
+//! (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
+//! the threshold, 2 they could not do their work (bad options included).
 
 mod compare;
 mod diff;
@@ -149,7 +149,7 @@ pub fn main() -> i32 {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("hotlift dump: {e:#}");
-                EXIT_HOTLIFT_FAILED
+                2
             }
         },
         Command::Compare(args) => compare::main(args),

@@ -59,6 +59,14 @@ pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 
             return e.exit_code();
         }
     };
+    // A dynamically linked program: its interpreter (ld.so) is loaded too.
+    let interp = match plan.interp.as_deref().map(loader::read_interp).transpose() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("hotlift: {shown}: {e}");
+            return e.exit_code();
+        }
+    };
     let argv: Vec<Vec<u8>> = program.iter().map(|a| a.as_bytes().to_vec()).collect();
     let envp: Vec<Vec<u8>> = std::env::vars_os()
         .map(|(k, v)| {
@@ -69,9 +77,19 @@ pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 
         })
         .collect();
     let execfn = path.as_os_str().as_bytes().to_vec();
-    match Vm::start(opts, &bytes, &plan, &argv, &envp, &execfn, path.clone()) {
+    match Vm::start(
+        opts,
+        &bytes,
+        &plan,
+        interp.as_ref(),
+        &argv,
+        &envp,
+        &execfn,
+        path.clone(),
+    ) {
         Ok(vm) => {
             drop(bytes);
+            drop(interp);
             vm.proc
                 .prof
                 .print_summary

@@ -11,7 +11,8 @@
 //! I3: before entering translated code a thread has emptied its own lookup
 //!     table of everything a flush dropped (cache I4).
 //!
-//! Usage: `Vm::start(opts, image bytes, plan, argv, envp, execfn)?.run()`.
+//! Usage: `Vm::start(opts, image bytes, plan, interpreter, argv, envp,
+//! execfn, exe)?.run()`.
 #![allow(unsafe_code)]
 
 pub mod process;

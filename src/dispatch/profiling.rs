@@ -9,13 +9,13 @@
 //!     fault, hotlift error), after the monitor drained every ring.
 #![allow(unsafe_code)]
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::Vm;
 use crate::backend::Prologue;
+use crate::images::{ImageKind, ImageLog};
 use crate::ir::{IrBlock, Terminator};
 use crate::monitor::superblock::build::BuildConfig;
 use crate::monitor::superblock::{Builder, Limits};
@@ -39,9 +39,9 @@ pub struct Profiling {
     /// `--count-inline`: every thread's counter array, indexed by block id.
     inline: Option<Mutex<Vec<Counters>>>,
     started: Instant,
-    pub main: MainImage,
-    /// `[vdso]` mapping, when the kernel gave the process one.
-    pub vdso: Option<(u64, u64)>,
+    /// Every image the guest had: program, interpreter, vDSO, libraries
+    /// (src/images.rs); the profile's module table.
+    images: Mutex<ImageLog>,
     pub command_line: Vec<String>,
     /// Print the summary on stderr at the end (`hotlift profile`).
     pub print_summary: AtomicBool,
@@ -63,18 +63,6 @@ pub struct ThreadProfiling {
     inline: bool,
 }
 
-/// The guest program as loaded, for the profile's module table.
-#[derive(Debug, Clone)]
-pub struct MainImage {
-    pub exe: PathBuf,
-    /// Added to the ELF's addresses (0 unless static-PIE).
-    pub bias: u64,
-    /// Lowest and end of the mapped image.
-    pub lo: u64,
-    pub hi: u64,
-    pub build_id: Option<Vec<u8>>,
-}
-
 fn map_counters(cap: usize) -> std::io::Result<*mut u64> {
     let p = crate::anon::map(cap * 8, libc::MAP_NORESERVE)?;
     Ok(p as *mut u64)
@@ -85,8 +73,7 @@ impl Profiling {
     /// `shared`'s arena).
     pub fn new(
         opts: &crate::options::RunOptions,
-        main: MainImage,
-        vdso: Option<(u64, u64)>,
+        images: ImageLog,
         command_line: Vec<String>,
         shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
@@ -117,12 +104,16 @@ impl Profiling {
             ring_entries: opts.ring_entries as usize,
             inline: opts.count_inline.then(|| Mutex::new(Vec::new())),
             started: Instant::now(),
-            main,
-            vdso,
+            images: Mutex::new(images),
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
         })
+    }
+
+    /// The image log (syscall/mem.rs records mappings in it).
+    pub fn images(&self) -> std::sync::MutexGuard<'_, ImageLog> {
+        self.images.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Profiling for a new guest thread with context `ctx`: its own ring
@@ -338,39 +329,7 @@ impl super::process::Process {
         if self.opts.profile.is_none() && !summary {
             return;
         }
-        let main = &prof.main;
-        let bytes = std::fs::read(&main.exe).unwrap_or_default();
-        let binary = Binary {
-            path: main.exe.display().to_string(),
-            sha256: sha256_hex(&bytes),
-            build_id: main.build_id.as_deref().map(hex),
-            size: bytes.len() as u64,
-        };
-        let mut modules = vec![Module {
-            name: main
-                .exe
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            path: main.exe.display().to_string(),
-            base: main.lo,
-            end: main.hi,
-            build_id: binary.build_id.clone(),
-            symbols: Symbols::from_elf(&bytes, main.bias),
-        }];
-        drop(bytes);
-        if let Some((lo, hi)) = prof.vdso {
-            // SAFETY: the vDSO is mapped readable for the process's life.
-            let image = unsafe { std::slice::from_raw_parts(lo as *const u8, (hi - lo) as usize) };
-            modules.push(Module {
-                name: "[vdso]".into(),
-                path: "[vdso]".into(),
-                base: lo,
-                end: hi,
-                build_id: None,
-                symbols: Symbols::from_elf(image, lo),
-            });
-        }
+        let (binary, modules) = module_table(&prof.images());
         let ring_capacity = if counting == "ring" {
             crate::monitor::ring::capacity_for(prof.ring_entries)
         } else {
@@ -386,7 +345,7 @@ impl super::process::Process {
             tables: &tables,
             blocks: prof.blocks.published(),
             binary,
-            modules: Modules::new(modules),
+            modules,
             command_line: prof.command_line.clone(),
             options: serde_json::to_value(&self.opts).unwrap_or_default(),
             counting,
@@ -414,6 +373,57 @@ impl super::process::Process {
             eprint!("{}", profile.summary(&code));
         }
     }
+}
+
+/// The profile's `binary` (the program's file) and module table, from the
+/// run's image log: symbols and build ids read now from each file (the
+/// vDSO's from memory). A file that changed since it was mapped (another
+/// build id) gives no symbols.
+fn module_table(images: &ImageLog) -> (Binary, Modules) {
+    let mut binary = Binary {
+        path: String::new(),
+        sha256: String::new(),
+        build_id: None,
+        size: 0,
+    };
+    let mut list = Vec::with_capacity(images.records.len());
+    for r in &images.records {
+        let build_id = r.build_id.as_deref().map(hex);
+        let symbols = if r.kind == ImageKind::Vdso {
+            // SAFETY: the vDSO is mapped readable for the process's life.
+            let image = unsafe {
+                std::slice::from_raw_parts(r.base as *const u8, (r.end - r.base) as usize)
+            };
+            Symbols::from_elf(image, r.bias)
+        } else {
+            let bytes = std::fs::read(&r.path).unwrap_or_default();
+            if r.kind == ImageKind::Program {
+                binary = Binary {
+                    path: r.path.display().to_string(),
+                    sha256: sha256_hex(&bytes),
+                    build_id: build_id.clone(),
+                    size: bytes.len() as u64,
+                };
+            }
+            Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())
+        };
+        list.push(Module {
+            name: r.file_name(),
+            path: r.path.display().to_string(),
+            kind: serde_json::to_value(r.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            base: r.base,
+            end: r.end,
+            build_id,
+            unmapped: r.end_block.is_some(),
+            symbols,
+            first_block: r.first_block,
+            end_block: r.end_block,
+        });
+    }
+    (binary, Modules::new(list))
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -9,14 +9,19 @@ use super::profiling::{self, Profiling};
 use super::{Stats, Vm, VmError};
 use crate::backend::{emit_empty_ibl_stub, emit_exit_stub};
 use crate::cache::{CacheShared, CodeCache, CodeIndex, CodeMem, CodeView, IblTable};
-use crate::guest_mem::{Brk, GuestMem};
-use crate::loader::{self, LoadPlan, Prot, StackRequest};
+use crate::guest_mem::{Brk, GuestMem, PAGE};
+use crate::images::ImageLog;
+use crate::loader::{self, LoadPlan, Prot, Role, StackRequest};
 use crate::options::RunOptions;
 use crate::runtime::{self, exit_reason, ThreadCtx};
 use crate::signal;
 use crate::syscall;
 
 const BRK_RESERVE: u64 = 1 << 30;
+
+/// Room above a dynamically linked program's brk for the code cache and
+/// the guest's own mmap area (its libraries): loader map.rs I6.
+const GUEST_MMAP_ROOM: u64 = 2 << 30;
 
 /// Pages written-protected for stores into translated code, at most
 /// (three quarters of the table; smc.rs flushes when it is full).
@@ -60,22 +65,35 @@ fn stack_size() -> u64 {
 }
 
 impl Vm {
-    /// Map the guest, build its stack and the code cache, and get ready to
-    /// run its first thread at its entry point.
+    /// Map the guest (and its interpreter, if it names one), build its
+    /// stack and the code cache, and get ready to run its first thread at
+    /// its entry point (the interpreter's, if any).
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         opts: RunOptions,
         bytes: &[u8],
         plan: &LoadPlan,
+        interp: Option<&loader::Interp>,
         argv: &[Vec<u8>],
         envp: &[Vec<u8>],
         execfn: &[u8],
         exe: std::path::PathBuf,
     ) -> Result<Vm, VmError> {
         runtime::check_cpu().map_err(VmError::Host)?;
-        let image = loader::load(bytes, plan)?;
+        let role = Role::Program {
+            brk_room: BRK_RESERVE,
+            mmap_room: GUEST_MMAP_ROOM,
+        };
+        let image = loader::load(bytes, plan, role)?;
+        let interp_image = interp
+            .map(|i| loader::load(&i.bytes, &i.plan, Role::Interpreter))
+            .transpose()?;
         let mut mem = GuestMem::new();
-        for r in &image.regions {
+        for r in image
+            .regions
+            .iter()
+            .chain(interp_image.iter().flat_map(|i| &i.regions))
+        {
             mem.insert(r.start.0, r.end.0, r.prot);
         }
         // The vDSO (and its data pages) are the guest's too: it runs its
@@ -85,13 +103,14 @@ impl Vm {
             mem.insert(s, e, prot);
         }
         let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
-        // The kernel starts the brk right after an ET_EXEC image (without
-        // randomisation) but moves a static PIE's away from it (to
+        // The kernel starts the brk right after an ET_EXEC image or a
+        // dynamically linked PIE (without randomisation; the loader left
+        // room there) but moves a static PIE's away from it (to
         // ELF_ET_DYN_BASE, where hotlift itself lives): anywhere will do.
         let brk_start = image.brk_start.0;
         let after_image = match plan.kind {
-            loader::ElfKind::Exec => reserve(brk_start, BRK_RESERVE, true),
-            loader::ElfKind::StaticPie => None,
+            loader::ElfKind::Pie if plan.interp.is_none() => None,
+            _ => reserve(brk_start, BRK_RESERVE, true),
         };
         let base = after_image
             .or_else(|| reserve(0, BRK_RESERVE, false))
@@ -109,6 +128,7 @@ impl Vm {
             envp,
             execfn,
             stack_size: stack_size(),
+            interp_base: interp_image.as_ref().map_or(0, |i| i.bias),
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
@@ -158,19 +178,22 @@ impl Vm {
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        let main = profiling::MainImage {
-            exe,
-            bias: image.bias,
-            lo: image.lo.0,
-            hi: image.hi.0,
-            build_id: plan.build_id.clone(),
-        };
-        let prof = Profiling::new(&opts, main, vdso, command_line, &shared)
+        let images =
+            ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
+        let prof = Profiling::new(&opts, images, command_line, &shared)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         signal::install(opts.verbose, code_range, |s| {
             sig.handler(s as usize) == libc::SIG_IGN as u64
         })
         .map_err(VmError::Host)?;
+        // The guest's own mmap area: below everything mapped so far near
+        // its stack, above a dynamically linked program, its brk and the
+        // code cache (guest_mem I3, loader map.rs I6).
+        let above = match plan.interp {
+            Some(_) if plan.kind == loader::ElfKind::Pie => brk.limit.max(code_range.1),
+            _ => 0,
+        };
+        mem.mmap_ceiling = syscall::mmap_ceiling(stack.region.start.0 - PAGE, above);
         let proc = Arc::new(Process {
             exe_path: own_identity(execfn),
             locked: Mutex::new(Locked {
@@ -188,7 +211,8 @@ impl Vm {
             threads: Threads::default(),
             opts,
         });
-        let ctx = ThreadCtx::alloc(image.entry.0, stack.sp.0);
+        let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
+        let ctx = ThreadCtx::alloc(entry.0, stack.sp.0);
         Vm::new_thread(proc, ctx)
     }
 

@@ -3,9 +3,12 @@
 //! I1: one variant per problem; the message is one line and never names the
 //! file (the CLI prefixes it).
 //! I2: [`LoadError::exit_code`] is 126 for every "this is not a runnable
-//! x86-64 static ELF" problem (what a shell reports for a file it cannot
-//! execute) and 125 for resource and OS failures. Adding a variant means
-//! placing it in exactly one of the two arms.
+//! x86-64 ELF" problem (what a shell reports for a file it cannot
+//! execute), 127 for a missing interpreter (what a shell reports when
+//! execve fails with ENOENT) and 125 for resource and OS failures. Adding a
+//! variant means placing it in exactly one arm. A problem with the
+//! interpreter is [`LoadError::Interp`] around the problem, with that
+//! problem's status.
 
 use goblin::elf::header::{machine_to_str, ET_CORE, ET_NONE, ET_REL};
 use nix::errno::Errno;
@@ -13,11 +16,13 @@ use nix::errno::Errno;
 /// Why a guest program cannot be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    // ---- not a runnable x86-64 static ELF (126) ----
+    // ---- not a runnable x86-64 ELF (126) ----
     #[error("empty file")]
     Empty,
     #[error("not an ELF file (bad magic)")]
     BadMagic,
+    #[error("a script for {0:?}, not an ELF program: run its interpreter under hotlift (hotlift run -- INTERPRETER SCRIPT)")]
+    Script(String),
     #[error("file too short for an ELF header ({len} bytes, need 64)")]
     TruncatedHeader { len: usize },
     #[error("32-bit ELF programs are not supported (x86-64 only)")]
@@ -32,8 +37,20 @@ pub enum LoadError {
     WrongMachine { machine: u16 },
     #[error("not an executable (e_type {e_type}: {})", type_name(*.e_type))]
     WrongType { e_type: u16 },
-    #[error("dynamically linked programs are not supported yet")]
-    Dynamic,
+    #[error("invalid PT_INTERP (offset {offset:#x}, {filesz} bytes): not a NUL-terminated path inside the file")]
+    BadInterpPath { offset: u64, filesz: u64 },
+    #[error(
+        "names shared libraries (DT_NEEDED) but no program interpreter (PT_INTERP) to load them"
+    )]
+    NeededWithoutInterp,
+    #[error(
+        "names an interpreter itself (PT_INTERP {0:?}); an interpreter must be self-contained"
+    )]
+    InterpHasInterp(String),
+    #[error("interpreter {path}: {error}")]
+    Interp { path: String, error: Box<LoadError> },
+    #[error("cannot read: {0}")]
+    Unreadable(std::io::Error),
     #[error("invalid program header entry size {0} (expected 56)")]
     BadPhentsize(u16),
     #[error("too many program headers ({0}; at most 1170)")]
@@ -111,6 +128,7 @@ impl LoadError {
         match self {
             Empty
             | BadMagic
+            | Script(_)
             | TruncatedHeader { .. }
             | Elf32
             | BadClass(_)
@@ -118,7 +136,9 @@ impl LoadError {
             | BadDataEncoding(_)
             | WrongMachine { .. }
             | WrongType { .. }
-            | Dynamic
+            | BadInterpPath { .. }
+            | NeededWithoutInterp
+            | InterpHasInterp(_)
             | BadPhentsize(_)
             | TooManyProgramHeaders(_)
             | ProgramHeadersOutOfBounds { .. }
@@ -132,6 +152,9 @@ impl LoadError {
             | EntryNotExecutable { .. }
             | SegmentOutOfRange { .. }
             | SpanTooLarge { .. } => 126,
+            Unreadable(e) if e.kind() == std::io::ErrorKind::NotFound => 127,
+            Unreadable(_) => 126,
+            Interp { error, .. } => error.exit_code(),
             OverlapsHost { .. }
             | MapFailed { .. }
             | ProtectFailed { .. }
@@ -194,7 +217,16 @@ mod tests {
 
     #[test]
     fn exit_codes() {
-        assert_eq!(LoadError::Dynamic.exit_code(), 126);
+        assert_eq!(LoadError::NeededWithoutInterp.exit_code(), 126);
+        let missing = LoadError::Interp {
+            path: "/lib/ld.so".into(),
+            error: Box::new(LoadError::Unreadable(std::io::ErrorKind::NotFound.into())),
+        };
+        assert_eq!(missing.exit_code(), 127);
+        assert_eq!(
+            missing.to_string(),
+            "interpreter /lib/ld.so: cannot read: entity not found"
+        );
         assert_eq!(
             LoadError::OverlappingSegments {
                 first: 1,

@@ -23,14 +23,28 @@
 //!   with `MAP_FIXED`, and the leftover gaps (alignment slack and holes between
 //!   segments) are then unmapped, as the kernel does since Linux 5.x. So the
 //!   image's `regions` are exactly what is mapped.
-//! - I6: a static PIE lies above the vDSO, as natively. The kernel maps a
-//!   static PIE first, top-down from the top of the mmap area, and the vDSO
-//!   after it, below it (glibc's `_dl_find_object` sorts the two, and the
-//!   sort runs more instructions when they come the other way round).
-//!   hotlift's vDSO sits among its own libraries at the top of its mmap
-//!   area, so the reservation goes just above the highest mapping below
-//!   hotlift's stack, when it fits below [`stack_growth_floor`]; else
-//!   anywhere.
+//! - I6: position-independent images keep the order the kernel gives them
+//!   relative to the vDSO and to what the guest maps later (glibc's
+//!   `_dl_find_object` sorts the loaded objects by address at start-up, and
+//!   the sort runs more instructions when they come in another order). The
+//!   kernel maps a static PIE (or ld.so run as a program), and the
+//!   interpreter of a dynamic program, top-down from the top of the mmap
+//!   area before the vDSO, so they lie above it and above every library
+//!   mapped later. hotlift's vDSO sits among its own libraries at the top
+//!   of its mmap area, so such an image ([`Role::Interpreter`], or a
+//!   program without an interpreter) goes just above the highest mapping
+//!   below hotlift's stack, when it fits below [`stack_growth_floor`]; else
+//!   anywhere. A dynamically linked PIE program ([`Role::Program`]) lies
+//!   below everything the guest maps later, as natively (the kernel puts it
+//!   at `ELF_ET_DYN_BASE`, 0x555555554000 without randomisation, far below
+//!   the mmap area; glibc's `_dl_find_dso_for_object`, behind `dladdr`,
+//!   walks the link maps comparing addresses, two instructions fewer per
+//!   map that lies above the address). hotlift itself is at
+//!   `ELF_ET_DYN_BASE`, so the program goes at the bottom of a top-down
+//!   reservation of its image, `brk_room` for its brk and `mmap_room`
+//!   above that: the room is given back, and the code cache and the
+//!   guest's own mmap area (guest_mem I3) take it, above the program and
+//!   within rel32 reach of both it and its libraries.
 
 #![allow(unsafe_code)]
 
@@ -46,21 +60,24 @@ use super::stack::{
     check_request, layout_stack, parse_auxv, HostAux, AT_RSEQ_ALIGN, AT_RSEQ_FEATURE_SIZE,
 };
 use super::{
-    page_up, ElfKind, InitialStack, LoadError, LoadPlan, LoadedImage, Prot, Region, StackRequest,
-    PAGE_SIZE,
+    page_up, ElfKind, InitialStack, Interp, LoadError, LoadPlan, LoadedImage, Prot, Region, Role,
+    StackRequest, PAGE_SIZE,
 };
 use crate::types::GuestAddr;
 
-/// Maps every `PT_LOAD` of `bytes` as `plan` describes, with its protections.
+/// Maps every `PT_LOAD` of `bytes` as `plan` describes, with its protections,
+/// where `role` says (I6).
 ///
 /// # Panics
 /// If `plan` is not what [`super::plan()`] returns for `bytes`, apart from
-/// `stack_exec` and `build_id`, which `load` does not use: the mapping code
-/// relies on the plan's invariants (`mod.rs` I2), so `load` re-derives them.
-pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
+/// `stack_exec`, `build_id` and `interp`, which `load` does not use: the
+/// mapping code relies on the plan's invariants (`mod.rs` I2), so `load`
+/// re-derives them.
+pub fn load(bytes: &[u8], plan: &LoadPlan, role: Role) -> Result<LoadedImage, LoadError> {
     let fresh = super::plan(bytes).map(|fresh| LoadPlan {
         stack_exec: plan.stack_exec,
         build_id: plan.build_id.clone(),
+        interp: plan.interp.clone(),
         ..fresh
     });
     match fresh {
@@ -70,7 +87,7 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
     let (lo, hi) = plan.span;
     let regions = page_regions(plan);
 
-    // Exec: one guard per region. StaticPie: one guard for the reservation,
+    // Exec: one guard per region. Pie: one guard for the reservation,
     // which covers the regions mapped into it.
     let (bias, guards) = match plan.kind {
         ElfKind::Exec => {
@@ -80,12 +97,22 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
             }
             (0, guards)
         }
-        ElfKind::StaticPie => {
+        ElfKind::Pie => {
             let slack = plan.align - PAGE_SIZE;
             let len = (hi - lo).saturating_add(slack);
-            let reservation = match Mapping::reserve_above_host(len) {
-                Some(high) => high,
-                None => Mapping::reserve(len)?,
+            let reservation = match role {
+                // I6: the room after the image is part of the reservation
+                // (so nothing else lands there) and given back below.
+                Role::Program {
+                    brk_room,
+                    mmap_room,
+                } if plan.interp.is_some() => {
+                    Mapping::reserve(len.saturating_add(brk_room).saturating_add(mmap_room))?
+                }
+                _ => match Mapping::reserve_above_host(len) {
+                    Some(high) => high,
+                    None => Mapping::reserve(len)?,
+                },
             };
             let base = reservation.addr.next_multiple_of(plan.align);
             let bias = base.wrapping_sub(lo);
@@ -114,7 +141,7 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
 
     for guard in guards {
         let reservation = guard.keep();
-        if plan.kind == ElfKind::StaticPie {
+        if plan.kind == ElfKind::Pie {
             // I5: give back the parts of the reservation no region uses.
             for (start, end) in unused_parts(reservation, &mapped) {
                 // SAFETY: an unused part of our own reservation.
@@ -141,6 +168,27 @@ pub fn load(bytes: &[u8], plan: &LoadPlan) -> Result<LoadedImage, LoadError> {
         brk_start: GuestAddr(page_up(last_end).unwrap_or(hi).wrapping_add(bias)),
         regions: mapped,
     })
+}
+
+/// Reads and plans the program interpreter a `PT_INTERP` names (`path`; a
+/// relative one is opened from the working directory, as the kernel does).
+/// Every problem is [`LoadError::Interp`] around its cause: a missing file,
+/// an unreadable one, anything [`super::plan()`] refuses, or an interpreter
+/// that names an interpreter itself.
+pub fn read_interp(path: &[u8]) -> Result<Interp, LoadError> {
+    use std::os::unix::ffi::OsStrExt;
+    let wrap = |error| LoadError::Interp {
+        path: String::from_utf8_lossy(path).into_owned(),
+        error: Box::new(error),
+    };
+    let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path));
+    let bytes = std::fs::read(&path).map_err(|e| wrap(LoadError::Unreadable(e)))?;
+    let plan = super::plan(&bytes).map_err(wrap)?;
+    if let Some(own) = &plan.interp {
+        let own = String::from_utf8_lossy(own).into_owned();
+        return Err(wrap(LoadError::InterpHasInterp(own)));
+    }
+    Ok(Interp { path, bytes, plan })
 }
 
 /// The parts of the reservation `(addr, len)` that no region covers, given

@@ -18,12 +18,18 @@ use super::map::test_support::{block_page, run_natively, unmap_for_test};
 use super::map::unused_parts;
 use super::testelf::*;
 use super::{
-    build_stack, load, plan, InitialStack, LoadError, LoadedImage, Prot, Region, StackRequest,
-    PAGE_SIZE,
+    build_stack, load, plan, InitialStack, LoadError, LoadedImage, Prot, Region, Role,
+    StackRequest, PAGE_SIZE,
 };
 use crate::types::GuestAddr;
 
 static LAYOUT: Mutex<()> = Mutex::new(());
+
+/// How the tests load their images: as the program, room for a 1 MiB brk.
+const PROGRAM: Role = Role::Program {
+    brk_room: 1 << 20,
+    mmap_room: 1 << 20,
+};
 
 fn layout_lock() -> MutexGuard<'static, ()> {
     LAYOUT.lock().unwrap_or_else(|e| e.into_inner())
@@ -152,7 +158,7 @@ fn loads_static_pie() {
     let _layout = layout_lock();
     let f = small_elf(false, 0);
     let p = plan(&f).unwrap();
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     assert_eq!(image.bias % p.align, 0);
     assert_ne!(image.bias, 0);
     check_small_image(&f, &image, image.bias);
@@ -174,7 +180,7 @@ fn static_pie_lies_above_the_vdso() {
     };
     let f = small_elf(false, 0);
     let p = plan(&f).unwrap();
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     let floor = super::stack_growth_floor().expect("a [stack] and a finite RLIMIT_STACK");
     assert!(
         image.lo.0 >= vdso_end && image.hi.0 <= floor,
@@ -183,6 +189,40 @@ fn static_pie_lies_above_the_vdso() {
         image.hi.0
     );
     unmap_image(&image);
+}
+
+/// map.rs I6: an interpreter lies above the vDSO too; a dynamically linked
+/// PIE program lies below it (top-down, where its libraries will follow)
+/// with its brk room free after it.
+#[test]
+fn interpreter_above_and_dynamic_program_below_the_vdso() {
+    let _layout = layout_lock();
+    let text = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let Some(vdso) = text
+        .lines()
+        .find(|l| l.ends_with("[vdso]"))
+        .and_then(|l| u64::from_str_radix(l.split('-').next()?, 16).ok())
+    else {
+        return;
+    };
+    let f = small_elf(false, 0);
+    let interp = load(&f, &plan(&f).unwrap(), Role::Interpreter).unwrap();
+    assert!(interp.lo.0 > vdso, "interpreter at {:#x}", interp.lo.0);
+    let mut p = plan(&f).unwrap();
+    p.interp = Some(b"/lib64/ld-linux-x86-64.so.2".to_vec());
+    let room = 64 << 20;
+    let role = Role::Program {
+        brk_room: room,
+        mmap_room: room,
+    };
+    let image = load(&f, &p, role).unwrap();
+    assert!(image.hi.0 < vdso, "program at {:#x}", image.lo.0);
+    check_small_image(&f, &image, image.bias);
+    // The brk starts right after the image (the room is given back then;
+    // other test threads may map into it, so it is not checked here).
+    assert_eq!(image.brk_start, image.hi);
+    unmap_image(&image);
+    unmap_image(&interp);
 }
 
 #[test]
@@ -204,7 +244,7 @@ fn loads_static_pie_at_its_alignment() {
     put64(&mut f, phdr(PH_TEXT, ph::ALIGN), 0x20_0000);
     let p = plan(&f).unwrap();
     assert_eq!(p.align, 0x20_0000);
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     assert_eq!(image.bias % 0x20_0000, 0);
     check_small_image(&f, &image, image.bias);
     unmap_image(&image);
@@ -236,10 +276,10 @@ fn loads_exec_at_link_address_and_refuses_to_overlap() {
     const B: u64 = 0x10_0000_0000;
     let f = small_elf(true, B);
     let p = plan(&f).unwrap();
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     assert_eq!(image.bias, 0);
     check_small_image(&f, &image, B);
-    let e = load(&f, &p).unwrap_err();
+    let e = load(&f, &p, PROGRAM).unwrap_err();
     assert!(
         matches!(e, LoadError::OverlapsHost { lo: B, hi } if hi == B + 0x1000),
         "{e}"
@@ -257,7 +297,7 @@ fn failed_exec_load_unmaps_what_it_mapped() {
     let p = plan(&f).unwrap();
     // Something already sits where the data segment goes.
     let blocker = block_page(B + 0x3000).unwrap();
-    let e = load(&f, &p).unwrap_err();
+    let e = load(&f, &p, PROGRAM).unwrap_err();
     assert!(
         matches!(e, LoadError::OverlapsHost { lo, .. } if lo == B + 0x2000),
         "{e}"
@@ -265,7 +305,7 @@ fn failed_exec_load_unmaps_what_it_mapped() {
     // The text region mapped before the failure is gone again (I1).
     drop(block_page(B).unwrap());
     drop(blocker);
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     unmap_image(&image);
 }
 
@@ -273,7 +313,7 @@ fn failed_exec_load_unmaps_what_it_mapped() {
 #[should_panic(expected = "the plan does not describe these bytes")]
 fn load_refuses_a_foreign_plan() {
     let p = plan(&small_elf(false, 0)).unwrap();
-    let _ = load(&small_elf(true, 0x10_8000_0000), &p);
+    let _ = load(&small_elf(true, 0x10_8000_0000), &p, PROGRAM);
 }
 
 #[test]
@@ -283,7 +323,7 @@ fn load_accepts_a_plan_with_fields_it_does_not_use_changed() {
     let mut p = plan(&f).unwrap();
     p.stack_exec = true;
     p.build_id = None;
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     unmap_image(&image);
 }
 
@@ -296,7 +336,7 @@ fn builds_the_initial_stack() {
     let _layout = layout_lock();
     let f = small_elf(false, 0);
     let p = plan(&f).unwrap();
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     let argv = strings(&["prog", "a b", ""]);
     let envp = strings(&["A=1", "HOME=/x"]);
     let execfn = b"/bin/prog";
@@ -305,6 +345,7 @@ fn builds_the_initial_stack() {
         envp: &envp,
         execfn,
         stack_size: 8 << 20,
+        interp_base: 0,
     };
     let stack = build_stack(&image, &p, &req).unwrap();
     let (lo, top) = (stack.region.start.0, stack.region.end.0);
@@ -409,12 +450,13 @@ fn stack_is_executable_when_the_program_asks() {
     let mut f = small_elf(false, 0);
     put32(&mut f, phdr(PH_STACK, ph::FLAGS), 7);
     let p = plan(&f).unwrap();
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     let req = StackRequest {
         argv: &[],
         envp: &[],
         execfn: b"x",
         stack_size: 64 << 10,
+        interp_base: 0,
     };
     let stack = build_stack(&image, &p, &req).unwrap();
     assert_eq!(
@@ -436,13 +478,14 @@ fn stack_request_errors() {
     let _layout = layout_lock();
     let f = small_elf(false, 0);
     let p = plan(&f).unwrap();
-    let image = load(&f, &p).unwrap();
+    let image = load(&f, &p, PROGRAM).unwrap();
     let argv = strings(&["a\0b"]);
     let req = StackRequest {
         argv: &argv,
         envp: &[],
         execfn: b"x",
         stack_size: 8 << 20,
+        interp_base: 0,
     };
     assert!(matches!(
         build_stack(&image, &p, &req),
@@ -454,6 +497,7 @@ fn stack_request_errors() {
         envp: &envp,
         execfn: b"x",
         stack_size: 8 << 20,
+        interp_base: 0,
     };
     let e = build_stack(&image, &p, &req).unwrap_err();
     assert!(matches!(e, LoadError::ArgsTooLarge { .. }), "{e}");
@@ -464,6 +508,7 @@ fn stack_request_errors() {
             envp: &[],
             execfn: b"x",
             stack_size: size,
+            interp_base: 0,
         };
         assert!(
             matches!(build_stack(&image, &p, &req), Err(LoadError::BadStackSize(s)) if s == size)
@@ -498,7 +543,7 @@ return 42;
 fn load_and_run(f: &[u8], argv: &[&str]) -> (i32, String) {
     let _layout = layout_lock();
     let p = plan(f).unwrap();
-    let image = load(f, &p).unwrap();
+    let image = load(f, &p, PROGRAM).unwrap();
     let argv = strings(argv);
     let envp = strings(&["HOTLIFT_TEST=yes", "PATH=/bin"]);
     let req = StackRequest {
@@ -506,6 +551,7 @@ fn load_and_run(f: &[u8], argv: &[&str]) -> (i32, String) {
         envp: &envp,
         execfn: b"/tmp/probe",
         stack_size: 8 << 20,
+        interp_base: 0,
     };
     let stack = build_stack(&image, &p, &req).unwrap();
     let (status, out) = run_natively(stack.sp.0, image.entry.0);

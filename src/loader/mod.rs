@@ -1,17 +1,25 @@
-//! The ELF loader: turns a Linux x86-64 static executable into guest memory
-//! and an initial process stack, the way the kernel's `load_elf_binary` does.
+//! The ELF loader: turns a Linux x86-64 executable (static, or dynamically
+//! linked with a program interpreter) into guest memory and an initial
+//! process stack, the way the kernel's `load_elf_binary` does.
 //!
 //! Three steps, in the order data flows:
 //! 1. [`plan()`] (`plan.rs`, pure) parses and validates the file into a
 //!    [`LoadPlan`]. Nothing is mapped; every problem is a [`LoadError`].
+//!    A dynamically linked program names its interpreter (`plan.interp`,
+//!    normally ld.so); the caller reads that file and plans it too.
 //! 2. [`load`] (`map.rs`) maps every `PT_LOAD` into this process and returns
-//!    the [`LoadedImage`]: final addresses, regions and protections.
+//!    the [`LoadedImage`]: final addresses, regions and protections. Its
+//!    [`Role`] decides where a position-independent image goes (`map.rs`
+//!    I6): the program, or its interpreter.
 //! 3. [`build_stack`] (`map.rs`, layout in `stack.rs`) maps a guest stack and
 //!    writes argc, argv, envp and the auxiliary vector, as `create_elf_tables`
-//!    does, and returns the [`InitialStack`].
+//!    does, and returns the [`InitialStack`]. The auxv describes the program
+//!    (`AT_PHDR`, `AT_ENTRY`); `AT_BASE` is the interpreter's load address.
 //!
-//! The guest then starts at `image.entry` with `rsp = stack.sp` and every
-//! other general register zero (`rdx = 0`: no `rtld_fini` for `atexit`).
+//! The guest then starts at the interpreter's entry if there is one, else at
+//! `image.entry`, with `rsp = stack.sp` and every other general register
+//! zero (`rdx = 0`: no `rtld_fini` for `atexit`; ld.so passes its own to the
+//! program).
 //!
 //! Invariants:
 //! - I1: [`plan()`] never panics and allocates at most a small multiple of the
@@ -22,26 +30,29 @@
 //!   (page rounding included), the entry lies in an executable segment, and
 //!   for [`ElfKind::Exec`] every page lies in `[4096, 0x7fff_ffff_f000)`.
 //!   [`load`] re-derives the plan from the bytes and panics if the one it is
-//!   given differs (in anything but `stack_exec` and `build_id`, which it does
-//!   not use), so the mapping code can rely on I2.
+//!   given differs (in anything but `stack_exec`, `build_id` and `interp`,
+//!   which it does not use), so the mapping code can rely on I2.
 //! - I3: addresses in a [`LoadPlan`] are unrelocated (link-time); addresses in
 //!   a [`LoadedImage`] and an [`InitialStack`] are final (bias applied).
 //! - I4: only `map.rs` talks to the OS; it is the only file of the loader that
 //!   may use `unsafe` (tests reach it through `map::test_support`).
 //! - I5: the [`LoadError`] variant says which problem it is; the message is one
 //!   line without the file name (the CLI prefixes it), and
-//!   [`LoadError::exit_code`] is 126 for "not a runnable x86-64 static ELF"
-//!   and 125 for resource or OS failures.
+//!   [`LoadError::exit_code`] is 126 for "not a runnable x86-64 ELF", 127
+//!   for a missing interpreter and 125 for resource or OS failures.
 //!
 //! Usage:
 //! ```ignore
 //! let plan = loader::plan(&bytes)?;
-//! let image = loader::load(&bytes, &plan)?;
-//! let req = StackRequest { argv: &argv, envp: &envp, execfn: path, stack_size: 8 << 20 };
+//! let image = loader::load(&bytes, &plan, Role::Program { brk_room, mmap_room })?;
+//! // With plan.interp: read and plan that file, load it with Role::Interpreter.
+//! let req = StackRequest { argv: &argv, envp: &envp, execfn: path,
+//!                          stack_size: 8 << 20, interp_base: 0 };
 //! let stack = loader::build_stack(&image, &plan, &req)?;
 //! ```
 
 mod error;
+mod layout;
 mod map;
 mod plan;
 mod stack;
@@ -58,7 +69,8 @@ use std::fmt;
 use crate::types::GuestAddr;
 
 pub use error::LoadError;
-pub use map::{build_stack, load, stack_growth_floor};
+pub use layout::{mapped_layout, MappedLayout};
+pub use map::{build_stack, load, read_interp, stack_growth_floor};
 pub use plan::plan;
 
 /// The size of a guest page. The loader only supports 4 KiB pages, as does
@@ -76,9 +88,11 @@ pub const TASK_SIZE: u64 = 0x7fff_ffff_f000;
 pub enum ElfKind {
     /// `ET_EXEC`: mapped at its link addresses.
     Exec,
-    /// `ET_DYN` without `PT_INTERP`: mapped at a base the loader chooses; the
-    /// program relocates itself (glibc's `_dl_relocate_static_pie`).
-    StaticPie,
+    /// `ET_DYN`: mapped at a base the loader chooses. Without `PT_INTERP`
+    /// (a static PIE, or ld.so itself) the program relocates itself
+    /// (glibc's `_dl_relocate_static_pie`, `_dl_start`); with one, the
+    /// interpreter relocates it.
+    Pie,
 }
 
 /// Memory protections of a segment or region.
@@ -150,12 +164,38 @@ pub struct LoadPlan {
     pub stack_exec: bool,
     /// Page-aligned `[lo, hi)` of all non-empty `PT_LOAD`s, unrelocated.
     pub span: (u64, u64),
-    /// The alignment of the load base for [`ElfKind::StaticPie`]: the largest
+    /// The alignment of the load base for [`ElfKind::Pie`]: the largest
     /// power-of-two `p_align` of the `PT_LOAD`s, at least [`PAGE_SIZE`]
     /// (the kernel's `maximum_alignment`). Not used for [`ElfKind::Exec`].
     pub align: u64,
     /// The descriptor of the first `NT_GNU_BUILD_ID` note, if any.
     pub build_id: Option<Vec<u8>>,
+    /// The program interpreter's path from the first `PT_INTERP` (without
+    /// its NUL), if the program is dynamically linked.
+    pub interp: Option<Vec<u8>>,
+}
+
+/// A program interpreter, read and planned by [`read_interp`].
+#[derive(Debug)]
+pub struct Interp {
+    /// The path as `PT_INTERP` names it.
+    pub path: std::path::PathBuf,
+    pub bytes: Vec<u8>,
+    pub plan: LoadPlan,
+}
+
+/// What an image is to the process: it decides where [`load`] maps a
+/// position-independent one (`map.rs` I6). `ET_EXEC` images always go to
+/// their link addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The program. A dynamically linked PIE is mapped with `brk_room`
+    /// bytes free after its image, where its brk starts, and `mmap_room`
+    /// free above that, for the code cache and what the guest maps (its
+    /// libraries), which so lie above the program, as natively.
+    Program { brk_room: u64, mmap_room: u64 },
+    /// The program interpreter (`PT_INTERP`, normally ld.so).
+    Interpreter,
 }
 
 /// A page-aligned range of guest memory and its protections.
@@ -169,7 +209,7 @@ pub struct Region {
 /// The program as mapped by [`load`]. All addresses are final (I3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadedImage {
-    /// 0 for [`ElfKind::Exec`]; for [`ElfKind::StaticPie`] the load base
+    /// 0 for [`ElfKind::Exec`]; for [`ElfKind::Pie`] the load base
     /// minus `plan.span.0` (wrapping), i.e. what to add to an unrelocated
     /// address.
     pub bias: u64,
@@ -201,6 +241,9 @@ pub struct StackRequest<'a> {
     /// Size of the guest stack in bytes (rounded up to a page); callers
     /// normally pass 8 MiB, Linux's default `RLIMIT_STACK`.
     pub stack_size: u64,
+    /// `AT_BASE`: the interpreter's load address (its load bias), 0 for a
+    /// program without one.
+    pub interp_base: u64,
 }
 
 /// The guest stack built by [`build_stack`].

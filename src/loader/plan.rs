@@ -12,9 +12,10 @@
 //!   each of the first [`MAX_NOTE_SEGMENTS`] `PT_NOTE`s are looked at.
 //! - I3: checks run in a fixed order and the first failure is reported:
 //!   identity (magic, class, data, machine, type), the program header table,
-//!   `PT_INTERP` and `DT_NEEDED` anywhere (a dynamic program is reported as
-//!   such even if it is also malformed), each `PT_LOAD` in file order, then
-//!   whole-image checks (overlap, order, address range, entry).
+//!   the first `PT_INTERP` (its path, as the kernel reads it) or, without
+//!   one, `DT_NEEDED` in the first `PT_DYNAMIC` (shared libraries nobody
+//!   would load), each `PT_LOAD` in file order, then whole-image checks
+//!   (overlap, order, address range, entry).
 //! - I4: a plan returned satisfies the loader's I2 (see `mod.rs`).
 //! - I5: two segments may share a page (after page rounding) as long as their
 //!   byte ranges do not overlap; [`page_regions`] gives the shared page the
@@ -54,12 +55,18 @@ const MAX_SCANNED: usize = 65536;
 /// How many `PT_NOTE`s are searched for the build id (I2).
 const MAX_NOTE_SEGMENTS: usize = 16;
 
-/// Parses and validates `bytes` as a Linux x86-64 static executable. Pure, and
-/// never panics (I1).
+/// The longest `PT_INTERP` the kernel reads (`PATH_MAX`, NUL included).
+const PATH_MAX: u64 = 4096;
+
+/// Parses and validates `bytes` as a Linux x86-64 executable (static, or
+/// naming its program interpreter). Pure, and never panics (I1).
 pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
     let header = check_identity(bytes)?;
     let phdrs = read_program_headers(bytes, &header)?;
-    check_not_dynamic(bytes, &phdrs)?;
+    let interp = read_interp(bytes, &phdrs)?;
+    if interp.is_none() {
+        check_no_needed(bytes, &phdrs)?;
+    }
 
     let mut segments = Vec::new();
     // Index in the program header table of each entry of `segments`, for
@@ -94,7 +101,7 @@ pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
     let kind = if header.e_type == ET_EXEC {
         ElfKind::Exec
     } else {
-        ElfKind::StaticPie
+        ElfKind::Pie
     };
     let span = check_layout(kind, &segments, &indices)?;
     check_entry(header.e_entry, &segments)?;
@@ -114,6 +121,7 @@ pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
         span,
         align,
         build_id,
+        interp,
     })
 }
 
@@ -121,6 +129,14 @@ pub fn plan(bytes: &[u8]) -> Result<LoadPlan, LoadError> {
 fn check_identity(bytes: &[u8]) -> Result<Header, LoadError> {
     if bytes.is_empty() {
         return Err(LoadError::Empty);
+    }
+    if let Some(line) = bytes.strip_prefix(b"#!") {
+        // The kernel's binfmt_script would run the interpreter named here.
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = &line[..line.len().min(128)];
+        return Err(LoadError::Script(
+            String::from_utf8_lossy(line).trim().to_string(),
+        ));
     }
     let n = bytes.len().min(SELFMAG);
     if bytes[..n] != ELFMAG[..n] {
@@ -179,14 +195,36 @@ fn read_program_headers(bytes: &[u8], header: &Header) -> Result<Vec<ProgramHead
     ProgramHeader::parse(table, 0, count, Endian::Little).map_err(|_| out_of_bounds())
 }
 
-/// Any `PT_INTERP`, or a first `PT_DYNAMIC` (the one ld.so would use) that
-/// names a shared library (`DT_NEEDED`), makes the program dynamically
-/// linked. A static PIE has a `PT_DYNAMIC` too, but only for its own
-/// relocations.
-fn check_not_dynamic(bytes: &[u8], phdrs: &[ProgramHeader]) -> Result<(), LoadError> {
-    if phdrs.iter().any(|ph| ph.p_type == PT_INTERP) {
-        return Err(LoadError::Dynamic);
+/// The path in the first `PT_INTERP`, read as the kernel reads it: the
+/// segment must lie in the file, be 2 to `PATH_MAX` bytes long and end with
+/// a NUL; the path is what comes before the first NUL.
+fn read_interp(bytes: &[u8], phdrs: &[ProgramHeader]) -> Result<Option<Vec<u8>>, LoadError> {
+    let Some(ph) = phdrs.iter().find(|ph| ph.p_type == PT_INTERP) else {
+        return Ok(None);
+    };
+    let bad = || LoadError::BadInterpPath {
+        offset: ph.p_offset,
+        filesz: ph.p_filesz,
+    };
+    if !(2..=PATH_MAX).contains(&ph.p_filesz) {
+        return Err(bad());
     }
+    let raw = file_range(bytes, ph.p_offset, ph.p_filesz).ok_or_else(bad)?;
+    let Some((&0, path)) = raw.split_last() else {
+        return Err(bad());
+    };
+    let path = path.split(|&b| b == 0).next().unwrap_or_default();
+    if path.is_empty() {
+        return Err(bad());
+    }
+    Ok(Some(path.to_vec()))
+}
+
+/// Without a `PT_INTERP`, a first `PT_DYNAMIC` (the one ld.so would use)
+/// that names a shared library (`DT_NEEDED`) is refused: nothing would load
+/// the library. A static PIE has a `PT_DYNAMIC` too, but only for its own
+/// relocations, and so has ld.so itself.
+fn check_no_needed(bytes: &[u8], phdrs: &[ProgramHeader]) -> Result<(), LoadError> {
     if let Some(ph) = phdrs.iter().find(|ph| ph.p_type == PT_DYNAMIC) {
         let entries = file_range(bytes, ph.p_offset, ph.p_filesz).unwrap_or(&[]);
         let entries = &entries[..entries.len().min(MAX_SCANNED)];
@@ -196,7 +234,7 @@ fn check_not_dynamic(bytes: &[u8], phdrs: &[ProgramHeader]) -> Result<(), LoadEr
                 break;
             }
             if tag == DT_NEEDED {
-                return Err(LoadError::Dynamic);
+                return Err(LoadError::NeededWithoutInterp);
             }
         }
     }
@@ -300,7 +338,7 @@ fn check_layout(
                 }
             }
         }
-        ElfKind::StaticPie => {
+        ElfKind::Pie => {
             if hi - lo > TASK_SIZE - MMAP_MIN_ADDR {
                 return Err(LoadError::SpanTooLarge { size: hi - lo });
             }
@@ -334,9 +372,16 @@ fn phdr_from_loads(phoff: u64, segments: &[Segment]) -> Option<u64> {
 /// search (the kernel ignores notes as well).
 fn find_build_id(bytes: &[u8], ph: &ProgramHeader) -> Option<Vec<u8>> {
     let data = file_range(bytes, ph.p_offset, ph.p_filesz)?;
+    notes_build_id(data, ph.p_align)
+}
+
+/// The descriptor of the first `NT_GNU_BUILD_ID` note named "GNU" in the
+/// contents of a `PT_NOTE` whose `p_align` is `p_align` (at most
+/// [`MAX_SCANNED`] bytes are looked at). Never panics.
+pub(crate) fn notes_build_id(data: &[u8], p_align: u64) -> Option<Vec<u8>> {
     let data = &data[..data.len().min(MAX_SCANNED)];
     // Notes are 4-byte aligned, except in 8-aligned note segments (gABI).
-    let align = if ph.p_align == 8 { 8 } else { 4 };
+    let align = if p_align == 8 { 8 } else { 4 };
     let mut pos = 0usize;
     while data.len().saturating_sub(pos) >= 12 {
         let namesz = read_u32(data, pos)?;

@@ -82,6 +82,7 @@ fn accepts_small_exec() {
             span: (BASE, BASE + 0x5000),
             align: 0x1000,
             build_id: Some(BUILD_ID.to_vec()),
+            interp: None,
         }
     );
 }
@@ -89,7 +90,7 @@ fn accepts_small_exec() {
 #[test]
 fn accepts_small_static_pie() {
     let p = plan(&pie()).unwrap();
-    assert_eq!(p.kind, ElfKind::StaticPie);
+    assert_eq!(p.kind, ElfKind::Pie);
     assert_eq!(p.entry, ENTRY_OFF);
     assert_eq!(p.span, (0, 0x5000));
     assert_eq!(p.phdr_vaddr, PHOFF);
@@ -154,7 +155,7 @@ fn static_pie_with_dynamic_but_no_needed_is_static() {
     put64(&mut f, phdr(PH_NOTE, ph::OFFSET), 0x300);
     put64(&mut f, phdr(PH_NOTE, ph::FILESZ), 32);
     put64(&mut f, 0x300, 0x6fff_fffb); // DT_FLAGS_1, then DT_NULL
-    assert_eq!(plan(&f).unwrap().kind, ElfKind::StaticPie);
+    assert_eq!(plan(&f).unwrap().kind, ElfKind::Pie);
 }
 
 #[test]
@@ -239,7 +240,7 @@ fn rejects_bad_magic() {
     let mut f = exec();
     f[..2].copy_from_slice(b"MZ");
     assert!(matches!(reject(&f), LoadError::BadMagic));
-    assert!(matches!(reject(b"#!/bin/sh\n"), LoadError::BadMagic));
+    assert!(matches!(reject(b"#/bin/sh\n"), LoadError::BadMagic));
 }
 
 #[test]
@@ -283,6 +284,17 @@ fn rejects_wrong_machine() {
 }
 
 #[test]
+fn rejects_scripts_naming_their_interpreter() {
+    let e = reject(b"#!/bin/sh -e\nexec gzip -d \"$@\"\n");
+    assert!(
+        matches!(&e, LoadError::Script(i) if i == "/bin/sh -e"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("hotlift run -- INTERPRETER SCRIPT"));
+    assert!(matches!(reject(b"#!"), LoadError::Script(i) if i.is_empty()));
+}
+
+#[test]
 fn rejects_wrong_type() {
     for t in [0u16, 1, 4, 0xfe00] {
         let mut f = exec();
@@ -291,35 +303,62 @@ fn rejects_wrong_type() {
     }
 }
 
+/// Points the NOTE program header at `path` (a PT_INTERP at file 0x300).
+fn with_interp(mut f: Vec<u8>, path: &[u8]) -> Vec<u8> {
+    put32(&mut f, phdr(PH_NOTE, ph::TYPE), PT_INTERP);
+    put64(&mut f, phdr(PH_NOTE, ph::OFFSET), 0x300);
+    put64(&mut f, phdr(PH_NOTE, ph::FILESZ), path.len() as u64);
+    f[0x300..0x300 + path.len()].copy_from_slice(path);
+    f
+}
+
 #[test]
-fn rejects_pt_interp() {
-    for mut f in [exec(), pie()] {
-        put32(&mut f, phdr(PH_NOTE, ph::TYPE), PT_INTERP);
-        let e = reject(&f);
-        assert!(matches!(e, LoadError::Dynamic));
+fn reads_pt_interp() {
+    for f in [exec(), pie()] {
+        let p = plan(&with_interp(f, b"/lib64/ld-linux-x86-64.so.2\0")).unwrap();
         assert_eq!(
-            e.to_string(),
-            "dynamically linked programs are not supported yet"
+            p.interp.as_deref(),
+            Some(&b"/lib64/ld-linux-x86-64.so.2"[..])
+        );
+        assert_eq!(p.build_id, None, "the NOTE header became PT_INTERP");
+    }
+    // The path ends at the first NUL, as the kernel's open_exec reads it.
+    let p = plan(&with_interp(exec(), b"/a\0junk\0")).unwrap();
+    assert_eq!(p.interp.as_deref(), Some(&b"/a"[..]));
+    assert_eq!(plan(&exec()).unwrap().interp, None);
+}
+
+#[test]
+fn rejects_bad_pt_interp() {
+    for path in [&b"/lib/ld.so"[..], b"\0", b"x", b"\0\0"] {
+        let e = reject(&with_interp(exec(), path));
+        assert!(
+            matches!(e, LoadError::BadInterpPath { .. }),
+            "{path:?}: {e}"
         );
     }
+    let mut f = with_interp(exec(), b"/a\0");
+    put64(&mut f, phdr(PH_NOTE, ph::OFFSET), 0x10_0000);
+    assert!(matches!(reject(&f), LoadError::BadInterpPath { .. }));
+    put64(&mut f, phdr(PH_NOTE, ph::FILESZ), 4097);
+    assert!(matches!(reject(&f), LoadError::BadInterpPath { .. }));
 }
 
 #[test]
-fn rejects_pt_interp_even_if_otherwise_malformed() {
-    let mut f = exec();
-    put32(&mut f, phdr(PH_NOTE, ph::TYPE), PT_INTERP);
+fn rejects_bad_pt_interp_even_if_otherwise_malformed() {
+    let mut f = with_interp(exec(), b"/a");
     put64(&mut f, phdr(PH_TEXT, ph::FILESZ), 0x10_0000);
-    assert!(matches!(reject(&f), LoadError::Dynamic));
+    assert!(matches!(reject(&f), LoadError::BadInterpPath { .. }));
 }
 
 #[test]
-fn rejects_dt_needed() {
+fn rejects_dt_needed_without_interp() {
     let mut f = pie();
     put32(&mut f, phdr(PH_NOTE, ph::TYPE), 2); // PT_DYNAMIC at 0x300
     put64(&mut f, phdr(PH_NOTE, ph::OFFSET), 0x300);
     put64(&mut f, phdr(PH_NOTE, ph::FILESZ), 32);
     put64(&mut f, 0x300, 1); // DT_NEEDED
-    assert!(matches!(reject(&f), LoadError::Dynamic));
+    assert!(matches!(reject(&f), LoadError::NeededWithoutInterp));
 }
 
 // ---- program header table ----
@@ -546,16 +585,21 @@ fn accepts_gcc_static_pie_binary() {
         return;
     };
     let p = plan(&f).unwrap();
-    assert_eq!(p.kind, ElfKind::StaticPie);
+    assert_eq!(p.kind, ElfKind::Pie);
     assert_eq!(p.span.0, 0);
 }
 
 #[test]
-fn rejects_gcc_dynamic_binary() {
+fn accepts_gcc_dynamic_binary() {
     let Some(f) = gcc("plan-dynamic", HELLO, &[]) else {
         return;
     };
-    assert!(matches!(reject(&f), LoadError::Dynamic));
+    let p = plan(&f).unwrap();
+    assert_eq!(p.kind, ElfKind::Pie);
+    assert_eq!(
+        p.interp.as_deref(),
+        Some(&b"/lib64/ld-linux-x86-64.so.2"[..])
+    );
 }
 
 // ---- regressions (I2) ----
@@ -601,7 +645,7 @@ fn hostile_dynamic_sections_do_not_panic() {
         put64(&mut f, 0x300, 1); // a DT_NEEDED tag, cut short by filesz 7
         let r = plan(&f);
         assert!(
-            r.is_ok() || matches!(r, Err(LoadError::Dynamic)),
+            r.is_ok() || matches!(r, Err(LoadError::NeededWithoutInterp)),
             "{offset:#x}+{filesz}"
         );
     }

@@ -127,7 +127,7 @@ pub(crate) fn layout_stack(
     // 16-aligned string area, then the tables rounded down to 16.
     let platform = (p & !15) - PLATFORM.len() as u64;
     let random_at = platform - 16;
-    let auxv = auxv(image, host, random_at, execfn, platform);
+    let auxv = auxv(image, req.interp_base, host, random_at, execfn, platform);
     let items = (argv.len() + 1 + envp.len() + 1 + 1) as u64;
     let sp = (random_at - auxv.len() as u64 * 16 - items * 8) & !15;
 
@@ -167,6 +167,7 @@ pub(crate) fn parse_auxv(bytes: &[u8]) -> Vec<(u64, u64)> {
 /// The auxiliary vector in the kernel's order (I3).
 fn auxv(
     image: &LoadedImage,
+    interp_base: u64,
     host: &HostAux,
     random: u64,
     execfn: u64,
@@ -187,7 +188,7 @@ fn auxv(
             (AT_PHDR, image.phdr.0),
             (AT_PHENT, image.phent),
             (AT_PHNUM, image.phnum),
-            (AT_BASE, 0),
+            (AT_BASE, interp_base),
             (AT_FLAGS, 0),
             (AT_ENTRY, image.entry.0),
             (AT_UID, host.uid),
@@ -242,6 +243,7 @@ mod tests {
             envp: &[],
             execfn: b"/prog",
             stack_size: 1 << 20,
+            interp_base: 0x7fff_f7fc_3000,
         };
         let keys = |host: &HostAux| -> Vec<u64> {
             let img = layout_stack(0x7fff_0000_0000, &image(), &req, host, [0; 16]);
@@ -261,6 +263,7 @@ mod tests {
             rseq[20..22],
             [(AT_RSEQ_FEATURE_SIZE, 28), (AT_RSEQ_ALIGN, 32)]
         );
+        assert_eq!(rseq[8], (AT_BASE, 0x7fff_f7fc_3000));
     }
 
     #[test]
@@ -290,6 +293,7 @@ mod tests {
                         envp: &envp,
                         execfn: &execfn,
                         stack_size: 1 << 20,
+                        interp_base: 0,
                     };
                     let bound = check_request(&req, 1 << 20).unwrap();
                     let img = layout_stack(top, &image(), &req, &full_host(), [0xaa; 16]);

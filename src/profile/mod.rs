@@ -28,7 +28,7 @@ use crate::syscall::strace;
 pub use modules::{hex, Module, Modules, ANON};
 pub use symbols::Symbols;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Serialize)]
 pub struct Binary {
@@ -265,15 +265,20 @@ impl Profile {
         totals.guest_instructions = t.rep_extra;
         totals.rep_extra_iterations = t.rep_extra;
         totals.unretired_instructions = t.unretired;
-        let mut by_addr: BTreeMap<u64, BlockRecord> = BTreeMap::new();
+        // Keyed by address and module: one address may have held two
+        // images at different times (modules.rs I1).
+        let mut by_addr: BTreeMap<(u64, usize), BlockRecord> = BTreeMap::new();
+        let mut key_of = Vec::with_capacity(inp.blocks.len());
         for (id, m) in inp.blocks.iter().enumerate() {
             let count = t.count(id);
             totals.guest_instructions += count * m.insns as u64;
             totals.block_executions += count;
             *totals.exits.entry(exit_name(m.exit)).or_insert(0) += count;
             let branch = m.exit == ExitKind::Branch;
-            let r = by_addr.entry(m.guest).or_insert_with(|| {
-                let (module, offset, symbol) = modules.locate(m.guest);
+            let key = (m.guest, modules.index(m.guest, Some(id as u32)));
+            key_of.push(key);
+            let r = by_addr.entry(key).or_insert_with(|| {
+                let (module, offset, symbol) = modules.describe(key.1, m.guest);
                 BlockRecord {
                     addr: m.guest,
                     module,
@@ -296,7 +301,9 @@ impl Profile {
             *all.entry((m.guest, to)).or_insert(0) += c;
             match m.exit {
                 ExitKind::Branch => {
-                    let r = by_addr.get_mut(&m.guest).expect("every block has a record");
+                    let r = by_addr
+                        .get_mut(&key_of[src as usize])
+                        .expect("every block has a record");
                     let side = if to == m.target {
                         &mut r.taken
                     } else {
@@ -326,7 +333,7 @@ impl Profile {
                 let (module, offset, symbol) = if id == 0 {
                     (None, 0, None)
                 } else {
-                    let (m, o, s) = modules.locate(n.func);
+                    let (m, o, s) = modules.locate(n.func, None);
                     (Some(m), o, s)
                 };
                 ContextRecord {
@@ -377,7 +384,7 @@ impl Profile {
             .map(|r| {
                 let acc = t.sbs.get(r.id as usize);
                 let mut e = SuperblockEntry::unrun(r.clone());
-                e.head_symbol = modules.locate(r.head).2;
+                e.head_symbol = modules.locate(r.head, None).2;
                 e.flushed = r.generation != inp.flushes;
                 if let Some(a) = acc {
                     e.entries = a.entries;

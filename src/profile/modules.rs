@@ -1,12 +1,20 @@
-//! Modules: the mapped images guest code comes from (the program, the
-//! vDSO), so profiles name every address as module + offset and symbol.
+//! Modules: the mapped images guest code comes from (the program, its
+//! interpreter, the vDSO, the libraries it mapped), so profiles name every
+//! address as module + offset and symbol. Built at profile time from the
+//! run's image log (`src/images.rs`), in load order.
 //!
-//! I1: modules do not overlap; `find` returns the one containing an
-//!     address. Code outside every module (run-time generated code) belongs
-//!     to the pseudo-module [`ANON`], whose base is 0 (its offsets are
-//!     addresses).
+//! I1: a module is live from its `first_block` to its `end_block` (block
+//!     ids, images.rs I2); modules live at the same time do not overlap.
+//!     [`Modules::find`] with a block id returns the one image that block
+//!     was translated from; without one (a call-tree function, a superblock
+//!     head) the latest-loaded module containing the address. Code outside
+//!     every module (run-time generated code) belongs to the pseudo-module
+//!     [`ANON`], whose base is 0 (its offsets are addresses).
 //! I2: an offset is relative to the module's `base`, its lowest mapped
 //!     address, so it is the same in every run whatever the load address.
+//! I3: names are unique: the file name, with `#2`, `#3`… appended for a
+//!     later image of the same name (a library loaded, unloaded and loaded
+//!     again), so a block's `module` names one entry of `modules[]`.
 
 use serde::Serialize;
 
@@ -20,14 +28,32 @@ pub const ANON: &str = "[anon]";
 pub struct Module {
     pub name: String,
     pub path: String,
+    /// `program`, `interpreter`, `vdso`, `mapped` (a file the guest mapped
+    /// executable: a library), or `anon`.
+    pub kind: String,
     pub base: u64,
     pub end: u64,
     pub build_id: Option<String>,
+    /// Unmapped before the guest ended (its code ran before that).
+    pub unmapped: bool,
     #[serde(skip)]
     pub symbols: Symbols,
+    /// Block ids translated while it was mapped: `[first_block, end_block)`.
+    #[serde(skip)]
+    pub first_block: u32,
+    #[serde(skip)]
+    pub end_block: Option<u32>,
 }
 
-/// The modules of one process, ascending by base (I1).
+impl Module {
+    fn holds(&self, addr: u64, block: Option<u32>) -> bool {
+        (self.base..self.end).contains(&addr)
+            && block
+                .is_none_or(|b| b >= self.first_block && self.end_block.is_none_or(|end| b < end))
+    }
+}
+
+/// The modules of one process, in load order (I1).
 #[derive(Debug, Default)]
 pub struct Modules {
     list: Vec<Module>,
@@ -35,36 +61,59 @@ pub struct Modules {
 }
 
 impl Modules {
+    /// The modules in load order; renames repeated names (I3).
     pub fn new(mut list: Vec<Module>) -> Modules {
-        list.sort_by_key(|m| m.base);
+        let mut seen: std::collections::HashMap<String, u32> = Default::default();
+        for m in &mut list {
+            let n = seen.entry(m.name.clone()).or_insert(0);
+            *n += 1;
+            if *n > 1 {
+                m.name = format!("{}#{n}", m.name);
+            }
+        }
         Modules { list, anon: None }
     }
 
-    /// The module containing `addr` (I1).
-    pub fn find(&self, addr: u64) -> Option<&Module> {
-        let i = self
-            .list
-            .partition_point(|m| m.base <= addr)
-            .checked_sub(1)?;
-        let m = &self.list[i];
-        (addr < m.end).then_some(m)
+    /// The module block `block` at `addr` was translated from, or with no
+    /// block id the latest-loaded module containing `addr` (I1).
+    pub fn find(&self, addr: u64, block: Option<u32>) -> Option<&Module> {
+        self.list.iter().rev().find(|m| m.holds(addr, block))
     }
 
-    /// (module name, offset, symbol) of `addr`; code outside every module
-    /// goes to [`ANON`], which is then listed too.
-    pub fn locate(&mut self, addr: u64) -> (String, u64, Option<String>) {
-        if let Some(m) = self.find(addr) {
-            return (m.name.clone(), addr - m.base, m.symbols.name(addr));
+    /// The index (in [`Modules::all`]) of the module of `addr` (see
+    /// [`Modules::find`]); code outside every module goes to [`ANON`],
+    /// which is then listed too.
+    pub fn index(&mut self, addr: u64, block: Option<u32>) -> usize {
+        if let Some(i) = self.list.iter().rposition(|m| m.holds(addr, block)) {
+            return i;
         }
         self.anon.get_or_insert_with(|| Module {
             name: ANON.into(),
             path: String::new(),
+            kind: "anon".into(),
             base: 0,
             end: u64::MAX,
             build_id: None,
+            unmapped: false,
             symbols: Symbols::default(),
+            first_block: 0,
+            end_block: None,
         });
-        (ANON.into(), addr, None)
+        self.list.len()
+    }
+
+    /// (module name, offset, symbol) of `addr` in the module at `index`.
+    pub fn describe(&self, index: usize, addr: u64) -> (String, u64, Option<String>) {
+        match self.list.get(index).or(self.anon.as_ref()) {
+            Some(m) => (m.name.clone(), addr - m.base, m.symbols.name(addr)),
+            None => (ANON.into(), addr, None),
+        }
+    }
+
+    /// (module name, offset, symbol) of `addr` (see [`Modules::find`]).
+    pub fn locate(&mut self, addr: u64, block: Option<u32>) -> (String, u64, Option<String>) {
+        let i = self.index(addr, block);
+        self.describe(i, addr)
     }
 
     /// The modules as a list, the pseudo-module last when code ran outside
@@ -90,25 +139,46 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    fn m(name: &str, base: u64, end: u64) -> Module {
+    fn m(name: &str, base: u64, end: u64, blocks: (u32, Option<u32>)) -> Module {
         Module {
             name: name.into(),
             path: String::new(),
+            kind: "mapped".into(),
             base,
             end,
             build_id: None,
+            unmapped: blocks.1.is_some(),
             symbols: Symbols::default(),
+            first_block: blocks.0,
+            end_block: blocks.1,
         }
     }
 
     #[test]
     fn addresses_map_to_their_module_or_anon() {
-        let mut ms = Modules::new(vec![m("vdso", 0x7000, 0x9000), m("prog", 0x1000, 0x3000)]);
-        assert_eq!(ms.locate(0x1010).0, "prog");
-        assert_eq!(ms.locate(0x1010).1, 0x10);
-        assert_eq!(ms.locate(0x8fff).1, 0x1fff);
+        let mut ms = Modules::new(vec![
+            m("prog", 0x1000, 0x3000, (0, None)),
+            m("vdso", 0x7000, 0x9000, (0, None)),
+        ]);
+        assert_eq!(ms.locate(0x1010, Some(0)).0, "prog");
+        assert_eq!(ms.locate(0x1010, None).1, 0x10);
+        assert_eq!(ms.locate(0x8fff, Some(3)).1, 0x1fff);
         assert_eq!(ms.all().count(), 2);
-        assert_eq!(ms.locate(0x3000), (ANON.into(), 0x3000, None));
+        assert_eq!(ms.locate(0x3000, None), (ANON.into(), 0x3000, None));
         assert_eq!(ms.all().last().unwrap().name, ANON);
+    }
+
+    #[test]
+    fn a_place_reused_is_told_apart_by_block_ids() {
+        let mut ms = Modules::new(vec![
+            m("libp.so", 0x5000, 0x6000, (10, Some(20))),
+            m("libq.so", 0x5000, 0x6000, (25, None)),
+            m("libp.so", 0x8000, 0x9000, (30, None)),
+        ]);
+        assert_eq!(ms.locate(0x5100, Some(12)).0, "libp.so");
+        assert_eq!(ms.locate(0x5100, Some(27)).0, "libq.so");
+        assert_eq!(ms.locate(0x5100, Some(22)).0, ANON);
+        assert_eq!(ms.locate(0x5100, None).0, "libq.so");
+        assert_eq!(ms.locate(0x8100, Some(31)).0, "libp.so#2");
     }
 }

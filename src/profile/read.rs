@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_ignored_and_modules_synthesised() {
-        let p = read_bytes(minimal(1).as_bytes(), "p.json").unwrap();
+        let p = read_bytes(minimal(SCHEMA_VERSION as u64).as_bytes(), "p.json").unwrap();
         assert_eq!(p.totals.guest_instructions, 7);
         let m = p.module("prog").unwrap();
         assert_eq!((m.base, m.end), (4198400 - 4096, 4198403));
@@ -322,13 +322,20 @@ mod tests {
 
     #[test]
     fn errors_are_one_line_and_specific() {
-        let full = minimal(1);
+        let full = minimal(SCHEMA_VERSION as u64);
+        let wrong = format!("schema_version {}", SCHEMA_VERSION + 1);
         let cases = [
-            (minimal(2).into_bytes(), "schema_version 2"),
+            (
+                minimal(SCHEMA_VERSION as u64 + 1).into_bytes(),
+                wrong.as_str(),
+            ),
             (full.as_bytes()[..full.len() / 2].to_vec(), "truncated"),
             (b"{\"a\": 1}".to_vec(), "no schema_version"),
             (b"\x7fELF".to_vec(), "not a hotlift profile"),
-            (b"{\"schema_version\": 1}".to_vec(), "missing field"),
+            (
+                format!("{{\"schema_version\": {SCHEMA_VERSION}}}").into_bytes(),
+                "missing field",
+            ),
         ];
         for (bytes, want) in cases {
             let e = read_bytes(&bytes, "p.json").unwrap_err().to_string();

@@ -7,6 +7,14 @@
 //! I2: any change to guest memory holding translated code flushes those
 //!     translations, before the kernel sees the request (so the pages carry
 //!     the guest's own protection again, dispatch/smc.rs I1).
+//! I3: a guest mapping without `MAP_FIXED`/`MAP_FIXED_NOREPLACE` goes where
+//!     the kernel would put it in a process of its own: at its hint if that
+//!     is free, else in the highest free gap below the guest's mmap ceiling
+//!     (guest_mem I3), placed there with `MAP_FIXED_NOREPLACE`; only if that
+//!     fails (hotlift mapped there meanwhile) does the kernel choose.
+//! I4: the image log follows the guest's images (images.rs I4, I5): an
+//!     executable file mapping is recorded after the kernel made it, and
+//!     an image's end before the kernel unmaps, replaces or moves its code.
 #![allow(unsafe_code)]
 
 use super::raw::syscall6;
@@ -66,8 +74,9 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
         if p == libc::MAP_FAILED {
             return b.cur as i64;
         }
+        let mapped = b.mapped;
         l.mem.insert(
-            b.mapped,
+            mapped,
             need,
             Prot {
                 r: true,
@@ -115,14 +124,112 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
     if fixed {
         vm.code_changed(l, addr, addr.saturating_add(page_up(len)));
+        gone(vm, addr, addr.saturating_add(page_up(len)));
     }
+    let placed = if fixed { None } else { place_top_down(l, a) };
     // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
-    let r = unsafe { syscall6(libc::SYS_mmap as u64, a) };
+    let r = placed.unwrap_or_else(|| unsafe { syscall6(libc::SYS_mmap as u64, a) });
     if r >= 0 {
         l.mem
             .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
+        if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
+            let blocks = vm.proc.prof.blocks.len();
+            let (fd, offset) = (a[4] as i32, a[5]);
+            vm.proc
+                .prof
+                .images()
+                .mapped_file(fd, offset, r as u64, page_up(len), blocks);
+        }
     }
     r
+}
+
+/// I3: the guest's mapping `a` (without MAP_FIXED) at its hint if free,
+/// else in the highest free gap below the guest's mmap ceiling; `None` when
+/// neither worked out (or the request is one the kernel places specially),
+/// and the kernel should choose.
+fn place_top_down(l: &Locked, a: [u64; 6]) -> Option<i64> {
+    let (hint, len, flags) = (a[0] & !(PAGE - 1), page_up(a[1]), a[3] as i32);
+    let ceiling = l.mem.mmap_ceiling?;
+    if len == 0 || len > ceiling || flags & (libc::MAP_32BIT | libc::MAP_HUGETLB) != 0 {
+        return None;
+    }
+    let at_hint = (hint >= crate::loader::MMAP_MIN_ADDR).then_some(hint);
+    let below = || highest_gap_below(ceiling, len);
+    for at in at_hint.into_iter().chain(std::iter::from_fn(below).take(1)) {
+        let mut b = a;
+        b[0] = at;
+        b[3] = (flags | libc::MAP_FIXED_NOREPLACE) as u64;
+        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
+        let r = unsafe { syscall6(libc::SYS_mmap as u64, b) };
+        if r == at as i64 {
+            return Some(r);
+        }
+        if r >= 0 {
+            // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
+            // SAFETY: the mapping was made just now by this call.
+            unsafe { syscall6(libc::SYS_munmap as u64, [r as u64, len, 0, 0, 0, 0]) };
+            return None;
+        }
+        if r != -(libc::EEXIST as i64) {
+            // Not about placement (EBADF, EACCES, ENOMEM …): the kernel's
+            // own answer to the request as made is the guest's.
+            return None;
+        }
+    }
+    None
+}
+
+/// The top of the guest's own mmap area (guest_mem I3) once hotlift has
+/// made its start-up mappings: the lowest start of a mapping within 4 TiB
+/// below `stack_bottom` (the guest stack's lowest page) and at or above
+/// `above`. The kernel put the guest's stack and hotlift's start-up
+/// mappings (ring, tables, thread stacks) top-down there, one after the
+/// other; hotlift's own program, heap and a non-PIE guest lie far below,
+/// and a dynamically linked program, its brk and the code cache below
+/// `above` (loader map.rs I6).
+pub fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let floor = stack_bottom.saturating_sub(4 << 40).max(above);
+    map_ranges(&maps)
+        .map(|(start, _)| start)
+        .filter(|&start| start >= floor && start <= stack_bottom)
+        .min()
+}
+
+/// `(start, end)` of every line of `/proc/self/maps` text, ascending.
+fn map_ranges(maps: &str) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
+    maps.lines().filter_map(|l| {
+        let (a, b) = l.split_whitespace().next()?.split_once('-')?;
+        Some((
+            u64::from_str_radix(a, 16).ok()?,
+            u64::from_str_radix(b, 16).ok()?,
+        ))
+    })
+}
+
+/// The start of a `len`-byte range in the highest gap of this process's
+/// address space that ends at or below `ceiling` (the kernel's top-down
+/// search, without its randomisation).
+fn highest_gap_below(ceiling: u64, len: u64) -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let mut top = ceiling;
+    for (start, end) in map_ranges(&maps).rev() {
+        if start >= top {
+            continue;
+        }
+        if end < top && top - end >= len {
+            return Some(top - len);
+        }
+        top = start;
+    }
+    (top >= crate::loader::MMAP_MIN_ADDR + len).then(|| top - len)
+}
+
+/// Guest memory `[start, end)` is about to go (I4).
+fn gone(vm: &mut Vm, start: u64, end: u64) {
+    let blocks = vm.proc.prof.blocks.len();
+    vm.proc.prof.images().unmapped(start, end, blocks);
 }
 
 pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
@@ -137,6 +244,7 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return ENOMEM;
     }
     vm.code_changed(l, addr, addr + len);
+    gone(vm, addr, addr + len);
     // SAFETY: only guest pages or unmapped pages are in the range (I1).
     let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
     if r == 0 {
@@ -146,13 +254,13 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
 }
 
 pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
     let (addr, len) = (a[0], page_up(a[1]));
     if addr % PAGE != 0 {
         return EINVAL;
     }
-    let proc = vm.proc.clone();
-    let mut guard = proc.lock();
-    let l = &mut *guard;
     if len != 0 && !l.mem.owns_all(addr, addr.saturating_add(len)) {
         return ENOMEM;
     }
@@ -166,11 +274,11 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
 }
 
 pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
-    let (old, old_len, new_len, flags, new_addr) =
-        (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
     let proc = vm.proc.clone();
     let mut guard = proc.lock();
     let l = &mut *guard;
+    let (old, old_len, new_len, flags, new_addr) =
+        (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
     if old_len != 0 && !l.mem.owns_all(old, old.saturating_add(old_len)) {
         return ENOMEM;
     }
@@ -192,8 +300,10 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return ENOMEM;
     }
     vm.code_changed(l, old, old + old_len.max(new_len));
+    gone(vm, old, old + old_len.max(new_len));
     if flags & libc::MREMAP_FIXED != 0 {
         vm.code_changed(l, new_addr, new_addr.saturating_add(new_len));
+        gone(vm, new_addr, new_addr.saturating_add(new_len));
     }
     // SAFETY: source is the guest's; destinations were checked (I1).
     let r = unsafe { syscall6(libc::SYS_mremap as u64, a) };
