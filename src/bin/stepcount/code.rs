@@ -41,7 +41,7 @@ pub enum Kind {
     Pushf {
         len: u8,
     },
-    /// `int1` (icebp), which the kernel reports without advancing rip.
+    /// `int1` (icebp): a trap, reported as TRAP_BRKPT (trace.rs).
     Int1,
     /// `syscall` (`0f 05`).
     Syscall,

@@ -230,8 +230,15 @@ impl Stepper {
                 self.next_ip = ip;
                 return Ok(None);
             }
-            libc::TRAP_BRKPT if kind == Kind::Int1 && trap_addr(&info) == self.next_ip => {
-                // int1: not advanced, not counted, a forced SIGTRAP.
+            libc::TRAP_BRKPT if kind == Kind::Int1 => {
+                // int1, a forced SIGTRAP. Kernels 6.x report it as natively:
+                // retired, rip past it; older ones at the instruction, not
+                // advanced (then it does not count).
+                let ip = trap_addr(&info);
+                if ip != self.next_ip {
+                    self.count += 1;
+                    self.next_ip = ip;
+                }
                 return self.forced_sigtrap();
             }
             libc::TRAP_BRKPT => {
