@@ -39,6 +39,10 @@ pub struct RunOptions {
     #[arg(long)]
     pub count_inline: bool,
 
+    /// Count block executions both ways in one run (the monitor from the ring, and translated code itself, per thread) and record in the profile where they differ: the exactness check for threaded programs
+    #[arg(long, conflicts_with_all = ["count_inline", "no_monitor"])]
+    pub count_check: bool,
+
     /// Ring capacity in 32-bit entries per guest thread (two segments)
     #[arg(long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
     pub ring_entries: u64,
@@ -99,6 +103,7 @@ impl Default for RunOptions {
             strace_file: None,
             no_monitor: false,
             count_inline: false,
+            count_check: false,
             ring_entries: 1 << 22,
             profile: None,
             no_superblocks: false,

@@ -280,6 +280,26 @@ impl ThreadCtx {
         CtxBox { ptr: p }
     }
 
+    /// Take `other`'s guest state: registers, flags, RIP, FS/GS bases and
+    /// vector state (a new thread starts as the one that cloned it).
+    pub fn copy_guest_state(&mut self, other: &ThreadCtx) {
+        self.gpr = other.gpr;
+        self.rflags = other.rflags;
+        self.rip = other.rip;
+        self.fs_base = other.fs_base;
+        self.guest_gs = other.guest_gs;
+        let (_, size) = xsave_geometry();
+        // SAFETY: both areas are at least `size` bytes (ThreadCtx::alloc)
+        // and distinct.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                other.xsave_ptr as *const u8,
+                self.xsave_ptr as *mut u8,
+                size.max(576),
+            )
+        };
+    }
+
     /// The thread's lookup table entries (I4).
     pub fn ibl_entries(&mut self) -> *mut [u64; 2] {
         // SAFETY: the table follows the context in its mapping (I4).

@@ -443,3 +443,51 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
         }
     }
 }
+
+#[test]
+fn threads_are_profiled_each_and_together() {
+    let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests/build/cdyn-threads");
+    let st = Command::new("make")
+        .args([
+            "-C",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests"),
+            "-j2",
+        ])
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "make: {st:?}");
+    let dir = workdir();
+    let out = dir.join("threads.json");
+    for extra in [
+        &["--count-check"][..],
+        &["--count-check", "--sb-threshold", "1"][..],
+    ] {
+        let (o, p) = profile(&exe, &out, extra, "");
+        assert_eq!(o.status.code(), Some(0), "{extra:?}: {o:?}");
+        let threads = p["threads"].as_array().unwrap();
+        // main, 8 workers and the spinner (the sleeper may not have begun).
+        assert!(threads.len() >= 10, "{extra:?}: {} threads", threads.len());
+        let sum = |k: &str| threads.iter().map(|t| t[k].as_u64().unwrap()).sum::<u64>();
+        let total = |k: &str| p["totals"][k].as_u64().unwrap();
+        assert_eq!(
+            sum("guest_instructions"),
+            total("guest_instructions"),
+            "{extra:?}"
+        );
+        assert_eq!(
+            sum("block_executions"),
+            total("block_executions"),
+            "{extra:?}"
+        );
+        let charged: u64 = p["call_tree"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["self_instructions"].as_u64().unwrap())
+            .sum();
+        assert_eq!(charged, total("guest_instructions"), "{extra:?}");
+        let c = &p["count_check"];
+        assert_eq!(c["block_mismatch_total"], 0, "{extra:?}: {c}");
+        assert_eq!(c["thread_mismatches"], 0, "{extra:?}: {c}");
+    }
+}

@@ -61,12 +61,23 @@ use std::time::{Duration, Instant};
 use guest::{env_or, outcome_matches, Dirs, Launch, RunResult, TestCase};
 
 /// Programs whose instruction count depends on timing, with the reason.
-const EXCLUDED: &[(&str, &str)] = &[(
-    "asm-signal-selfjmp",
-    "it spins in `jmp .` until a 50 ms ITIMER_REAL fires, so its count is \
+const EXCLUDED: &[(&str, &str)] = &[
+    (
+        "asm-signal-selfjmp",
+        "it spins in `jmp .` until a 50 ms ITIMER_REAL fires, so its count is \
      the number of jumps that fit in 50 ms: about 2,400 when single-stepped, \
      about 470,000 under hotlift, and different on every run",
-)];
+    ),
+    ("c-threads", THREADS),
+    ("cpie-threads", THREADS),
+    ("c-threads-jit", THREADS),
+    ("cpie-threads-jit", THREADS),
+];
+
+/// Why the multi-threaded guest tests are left out.
+const THREADS: &str = "its threads contend for locks and run as long as \
+    the main thread lets them, so the instructions they retire differ from \
+    run to run (natively too)";
 
 /// The environment of every run besides `HOME` and `TMPDIR` (E1).
 const COUNT_ENV: &[(&str, &str)] = &[

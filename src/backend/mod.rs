@@ -52,6 +52,8 @@ pub enum Prologue {
     Ring { id: u32 },
     /// Increment the block's own 64-bit counter (`--count-inline`).
     Count { id: u32 },
+    /// Both, ring first (`--count-check`).
+    Both { id: u32 },
 }
 
 /// An exit site as emitted; the cache turns it into an `ExitSite`.
@@ -120,18 +122,26 @@ fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
     match p {
         Prologue::None => Ok(()),
         Prologue::Ring { id } => emit_ring_words(a, &[RingWord::Imm(id)]),
-        Prologue::Count { id } => {
-            a.store_gs(S_PRO, Register::RAX)?;
-            a.store_gs(S_TMP, Register::RCX)?;
-            a.load_gs(Register::RCX, off::INLINE_COUNTS)?;
-            let slot = asm::mem(Register::RCX, 8 * id as i64);
-            a.mov_load(Register::RAX, slot)?;
-            a.lea(Register::RAX, asm::mem(Register::RAX, 1))?;
-            a.insn(&Instruction::with2(Code::Mov_rm64_r64, slot, Register::RAX).expect("mov"))?;
-            a.load_gs(Register::RCX, S_TMP)?;
-            a.load_gs(Register::RAX, S_PRO)
+        Prologue::Count { id } => emit_count(a, id),
+        Prologue::Both { id } => {
+            emit_ring_words(a, &[RingWord::Imm(id)])?;
+            emit_count(a, id)
         }
     }
+}
+
+/// Increment block `id`'s 64-bit counter in the thread's array (I1:
+/// `mov`/`lea` only, RAX and RCX restored).
+fn emit_count(a: &mut Asm, id: u32) -> Result<(), EmitError> {
+    a.store_gs(S_PRO, Register::RAX)?;
+    a.store_gs(S_TMP, Register::RCX)?;
+    a.load_gs(Register::RCX, off::INLINE_COUNTS)?;
+    let slot = asm::mem(Register::RCX, 8 * id as i64);
+    a.mov_load(Register::RAX, slot)?;
+    a.lea(Register::RAX, asm::mem(Register::RAX, 1))?;
+    a.insn(&Instruction::with2(Code::Mov_rm64_r64, slot, Register::RAX).expect("mov"))?;
+    a.load_gs(Register::RCX, S_TMP)?;
+    a.load_gs(Register::RAX, S_PRO)
 }
 
 /// The rm form of a `moffs` move, whose absolute operand cannot take a base.
@@ -564,7 +574,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
     let mut rep_ring = Vec::new();
     emit_prologue(&mut e.a, env.prologue)?;
-    let ring = matches!(env.prologue, Prologue::Ring { .. });
+    let ring = matches!(env.prologue, Prologue::Ring { .. } | Prologue::Both { .. });
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
         if ring && i.op == IrOp::RepString {

@@ -39,6 +39,9 @@ use crate::runtime::{exit_reason, off};
 /// Where a superblock is emitted and how it links.
 pub struct SbEmitEnv<'a> {
     pub host_base: u64,
+    /// `--count-check`: each member also counts itself in the thread's
+    /// counter array, as its block's prologue would.
+    pub count_check: bool,
     /// Host entry and id of the live block at a guest address, if any.
     pub resolve: &'a dyn Fn(u64) -> Option<(u64, u32)>,
 }
@@ -328,6 +331,9 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
     for (i, m) in plan.members.iter().enumerate() {
         let n = m.ir.guest_insns() as u16;
         s.pc(i as u16, false, m.ir.start.0, n.saturating_sub(1), false);
+        if env.count_check {
+            super::emit_count(&mut s.e.a, m.block)?;
+        }
         for (j, insn) in m.ir.body.iter().enumerate() {
             let rep = insn.op == crate::ir::IrOp::RepString;
             let after = n.saturating_sub(j as u16 + 1);

@@ -19,11 +19,12 @@ pub mod process;
 mod profiling;
 mod smc;
 mod start;
+mod threads;
 
 use std::sync::Arc;
 
 pub use process::Process;
-pub use profiling::{Profiling, ThreadProfiling};
+pub use profiling::{CountCheck, Profiling, ThreadProfiling};
 
 use thiserror::Error;
 
@@ -39,6 +40,7 @@ use crate::syscall;
 use crate::types::{BlockId, GuestAddr, HostAddr};
 
 use process::{Locked, ThreadEntry};
+pub use threads::ThreadEnd;
 
 /// Why the dispatcher cannot go on; each names the guest address involved.
 #[derive(Debug, Error)]
@@ -222,10 +224,17 @@ impl Vm {
         }
     }
 
-    /// Run the guest until it exits; never returns.
+    /// Run the guest's first thread until the process ends; never
+    /// returns.
     pub fn run(mut self) -> ! {
         match self.run_loop() {
-            Ok(never) => match never {},
+            Ok(ThreadEnd::Exited) => {
+                // Other guest threads live on: end only this host thread
+                // (returning from main would end the process).
+                // SAFETY: pthread_exit ends the calling thread; nothing on
+                // its stack is used by the others.
+                unsafe { libc::pthread_exit(std::ptr::null_mut()) }
+            }
             Err(e) => {
                 eprintln!("hotlift: {e}");
                 self.finish(Ending::Exit {
@@ -237,7 +246,7 @@ impl Vm {
         }
     }
 
-    fn run_loop(&mut self) -> Result<std::convert::Infallible, VmError> {
+    fn run_loop(&mut self) -> Result<ThreadEnd, VmError> {
         signal::publish_vm(self);
         let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
         loop {
@@ -267,7 +276,6 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
-            self.proc.threads.leave(&self.entry);
             if self.ctx.sb_partial != 0 && self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
                 // The thread left a superblock pass abnormally: close it
                 // before anything else reaches the ring (superblock/mod.rs;
@@ -277,8 +285,14 @@ impl Vm {
             }
             let unretired = std::mem::take(&mut self.unretired_pending);
             self.record_unretired(unretired);
+            // Out only now: a thread stopped for the end of the process has
+            // told the monitor what its last block did not run.
+            self.proc.threads.leave(&self.entry);
             next = match self.ctx.exit_reason {
-                exit_reason::SITE => self.handle_site(gen)?,
+                exit_reason::SITE => match self.handle_site(gen)? {
+                    Some(host) => host,
+                    None => return Ok(ThreadEnd::Exited),
+                },
                 exit_reason::INDIRECT_MISS => {
                     self.stats.indirect_misses += 1;
                     self.exit_flush_pending();
@@ -319,8 +333,9 @@ impl Vm {
     }
 
     /// Continue after exit site `ctx.exit_arg` of code of generation
-    /// `gen`; a flush since then removed the site (and it is not linked).
-    fn handle_site(&mut self, gen: u64) -> Result<HostAddr, VmError> {
+    /// `gen` (a flush since then keeps the site readable, cache I6, and it
+    /// is not linked); None when the thread exited.
+    fn handle_site(&mut self, gen: u64) -> Result<Option<HostAddr>, VmError> {
         let proc = self.proc.clone();
         let site = proc.lock().cache.site(gen, self.ctx.exit_arg);
         self.exit_flush_pending();
@@ -335,12 +350,14 @@ impl Vm {
                     l.cache.mem.patch_rel32(field, host);
                     self.stats.links += 1;
                 }
-                Ok(host)
+                Ok(Some(host))
             }
             SiteKind::Syscall => {
                 self.stats.syscalls += 1;
-                syscall::handle(self)?;
-                self.host_for(GuestAddr(self.ctx.rip))
+                if let syscall::Flow::ThreadExit = syscall::handle(self)? {
+                    return Ok(None);
+                }
+                self.host_for(GuestAddr(self.ctx.rip)).map(Some)
             }
             SiteKind::Trap(kind) => self.die_of_trap(kind, site.target),
         }

@@ -87,6 +87,14 @@ impl Threads {
         self.lock().retain(|x| !Arc::ptr_eq(x, e));
     }
 
+    /// Remove `e`; is it the last thread (threads.rs I3)?
+    pub fn remove_is_last(&self, e: &Arc<ThreadEntry>) -> bool {
+        let mut list = self.lock();
+        e.state.store(GONE, Ordering::SeqCst);
+        list.retain(|x| !Arc::ptr_eq(x, e));
+        list.is_empty()
+    }
+
     pub fn count(&self) -> usize {
         self.lock().len()
     }

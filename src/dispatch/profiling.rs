@@ -36,8 +36,12 @@ pub struct Profiling {
     pub monitor: Mutex<Option<Monitor>>,
     /// Monitor settings for the rings of threads to come.
     ring_entries: usize,
-    /// `--count-inline`: every thread's counter array, indexed by block id.
+    /// `--count-inline` and `--count-check`: every thread's counter array,
+    /// indexed by block id, in the order the threads started (as their
+    /// rings).
     inline: Option<Mutex<Vec<Counters>>>,
+    /// `--count-check`: counters and ring both.
+    count_check: bool,
     started: Instant,
     /// Every image the guest had: program, interpreter, vDSO, libraries
     /// (src/images.rs); the profile's module table.
@@ -93,6 +97,7 @@ impl Profiling {
                     },
                     max_block_insns: opts.max_block_insns as usize,
                     dump_dir: opts.dump_superblocks.clone(),
+                    count_check: opts.count_check,
                 };
                 Builder::new(cfg, shared.clone(), blocks.clone())
             });
@@ -102,7 +107,8 @@ impl Profiling {
             blocks,
             monitor: Mutex::new(monitor),
             ring_entries: opts.ring_entries as usize,
-            inline: opts.count_inline.then(|| Mutex::new(Vec::new())),
+            inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
+            count_check: opts.count_check,
             started: Instant::now(),
             images: Mutex::new(images),
             command_line,
@@ -123,20 +129,21 @@ impl Profiling {
         ctx: &mut crate::runtime::ThreadCtx,
         tid: i32,
     ) -> std::io::Result<ThreadProfiling> {
-        if let Some(all) = &self.inline {
+        // Counters first, ring second, under the monitor's lock: the two
+        // lists stay in the same order.
+        let monitor = self.monitor.lock().unwrap_or_else(|e| e.into_inner());
+        let inline = if let Some(all) = &self.inline {
             let base = map_counters(BLOCK_CAPACITY as usize)?;
             ctx.inline_counts = base as u64;
             all.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(Counters(base));
-            return Ok(ThreadProfiling {
-                ring: None,
-                inline: true,
-            });
-        }
-        let monitor = self.monitor.lock().unwrap_or_else(|e| e.into_inner());
+            true
+        } else {
+            false
+        };
         let Some(m) = monitor.as_ref() else {
-            return Ok(ThreadProfiling::default());
+            return Ok(ThreadProfiling { ring: None, inline });
         };
         let ring = Ring::new(self.ring_entries)?;
         ctx.ring_pos = ring.start(0);
@@ -148,7 +155,7 @@ impl Profiling {
         m.add_ring(tr.clone());
         Ok(ThreadProfiling {
             ring: Some(tr),
-            inline: false,
+            inline,
         })
     }
 }
@@ -201,7 +208,8 @@ impl Vm {
         Ok(
             match (counted, self.prof.inline, self.prof.ring.is_some()) {
                 (false, _, _) => Prologue::None,
-                (true, true, _) => Prologue::Count { id },
+                (true, true, true) => Prologue::Both { id },
+                (true, true, false) => Prologue::Count { id },
                 (true, false, true) => Prologue::Ring { id },
                 _ => Prologue::None,
             },
@@ -284,6 +292,10 @@ impl Vm {
     /// Drain the monitor and write the profile (I2). Safe to call more than
     /// once, from any thread; only the first call does anything.
     pub fn finish(&mut self, ending: Ending) {
+        // The process is ending: the other threads stop where they are
+        // (out of translated code, as exit_group would have them), so the
+        // profile is one consistent picture. They are never resumed.
+        self.proc.threads.stop_others(&self.entry);
         self.proc.finish(ending);
     }
 }
@@ -303,6 +315,19 @@ impl super::process::Process {
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
             .map(|m| (m.finish(), m.info.clone()));
+        let inline_counts = |n: usize| -> Vec<Vec<u64>> {
+            let Some(all) = &prof.inline else {
+                return Vec::new();
+            };
+            all.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                // SAFETY: each array holds BLOCK_CAPACITY zero-initialised
+                // u64s; threads still running may add to them, which only
+                // makes those reads approximate.
+                .map(|c| unsafe { std::slice::from_raw_parts(c.0, n) }.to_vec())
+                .collect()
+        };
         let (tables, info, counting) = if let Some((t, info)) = monitor {
             (t, info, "ring")
         } else if let Some(all) = &prof.inline {
@@ -325,6 +350,9 @@ impl super::process::Process {
         } else {
             return;
         };
+        let count_check = prof
+            .count_check
+            .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
         let summary = prof.print_summary.load(Ordering::Acquire);
         if self.opts.profile.is_none() && !summary {
             return;
@@ -360,6 +388,8 @@ impl super::process::Process {
             flushes: self.view.gen(),
             translations: &translations,
         });
+        let mut profile = profile;
+        profile.count_check = count_check;
         if let Some(path) = &self.opts.profile {
             if let Err(e) = profile.write_json(path) {
                 eprintln!(
@@ -424,6 +454,50 @@ fn module_table(images: &ImageLog) -> (Binary, Modules) {
         });
     }
     (binary, Modules::new(list))
+}
+
+/// `--count-check`: the monitor's counts against the inline counters of
+/// the same run.
+#[derive(Debug, serde::Serialize)]
+pub struct CountCheck {
+    pub blocks_compared: u64,
+    /// Blocks whose counts differ: (block id, monitor, inline), at most 20.
+    pub block_mismatches: Vec<(u32, u64, u64)>,
+    pub block_mismatch_total: u64,
+    /// Per thread (in start order): (monitor block executions, inline).
+    pub threads: Vec<(u64, u64)>,
+    pub thread_mismatches: u64,
+}
+
+impl CountCheck {
+    fn of(t: &Tables, per_thread: &[Vec<u64>]) -> CountCheck {
+        let n = per_thread.first().map_or(0, |v| v.len());
+        let mut c = CountCheck {
+            blocks_compared: n as u64,
+            block_mismatches: Vec::new(),
+            block_mismatch_total: 0,
+            threads: Vec::new(),
+            thread_mismatches: 0,
+        };
+        for id in 0..n {
+            let inline: u64 = per_thread.iter().map(|v| v[id]).sum();
+            let ring = t.count(id);
+            if inline != ring {
+                c.block_mismatch_total += 1;
+                if c.block_mismatches.len() < 20 {
+                    c.block_mismatches.push((id as u32, ring, inline));
+                }
+            }
+        }
+        for (i, (_, blocks, _)) in t.per_thread().into_iter().enumerate() {
+            let inline: u64 = per_thread.get(i).map_or(0, |v| v.iter().sum());
+            if inline != blocks {
+                c.thread_mismatches += 1;
+            }
+            c.threads.push((blocks, inline));
+        }
+        c
+    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -3,7 +3,9 @@
 //! (design S1).
 //!
 //! I1: every ring entry is processed exactly once, in order per thread; at
-//!     finish the monitor drains every ring completely before returning.
+//!     finish the monitor drains every ring up to where it stood when
+//!     `finish` was called (everything the finishing thread pushed, and
+//!     what other threads had pushed by then) before returning.
 //! I2: the per-entry loop indexes dense tables by `BlockId` (tables.rs);
 //!     hashing happens only when a block's successor misses its two-way
 //!     cache and when a call enters a context other than the caller's last.
@@ -156,17 +158,20 @@ impl Monitor {
             }
         }
         let s2 = shared.clone();
+        // Signals sent to the process belong to the guest threads: the
+        // monitor must never be the one the kernel picks, not even in its
+        // first instructions, so it is born with every signal blocked (a
+        // new thread inherits its creator's mask, restored right after).
+        // SAFETY: changes the calling thread's mask and puts it back.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        }
         let thread = std::thread::Builder::new()
             .name("hotlift-monitor".into())
             .spawn(move || {
-                // Signals sent to the process belong to the guest thread:
-                // the monitor must never be the one the kernel picks.
-                // SAFETY: blocks signals for this (new) thread only.
-                unsafe {
-                    let mut all: libc::sigset_t = std::mem::zeroed();
-                    libc::sigfillset(&mut all);
-                    libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
-                }
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);
@@ -174,6 +179,8 @@ impl Monitor {
                 (tables, thread_cpu_seconds(), pinned)
             })
             .expect("spawn the monitor thread");
+        // SAFETY: restores the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         if let Some(m) = monitor_core {
             info.monitor_core = Some(m.id);
             info.pinned = info.guest_core.is_some();
@@ -244,23 +251,25 @@ fn run(shared: &Shared, sb: SbConfig, mut builder: Option<superblock::Builder>) 
                 b.work(&mut tables);
             }
         }
-        if found >= BATCH {
-            continue;
-        }
+        // Stop was seen before this round read the producer positions, so
+        // the round drained everything pushed before `finish` (I1); other
+        // guest threads may still be running (the process is ending) and
+        // what they push from now on is not waited for.
         if stop {
-            if found > 0 {
-                continue;
-            }
             for r in &rings {
                 tables.waits += r.ring.shared.waits.load(Ordering::Relaxed);
                 tables.wait_ns += r.ring.shared.wait_ns.load(Ordering::Relaxed);
             }
             tables.finish();
+            tables.thread_tids = rings.iter().map(|r| r.tid).collect();
             if let Some(b) = builder {
                 tables.superblocks = b.records;
                 tables.build_stats = b.stats;
             }
             return tables;
+        }
+        if found >= BATCH {
+            continue;
         }
         let seen = shared.doorbell.load(Ordering::Acquire);
         if shared.stop.load(Ordering::Acquire) {

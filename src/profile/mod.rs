@@ -172,6 +172,15 @@ pub struct SuperblockStats {
     pub record_errors: u64,
 }
 
+/// What one guest thread executed.
+#[derive(Debug, Serialize)]
+pub struct ThreadRecord {
+    pub tid: i32,
+    pub guest_instructions: u64,
+    pub block_executions: u64,
+    pub ring_entries: u64,
+}
+
 /// A piece of host code in the code cache and the guest block it runs.
 #[derive(Debug, Serialize)]
 pub struct Translation {
@@ -213,6 +222,11 @@ pub struct Profile {
     pub translations: Vec<Translation>,
     pub superblocks: Vec<SuperblockEntry>,
     pub superblock_stats: SuperblockStats,
+    /// Per guest thread, in the order they started (ring counting only).
+    pub threads: Vec<ThreadRecord>,
+    /// `--count-check`: the monitor's counts against inline counting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_check: Option<crate::dispatch::CountCheck>,
 }
 
 /// What `Profile::build` needs.
@@ -424,6 +438,18 @@ impl Profile {
             code_cache_flushes: inp.flushes,
             translations,
             superblocks,
+            count_check: None,
+            threads: t
+                .per_thread()
+                .iter()
+                .zip(&t.thread_tids)
+                .map(|(&(i, b, e), &tid)| ThreadRecord {
+                    tid,
+                    guest_instructions: i,
+                    block_executions: b,
+                    ring_entries: e,
+                })
+                .collect(),
             superblock_stats: SuperblockStats {
                 build: t.build_stats,
                 record_errors: t.sb_record_errors,

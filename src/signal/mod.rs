@@ -51,7 +51,7 @@ pub fn pending_fatal() -> Option<i32> {
 /// which the host C library keeps for itself.
 pub fn ends_guest(sig: i32) -> bool {
     (1..=64).contains(&sig)
-        && !FAULT_SIGNALS.contains(&sig)
+        && !hotlift_owns(sig)
         && !matches!(
             sig,
             libc::SIGKILL
@@ -66,6 +66,13 @@ pub fn ends_guest(sig: i32) -> bool {
                 | 32
                 | 33
         )
+}
+
+/// Signals hotlift keeps for itself: its fault signals (write protection,
+/// fault reports, single-stepping) and [`KICK`]. The guest's actions and
+/// mask bits for them are recorded, never given to the kernel.
+pub fn hotlift_owns(sig: i32) -> bool {
+    FAULT_SIGNALS.contains(&sig) || sig == KICK
 }
 
 /// Give the kernel hotlift's action for a signal of [`ends_guest`]: ignored

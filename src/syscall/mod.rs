@@ -54,12 +54,12 @@ fn plan(nr: i64) -> Plan {
         | SYS_rseq
         | SYS_sched_getaffinity
         | SYS_sched_setaffinity
-        | SYS_rt_sigpending => Plan::Emulate,
+        | SYS_rt_sigpending
+        | SYS_clone
+        | SYS_set_tid_address => Plan::Emulate,
         // glibc falls back to clone on ENOSYS (I3).
         SYS_clone3 => Plan::NoSys,
-        SYS_clone | SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => {
-            Plan::Refuse
-        }
+        SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => Plan::Refuse,
         SYS_read
         | SYS_write
         | SYS_open
@@ -212,7 +212,6 @@ fn plan(nr: i64) -> Plan {
         | SYS_futex
         | SYS_epoll_create
         | SYS_getdents64
-        | SYS_set_tid_address
         | SYS_restart_syscall
         | SYS_fadvise64
         | SYS_timer_create
@@ -413,14 +412,7 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
             return EFAULT;
         };
         let handler = new[0];
-        let own = [
-            libc::SIGSEGV,
-            libc::SIGBUS,
-            libc::SIGFPE,
-            libc::SIGILL,
-            libc::SIGTRAP,
-        ]
-        .contains(&(sig as i32));
+        let own = crate::signal::hotlift_owns(sig as i32);
         if handler > 1 && vm.opts().verbose {
             eprintln!("hotlift: guest installs a handler for signal {sig} at {:#x}; guest handlers do not run yet, the signal keeps its default action", handler);
         }
@@ -467,7 +459,8 @@ const OWN_SIGNALS: u64 = (1 << (libc::SIGSEGV - 1))
     | (1 << (libc::SIGBUS - 1))
     | (1 << (libc::SIGFPE - 1))
     | (1 << (libc::SIGILL - 1))
-    | (1 << (libc::SIGTRAP - 1));
+    | (1 << (libc::SIGTRAP - 1))
+    | (1 << (crate::dispatch::process::KICK - 1));
 
 /// `rt_sigprocmask`: hotlift's fault signals must stay deliverable (write
 /// protection and fault reports depend on them), so the guest's bits for
@@ -663,9 +656,17 @@ fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
     iov_hit || buffer.is_some_and(|(s, l)| hit(s, l.min(1 << 30))) || a.iter().any(|&x| hit(x, 1))
 }
 
+/// What the dispatcher does after a syscall.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// The guest thread exited (`exit`) and others live on.
+    ThreadExit,
+}
+
 /// Handle the syscall the guest stopped at (`ctx.rip` is the next
 /// instruction).
-pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
+pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     let g = &vm.ctx.gpr;
     // The kernel reads the number from EAX only (do_syscall_64 takes an int).
     let nr = g[0] as u32 as u64;
@@ -729,7 +730,19 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
                 if vm.opts().strace {
                     strace::log(" = ?\n");
                 }
+                if nr as i64 == libc::SYS_exit {
+                    // Ends the process only as its last thread.
+                    let crate::dispatch::ThreadEnd::Exited = vm.exit_thread(a[0]);
+                    return Ok(Flow::ThreadExit);
+                }
                 exit_now(vm, a[0])
+            }
+            libc::SYS_clone => vm.clone_thread(a)?,
+            libc::SYS_set_tid_address => {
+                // threads.rs I2: the kernel's word is hotlift's C library's.
+                vm.clear_tid = a[0];
+                // SAFETY: gettid has no preconditions.
+                unsafe { libc::gettid() as i64 }
             }
             _ => unreachable!("syscall {nr} planned as emulated without an emulation"),
         },
@@ -742,5 +755,5 @@ pub fn handle(vm: &mut Vm) -> Result<(), VmError> {
     vm.ctx.gpr[0] = ret as u64;
     vm.ctx.gpr[1] = vm.ctx.rip;
     vm.ctx.gpr[11] = vm.ctx.rflags;
-    Ok(())
+    Ok(Flow::Continue)
 }

@@ -39,6 +39,8 @@ pub struct BuildConfig {
     pub limits: Limits,
     /// `--max-block-insns`: members are lifted again exactly as translated.
     pub max_block_insns: usize,
+    /// `--count-check` (backend::SbEmitEnv::count_check).
+    pub count_check: bool,
     /// Write each superblock's dump here as it is built.
     pub dump_dir: Option<std::path::PathBuf>,
 }
@@ -267,6 +269,7 @@ impl Builder {
         let resolve = |g: u64| self.resolve(g);
         let env = SbEmitEnv {
             host_base: host,
+            count_check: self.cfg.count_check,
             resolve: &resolve,
         };
         let em = match emit_superblock(&plan, &env) {

@@ -170,6 +170,11 @@ struct ThreadState {
     /// back to the start, passes.rs fast path) and its instructions.
     loop_word: u32,
     loop_insns: u64,
+    loop_blocks: u64,
+    /// Instructions charged, block executions and ring entries, so far.
+    insns: u64,
+    blocks: u64,
+    entries: u64,
 }
 
 impl Default for ThreadState {
@@ -185,6 +190,10 @@ impl Default for ThreadState {
             pass: NONE,
             loop_word: 0,
             loop_insns: 0,
+            loop_blocks: 0,
+            insns: 0,
+            blocks: 0,
+            entries: 0,
         }
     }
 }
@@ -224,6 +233,8 @@ pub struct Tables {
     pub sbs: Vec<SbAccount>,
     /// Records that did not fit the superblock protocol (must stay 0).
     pub sb_record_errors: u64,
+    /// Thread id of each ring, in registration order (filled at the end).
+    pub thread_tids: Vec<i32>,
     /// What the builder made (filled at the end).
     pub superblocks: Vec<super::superblock::build::SbRecord>,
     pub build_stats: super::superblock::build::BuildStats,
@@ -282,12 +293,14 @@ impl Tables {
         }
         let mut st = std::mem::take(&mut self.threads[t]);
         self.entries += entries.len() as u64;
+        st.entries += entries.len() as u64;
         for &e in entries {
             if e & TAG != 0 || st.pending_need > 0 {
                 if e == st.loop_word && st.pending_need == 0 {
                     // A lazy superblock looped back to its start.
                     self.sbs[st.pass as usize].loops += 1;
                     st.acc += st.loop_insns;
+                    st.blocks += st.loop_blocks;
                 } else if e >= TAG_SB_ENTRY && st.pending_need == 0 {
                     self.sb_record(&mut st, e);
                 } else {
@@ -308,6 +321,7 @@ impl Tables {
             }
             let s = &mut self.slots[id];
             s.count += 1;
+            st.blocks += 1;
             st.acc += s.insns as u64;
             if s.count == s.trigger as u64 {
                 self.count_trigger(e, p);
@@ -414,9 +428,28 @@ impl Tables {
         }
     }
 
+    /// Charge the thread's pending instructions to its calling context
+    /// (I2) and to its own total.
+    #[inline]
+    fn charge(&mut self, st: &mut ThreadState) {
+        let n = std::mem::take(&mut st.acc);
+        st.insns = st.insns.wrapping_add(n);
+        self.tree.charge(st.node, n);
+    }
+
+    /// What each guest thread (by ring, in registration order) executed:
+    /// (instructions, block executions, ring entries). Complete after
+    /// [`Tables::finish`].
+    pub fn per_thread(&self) -> Vec<(u64, u64, u64)> {
+        self.threads
+            .iter()
+            .map(|st| (st.insns, st.blocks, st.entries))
+            .collect()
+    }
+
     /// A call to `to` that returns to `ret`.
     fn do_call(&mut self, st: &mut ThreadState, ret: u64, to: u64) {
-        self.tree.charge(st.node, std::mem::take(&mut st.acc));
+        self.charge(st);
         st.shadow.push(Frame { ret, node: st.node });
         self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
         st.node = self.tree.enter(st.node, to);
@@ -424,7 +457,7 @@ impl Tables {
 
     /// A return to `to`.
     fn do_return(&mut self, st: &mut ThreadState, to: u64) {
-        self.tree.charge(st.node, std::mem::take(&mut st.acc));
+        self.charge(st);
         self.returns += 1;
         match st.shadow.last() {
             Some(f) if f.ret == to => {
@@ -513,7 +546,7 @@ impl Tables {
                 // was killed there): count what must have run, its head.
                 self.close_at_end(st);
             }
-            self.tree.charge(st.node, std::mem::take(&mut st.acc));
+            self.charge(st);
         }
         self.threads = threads;
         for p in 0..self.slots.len() {

@@ -201,6 +201,7 @@ impl Tables {
             if plain {
                 st.loop_word = e;
                 st.loop_insns = total;
+                st.loop_blocks = self.sbs[id as usize].members.len() as u64;
             }
             st.prev = head;
             st.pass = id;
@@ -215,6 +216,7 @@ impl Tables {
         x.count += 1;
         if plain {
             st.acc += x.insns;
+            st.blocks += x.member as u64 + 1;
             st.prev = x.last;
             st.pass = NONE;
             st.loop_word = 0;
@@ -238,6 +240,7 @@ impl Tables {
         let sb = &self.sbs[st.pass as usize];
         if sb.plain {
             st.acc += sb.insns_through[m];
+            st.blocks += m as u64 + 1;
             st.prev = sb.members[m];
             st.pass = NONE;
             st.loop_word = 0;
@@ -258,6 +261,7 @@ impl Tables {
             let sb = &self.sbs[id];
             let Some(&op) = sb.ops.get(i).filter(|op| op.at as usize <= m) else {
                 st.acc += sb.insns_through[m] - done;
+                st.blocks += m as u64 + 1;
                 st.prev = sb.members[m];
                 return;
             };

@@ -1,0 +1,168 @@
+//! Guest threads: `clone` with `CLONE_VM | CLONE_THREAD` starts a host
+//! thread of its own for the new guest thread (its own context, lookup
+//! table, ring and dispatcher loop); translated code is shared. A thread's
+//! `exit` ends its host thread; the last one's ends the process.
+//!
+//! I1: the child runs no guest code before the tid stores the kernel would
+//!     have made (`CLONE_PARENT_SETTID`, `CLONE_CHILD_SETTID`) are done, and
+//!     `clone` returns to the parent only after that.
+//! I2: `CLONE_CHILD_CLEARTID` (and `set_tid_address`) is emulated: the
+//!     kernel's clear-on-exit word of a host thread belongs to hotlift's C
+//!     library, so hotlift writes 0 there and wakes one futex waiter when
+//!     the guest thread exits, as the kernel would.
+//! I3: the decision "last thread" is made under the registry's lock
+//!     ([`super::process::Threads::remove_is_last`]), so of two threads
+//!     exiting at once exactly one ends the process.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+
+use super::{Vm, VmError};
+use crate::profile::Ending;
+use crate::runtime::ThreadCtx;
+use crate::types::GuestAddr;
+
+/// Flags `clone` may carry for a new thread, beyond the ones it needs.
+const THREAD_NEEDS: u64 = (libc::CLONE_VM | libc::CLONE_THREAD | libc::CLONE_SIGHAND) as u64;
+const THREAD_OK: u64 = THREAD_NEEDS
+    | (libc::CLONE_FS
+        | libc::CLONE_FILES
+        | libc::CLONE_SYSVSEM
+        | libc::CLONE_SETTLS
+        | libc::CLONE_PARENT_SETTID
+        | libc::CLONE_CHILD_SETTID
+        | libc::CLONE_CHILD_CLEARTID
+        | libc::CLONE_DETACHED) as u64;
+
+/// How a guest thread's dispatcher loop ended without ending the process.
+#[derive(Debug)]
+pub enum ThreadEnd {
+    /// It called `exit` and other threads live on.
+    Exited,
+}
+
+impl Vm {
+    /// `clone(flags, stack, parent_tid, child_tid, tls)` making a thread;
+    /// the child's tid, or the kernel's error.
+    pub(crate) fn clone_thread(&mut self, a: [u64; 6]) -> Result<i64, VmError> {
+        let (flags, stack, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+        let at = GuestAddr(self.ctx.rip - 2);
+        let unsupported = |why: &'static str| VmError::UnsupportedSyscall {
+            name: why,
+            nr: libc::SYS_clone as u64,
+            at,
+        };
+        if flags & libc::CLONE_VM as u64 == 0 {
+            return Err(unsupported("clone without CLONE_VM (fork)"));
+        }
+        if flags & THREAD_NEEDS != THREAD_NEEDS {
+            return Err(unsupported(
+                "clone with CLONE_VM but without CLONE_THREAD|CLONE_SIGHAND",
+            ));
+        }
+        if flags & !(THREAD_OK | 0xff) != 0 {
+            return Err(unsupported("clone of a thread with unsupported flags"));
+        }
+        // The child starts where the parent returns, with RAX = 0 and the
+        // syscall's RCX/R11, on its own stack and TLS.
+        let mut child = ThreadCtx::alloc(self.ctx.rip, self.ctx.gpr[4]);
+        child.copy_guest_state(&self.ctx);
+        child.gpr[0] = 0;
+        child.gpr[1] = self.ctx.rip;
+        child.gpr[11] = self.ctx.rflags;
+        if stack != 0 {
+            child.gpr[4] = stack;
+        }
+        if flags & libc::CLONE_SETTLS as u64 != 0 {
+            child.fs_base = tls;
+        }
+        let proc = self.proc.clone();
+        // The child inherits the signal mask: the kernel's part comes with
+        // the host thread, the recorded part (hotlift's own signals) here.
+        let blocked_own = self.sig.blocked_own.load(Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel::<i64>();
+        let spawned = std::thread::Builder::new()
+            .name("hotlift-guest".into())
+            .stack_size(1 << 20)
+            .spawn(move || {
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                let mut vm = match Vm::new_thread(proc, child) {
+                    Ok(vm) => vm,
+                    Err(e) => {
+                        eprintln!("hotlift: cannot start a guest thread: {e}");
+                        let _ = tx.send(-(libc::EAGAIN as i64));
+                        return;
+                    }
+                };
+                vm.sig.blocked_own.store(blocked_own, Ordering::Relaxed);
+                // I1.
+                let put = |addr: u64| {
+                    crate::syscall::guest_write_bytes(addr, &(tid as u32).to_le_bytes());
+                };
+                if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
+                    put(ptid);
+                }
+                if flags & libc::CLONE_CHILD_SETTID as u64 != 0 {
+                    put(ctid);
+                }
+                if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
+                    vm.clear_tid = ctid;
+                }
+                let _ = tx.send(tid as i64);
+                vm.run_thread();
+            });
+        if spawned.is_err() {
+            return Ok(-(libc::EAGAIN as i64));
+        }
+        Ok(rx.recv().unwrap_or(-(libc::EAGAIN as i64)))
+    }
+
+    /// The guest thread calls `exit(code)`: the last thread ends the
+    /// process (I3); any other ends its host thread after I2.
+    pub(crate) fn exit_thread(&mut self, code: u64) -> ThreadEnd {
+        if self.proc.threads.remove_is_last(&self.entry) {
+            self.finish(Ending::Exit {
+                code: (code & 0xff) as i32,
+            });
+            // SAFETY: no guest thread is left; the profile is written.
+            unsafe { libc::syscall(libc::SYS_exit_group, code as i32) };
+            unreachable!("exit_group returned");
+        }
+        if self.clear_tid != 0 {
+            // I2.
+            crate::syscall::guest_write_bytes(self.clear_tid, &0u32.to_le_bytes());
+            // SAFETY: a futex wake on a guest address wakes guest waiters
+            // only (a bad address gives EFAULT).
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    self.clear_tid,
+                    libc::FUTEX_WAKE,
+                    1,
+                    0,
+                    0,
+                    0,
+                )
+            };
+        }
+        ThreadEnd::Exited
+    }
+
+    /// Run a thread made by `clone` until it exits (its host thread then
+    /// ends), or until the process ends.
+    pub fn run_thread(mut self) {
+        match self.run_loop() {
+            Ok(ThreadEnd::Exited) => {}
+            Err(e) => {
+                eprintln!("hotlift: {e}");
+                self.finish(Ending::Exit {
+                    code: crate::cli::EXIT_HOTLIFT_FAILED,
+                });
+                // SAFETY: _exit has no preconditions.
+                unsafe { libc::_exit(crate::cli::EXIT_HOTLIFT_FAILED) }
+            }
+        }
+    }
+}
