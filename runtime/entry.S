@@ -134,16 +134,29 @@ hotlift_signal_entry:
     ret
     .size hotlift_signal_entry, .-hotlift_signal_entry
 
+    .globl hotlift_restore_rt
+    .type hotlift_restore_rt,@function
+    .p2align 4
+// sa_restorer of hotlift's handlers installed with the raw rt_sigaction
+// (signals 32 and 33, which the host C library refuses to install).
+hotlift_restore_rt:
+    mov eax, 15
+    syscall
+    ud2
+    .size hotlift_restore_rt, .-hotlift_restore_rt
+
     .globl hotlift_guest_syscall
     .type hotlift_guest_syscall,@function
     .p2align 4
 // extern "C" fn hotlift_guest_syscall(nr: u64, args: *const [u64; 6]) -> i64
 // A guest syscall passed through to the kernel, interruptible by a signal
-// that must end the guest: the handler (src/signal) rewrites a thread it
-// interrupts between `_check` and `_insn` (inclusive: `_insn` is also where
-// the kernel leaves a syscall it will restart) to return -EINTR from
-// `_done`, and the pending flag is checked before the syscall, so a signal
-// can never leave the thread blocked in the kernel.
+// that must end the guest or run a guest handler: the handler (src/signal)
+// rewrites a thread it interrupts between `_check` and `_insn` (inclusive:
+// `_insn` is also where the kernel leaves a syscall it will restart) to
+// return -EINTR from `_done`, and the pending flag and the queued signals
+// are checked before the syscall, so a signal can never leave the thread
+// blocked in the kernel. Only guest threads (GS base = their context)
+// call it.
 hotlift_guest_syscall:
     mov rax, rdi
     mov r11, rsi
@@ -153,10 +166,16 @@ hotlift_guest_syscall:
     mov r10, [r11 + 24]
     mov r8,  [r11 + 32]
     mov r9,  [r11 + 40]
+    // RCX = 0 until the syscall instruction runs (it sets RCX to the
+    // return address): how the handler tells a syscall about to run from
+    // one the kernel rewound to restart, both at `_insn`.
+    xor ecx, ecx
     .globl hotlift_guest_syscall_check
 hotlift_guest_syscall_check:
     cmp dword ptr [rip + {PENDING}], 0
     jne 1f
+    cmp qword ptr gs:[{SIG_QUEUED}], 0
+    jne 2f
     .globl hotlift_guest_syscall_insn
 hotlift_guest_syscall_insn:
     syscall
@@ -164,6 +183,11 @@ hotlift_guest_syscall_insn:
 hotlift_guest_syscall_done:
     ret
 1:
+    mov rax, -{EINTR}
+    ret
+2:
+    // A signal for a guest handler is queued: the syscall runs after it.
+    mov dword ptr gs:[{SYS_RESTART}], 1
     mov rax, -{EINTR}
     ret
     .size hotlift_guest_syscall, .-hotlift_guest_syscall

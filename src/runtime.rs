@@ -83,6 +83,16 @@ pub struct ThreadCtx {
     /// The thread's `dispatch::Vm` (set when it starts running guest code),
     /// for the signal handler.
     pub vm: u64,
+    /// Signals queued for delivery to guest handlers (bit `sig - 1`), set
+    /// by the signal handler on this thread, cleared by the dispatcher as
+    /// it delivers them (signal/deliver.rs). Read by the guest-syscall stub.
+    pub sig_queued: u64,
+    /// Set by the guest-syscall stub when it skipped the syscall because a
+    /// signal was queued, and by the handler when the kernel rewound an
+    /// interrupted syscall to restart it: the syscall instruction runs
+    /// again after the guest's handler (signal/deliver.rs D3).
+    pub sys_restart: u32,
+    pub _pad2: u32,
 }
 
 /// Bytes the context takes at the start of its mapping; the thread's
@@ -113,6 +123,7 @@ pub mod off {
 const _: () = assert!(std::mem::size_of::<ThreadCtx>() <= CTX_BYTES);
 const _: () = assert!(offset_of!(ThreadCtx, xsave_mask) % 8 == 0);
 const _: () = assert!(offset_of!(ThreadCtx, ring_pos) % 8 == 0);
+const _: () = assert!(offset_of!(ThreadCtx, sig_queued) % 8 == 0);
 
 global_asm!(
     include_str!("../runtime/entry.S"),
@@ -127,8 +138,14 @@ global_asm!(
     HOST_MXCSR = const offset_of!(ThreadCtx, host_mxcsr),
     RUST_HANDLER = sym crate::signal::handle_host_signal,
     PENDING = sym crate::signal::PENDING_FATAL,
+    SIG_QUEUED = const offset_of!(ThreadCtx, sig_queued),
+    SYS_RESTART = const offset_of!(ThreadCtx, sys_restart),
     EINTR = const libc::EINTR,
 );
+
+extern "C" {
+    fn hotlift_restore_rt();
+}
 
 extern "C" {
     fn hotlift_enter(ctx: *mut ThreadCtx);
@@ -150,6 +167,9 @@ pub enum StubPlace {
     /// again): it can still be made to return -EINTR at `done`.
     BeforeSyscall {
         done: u64,
+        /// At the syscall instruction itself (not yet run, or rewound by
+        /// the kernel to run again: RCX tells, entry.S).
+        at_insn: bool,
     },
     Elsewhere,
 }
@@ -163,6 +183,7 @@ pub fn stub_place(pc: u64) -> StubPlace {
     if (a(hotlift_guest_syscall_check)..=a(hotlift_guest_syscall_insn)).contains(&pc) {
         return StubPlace::BeforeSyscall {
             done: a(hotlift_guest_syscall_done),
+            at_insn: pc == a(hotlift_guest_syscall_insn),
         };
     }
     StubPlace::Elsewhere
@@ -180,9 +201,35 @@ pub unsafe fn guest_syscall(nr: u64, args: [u64; 6]) -> i64 {
     unsafe { hotlift_guest_syscall(nr, &args) }
 }
 
+/// Address of the `rt_sigreturn` restorer for handlers installed with the
+/// raw syscall (entry.S).
+pub fn restore_rt_addr() -> u64 {
+    hotlift_restore_rt as *const () as u64
+}
+
 /// Address of the signal entry stub, for `sigaction`.
 pub fn signal_entry_addr() -> usize {
     hotlift_signal_entry as *const () as usize
+}
+
+/// Bytes of the guest's XSAVE state (standard format, every feature
+/// hotlift saves), as the kernel sizes a signal frame's.
+pub fn xsave_size() -> usize {
+    xsave_geometry().1
+}
+
+/// Put the XSAVE area at `area` in the initial state a signal handler
+/// starts with: x87 control word 0x37f, MXCSR 0x1f80, every component at
+/// its init value (XSTATE_BV = 0).
+pub fn xsave_init(area: u64) {
+    // SAFETY: every thread's area is at least 576 bytes (ThreadCtx::alloc)
+    // and only this thread touches it.
+    unsafe {
+        let p = area as *mut u8;
+        std::ptr::write_bytes(p, 0, 576);
+        (p as *mut u16).write(0x37f);
+        (p.add(24) as *mut u32).write(0x1f80);
+    }
 }
 
 /// XSAVE features saved for the guest: everything enabled in XCR0 except
@@ -240,11 +287,7 @@ impl ThreadCtx {
         );
         // Legacy area: FCW at 0 (0x37f), MXCSR at 24 (0x1f80). XSTATE_BV = 0
         // loads the init state for everything else.
-        // SAFETY: area is at least 576 bytes and exclusively ours.
-        unsafe {
-            (area as *mut u16).write(0x37f);
-            (area.add(24) as *mut u32).write(0x1f80);
-        }
+        xsave_init(area as u64);
         let mut gpr = [0u64; 16];
         gpr[4] = rsp;
         let bytes = CTX_BYTES + crate::cache::IBL_ENTRIES * 16;
@@ -274,6 +317,9 @@ impl ThreadCtx {
             sb_partial: 0,
             stepping: 0,
             vm: 0,
+            sig_queued: 0,
+            sys_restart: 0,
+            _pad2: 0,
         };
         // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
         unsafe { p.write(ctx) };
@@ -304,6 +350,13 @@ impl ThreadCtx {
     pub fn ibl_entries(&mut self) -> *mut [u64; 2] {
         // SAFETY: the table follows the context in its mapping (I4).
         unsafe { (self as *mut ThreadCtx as *mut u8).add(CTX_BYTES) as *mut [u64; 2] }
+    }
+
+    /// The queued-signal bits, shared with this thread's signal handler.
+    pub fn sig_queued(&self) -> &std::sync::atomic::AtomicU64 {
+        // SAFETY: an aligned u64 in the context's mapping, accessed only
+        // atomically (by this thread and its signal handler).
+        unsafe { &*(&self.sig_queued as *const u64 as *const std::sync::atomic::AtomicU64) }
     }
 
     /// The producer position as the monitor reads it.

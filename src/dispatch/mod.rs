@@ -75,6 +75,8 @@ pub struct Stats {
     pub syscalls: u64,
     /// Stores into translated code (smc.rs).
     pub code_writes: u64,
+    /// Frames built for guest signal handlers (signal/deliver.rs).
+    pub signals_delivered: u64,
 }
 
 /// One guest thread under translation (its process is `proc`).
@@ -100,6 +102,16 @@ pub struct Vm {
     /// thread ends.
     pub clear_tid: u64,
     pub sig: syscall::ThreadSignals,
+    /// The dispatcher is about to enter a one-instruction block that is
+    /// not the block for its address (a store into code, smc.rs): a signal
+    /// must not turn the entry into a kick (signal/deliver.rs D2).
+    pub entering_single: bool,
+    /// The signal mask a new thread takes once it can handle signals
+    /// (threads.rs I4).
+    pub start_mask: Option<libc::sigset_t>,
+    /// Error code, trap number and address of the last fault in
+    /// translated code (signal/deliver.rs D5).
+    pub fault_regs: [u64; 3],
 }
 
 impl Vm {
@@ -248,6 +260,12 @@ impl Vm {
 
     fn run_loop(&mut self) -> Result<ThreadEnd, VmError> {
         signal::publish_vm(self);
+        if let Some(mask) = self.start_mask.take() {
+            // threads.rs I4: signals may come now that the handler finds
+            // this Vm.
+            // SAFETY: sets this thread's mask from a local.
+            unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
+        }
         let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
         loop {
             if let Some(sig) = signal::pending_fatal() {
@@ -255,6 +273,21 @@ impl Vm {
                 // hotlift was running (or the guest was in a syscall).
                 self.finish(Ending::Signal { signal: sig });
                 signal::die_with(sig)
+            }
+            if self
+                .ctx
+                .sig_queued()
+                .load(std::sync::atomic::Ordering::Acquire)
+                != 0
+            {
+                // Signals for the guest's handlers (signal/deliver.rs).
+                if std::mem::take(&mut self.entering_single) {
+                    // The store into code did not run (smc.rs): it runs
+                    // again, counted, after the handler.
+                    self.record_unretired(1);
+                }
+                self.deliver_queued()?;
+                next = self.host_for(GuestAddr(self.ctx.rip))?;
             }
             // I3 and process.rs I2: enter only code of the generation the
             // lookup table and `next` belong to.
@@ -273,6 +306,19 @@ impl Vm {
                 continue;
             }
             self.ctx.enter_target = next.0;
+            // signal/deliver.rs D2: a signal queued from here on finds
+            // `enter_target` set and points it at the kick stub.
+            std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+            if !self.entering_single
+                && self
+                    .ctx
+                    .sig_queued()
+                    .load(std::sync::atomic::Ordering::Acquire)
+                    != 0
+            {
+                self.proc.threads.leave(&self.entry);
+                continue;
+            }
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
@@ -288,6 +334,7 @@ impl Vm {
             // Out only now: a thread stopped for the end of the process has
             // told the monitor what its last block did not run.
             self.proc.threads.leave(&self.entry);
+            self.entering_single = self.ctx.exit_reason == exit_reason::CODE_WRITE;
             next = match self.ctx.exit_reason {
                 exit_reason::SITE => match self.handle_site(gen)? {
                     Some(host) => host,
@@ -303,8 +350,15 @@ impl Vm {
                 // signal: the state is exact at ctx.rip.
                 exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip))?,
                 exit_reason::FATAL_SIGNAL => {
-                    self.record_fault();
                     let sig = self.ctx.exit_arg as i32;
+                    let fault_at = self.fault.as_ref().map(|(l, _)| (l.exact, l.guest));
+                    self.record_fault();
+                    if let Some((exact, at)) = fault_at {
+                        if let Some(host) = self.fault_to_handler(sig, exact, at)? {
+                            next = host;
+                            continue;
+                        }
+                    }
                     self.finish(Ending::Signal { signal: sig });
                     signal::die_with(sig)
                 }
@@ -359,16 +413,82 @@ impl Vm {
                 }
                 self.host_for(GuestAddr(self.ctx.rip)).map(Some)
             }
-            SiteKind::Trap(kind) => self.die_of_trap(kind, site.target),
+            SiteKind::Trap(kind) => self.trap(kind, site.target).map(Some),
         }
     }
 
-    fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
+    /// A fault in translated code at guest instruction `at`: to the
+    /// guest's handler if it has one (signal/deliver.rs D5), then the host
+    /// address to go on at; None for the default action.
+    fn fault_to_handler(
+        &mut self,
+        sig: i32,
+        exact: bool,
+        at: GuestAddr,
+    ) -> Result<Option<HostAddr>, VmError> {
+        if self.proc.sig.handler(sig as usize) <= 1 {
+            return Ok(None);
+        }
+        if !exact {
+            eprintln!(
+                "hotlift: SIG{} at guest {at} faulted inside the translation of that instruction: its exact register state cannot be given to the guest's handler yet (README, known limits); the guest dies of it",
+                signal::sig_name(sig)
+            );
+            return Ok(None);
+        }
+        self.ctx.rip = at.0;
+        let info = self.sig.info[sig as usize];
+        if !self.deliver_sync(sig, &info, self.fault_regs)? {
+            return Ok(None);
+        }
+        self.host_for(GuestAddr(self.ctx.rip)).map(Some)
+    }
+
+    /// A trap instruction at `at`: the guest's handler runs, or the guest
+    /// dies of it as the kernel would kill it.
+    fn trap(&mut self, kind: TrapKind, at: GuestAddr) -> Result<HostAddr, VmError> {
         // The trap instruction is the last one its block counted; only
         // `int3`/`int1` retire (the signal's rip is past them).
         if kind.counted() && kind != TrapKind::Breakpoint {
             self.record_unretired(1);
         }
+        let sig = kind.signal();
+        // siginfo and frame as the kernel fills them: (si_code, si_addr,
+        // trap number, rip).
+        let (code, addr, trapno, rip) = match kind {
+            TrapKind::Breakpoint => (0x80, 0, 3, at.0 + 1),
+            TrapKind::InvalidOpcode => (2, at.0, 6, at.0),
+            TrapKind::GeneralProtection => (0x80, 0, 13, at.0),
+            TrapKind::FetchFault => (self.fetch_fault_code(at), at.0, 14, at.0),
+        };
+        let mut info = [0u8; 128];
+        info[0..4].copy_from_slice(&sig.to_le_bytes());
+        info[8..12].copy_from_slice(&code.to_le_bytes());
+        info[16..24].copy_from_slice(&addr.to_le_bytes());
+        let err = if kind == TrapKind::FetchFault {
+            0x14
+        } else {
+            0
+        };
+        self.ctx.rip = rip;
+        if self.deliver_sync(sig, &info, [err, trapno, addr])? {
+            return self.host_for(GuestAddr(self.ctx.rip));
+        }
+        self.die_of_trap(kind, at)
+    }
+
+    /// si_code of a fetch from `at`: SEGV_MAPERR where nothing is mapped,
+    /// SEGV_ACCERR where the memory is not executable.
+    fn fetch_fault_code(&self, at: GuestAddr) -> i32 {
+        let mapped = self.proc.lock().mem.owns_all(at.0, at.0 + 1);
+        if mapped {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
         if self.proc.opts.verbose {
             let what = match kind {
                 TrapKind::Breakpoint => "breakpoint trap",

@@ -217,7 +217,7 @@ impl Vm {
     }
 
     /// Append a record to this thread's ring from Rust (ring I1, I2).
-    pub(super) fn push_words(&mut self, words: &[u32]) {
+    pub(crate) fn push_words(&mut self, words: &[u32]) {
         let Some(tr) = self.prof.ring.clone() else {
             return;
         };

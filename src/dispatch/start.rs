@@ -243,6 +243,9 @@ impl Vm {
             fault: None,
             clear_tid: 0,
             sig: syscall::ThreadSignals::default(),
+            entering_single: false,
+            start_mask: None,
+            fault_regs: [0; 3],
         })
     }
 }

@@ -13,6 +13,9 @@
 //! I3: the decision "last thread" is made under the registry's lock
 //!     ([`super::process::Threads::remove_is_last`]), so of two threads
 //!     exiting at once exactly one ends the process.
+//! I4: a new host thread starts with every signal blocked and takes the
+//!     guest's mask (inherited from the parent, as clone does) only once
+//!     its Vm is published, so the signal handler always finds it.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering;
@@ -82,6 +85,22 @@ impl Vm {
         // the host thread, the recorded part (hotlift's own signals) here.
         let blocked_own = self.sig.blocked_own.load(Ordering::Relaxed);
         let (tx, rx) = mpsc::channel::<i64>();
+        // I4.
+        // SAFETY: sigset operations on locals; the calling thread's mask
+        // is put back below.
+        let mut parent_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut parent_mask);
+        }
+        let mut start_mask = parent_mask;
+        let held = self.sig.held.load(Ordering::Acquire);
+        for sig in (1..=64).filter(|s| held & (1u64 << (s - 1)) != 0) {
+            // Held for this thread's own queue (signal/deliver.rs D1).
+            // SAFETY: a valid sigset and signal number.
+            unsafe { libc::sigdelset(&mut start_mask, sig) };
+        }
         let spawned = std::thread::Builder::new()
             .name("hotlift-guest".into())
             .stack_size(1 << 20)
@@ -111,8 +130,11 @@ impl Vm {
                     vm.clear_tid = ctid;
                 }
                 let _ = tx.send(tid as i64);
+                vm.start_mask = Some(start_mask);
                 vm.run_thread();
             });
+        // SAFETY: restores the mask saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &parent_mask, std::ptr::null_mut()) };
         if spawned.is_err() {
             return Ok(-(libc::EAGAIN as i64));
         }

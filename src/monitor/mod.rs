@@ -21,7 +21,10 @@
 //! faulted part way: the `TAG_REP` record before it (closed with ECX at the
 //! fault) counts that instruction's completed iterations only.
 //! `TAG_SB_ENTRY | id`, `TAG_SB_EXIT | k` and `TAG_SB_PARTIAL | m` are
-//! single words (superblock/mod.rs).
+//! single words (superblock/mod.rs). `TAG_SIGNAL | sig` (and four words)
+//! and `TAG_SIGRETURN` mark a guest signal handler's start and end
+//! (signal/deliver.rs): no edge is counted across them, and the handler
+//! is a call in the calling-context tree that returns to the restorer.
 #![allow(unsafe_code)]
 
 pub mod blocks;
@@ -63,12 +66,21 @@ pub const TAG_UNRETIRED: u32 = 0xc000_0002;
 /// fault); followed by the number of counted instructions after it in its
 /// block (which did not retire).
 pub const TAG_UNRETIRED_REP: u32 = 0xc000_0003;
+/// A frame for signal `sig` (low 8 bits) was built: the next entry is the
+/// guest's handler. Followed by the restorer's and the handler's
+/// addresses (low, high words each).
+pub const TAG_SIGNAL: u32 = 0xc000_0100;
+/// `rt_sigreturn` replaced the thread's context: the next entry does not
+/// follow the block before.
+pub const TAG_SIGRETURN: u32 = 0xc000_0004;
 
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
     match tag {
         TAG_REP => 2,
         TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
+        TAG_SIGRETURN => 0,
+        t if t & !0xff == TAG_SIGNAL => 4,
         t if t >= TAG_SB_ENTRY => 0,
         _ => 3,
     }

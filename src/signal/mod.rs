@@ -19,6 +19,7 @@
 //!     that signal. Signals the guest ignores are ignored by the kernel.
 #![allow(unsafe_code)]
 
+pub mod deliver;
 pub mod state;
 
 use std::fmt::Write as _;
@@ -75,9 +76,77 @@ pub fn hotlift_owns(sig: i32) -> bool {
     FAULT_SIGNALS.contains(&sig) || sig == KICK
 }
 
+/// The mask bits of [`hotlift_owns`].
+pub fn own_mask() -> u64 {
+    FAULT_SIGNALS
+        .iter()
+        .chain(&[KICK])
+        .fold(0, |m, &s| m | 1 << (s - 1))
+}
+
+/// Signals whose default action ends the process.
+pub fn default_fatal(sig: i32) -> bool {
+    !matches!(
+        sig,
+        libc::SIGCHLD
+            | libc::SIGCONT
+            | libc::SIGURG
+            | libc::SIGWINCH
+            | libc::SIGSTOP
+            | libc::SIGTSTP
+            | libc::SIGTTIN
+            | libc::SIGTTOU
+    ) && (1..=64).contains(&sig)
+}
+
+/// The guest installs a handler for `sig`: the kernel gives it to
+/// hotlift's handler, which queues it for the guest's (deliver.rs).
+/// Signals of [`ends_guest`] and hotlift's own are caught already.
+pub fn catch_for_guest(sig: i32) -> Result<(), String> {
+    if hotlift_owns(sig) {
+        return Ok(());
+    }
+    set_host_action(sig, false)
+}
+
+/// The guest's action for `sig` went back to default (SA_RESETHAND): the
+/// kernel's goes with it, except where hotlift catches the signal anyway.
+/// Async-signal-safe.
+pub fn reset_host_action(sig: i32) {
+    if !ends_guest(sig) && !hotlift_owns(sig) {
+        set_default(sig);
+    }
+}
+
 /// Give the kernel hotlift's action for a signal of [`ends_guest`]: ignored
 /// when the guest ignores it, else caught (I4).
 pub fn set_host_action(sig: i32, guest_ignores: bool) -> Result<(), String> {
+    if sig == 32 || sig == 33 {
+        // The host C library refuses these (its own thread signals, unused
+        // by hotlift): the raw syscall, with hotlift's restorer.
+        let k: [u64; 4] = if guest_ignores {
+            [libc::SIG_IGN as u64, 0, 0, 0]
+        } else {
+            [
+                crate::runtime::signal_entry_addr() as u64,
+                (libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART | 0x0400_0000) as u64,
+                crate::runtime::restore_rt_addr(),
+                u64::MAX,
+            ]
+        };
+        // SAFETY: a valid kernel_sigaction for a signal hotlift never uses.
+        let r = unsafe {
+            crate::syscall::syscall6(
+                libc::SYS_rt_sigaction as u64,
+                [sig as u64, k.as_ptr() as u64, 0, 8, 0, 0],
+            )
+        };
+        return if r == 0 {
+            Ok(())
+        } else {
+            Err(format!("rt_sigaction({sig}): error {}", -r))
+        };
+    }
     // SAFETY: a valid sigaction for a signal hotlift does not otherwise
     // use; the handler is the async-signal-safe entry stub.
     unsafe {
@@ -320,6 +389,42 @@ pub unsafe extern "C" fn handle_host_signal(
         }
         return;
     }
+    let guest_handler = vm_ref.map_or(0, |v| v.proc.sig.handler(sig as usize));
+    let real_fault = code > 0 && FAULT_SIGNALS.contains(&sig);
+    if guest_handler > 1 && !real_fault {
+        // SAFETY: as above.
+        match unsafe { vm.as_mut() } {
+            Some(v) if blocked_by_guest => {
+                // One of hotlift's own signals, blocked by the guest: pending
+                // until it unblocks it (syscall::rt_sigprocmask).
+                // SAFETY: the kernel's 128-byte siginfo into the slot.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        info as *const u8,
+                        v.sig.info[sig as usize].as_mut_ptr(),
+                        128,
+                    )
+                };
+                v.sig.pending_own.fetch_or(1 << (sig - 1), Ordering::AcqRel);
+            }
+            // SAFETY: the kernel's info; uc is this handler's.
+            Some(v) => unsafe { deliver::queue(v, sig, info, uc, pc, in_code) },
+            None => {
+                // Guest threads block every signal until their Vm is
+                // published (threads.rs), so this cannot happen.
+                let mut msg = StackBuf {
+                    buf: [0; 256],
+                    len: 0,
+                };
+                let _ = writeln!(
+                    msg,
+                    "hotlift: internal error: signal {sig} for a guest handler on a thread without guest state; dropped"
+                );
+                msg.emit();
+            }
+        }
+        return;
+    }
     if ends_guest(sig) {
         // SAFETY: see publish_vm; the handler is the only one touching it.
         end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
@@ -416,6 +521,21 @@ pub unsafe extern "C" fn handle_host_signal(
         if code > 0 && sig != libc::SIGTRAP {
             vm.note_leave(pc);
             vm.ctx.exit_arg = sig as u32;
+            // For a guest handler (deliver.rs D5).
+            // SAFETY: the kernel's 128-byte siginfo into the slot.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    info as *const u8,
+                    vm.sig.info[sig as usize].as_mut_ptr(),
+                    128,
+                )
+            };
+            let g = &uc.uc_mcontext.gregs;
+            vm.fault_regs = [
+                g[libc::REG_ERR as usize] as u64,
+                g[libc::REG_TRAPNO as usize] as u64,
+                g[libc::REG_CR2 as usize] as u64,
+            ];
             if let Some(loc) = vm.proc.view.locate(pc) {
                 vm.ctx.rip = loc.guest.0;
                 // For the count: the dispatcher leaves out what never ran.
@@ -463,7 +583,7 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
             vm.ctx.exit_arg = sig;
             vm.ctx.enter_target = view.fatal_stub.0;
         }
-        crate::runtime::StubPlace::BeforeSyscall { done } => {
+        crate::runtime::StubPlace::BeforeSyscall { done, .. } => {
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = done as i64;
             uc.uc_mcontext.gregs[libc::REG_RAX as usize] = -(libc::EINTR as i64);
         }

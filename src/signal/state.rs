@@ -76,6 +76,11 @@ pub struct ThreadSignals {
     pub pending_own: AtomicU64,
     /// The guest's `sigaltstack` (ss_sp, ss_flags, ss_size).
     pub altstack: [u64; 3],
+    /// Signals queued for the guest's handlers that hotlift keeps blocked
+    /// in the kernel until they are delivered (deliver.rs D1).
+    pub held: AtomicU64,
+    /// The siginfo of each queued signal (written by the handler).
+    pub info: Box<[[u8; 128]; 65]>,
 }
 
 impl Default for ThreadSignals {
@@ -84,6 +89,8 @@ impl Default for ThreadSignals {
             blocked_own: AtomicU64::new(0),
             pending_own: AtomicU64::new(0),
             altstack: [0, libc::SS_DISABLE as u64, 0],
+            held: AtomicU64::new(0),
+            info: Box::new([[0; 128]; 65]),
         }
     }
 }

@@ -56,10 +56,11 @@ fn plan(nr: i64) -> Plan {
         | SYS_sched_setaffinity
         | SYS_rt_sigpending
         | SYS_clone
-        | SYS_set_tid_address => Plan::Emulate,
+        | SYS_set_tid_address
+        | SYS_rt_sigreturn => Plan::Emulate,
         // glibc falls back to clone on ENOSYS (I3).
         SYS_clone3 => Plan::NoSys,
-        SYS_fork | SYS_vfork | SYS_execve | SYS_execveat | SYS_rt_sigreturn => Plan::Refuse,
+        SYS_fork | SYS_vfork | SYS_execve | SYS_execveat => Plan::Refuse,
         SYS_read
         | SYS_write
         | SYS_open
@@ -413,10 +414,16 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
         };
         let handler = new[0];
         let own = crate::signal::hotlift_owns(sig as i32);
-        if handler > 1 && vm.opts().verbose {
-            eprintln!("hotlift: guest installs a handler for signal {sig} at {:#x}; guest handlers do not run yet, the signal keeps its default action", handler);
+        if sig as i32 == crate::dispatch::process::KICK && handler > 1 {
+            eprintln!("hotlift: the guest's handler for signal {sig} at {handler:#x} will never run: hotlift keeps the signal for itself (README, known limits)");
         }
-        if crate::signal::ends_guest(sig as i32) {
+        if handler > 1 {
+            // deliver.rs: hotlift's handler queues it for the guest's.
+            if let Err(e) = crate::signal::catch_for_guest(sig as i32) {
+                eprintln!("hotlift: {e}");
+                return EINVAL;
+            }
+        } else if crate::signal::ends_guest(sig as i32) {
             // Caught by hotlift whatever the guest's action is, unless it
             // ignores the signal (signal I4).
             if let Err(e) =
@@ -462,10 +469,13 @@ const OWN_SIGNALS: u64 = (1 << (libc::SIGSEGV - 1))
     | (1 << (libc::SIGTRAP - 1))
     | (1 << (crate::dispatch::process::KICK - 1));
 
-/// `rt_sigprocmask`: hotlift's fault signals must stay deliverable (write
+/// `rt_sigprocmask`: hotlift's own signals must stay deliverable (write
 /// protection and fault reports depend on them), so the guest's bits for
-/// them are kept here and merged back into what it reads.
+/// them are kept here and merged back into what it reads; signals queued
+/// for the guest's handlers stay blocked in the kernel until delivered
+/// (signal/deliver.rs D1).
 fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
+    use std::sync::atomic::Ordering;
     let (how, set, old, size) = (a[0] as i32, a[1], a[2], a[3]);
     if size != 8 {
         return EINVAL;
@@ -478,7 +488,12 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     } else {
         None
     };
-    let kernel_set = new.map(|v| v & !OWN_SIGNALS);
+    let held = vm.sig.held.load(Ordering::Acquire);
+    let kernel_set = new.map(|v| match how {
+        libc::SIG_UNBLOCK => v & !OWN_SIGNALS & !held,
+        libc::SIG_SETMASK => (v & !OWN_SIGNALS) | held,
+        _ => v & !OWN_SIGNALS,
+    });
     let mut prev: u64 = 0;
     let kptr = kernel_set.as_ref().map_or(0, |v| v as *const u64 as u64);
     // SAFETY: the kernel reads/writes our own locals; `how` is checked by it.
@@ -491,11 +506,8 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if r != 0 {
         return r;
     }
-    let blocked_own = vm
-        .sig
-        .blocked_own
-        .load(std::sync::atomic::Ordering::Acquire);
-    let prev_guest = (prev & !OWN_SIGNALS) | blocked_own;
+    let blocked_own = vm.sig.blocked_own.load(Ordering::Acquire);
+    let prev_guest = (prev & !OWN_SIGNALS & !held) | blocked_own;
     if let Some(v) = new {
         let own = v & OWN_SIGNALS;
         let now = match how {
@@ -503,34 +515,40 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
             libc::SIG_UNBLOCK => blocked_own & !own,
             _ => own,
         };
-        vm.sig
-            .blocked_own
-            .store(now, std::sync::atomic::Ordering::Release);
+        vm.sig.blocked_own.store(now, Ordering::Release);
     }
     if old != 0 && !guest_write(old, &prev_guest) {
         return EFAULT;
     }
-    // Deliver what the guest just unblocked (signal/mod.rs keeps them).
-    let pending = vm
-        .sig
-        .pending_own
-        .load(std::sync::atomic::Ordering::Acquire)
-        & !vm
-            .sig
-            .blocked_own
-            .load(std::sync::atomic::Ordering::Acquire);
-    if pending != 0 {
-        vm.sig
-            .pending_own
-            .fetch_and(!pending, std::sync::atomic::Ordering::AcqRel);
-        for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
-            if vm.proc.sig.handler(sig as usize) != libc::SIG_IGN as u64 {
+    release_own_pending(vm);
+    0
+}
+
+/// Deliver what the guest just unblocked of hotlift's own signals (kept
+/// pending by signal/mod.rs): to its handler, or the default action.
+pub(crate) fn release_own_pending(vm: &mut Vm) {
+    use std::sync::atomic::Ordering;
+    let pending =
+        vm.sig.pending_own.load(Ordering::Acquire) & !vm.sig.blocked_own.load(Ordering::Acquire);
+    if pending == 0 {
+        return;
+    }
+    vm.sig.pending_own.fetch_and(!pending, Ordering::AcqRel);
+    for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
+        match vm.proc.sig.handler(sig as usize) {
+            0 => {
                 vm.finish(crate::profile::Ending::Signal { signal: sig });
                 crate::signal::die_with(sig);
             }
+            1 => {}
+            _ => {
+                // Its siginfo is in the slot (queued by the handler).
+                vm.ctx
+                    .sig_queued()
+                    .fetch_or(1 << (sig - 1), Ordering::AcqRel);
+            }
         }
     }
-    0
 }
 
 /// `rt_sigpending`: the kernel's pending set plus hotlift's own signals the
@@ -561,33 +579,46 @@ fn rt_sigpending(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
 }
 
+/// `sigaltstack`: the guest's alternate stack is hotlift's to use when it
+/// builds a frame (signal/deliver.rs); the kernel's is hotlift's own.
 fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
-    let prev = vm.sig.altstack;
+    const SS_ONSTACK: u64 = 1;
+    const SS_DISABLE: u64 = 2;
+    const SS_AUTODISARM: u64 = 1 << 31;
+    let [sp, flags, size] = vm.sig.altstack;
+    let rsp = vm.ctx.gpr[4];
+    let on_it = flags & SS_AUTODISARM == 0 && size != 0 && rsp > sp && rsp - sp <= size;
+    let reported = if size == 0 {
+        SS_DISABLE
+    } else if on_it {
+        SS_ONSTACK
+    } else {
+        0
+    } | (flags & SS_AUTODISARM);
     if new != 0 {
-        let Some(ss) = guest_read::<[u64; 3]>(new) else {
+        let Some([nsp, nflags, nsize]) = guest_read::<[u64; 3]>(new) else {
             return EFAULT;
         };
-        vm.sig.altstack = ss;
+        if on_it {
+            return -(libc::EPERM as i64);
+        }
+        let nflags = nflags & 0xffff_ffff;
+        let mode = nflags & !SS_AUTODISARM;
+        if mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0 {
+            return EINVAL;
+        }
+        vm.sig.altstack = if mode == SS_DISABLE {
+            [0, SS_DISABLE, 0]
+        } else if nsize < libc::MINSIGSTKSZ as u64 {
+            return -(libc::ENOMEM as i64);
+        } else {
+            [nsp, nflags & SS_AUTODISARM, nsize]
+        };
     }
-    if old != 0 && !guest_write(old, &prev) {
+    if old != 0 && !guest_write(old, &[sp, reported, size]) {
         return EFAULT;
     }
     0
-}
-
-/// Signals whose default action ends the process.
-fn default_fatal(sig: i32) -> bool {
-    !matches!(
-        sig,
-        libc::SIGCHLD
-            | libc::SIGCONT
-            | libc::SIGURG
-            | libc::SIGWINCH
-            | libc::SIGSTOP
-            | libc::SIGTSTP
-            | libc::SIGTTIN
-            | libc::SIGTTOU
-    ) && (1..=64).contains(&sig)
 }
 
 /// Is this `kill`/`tkill`/`tgkill` a signal to the guest itself that will
@@ -606,7 +637,9 @@ fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
     if sig == libc::SIGKILL {
         return Some(sig);
     }
-    if !default_fatal(sig) || vm.proc.sig.handler(sig as usize) == libc::SIG_IGN as u64 {
+    if !crate::signal::default_fatal(sig)
+        || vm.proc.sig.handler(sig as usize) != libc::SIG_DFL as u64
+    {
         return None;
     }
     let mut blocked: u64 = 0;
@@ -738,6 +771,15 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
                 exit_now(vm, a[0])
             }
             libc::SYS_clone => vm.clone_thread(a)?,
+            libc::SYS_rt_sigreturn => {
+                // The frame replaces the whole context: no result.
+                vm.record_syscall(nr, 0, 0);
+                if vm.opts().strace {
+                    strace::log(" = ?\n");
+                }
+                vm.sigreturn()?;
+                return Ok(Flow::Continue);
+            }
             libc::SYS_set_tid_address => {
                 // threads.rs I2: the kernel's word is hotlift's C library's.
                 vm.clear_tid = a[0];
@@ -747,6 +789,18 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             _ => unreachable!("syscall {nr} planned as emulated without an emulation"),
         },
     };
+    if std::mem::take(&mut vm.ctx.sys_restart) != 0 {
+        // signal/deliver.rs D3: the syscall instruction runs again after
+        // the guest's handler; it did not retire now.
+        if vm.opts().strace {
+            strace::log(" = ? (restarted after a signal handler)\n");
+        }
+        vm.ctx.gpr[1] = vm.ctx.rip;
+        vm.ctx.gpr[11] = vm.ctx.rflags;
+        vm.ctx.rip -= 2;
+        vm.record_unretired(1);
+        return Ok(Flow::Continue);
+    }
     vm.record_syscall(nr, ret, t0.elapsed().as_nanos() as u64);
     if vm.opts().strace {
         strace::log(&format!("{}\n", strace::format_return(nr, &a, ret)));

@@ -29,8 +29,8 @@ mod passes;
 use super::calltree::{CallTree, ROOT};
 use super::superblock::{Request, Trigger};
 use super::{
-    BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SYSCALL,
-    TAG_UNRETIRED, TAG_UNRETIRED_REP,
+    BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SIGNAL,
+    TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 pub use passes::{PassOp, SbAccount};
 
@@ -224,6 +224,8 @@ pub struct Tables {
     /// Instructions of entered blocks that did not retire because the block
     /// stopped early (`TAG_UNRETIRED`); the block counts include them.
     pub unretired: u64,
+    /// Frames built for guest signal handlers (`TAG_SIGNAL`).
+    pub signals: u64,
     threads: Vec<ThreadState>,
     finished: bool,
     pub sb: SbConfig,
@@ -477,6 +479,11 @@ impl Tables {
     /// A word of a tagged record (or its first word).
     fn record_word(&mut self, st: &mut ThreadState, e: u32) {
         if st.pending_need == 0 {
+            if e == TAG_SIGRETURN {
+                // The context the handler returns to follows no block.
+                st.prev = NONE;
+                return;
+            }
             st.pending.push(e);
             st.pending_need = super::record_words(e);
             return;
@@ -515,6 +522,15 @@ impl Tables {
             let n = rep_steps(before, after) - completed + rec[1] as u64;
             self.unretired += n;
             st.acc = st.acc.wrapping_sub(n);
+            return;
+        }
+        if rec[0] & !0xff == TAG_SIGNAL {
+            // The handler is entered from no block, as a call that returns
+            // to the restorer.
+            let word = |i: usize| rec[i] as u64 | (rec[i + 1] as u64) << 32;
+            st.prev = NONE;
+            self.do_call(st, word(1), word(3));
+            self.signals += 1;
             return;
         }
         if rec[0] & !NR_MASK == TAG_SYSCALL {
