@@ -22,10 +22,10 @@
 //! - R3. Inputs are generated deterministically into a directory of their
 //!   own (read-only for the runs, named by absolute path), with fixed
 //!   modification times; nothing a run writes goes there.
-//! - R4. Nothing here forks or starts threads (hotlift stops on those):
-//!   `sort` gets `--parallel=1` on its large input, where GNU sort would
-//!   start a thread; `gunzip` is a shell script that execs `gzip -d`, so
-//!   the round trips run `gzip -d`.
+//! - R4. Nothing here forks (hotlift stops on that): `gunzip` is a shell
+//!   script that execs `gzip -d`, so the round trips run `gzip -d`. GNU
+//!   `sort` sorts the large input once with one thread and once with two
+//!   (`sort-threads`).
 //!
 //! Knobs: `HOTLIFT_REAL_FILTER=substr` (case names), `CI` set makes a
 //! missing program a failure instead of a skip (`.ci/run` installs them).
@@ -256,6 +256,10 @@ fn cases(inp: &Path, real: &Path) -> Vec<Case> {
         Case::new(
             "sort-big",
             &["/usr/bin/sort", "-n", "--parallel=1", &p("big.txt")],
+        ),
+        Case::new(
+            "sort-threads",
+            &["/usr/bin/sort", "-n", "--parallel=2", &p("big.txt")],
         ),
         Case::new(
             "sha256sum",

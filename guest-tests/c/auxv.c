@@ -12,7 +12,9 @@
  * readable bytes, AT_EXECFN is argv[0]. Prints the auxv keys in order
  * (the kernel's set and order). Also checks the initial stack
  * layout (envp right after argv's NULL, auxv right after envp's NULL) and
- * that /proc/self/exe and the task name (comm) describe this program.
+ * that /proc/self/exe, /proc/self/cmdline, /proc/self/auxv and the task
+ * name (comm) describe this program (cmdline also after the program rewrote argv[1]
+ * in place, as setproctitle-style code does).
  */
 #include "common.h"
 #include <elf.h>
@@ -116,6 +118,40 @@ int main(int argc, char **argv, char **envp) {
     strncpy(want, basename(a0), 15);
     printf("comm == first 15 chars of basename(argv[0]): %c\n", yes_no(strcmp(comm, want) == 0));
     free(a0);
+
+    /* /proc/self/cmdline: the argument strings, NUL-separated */
+    char want_cmd[4096], got_cmd[4096];
+    size_t wn = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(argv[i]) + 1;
+        CHECK(wn + l <= sizeof want_cmd);
+        memcpy(want_cmd + wn, argv[i], l);
+        wn += l;
+    }
+    for (int round = 0; round < 2; round++) {
+        FILE *f = fopen("/proc/self/cmdline", "r");
+        CHECK(f != NULL);
+        size_t gn = fread(got_cmd, 1, sizeof got_cmd, f);
+        fclose(f);
+        printf("/proc/self/cmdline == argv%s: %c\n", round ? " (rewritten)" : "",
+               yes_no(gn == wn && memcmp(got_cmd, want_cmd, wn) == 0));
+        if (argc > 1 && argv[1][0]) {
+            argv[1][0] = 'X';
+            want_cmd[strlen(argv[0]) + 1] = 'X';
+        }
+    }
+
+    /* /proc/self/auxv: the vector on the initial stack, AT_NULL included */
+    size_t an = 0;
+    while (av[an].a_type != AT_NULL) an++;
+    an++;
+    Elf64_auxv_t got_av[64];
+    FILE *fa = fopen("/proc/self/auxv", "r");
+    CHECK(fa != NULL);
+    size_t gav = fread(got_av, 1, sizeof got_av, fa);
+    fclose(fa);
+    printf("/proc/self/auxv == the initial stack's auxv: %c\n",
+           yes_no(gav == an * sizeof *av && memcmp(got_av, av, gav) == 0));
     puts("ok");
     return 0;
 }

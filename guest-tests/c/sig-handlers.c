@@ -13,8 +13,9 @@
  * a timer signal interrupting a loop that makes no syscall; a blocking
  * read interrupted by a handler goes on with SA_RESTART and fails with
  * EINTR without it (another thread sends the signal once the reader
- * sleeps in the kernel, then writes). Those last two depend on timing and
- * are left out of the count form.
+ * sleeps in the kernel, then writes); a signal sent to the process runs
+ * in the one thread that does not block it. Those last three depend on
+ * timing and are left out of the count form.
  */
 #include "common.h"
 #include <errno.h>
@@ -162,6 +163,52 @@ static void interrupted_read(int flags) {
            e == EINTR, ticks);
     close(pfd[0]);
     close(pfd[1]);
+}
+
+static volatile pid_t handled_by;
+static void h_who(int sig, siginfo_t *si, void *uc) {
+    (void)sig; (void)si; (void)uc;
+    handled_by = (pid_t)syscall(SYS_gettid);
+}
+
+static pid_t worker_tid;
+static int ready[2], gate[2];
+static void *unblocked_worker(void *arg) {
+    (void)arg;
+    sigset_t u;
+    sigemptyset(&u);
+    sigaddset(&u, SIGUSR2);
+    pthread_sigmask(SIG_UNBLOCK, &u, NULL);
+    worker_tid = (pid_t)syscall(SYS_gettid);
+    CHECK(write(ready[1], "r", 1) == 1);
+    char c;
+    while (read(gate[0], &c, 1) < 0 && errno == EINTR) {}
+    return NULL;
+}
+
+/* A signal sent to the process goes to the thread that does not block it. */
+static void process_signal_to_unblocked_thread(void) {
+    on(SIGUSR2, h_who, SA_RESTART, 0);
+    sigset_t b;
+    sigemptyset(&b);
+    sigaddset(&b, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &b, NULL);
+    CHECK(pipe(ready) == 0 && pipe(gate) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, unblocked_worker, NULL) == 0);
+    char c;
+    CHECK(read(ready[0], &c, 1) == 1);
+    kill(getpid(), SIGUSR2);
+    for (int i = 0; i < 5000 && !handled_by; i++) usleep(1000);
+    CHECK(write(gate[1], "g", 1) == 1);
+    pthread_join(t, NULL);
+    printf("process-directed signal handled by the thread that does not block it: %d\n",
+           handled_by == worker_tid);
+    pthread_sigmask(SIG_UNBLOCK, &b, NULL);
+    close(ready[0]);
+    close(ready[1]);
+    close(gate[0]);
+    close(gate[1]);
 }
 
 static void print_order(const char *what) {
@@ -319,5 +366,6 @@ int main(int argc, char **argv) {
 
     interrupted_read(SA_RESTART);
     interrupted_read(0);
+    process_signal_to_unblocked_thread();
     return 0;
 }

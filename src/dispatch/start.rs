@@ -132,6 +132,12 @@ impl Vm {
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
+        // selfview I3: hotlift has one thread until the monitor starts.
+        if let Err(e) = syscall::selfview::adopt_guest_view(stack.sp.0) {
+            if opts.verbose {
+                eprintln!("hotlift: /proc/self/cmdline, environ and auxv stay hotlift's: {e}");
+            }
+        }
 
         let mut code = CodeMem::new_near(
             image.lo.0,

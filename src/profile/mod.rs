@@ -62,6 +62,8 @@ pub struct Totals {
     /// stopped early at a fault, a trap that does not retire, or a store
     /// into translated code); left out of `guest_instructions`.
     pub unretired_instructions: u64,
+    /// Frames built for the guest's signal handlers.
+    pub signals_delivered: u64,
     pub block_executions: u64,
     pub translated_blocks: u64,
     /// Block executions by how the block ended.
@@ -279,6 +281,7 @@ impl Profile {
         totals.guest_instructions = t.rep_extra;
         totals.rep_extra_iterations = t.rep_extra;
         totals.unretired_instructions = t.unretired;
+        totals.signals_delivered = t.signals;
         // Keyed by address and module: one address may have held two
         // images at different times (modules.rs I1).
         let mut by_addr: BTreeMap<(u64, usize), BlockRecord> = BTreeMap::new();

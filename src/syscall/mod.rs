@@ -13,7 +13,7 @@
 mod affinity;
 mod mem;
 mod raw;
-mod selfview;
+pub mod selfview;
 pub mod strace;
 
 use crate::dispatch::{Vm, VmError};
