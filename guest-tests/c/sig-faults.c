@@ -6,8 +6,11 @@
  * writable and returns, so the store runs again; an integer division by
  * zero (SIGFPE, FPE_INTDIV) that the handler steps over, setting RAX in
  * the ucontext; ud2 (SIGILL, ILL_ILLOPN, si_addr at it) stepped over;
- * int3 (SIGTRAP, RIP past it). The handlers check the interrupted RIP and
- * registers against what the program put there.
+ * int3 (SIGTRAP, RIP past it); a `call` whose return-address push runs
+ * into a guard page (a stack overflow), handled on the alternate stack,
+ * which must see RSP and RIP as they were before the call. The handlers
+ * check the interrupted RIP and registers against what the program put
+ * there.
  */
 #include "common.h"
 #include <setjmp.h>
@@ -16,7 +19,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-extern char load_at[], div_at[], ud2_at[], int3_after[];
+extern char load_at[], div_at[], ud2_at[], int3_after[], call_at[];
 
 static sigjmp_buf jb;
 static volatile int segv_code, segv_rip_ok, segv_rbx_ok;
@@ -68,6 +71,28 @@ static void h_trap(int sig, siginfo_t *si, void *ucv) {
     trap_rip_ok = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)int3_after;
 }
 
+static char *guard_top;
+static volatile int so_rip_ok, so_rsp_ok, so_addr_ok, so_on_alt;
+static char altstack[65536];
+static void h_overflow(int sig, siginfo_t *si, void *ucv) {
+    (void)sig;
+    ucontext_t *uc = ucv;
+    char here;
+    so_on_alt = &here >= altstack && &here < altstack + sizeof altstack;
+    so_rip_ok = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)call_at;
+    so_rsp_ok = uc->uc_mcontext.gregs[REG_RSP] == (greg_t)guard_top;
+    so_addr_ok = (char *)si->si_addr == guard_top - 8;
+    siglongjmp(jb, 2);
+}
+
+static void on_flags(int sig, void (*fn)(int, siginfo_t *, void *), int flags) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | flags;
+    CHECK(sigaction(sig, &sa, NULL) == 0);
+}
+
 static void on(int sig, void (*fn)(int, siginfo_t *, void *)) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -113,5 +138,24 @@ int main(void) {
     on(SIGTRAP, h_trap);
     __asm__ volatile("int3\nint3_after:" ::: "memory");
     printf("int3: %d trap, rip past it %d\n", traps, trap_rip_ok);
+
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
+    CHECK(sigaltstack(&ss, NULL) == 0);
+    on_flags(SIGSEGV, h_overflow, SA_ONSTACK);
+    char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED && mprotect(m, 4096, PROT_NONE) == 0);
+    guard_top = m + 4096;
+    if (sigsetjmp(jb, 1) == 0) {
+        __asm__ volatile("mov %%rsp, %%r12\n\t"
+                         "mov %0, %%rsp\n"
+                         "call_at:\n\t"
+                         "call 1f\n"
+                         "1:\n\t"
+                         "mov %%r12, %%rsp"
+                         :: "r"(guard_top) : "r12", "memory");
+        puts("not reached");
+    }
+    printf("stack overflow in a call: on the alternate stack %d, rip %d, rsp %d, address %d\n",
+           so_on_alt, so_rip_ok, so_rsp_ok, so_addr_ok);
     return 0;
 }

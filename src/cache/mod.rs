@@ -74,6 +74,12 @@ pub struct PcLocation {
     pub rep_ring: bool,
     /// Its execution was counted.
     pub counted: bool,
+    /// The first host instruction of the code `pc` lies in, and whether
+    /// the guest's machine state is exact there (a guest instruction's
+    /// start, not glue): with `exact` false, the host code from there to
+    /// `pc` tells what of the guest state moved (signal/recreate.rs).
+    pub host_start: u64,
+    pub start_exact: bool,
 }
 
 /// What an exit site does when reached.
@@ -146,6 +152,8 @@ impl CodeView {
                 after: if counted { w.pc.after as u32 } else { 0 },
                 rep_ring: w.pc.rep,
                 counted,
+                host_start: w.start,
+                start_exact: w.start_exact,
             });
         }
         self.index.locate(pc)

@@ -52,6 +52,10 @@ pub struct SbCode {
 pub struct SbWhere {
     pub id: u32,
     pub pc: SbPc,
+    /// Where the map entry holding the address starts, and whether the
+    /// guest's state is exact there.
+    pub start: u64,
+    pub start_exact: bool,
 }
 
 /// Superblock code of every generation (I3).
@@ -130,7 +134,12 @@ impl SbRegistry {
         } else {
             SbPc { exact: false, ..m }
         };
-        Some(SbWhere { id: e.id, pc })
+        Some(SbWhere {
+            id: e.id,
+            pc,
+            start: e.host + m.off as u64,
+            start_exact: m.exact,
+        })
     }
 }
 

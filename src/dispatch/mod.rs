@@ -112,6 +112,8 @@ pub struct Vm {
     /// Error code, trap number and address of the last fault in
     /// translated code (signal/deliver.rs D5).
     pub fault_regs: [u64; 3],
+    /// The host address of that fault.
+    pub fault_pc: u64,
 }
 
 impl Vm {
@@ -351,10 +353,10 @@ impl Vm {
                 exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip))?,
                 exit_reason::FATAL_SIGNAL => {
                     let sig = self.ctx.exit_arg as i32;
-                    let fault_at = self.fault.as_ref().map(|(l, _)| (l.exact, l.guest));
+                    let fault_at = self.fault.as_ref().map(|(l, _)| *l);
                     self.record_fault();
-                    if let Some((exact, at)) = fault_at {
-                        if let Some(host) = self.fault_to_handler(sig, exact, at)? {
+                    if let Some(loc) = fault_at {
+                        if let Some(host) = self.fault_to_handler(sig, loc)? {
                             next = host;
                             continue;
                         }
@@ -423,18 +425,38 @@ impl Vm {
     fn fault_to_handler(
         &mut self,
         sig: i32,
-        exact: bool,
-        at: GuestAddr,
+        loc: crate::cache::PcLocation,
     ) -> Result<Option<HostAddr>, VmError> {
+        let at = loc.guest;
         if self.proc.sig.handler(sig as usize) <= 1 {
             return Ok(None);
         }
-        if !exact {
-            eprintln!(
-                "hotlift: SIG{} at guest {at} faulted inside the translation of that instruction: its exact register state cannot be given to the guest's handler yet (README, known limits); the guest dies of it",
-                signal::sig_name(sig)
-            );
-            return Ok(None);
+        if !loc.exact {
+            // signal/recreate.rs: undo what hotlift's glue did before the
+            // fault.
+            let fix = (loc.start_exact && self.fault_pc > loc.host_start)
+                .then(|| {
+                    let len = (self.fault_pc - loc.host_start) as usize + 15;
+                    // SAFETY: translated code stays mapped and readable
+                    // (cache I6); the walk stops at the fault.
+                    let code =
+                        unsafe { std::slice::from_raw_parts(loc.host_start as *const u8, len) };
+                    signal::recreate::walk(code, loc.host_start, self.fault_pc)
+                })
+                .flatten();
+            let Some(fix) = fix else {
+                eprintln!(
+                    "hotlift: SIG{} at guest {at} faulted inside hotlift's code for that instruction where the guest's registers cannot be recreated; the guest dies of it instead of running its handler (README, known limits)",
+                    signal::sig_name(sig)
+                );
+                return Ok(None);
+            };
+            for (r, slot) in fix.from_slot.iter().enumerate() {
+                if let Some(s) = *slot {
+                    self.ctx.gpr[r] = self.ctx.scratch[s];
+                }
+            }
+            self.ctx.gpr[4] = self.ctx.gpr[4].wrapping_sub(fix.rsp_moved as u64);
         }
         self.ctx.rip = at.0;
         let info = self.sig.info[sig as usize];

@@ -252,6 +252,7 @@ impl Vm {
             entering_single: false,
             start_mask: None,
             fault_regs: [0; 3],
+            fault_pc: 0,
         })
     }
 }

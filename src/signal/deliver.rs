@@ -33,12 +33,12 @@
 //!     after the area), sized from CPUID; the handler starts with the FPU
 //!     in its initial state, DF/TF/RF clear, as from the kernel.
 //! D5: synchronous signals ([`Vm::deliver_sync`]): a fault in translated
-//!     code is delivered only where `ctx` holds the guest's registers
-//!     exactly — at the first host instruction of a guest instruction —
-//!     and a trap instruction (ud2, int3, hlt, a fetch from non-executable
+//!     code is delivered with the guest's registers exactly — at the first
+//!     host instruction of a guest instruction as they are — and a trap instruction (ud2, int3, hlt, a fetch from non-executable
 //!     memory) from the dispatcher, which is always exact. A fault inside
-//!     the expansion of a guest instruction stops hotlift with a message
-//!     naming it (never a wrong frame).
+//!     the expansion of a guest instruction is delivered when recreate.rs
+//!     can undo the glue before it, else the guest dies of it with a
+//!     message naming the instruction (never a wrong frame).
 #![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering;

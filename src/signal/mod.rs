@@ -20,6 +20,7 @@
 #![allow(unsafe_code)]
 
 pub mod deliver;
+pub mod recreate;
 pub mod state;
 
 use std::fmt::Write as _;
@@ -530,6 +531,7 @@ pub unsafe extern "C" fn handle_host_signal(
                     128,
                 )
             };
+            vm.fault_pc = pc;
             let g = &uc.uc_mcontext.gregs;
             vm.fault_regs = [
                 g[libc::REG_ERR as usize] as u64,
