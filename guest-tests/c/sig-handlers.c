@@ -11,8 +11,8 @@
  * comes back); sigsuspend; queued real-time signals delivered in order
  * with their values; sigwaitinfo; a SIGSEGV sent with kill to a handler;
  * a timer signal interrupting a loop that makes no syscall; a blocking
- * read interrupted by a handler goes on with SA_RESTART and fails with
- * EINTR without it (another thread sends the signal once the reader
+ * read interrupted by a SIGALRM handler goes on with SA_RESTART and fails
+ * with EINTR without it (another thread starts the timer once the reader
  * sleeps in the kernel, then writes); a signal sent to the process runs
  * in the one thread that does not block it. Those last three depend on
  * timing and are left out of the count form.
@@ -134,25 +134,31 @@ static char thread_state(pid_t tid) {
 }
 
 static void *interrupt_then_write(void *arg) {
-    pthread_t reader = *(pthread_t *)arg;
+    (void)arg;
+    /* The timer's SIGALRM goes to the process: only the reader takes it. */
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
     int asleep = 0;
     /* Asleep for 20 ms in a row: in the read, not passing through. */
     for (int i = 0; i < 20000 && asleep < 20; i++) {
         asleep = thread_state(reader_tid) == 'S' ? asleep + 1 : 0;
         usleep(1000);
     }
-    pthread_kill(reader, SIGUSR1);
+    struct itimerval once = {.it_value = {0, 1000}};
+    setitimer(ITIMER_REAL, &once, NULL);
     usleep(50000);
     CHECK(write(pfd[1], "late", 4) == 4);
     return NULL;
 }
 
 static void interrupted_read(int flags) {
-    on(SIGUSR1, h_tick, flags, 0);
+    on(SIGALRM, h_tick, flags, 0);
     CHECK(pipe(pfd) == 0);
     reader_tid = (pid_t)syscall(SYS_gettid);
-    pthread_t me = pthread_self(), t;
-    CHECK(pthread_create(&t, NULL, interrupt_then_write, &me) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, interrupt_then_write, NULL) == 0);
     char buf[8];
     ticks = 0;
     errno = 0;
