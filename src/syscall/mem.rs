@@ -180,6 +180,34 @@ fn place_top_down(l: &Locked, a: [u64; 6]) -> Option<i64> {
     None
 }
 
+/// I3 for a growing `mremap(MREMAP_MAYMOVE)` of guest memory: in place
+/// when the pages above are free and not hotlift's, else moved into the
+/// highest free gap below the guest's mmap ceiling, as the kernel grows or
+/// moves it below its `mmap_base`; without this the kernel would move it
+/// next to whatever hotlift mapped last (a different place in every run).
+/// `None`: the kernel should decide.
+fn move_top_down(l: &Locked, a: [u64; 6]) -> Option<i64> {
+    let (old, old_len, new_len) = (a[0], page_up(a[1]), page_up(a[2]));
+    let ceiling = l.mem.mmap_ceiling?;
+    let grow_end = old.checked_add(new_len)?;
+    if grow_end <= ceiling && !touches_host(l, old + old_len, grow_end) {
+        let mut b = a;
+        b[3] = 0;
+        // SAFETY: the grown range is free of hotlift's mappings; without
+        // MREMAP_MAYMOVE the kernel fails rather than replace anything.
+        let r = unsafe { syscall6(libc::SYS_mremap as u64, b) };
+        if r >= 0 {
+            return Some(r);
+        }
+    }
+    let at = highest_gap_below(ceiling, new_len)?;
+    let mut b = a;
+    b[3] = (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED) as u64;
+    b[4] = at;
+    // SAFETY: `at` starts a free gap of `new_len` bytes (nothing replaced).
+    Some(unsafe { syscall6(libc::SYS_mremap as u64, b) })
+}
+
 /// The top of the guest's own mmap area (guest_mem I3) once hotlift has
 /// made its start-up mappings: the lowest start of a mapping within 4 TiB
 /// below `stack_bottom` (the guest stack's lowest page) and at or above
@@ -305,8 +333,17 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         vm.code_changed(l, new_addr, new_addr.saturating_add(new_len));
         gone(vm, new_addr, new_addr.saturating_add(new_len));
     }
+    let placed = if flags & (libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP) == 0
+        && flags & libc::MREMAP_MAYMOVE != 0
+        && new_len > old_len
+        && old_len != 0
+    {
+        move_top_down(l, a)
+    } else {
+        None
+    };
     // SAFETY: source is the guest's; destinations were checked (I1).
-    let r = unsafe { syscall6(libc::SYS_mremap as u64, a) };
+    let r = placed.unwrap_or_else(|| unsafe { syscall6(libc::SYS_mremap as u64, a) });
     if r >= 0 {
         if flags & libc::MREMAP_DONTUNMAP == 0 {
             l.mem.remove(old, old + old_len);

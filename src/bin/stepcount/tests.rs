@@ -233,10 +233,65 @@ fn int3_counts() {
 
 #[test]
 fn int1_is_passed_on_as_sigtrap() {
-    // icebp is a trap: it retires (rip past it, as natively), then
-    // SIGTRAP kills: 2 nops + int1.
+    // icebp raises SIGTRAP; whether it retires (the signal's rip past it)
+    // depends on the CPU and hypervisor: Intel hosts report it past the
+    // instruction, this project's AMD hosts at it. The count follows what
+    // the CPU does natively: 2 nops, plus int1 where it retires.
+    let Some(advances) = native_int1_advances() else {
+        return;
+    };
     let body = "nop\nnop\n.byte 0xf1\nnop\nEXIT(0)";
-    assert_outcome(count("int1", body), 3, End::Killed(SIGTRAP));
+    assert_outcome(
+        count("int1", body),
+        2 + u64::from(advances),
+        End::Killed(SIGTRAP),
+    );
+}
+
+/// Whether `int1` retires on this machine: a native program's SIGTRAP
+/// handler looks at the rip in its `ucontext`. `None` without gcc.
+fn native_int1_advances() -> Option<bool> {
+    if !gcc_available() {
+        return None;
+    }
+    let scratch = Scratch::new("int1-probe");
+    let src = scratch.0.join("probe.c");
+    std::fs::write(
+        &src,
+        r#"#define _GNU_SOURCE
+#include <signal.h>
+#include <ucontext.h>
+#include <unistd.h>
+extern char icebp[];
+static void on_trap(int s, siginfo_t *si, void *u) {
+    (void)s; (void)si;
+    _exit(((ucontext_t *)u)->uc_mcontext.gregs[REG_RIP] == (long)icebp ? 10 : 11);
+}
+int main(void) {
+    struct sigaction sa = {0};
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGTRAP, &sa, 0);
+    __asm__ volatile("icebp: .byte 0xf1\n nop");
+    return 1;
+}
+"#,
+    )
+    .expect("write probe");
+    let exe = scratch.0.join("probe");
+    let built = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("run gcc");
+    assert!(built.success(), "gcc failed on the int1 probe");
+    let status = Command::new(&exe).status().expect("run the int1 probe");
+    match status.code() {
+        Some(10) => Some(false),
+        Some(11) => Some(true),
+        other => panic!("int1 probe ended with {other:?}"),
+    }
 }
 
 #[test]
