@@ -20,7 +20,7 @@ use std::time::Instant;
 use hashbrown::{HashMap, HashSet};
 
 use super::select::Graph;
-use super::{select, Limits, Member, Plan, Request, Trigger};
+use super::{check_path, select, Limits, Member, Plan, Request, Trigger};
 use crate::backend::{emit_superblock, SbEmitEnv};
 use crate::cache::CacheShared;
 use crate::frontend::lift_block;
@@ -243,7 +243,12 @@ impl Builder {
             heads: &self.heads,
             gen: self.gen,
         };
-        let Some(chosen) = select(head, &view, self.cfg.limits) else {
+        let chosen = match &req.path {
+            Some(path) if path.first() == Some(&head) => check_path(path, &view, self.cfg.limits),
+            Some(_) => None,
+            None => select(head, &view, self.cfg.limits),
+        };
+        let Some(chosen) = chosen else {
             self.stats.stale += 1;
             self.failed.insert(head);
             return;

@@ -32,7 +32,7 @@ use std::fmt;
 use crate::ir::{IrBlock, Terminator};
 
 pub use build::Builder;
-pub use select::{select, Limits};
+pub use select::{check_path, select, Limits};
 
 /// Where control goes after a member's terminator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,11 +68,27 @@ pub enum Trigger {
     },
 }
 
-/// A superblock request from the monitor's tables.
-#[derive(Debug, Clone, Copy)]
+/// A superblock request from the monitor's tables, or from another
+/// selector that already knows the path it wants.
+#[derive(Debug, Clone)]
 pub struct Request {
     pub head: u32,
     pub trigger: Trigger,
+    /// The members to lay out, head first (a mined pattern, a stored
+    /// trace): checked by [`select::check_path`] instead of following the
+    /// hottest successors. `None`: [`select`] chooses.
+    pub path: Option<std::sync::Arc<[u32]>>,
+}
+
+impl Request {
+    /// A request that lets [`select`] follow the hottest successors.
+    pub fn counted(head: u32, trigger: Trigger) -> Request {
+        Request {
+            head,
+            trigger,
+            path: None,
+        }
+    }
 }
 
 /// What an exit of a superblock leads to.

@@ -76,6 +76,62 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
     Some(unroll(members, insns, lim))
 }
 
+/// Can control go from block `from` straight into block `to`? Direct
+/// exits only to their own targets; an indirect exit anywhere (the
+/// superblock guards the target); syscalls and traps never.
+fn follows(from: &BlockMeta, to: &BlockMeta) -> bool {
+    match from.exit {
+        ExitKind::Jump | ExitKind::Call | ExitKind::Fallthrough => from.target == to.guest,
+        ExitKind::Branch => from.target == to.guest || from.next == to.guest,
+        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => true,
+        ExitKind::Syscall | ExitKind::Trap => false,
+    }
+}
+
+/// The members of a superblock along an explicit `path` (head first: a
+/// mined pattern or a stored trace), or None when not even its head can
+/// be built. The path is cut before the first block that cannot follow
+/// the one before it (`follows`), is not live, heads another superblock,
+/// ends in a syscall or trap, repeats a member, or would pass the limits;
+/// when the last member's direct exit can go back to the head, the loop
+/// closes there (and is unrolled like a counted one).
+pub fn check_path(path: &[u32], g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>> {
+    let ends = |m: &BlockMeta| matches!(m.exit, ExitKind::Syscall | ExitKind::Trap);
+    let &head = path.first()?;
+    let hm = g.meta(head)?;
+    if ends(&hm) || !g.live(head) {
+        return None;
+    }
+    let mut members = vec![(head, Next::Leave)];
+    let mut insns = hm.insns;
+    let mut last = hm;
+    for &b in &path[1..] {
+        let Some(m) = g.meta(b) else { break };
+        if !follows(&last, &m)
+            || ends(&m)
+            || !g.live(b)
+            || g.is_head(b)
+            || members.iter().any(|&(x, _)| x == b)
+            || members.len() >= lim.max_blocks
+            || insns + m.insns > lim.max_insns
+        {
+            break;
+        }
+        members.last_mut().expect("nonempty").1 = Next::Member;
+        members.push((b, Next::Leave));
+        insns += m.insns;
+        last = m;
+    }
+    let direct = !matches!(
+        last.exit,
+        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
+    );
+    if members.len() > 1 && direct && follows(&last, &hm) {
+        members.last_mut().expect("nonempty").1 = Next::Head;
+    }
+    Some(unroll(members, insns, lim))
+}
+
 /// A loop closed at the head is laid out up to `lim.unroll` times in a
 /// row, within the size limits: one entry record then covers that many
 /// iterations, and a short loop body pays for its record less often.
@@ -173,6 +229,56 @@ mod tests {
             ..lim
         };
         assert_eq!(select(0, &g, tight).unwrap().len(), 4, "two copies fit");
+    }
+
+    fn at(guest: u64, exit: ExitKind, target: u64, next: u64) -> BlockMeta {
+        BlockMeta {
+            guest,
+            target,
+            next,
+            insns: 4,
+            exit,
+            ..BlockMeta::default()
+        }
+    }
+
+    #[test]
+    fn explicit_paths_keep_what_can_run_in_a_row() {
+        // 0 branches to 1 or 2; 1 jumps to 3; 2 returns; 3 jumps back to 0.
+        let g = G {
+            metas: vec![
+                at(0x10, ExitKind::Branch, 0x20, 0x30),
+                at(0x20, ExitKind::Jump, 0x40, 0),
+                at(0x30, ExitKind::Return, 0, 0),
+                at(0x40, ExitKind::Jump, 0x10, 0),
+                at(0x50, ExitKind::Syscall, 0, 0x58),
+            ],
+            succ: HashMap::new(),
+            heads: vec![],
+        };
+        assert_eq!(
+            check_path(&[0, 1, 3], &g, LIM).unwrap(),
+            vec![(0, Next::Member), (1, Next::Member), (3, Next::Head)],
+            "a loop closes at the head"
+        );
+        assert_eq!(
+            check_path(&[0, 3, 1], &g, LIM).unwrap(),
+            vec![(0, Next::Leave)],
+            "0 cannot go to 3 directly: cut there"
+        );
+        assert_eq!(
+            check_path(&[0, 2, 4], &g, LIM).unwrap(),
+            vec![(0, Next::Member), (2, Next::Leave)],
+            "a return may go anywhere, but never into a syscall block"
+        );
+        assert_eq!(check_path(&[4, 0], &g, LIM), None, "no syscall head");
+        let mut g = g;
+        g.heads.push(1);
+        assert_eq!(
+            check_path(&[0, 1, 3], &g, LIM).unwrap(),
+            vec![(0, Next::Leave)],
+            "another superblock's head is linked to, not copied"
+        );
     }
 
     #[test]

@@ -364,13 +364,13 @@ impl Tables {
         if direct {
             let threshold = s.trigger as u64;
             s.trigger = u32::MAX;
-            self.requests.push(Request {
-                head: e,
-                trigger: Trigger::Block {
+            self.requests.push(Request::counted(
+                e,
+                Trigger::Block {
                     count: s.count,
                     threshold,
                 },
-            });
+            ));
         } else if s.trigger < u32::MAX - 1 {
             // Entered indirectly: ask at the next direct entry instead.
             s.trigger += 1;
@@ -380,14 +380,14 @@ impl Tables {
     /// The indirect edge `p` → `e` reached its threshold.
     #[cold]
     fn edge_trigger(&mut self, p: u32, e: u32, count: u64) {
-        self.requests.push(Request {
-            head: e,
-            trigger: Trigger::IndirectEdge {
+        self.requests.push(Request::counted(
+            e,
+            Trigger::IndirectEdge {
                 from: self.slots[p as usize].guest,
                 count,
                 threshold: self.slots[p as usize].way_trigger as u64,
             },
-        });
+        ));
     }
 
     /// Successor `e` of `p` is in neither way: a free way, or the edge
