@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-#[derive(Args, Debug, Clone, serde::Serialize)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
     /// Do not link translated blocks: every block exit returns to the dispatcher
     #[arg(long)]
@@ -78,6 +78,10 @@ pub struct RunOptions {
     /// Write a text dump of each superblock into DIR as it is built
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
+
+    /// Run the programs the guest starts with execve natively (default: under hotlift, with the same options, each process writing its own profile)
+    #[arg(long)]
+    pub no_follow: bool,
 }
 
 impl RunOptions {
@@ -113,6 +117,7 @@ impl Default for RunOptions {
             sb_max_insns: 512,
             sb_unroll: 4,
             dump_superblocks: None,
+            no_follow: false,
         }
     }
 }

@@ -310,11 +310,7 @@ fn timeouts_are_mismatches() {
 #[test]
 fn bad_input_is_a_one_line_error_with_status_2() {
     let dir = workdir("bad");
-    // A script runs natively, but hotlift refuses scripts (status 126).
-    let script = dir.join("script.sh");
-    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let script = script.to_str().unwrap();
+    // The program runs natively, but hotlift cannot start (status 125).
     let cases: [&[&str]; 6] = [
         &["--", "/nonexistent/program"],
         &["--", concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")],
@@ -327,7 +323,12 @@ fn bad_input_is_a_one_line_error_with_status_2() {
         ],
         &["--max-steps", "10", "--", "/bin/busybox"],
         &["--filter-stderr", "(", "--", "/bin/busybox"],
-        &["--", script],
+        &[
+            "--run-option=--no-such-option",
+            "--",
+            "/bin/busybox",
+            "true",
+        ],
     ];
     for args in cases {
         let o = compare(&dir, args);

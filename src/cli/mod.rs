@@ -43,6 +43,9 @@ pub enum Command {
     Run {
         #[command(flatten)]
         opts: RunOptions,
+        /// How an image's execve hands its program over (dispatch/exec.rs)
+        #[arg(long = "exec-state", hide = true, value_name = "JSON")]
+        exec_state: Option<String>,
         /// The program and its arguments (after `--`)
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
         program: Vec<std::ffi::OsString>,
@@ -103,6 +106,7 @@ fn one_line(e: &clap::Error) -> String {
 }
 
 pub fn main() -> i32 {
+    crate::dispatch::exec::remember_own_exe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -128,7 +132,16 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Run { opts, program } => run::main(opts, program, false),
+        Command::Run {
+            opts,
+            exec_state: Some(state),
+            program,
+        } => run::main_exec(&state, opts, program),
+        Command::Run {
+            opts,
+            exec_state: None,
+            program,
+        } => run::main(opts, program, false),
         Command::Profile {
             output,
             mut opts,
@@ -176,7 +189,7 @@ pub fn options_markdown(sub: &str) -> String {
     let mut s = String::from("| option | default | description |\n|---|---|---|\n");
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };
-        if long == "help" || long == "version" {
+        if long == "help" || long == "version" || a.is_hide_set() {
             continue;
         }
         let value = a

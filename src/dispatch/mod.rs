@@ -15,6 +15,8 @@
 //! execfn, exe)?.run()`.
 #![allow(unsafe_code)]
 
+pub mod exec;
+mod fork;
 pub mod process;
 mod profiling;
 mod smc;

@@ -23,7 +23,9 @@ use crate::monitor::{
     BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing,
     NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
-use crate::profile::{hex, Binary, Ending, Inputs, Module, Modules, Profile, Symbols, Times};
+use crate::profile::{
+    hex, Binary, Ending, Inputs, Module, Modules, ProcessInfo, Profile, Symbols, Times,
+};
 
 /// Most blocks one run may translate (ids are never reused).
 pub const BLOCK_CAPACITY: u32 = 1 << 22;
@@ -42,7 +44,10 @@ pub struct Profiling {
     inline: Option<Mutex<Vec<Counters>>>,
     /// `--count-check`: counters and ring both.
     count_check: bool,
-    started: Instant,
+    started: Mutex<Instant>,
+    /// Which process (and which image of it) this profile is of, and where
+    /// it goes (process.rs in src/profile).
+    pub process: Mutex<ProcessInfo>,
     /// Every image the guest had: program, interpreter, vDSO, libraries
     /// (src/images.rs); the profile's module table.
     images: Mutex<ImageLog>,
@@ -51,6 +56,35 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
+}
+
+/// The monitor `opts` asks for, building superblocks in `shared`'s arena.
+fn start_monitor(
+    opts: &crate::options::RunOptions,
+    blocks: &Arc<BlockTable>,
+    shared: &Arc<crate::cache::CacheShared>,
+) -> Option<Monitor> {
+    opts.monitor().then(|| {
+        let sb = SbConfig {
+            enabled: opts.superblocks(),
+            block_threshold: opts.sb_threshold,
+            edge_threshold: opts.sb_edge_threshold,
+        };
+        let builder = opts.superblocks().then(|| {
+            let cfg = BuildConfig {
+                limits: Limits {
+                    max_blocks: opts.sb_max_blocks as usize,
+                    max_insns: opts.sb_max_insns,
+                    unroll: opts.sb_unroll as usize,
+                },
+                max_block_insns: opts.max_block_insns as usize,
+                dump_dir: opts.dump_superblocks.clone(),
+                count_check: opts.count_check,
+            };
+            Builder::new(cfg, shared.clone(), blocks.clone())
+        });
+        Monitor::start(blocks.clone(), sb, builder)
+    })
 }
 
 /// A thread's `--count-inline` counters (BLOCK_CAPACITY u64s, never freed).
@@ -82,39 +116,59 @@ impl Profiling {
         shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
-        let monitor = opts.monitor().then(|| {
-            let sb = SbConfig {
-                enabled: opts.superblocks(),
-                block_threshold: opts.sb_threshold,
-                edge_threshold: opts.sb_edge_threshold,
-            };
-            let builder = opts.superblocks().then(|| {
-                let cfg = BuildConfig {
-                    limits: Limits {
-                        max_blocks: opts.sb_max_blocks as usize,
-                        max_insns: opts.sb_max_insns,
-                        unroll: opts.sb_unroll as usize,
-                    },
-                    max_block_insns: opts.max_block_insns as usize,
-                    dump_dir: opts.dump_superblocks.clone(),
-                    count_check: opts.count_check,
-                };
-                Builder::new(cfg, shared.clone(), blocks.clone())
-            });
-            Monitor::start(blocks.clone(), sb, builder)
-        });
+        let monitor = start_monitor(opts, &blocks, shared);
         Ok(Profiling {
             blocks,
             monitor: Mutex::new(monitor),
             ring_entries: opts.ring_entries as usize,
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
-            started: Instant::now(),
+            started: Mutex::new(Instant::now()),
             images: Mutex::new(images),
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
+            process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
         })
+    }
+
+    /// After `fork`, in the child (only the calling thread exists): a
+    /// profile of its own from here on. The parent's monitor thread is not
+    /// in the child; its state is abandoned (never joined, never freed)
+    /// and a new monitor starts with empty tables. `monitor` is the
+    /// monitor lock, held across the fork. The caller then gives its
+    /// thread a new ring or counters ([`Profiling::thread`]).
+    pub fn restart_after_fork(
+        &self,
+        monitor: &mut Option<Monitor>,
+        opts: &crate::options::RunOptions,
+        shared: &Arc<crate::cache::CacheShared>,
+        parent_profile: Option<String>,
+    ) {
+        if let Some(old) = monitor.take() {
+            // Its thread does not exist here: joining would wait forever.
+            std::mem::forget(old);
+        }
+        if let Some(all) = &self.inline {
+            // The parent's threads' counters: theirs, not the child's.
+            let mut all = all.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut *all);
+        }
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.print_summary.store(false, Ordering::Release);
+        self.process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .forked(parent_profile);
+        *monitor = start_monitor(opts, &self.blocks, shared);
+    }
+
+    /// Where this image's profile goes (None: nowhere).
+    pub fn profile_path(&self) -> Option<std::path::PathBuf> {
+        self.process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .profile_path()
     }
 
     /// The image log (syscall/mem.rs records mappings in it).
@@ -354,7 +408,8 @@ impl super::process::Process {
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
         let summary = prof.print_summary.load(Ordering::Acquire);
-        if self.opts.profile.is_none() && !summary {
+        let path = prof.profile_path();
+        if path.is_none() && !summary {
             return;
         }
         let (binary, modules) = module_table(&prof.images());
@@ -380,7 +435,12 @@ impl super::process::Process {
             monitor: info.clone(),
             ending,
             times: Times {
-                wall_seconds: prof.started.elapsed().as_secs_f64(),
+                wall_seconds: prof
+                    .started
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .elapsed()
+                    .as_secs_f64(),
                 process_cpu_seconds: process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
             },
@@ -390,7 +450,13 @@ impl super::process::Process {
         });
         let mut profile = profile;
         profile.count_check = count_check;
-        if let Some(path) = &self.opts.profile {
+        profile.process = Some(
+            prof.process
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        );
+        if let Some(path) = &path {
             if let Err(e) = profile.write_json(path) {
                 eprintln!(
                     "hotlift: cannot write the profile to {}: {e}",

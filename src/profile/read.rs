@@ -60,6 +60,7 @@ pub struct Binary {
 pub enum Ending {
     Exit { code: i32 },
     Signal { signal: i32 },
+    Exec,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]

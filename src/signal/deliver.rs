@@ -149,7 +149,7 @@ pub(super) unsafe fn queue(
 }
 
 /// The guest's signal mask (D1).
-fn guest_mask(vm: &Vm) -> u64 {
+pub fn guest_mask(vm: &Vm) -> u64 {
     let mut kernel: u64 = 0;
     // SAFETY: reads this thread's mask into a local.
     unsafe {
