@@ -13,10 +13,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-/// The kernel's `SA_RESTORER` (x86-64 frames need one; the handler never
-/// returns, so any address does).
-const SA_RESTORER: u64 = 0x0400_0000;
-
 /// The address of the probe's `int1`, for its handler.
 static PROBE_AT: AtomicU64 = AtomicU64::new(0);
 
@@ -40,7 +36,8 @@ extern "C" fn on_trap(_sig: i32, _info: *mut libc::siginfo_t, uc: *mut libc::c_v
 fn probe_child() -> ! {
     let act: [u64; 4] = [
         on_trap as *const () as usize as u64,
-        libc::SA_SIGINFO as u64 | SA_RESTORER,
+        // x86-64 frames need a restorer; the handler never returns.
+        libc::SA_SIGINFO as u64 | crate::signal::deliver::SA_RESTORER,
         on_trap as *const () as usize as u64,
         0,
     ];
