@@ -16,6 +16,8 @@
 //! - N4 Random and time data: the bytes `getrandom` returned, the
 //!   timespecs `clock_gettime`/`clock_getres` wrote and the results of
 //!   `time`/`gettimeofday` become `…`.
+//!   So do the bytes `read` from a descriptor the trace opened on
+//!   `/dev/urandom` or `/dev/random` (until it is closed).
 //! - N5 The fatal syscall: when a run dies of a signal, the result of its
 //!   last syscall is dropped. A signal the program sends itself (`abort`'s
 //!   `tgkill`) is delivered natively on the way back from the syscall, so
@@ -136,6 +138,37 @@ pub fn trace(lines: &[String], pid: u32, killed: bool) -> Vec<String> {
         .filter(|l| !restarted(l))
         .map(|l| line(l, pid))
         .collect();
+    // N4 for random devices: the data read from their descriptors.
+    let mut random_fds: Vec<String> = Vec::new();
+    for l in v.iter_mut() {
+        let name = l.split('(').next().unwrap_or("");
+        let (call, result) = split(l);
+        let fd = call
+            .trim_start_matches(name)
+            .trim_start_matches('(')
+            .split([',', ')'])
+            .next()
+            .unwrap_or("")
+            .to_string();
+        match name {
+            "open" | "openat"
+                if call.contains("\"/dev/urandom\"") || call.contains("\"/dev/random\"") =>
+            {
+                let r = result.split(' ').next().unwrap_or("");
+                if r.parse::<u32>().is_ok() {
+                    random_fds.push(r.to_string());
+                }
+            }
+            "close" => random_fds.retain(|f| *f != fd),
+            "read" if random_fds.contains(&fd) => {
+                if let Some(i) = l.find(" buf=") {
+                    l.truncate(i);
+                    l.push_str(" buf=…");
+                }
+            }
+            _ => {}
+        }
+    }
     // N6.
     let mut children = Vec::new();
     for l in &v {
@@ -207,6 +240,29 @@ mod tests {
         assert_eq!(n.len(), 5, "the restart is dropped");
         assert_eq!(n[2], "wait4(CHILD2, 0x…, 0, NULL) = CHILD2");
         assert_eq!(n[4], "write(1, \"5011\", 4) = 4", "only whole tokens");
+    }
+
+    #[test]
+    fn n4_random_devices() {
+        let run = |bytes: &str| {
+            trace(
+                &[
+                    "openat(AT_FDCWD, \"/dev/urandom\", O_RDONLY|O_CLOEXEC) = 3".to_string(),
+                    format!("read(3, 0x7ffe0000, 4) = 4 buf=\"{bytes}\""),
+                    "close(3) = 0".to_string(),
+                    "openat(AT_FDCWD, \"data\", O_RDONLY) = 3".to_string(),
+                    format!("read(3, 0x7ffe0000, 4) = 4 buf=\"{bytes}\""),
+                ],
+                1,
+                false,
+            )
+        };
+        let (a, b) = (run("abcd"), run("wxyz"));
+        assert_eq!(a[1], b[1], "random bytes are masked");
+        assert_ne!(
+            a[4], b[4],
+            "a file's bytes are not, once the device is closed"
+        );
     }
 
     #[test]
