@@ -15,6 +15,7 @@ mod modules;
 pub mod read;
 mod summary;
 mod symbols;
+pub mod timetree;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
