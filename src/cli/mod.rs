@@ -12,6 +12,7 @@ mod compare;
 mod diff;
 mod dump;
 mod export;
+mod report;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -80,13 +81,15 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
     Export(export::ExportArgs),
+    /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
+    Report(report::ReportArgs),
 }
 
 /// Is this a CI tool subcommand (exit 2 on bad usage)?
 fn tool_subcommand() -> bool {
     matches!(
         std::env::args().nth(1).as_deref(),
-        Some("compare" | "diff" | "export")
+        Some("compare" | "diff" | "export" | "report")
     )
 }
 
@@ -155,6 +158,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::main(args),
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
+        Command::Report(args) => report::main(args),
     }
 }
 

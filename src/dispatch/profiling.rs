@@ -101,7 +101,7 @@ impl Profiling {
                 };
                 Builder::new(cfg, shared.clone(), blocks.clone())
             });
-            Monitor::start(blocks.clone(), sb, builder)
+            Monitor::start(blocks.clone(), sb, builder, opts.sampling())
         });
         Ok(Profiling {
             blocks,

@@ -13,9 +13,12 @@ pub mod dump;
 pub mod export;
 mod modules;
 pub mod read;
+pub mod sampling;
 mod summary;
 mod symbols;
+pub mod timeline;
 pub mod timetree;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -230,6 +233,9 @@ pub struct Profile {
     /// `--count-check`: the monitor's counts against inline counting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_check: Option<crate::dispatch::CountCheck>,
+    /// Timed call-stack samples and their time tree (sampling.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_tree: Option<sampling::TimeTreeSection>,
 }
 
 /// What `Profile::build` needs.
@@ -414,6 +420,7 @@ impl Profile {
                 e
             })
             .collect();
+        let time_tree = sampling::TimeTreeSection::build(t, &mut modules);
         Profile {
             schema_version: SCHEMA_VERSION,
             tool: format!("hotlift {}", env!("CARGO_PKG_VERSION")),
@@ -443,6 +450,7 @@ impl Profile {
             translations,
             superblocks,
             count_check: None,
+            time_tree,
             threads: t
                 .per_thread()
                 .iter()

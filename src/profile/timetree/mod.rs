@@ -355,7 +355,10 @@ impl TimeTree {
         }
         let root = self.nodes.first().ok_or("samples but no nodes")?;
         if (root.lo, root.hi) != (0, n as u32) {
-            return Err(format!("the root covers [{}, {}), not every sample", root.lo, root.hi));
+            return Err(format!(
+                "the root covers [{}, {}), not every sample",
+                root.lo, root.hi
+            ));
         }
         let mut parent_of = vec![usize::MAX; self.nodes.len()];
         for (i, node) in self.nodes.iter().enumerate() {

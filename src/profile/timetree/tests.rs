@@ -66,7 +66,11 @@ fn check_cost(t: &TimeTree, w: &Window) {
         u64::from(t.params.fanout),
     );
     let d = t.depth() as u64;
-    assert!(w.cost.nodes <= 1 + 2 * n * d, "nodes {:?} depth {d}", w.cost);
+    assert!(
+        w.cost.nodes <= 1 + 2 * n * d,
+        "nodes {:?} depth {d}",
+        w.cost
+    );
     assert!(w.cost.samples <= 4 * n * m, "samples {:?}", w.cost);
 }
 
