@@ -79,7 +79,7 @@ pub struct RunOptions {
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
 
-    /// Sample each running guest thread's call stack every N µs of the monitor's clock, for the profile's time tree (`hotlift report`)
+    /// Sample each guest thread's call stack every N µs of its running time (monitor clock), for the profile's time tree (`hotlift report`)
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=60_000_000))]
     pub sample_us: u64,
 
@@ -126,7 +126,7 @@ impl RunOptions {
     /// What the monitor samples for the time tree (None: nothing).
     pub fn sampling(&self) -> Option<crate::monitor::sampler::SampleConfig> {
         use crate::monitor::sampler::{Period, SampleConfig};
-        (self.monitor() && !self.no_sampling).then(|| SampleConfig {
+        (self.monitor() && !self.no_sampling).then_some(SampleConfig {
             period: match self.sample_entries {
                 Some(k) => Period::Entries(k),
                 None => Period::Micros(self.sample_us),

@@ -4,9 +4,10 @@
 //! Exit statuses of `run` and `profile` (the guest's own status passes
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
 //! behaviour), 126 the program is not a runnable x86-64 ELF, 127 it (or its
-//! interpreter) was not found. `compare`, `diff`, `export` and `dump`
-//! (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
-//! the threshold, 2 they could not do their work (bad options included).
+//! interpreter) was not found. `compare`, `diff`, `export`, `report` and
+//! `dump` (tools): 0 all equivalent / within the threshold, 1 a mismatch /
+//! past the threshold, 2 they could not do their work (bad options
+//! included).
 
 mod compare;
 mod diff;

@@ -172,7 +172,7 @@ impl Report {
             seconds(self.run_last_ns),
             match sec.period {
                 crate::monitor::sampler::Period::Micros(us) =>
-                    format!("every {us} µs of the monitor's clock"),
+                    format!("every {us} µs of a thread's running time"),
                 crate::monitor::sampler::Period::Entries(k) =>
                     format!("every {k} ring entries of a thread"),
             }
@@ -194,11 +194,22 @@ impl Report {
                 .collect();
             let _ = writeln!(s, "threads (samples): {}", list.join(", "));
         }
-        let _ = writeln!(s, "\ntop functions         self      %  inclusive      %");
-        for f in self.functions.iter().take(top) {
+        let shown: Vec<&FunctionRow> = self.functions.iter().take(top).collect();
+        let w = shown
+            .iter()
+            .map(|f| f.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(12, 60);
+        let _ = writeln!(
+            s,
+            "\n  {:<w$} {:>8} {:>6} {:>9} {:>6}",
+            "function", "self", "%", "inclusive", "%"
+        );
+        for f in shown {
             let _ = writeln!(
                 s,
-                "  {:<18} {:>7} {:>6.1} {:>10} {:>6.1}",
+                "  {:<w$} {:>8} {:>6.1} {:>9} {:>6.1}",
                 f.name,
                 f.self_samples,
                 pct(f.self_samples, self.samples),
@@ -206,11 +217,11 @@ impl Report {
                 pct(f.inclusive, self.samples)
             );
         }
-        let _ = writeln!(s, "\ntop stacks (samples, %)");
+        let _ = writeln!(s, "\n  {:>8} {:>6}  stack", "samples", "%");
         for st in self.stacks.iter().take(top) {
             let _ = writeln!(
                 s,
-                "  {:>8} {:>5.1}%  {}",
+                "  {:>8} {:>6.1}  {}",
                 st.samples,
                 pct(st.samples, self.samples),
                 st.frames.join(" > ")
