@@ -3,7 +3,8 @@
 //! samples are, in the program's order; window answers equal a
 //! brute-force count over the profile's raw samples at
 //! `--tree-coverage 100` and stay within the loss bound below it; entry
-//! sampling takes the same samples in every run; the timeline SVG parses
+//! sampling takes the same samples in every run and samples every thread
+//! on its own entries; the timeline SVG parses
 //! as XML and names the phases; bad input is a one-line error, status 2.
 
 use std::collections::HashMap;
@@ -331,6 +332,45 @@ fn entry_sampling_takes_the_same_samples_every_run() {
         .collect();
     assert_eq!(counts[0], counts[1]);
     assert_eq!(runs[0].1["time_tree"]["period"]["entries"], k);
+}
+
+#[test]
+fn every_thread_is_sampled_on_its_own_entries() {
+    let path = workdir("threads").join("p.json");
+    let o = Command::new(HOTLIFT)
+        .args([
+            "run",
+            "--sample-entries",
+            "2000",
+            "--tree-coverage",
+            "100",
+            "--profile",
+        ])
+        .arg(&path)
+        .arg("--")
+        .arg(guest("c-threads"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let threads = p["threads"].as_array().unwrap();
+    assert!(threads.len() > 2, "{} threads", threads.len());
+    let mut want: HashMap<i64, u64> = HashMap::new();
+    for t in threads {
+        let n = t["ring_entries"].as_u64().unwrap() / 2000;
+        if n > 0 {
+            want.insert(t["tid"].as_i64().unwrap(), n);
+        }
+    }
+    let r = report_json(&path, &[]);
+    assert_eq!(r["samples"].as_u64().unwrap(), want.values().sum::<u64>());
+    let got: HashMap<i64, u64> = r["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["tid"].as_i64().unwrap(), t["samples"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -240,7 +240,10 @@ fn schedule_time(c: &mut ThreadClock) {
     let into = c.due_run - c.run;
     let f = into as f64 / len.max(1) as f64;
     let e = c.e0 + ((c.e1 - c.e0) as f64 * f).ceil() as u64;
-    c.next = e.clamp((c.e0 + 1).max(c.done), c.e1);
+    // Never behind what was processed (the ring's lag may be off by a
+    // few entries at a segment switch), never an inverted range.
+    let lo = (c.e0 + 1).max(c.done);
+    c.next = e.clamp(lo, c.e1.max(lo));
     c.next_t = c.t0 + into;
 }
 
