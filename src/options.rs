@@ -82,6 +82,38 @@ pub struct RunOptions {
     /// Run the programs the guest starts with execve natively (default: under hotlift, with the same options, each process writing its own profile)
     #[arg(long)]
     pub no_follow: bool,
+
+    /// Sample each guest thread's call stack every N µs of its running time (monitor clock), for the profile's time tree (`hotlift report`)
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=60_000_000))]
+    pub sample_us: u64,
+
+    /// Sample each guest thread's call stack after every K of its ring entries instead of by time (the same samples in every run of a single-threaded program with --no-superblocks)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_entries: Option<u64>,
+
+    /// Take no call-stack samples: the profile has no time tree
+    #[arg(long, conflicts_with = "sample_entries")]
+    pub no_sampling: bool,
+
+    /// Time tree: a node with fewer samples than M is a leaf that keeps them raw
+    #[arg(long, value_name = "M", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
+    pub tree_leaf: u32,
+
+    /// Time tree: inner nodes keep the most frequent stacks until they cover PCT percent of their samples (100: every window's counts are exact)
+    #[arg(long, value_name = "PCT", default_value_t = 95.0, value_parser = coverage_percent)]
+    pub tree_coverage: f64,
+
+    /// Time tree: children per inner node
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub tree_fanout: u32,
+}
+
+/// `--tree-coverage`: a percentage in (0, 100].
+fn coverage_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s} is not a percentage in (0, 100]")),
+    }
 }
 
 impl RunOptions {
@@ -93,6 +125,22 @@ impl RunOptions {
     /// Does the monitor build superblocks?
     pub fn superblocks(&self) -> bool {
         self.monitor() && !self.no_superblocks
+    }
+
+    /// What the monitor samples for the time tree (None: nothing).
+    pub fn sampling(&self) -> Option<crate::monitor::sampler::SampleConfig> {
+        use crate::monitor::sampler::{Period, SampleConfig};
+        (self.monitor() && !self.no_sampling).then_some(SampleConfig {
+            period: match self.sample_entries {
+                Some(k) => Period::Entries(k),
+                None => Period::Micros(self.sample_us),
+            },
+            tree: crate::profile::timetree::Params {
+                leaf_capacity: self.tree_leaf,
+                coverage_percent: self.tree_coverage,
+                fanout: self.tree_fanout,
+            },
+        })
     }
 }
 
@@ -118,6 +166,12 @@ impl Default for RunOptions {
             sb_unroll: 4,
             dump_superblocks: None,
             no_follow: false,
+            sample_us: 1000,
+            sample_entries: None,
+            no_sampling: false,
+            tree_leaf: 100,
+            tree_coverage: 95.0,
+            tree_fanout: 2,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The README's option tables for `compare`, `diff` and `export` are
+//! The README's option tables for `compare`, `diff`, `export` and `report` are
 //! generated from their clap declarations (src/cli/); this test keeps them
 //! equal. `HOTLIFT_BLESS=1 cargo test --test readme_tools` rewrites them.
 
@@ -25,7 +25,7 @@ fn check(sub: &str) {
 /// One test, so blessing never races with itself.
 #[test]
 fn readme_tool_option_tables_match_help() {
-    for sub in ["compare", "diff", "export"] {
+    for sub in ["compare", "diff", "export", "report"] {
         check(sub);
     }
 }

@@ -4,14 +4,16 @@
 //! Exit statuses of `run` and `profile` (the guest's own status passes
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
 //! behaviour), 126 the program is not a runnable x86-64 ELF, 127 it (or its
-//! interpreter) was not found. `compare`, `diff`, `export` and `dump`
-//! (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
-//! the threshold, 2 they could not do their work (bad options included).
+//! interpreter) was not found. `compare`, `diff`, `export`, `report` and
+//! `dump` (tools): 0 all equivalent / within the threshold, 1 a mismatch /
+//! past the threshold, 2 they could not do their work (bad options
+//! included).
 
 mod compare;
 mod diff;
 mod dump;
 mod export;
+mod report;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -83,13 +85,15 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
     Export(export::ExportArgs),
+    /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
+    Report(report::ReportArgs),
 }
 
 /// Is this a CI tool subcommand (exit 2 on bad usage)?
 fn tool_subcommand() -> bool {
     matches!(
         std::env::args().nth(1).as_deref(),
-        Some("compare" | "diff" | "export")
+        Some("compare" | "diff" | "export" | "report")
     )
 }
 
@@ -168,6 +172,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::main(args),
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
+        Command::Report(args) => report::main(args),
     }
 }
 

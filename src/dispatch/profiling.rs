@@ -83,7 +83,7 @@ fn start_monitor(
             };
             Builder::new(cfg, shared.clone(), blocks.clone())
         });
-        Monitor::start(blocks.clone(), sb, builder)
+        Monitor::start(blocks.clone(), sb, builder, opts.sampling())
     })
 }
 

@@ -14,8 +14,12 @@ pub mod export;
 mod modules;
 mod process;
 pub mod read;
+pub mod sampling;
 mod summary;
 mod symbols;
+pub mod timeline;
+pub mod timetree;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -240,6 +244,9 @@ pub struct Profile {
     /// Which process and image of a process tree (process.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessInfo>,
+    /// Timed call-stack samples and their time tree (sampling.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_tree: Option<sampling::TimeTreeSection>,
 }
 
 /// What `Profile::build` needs.
@@ -424,6 +431,7 @@ impl Profile {
                 e
             })
             .collect();
+        let time_tree = sampling::TimeTreeSection::build(t, &mut modules);
         Profile {
             schema_version: SCHEMA_VERSION,
             tool: format!("hotlift {}", env!("CARGO_PKG_VERSION")),
@@ -454,6 +462,7 @@ impl Profile {
             superblocks,
             count_check: None,
             process: None,
+            time_tree,
             threads: t
                 .per_thread()
                 .iter()

@@ -189,6 +189,10 @@ pub struct ProfileDoc {
     pub call_tree: Vec<CallNode>,
     #[serde(default)]
     pub translations: Vec<Translation>,
+    /// Timed call-stack samples and their time tree (newer profiles;
+    /// validated on reading: sampling.rs I3).
+    #[serde(default)]
+    pub time_tree: Option<super::sampling::TimeTreeSection>,
 }
 
 /// Only the version, read first so a future document that no longer fits
@@ -241,6 +245,12 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
     }
     let mut doc: ProfileDoc =
         serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
+    if let Some(t) = &doc.time_tree {
+        t.validate().map_err(|e| ReadError::NotAProfile {
+            path: path.clone(),
+            reason: format!("time_tree: {e}"),
+        })?;
+    }
     doc.complete_modules();
     // I4 (hotlift writes them sorted; a hand-made file need not be).
     doc.blocks.sort_by_key(|b| b.addr);
