@@ -26,10 +26,12 @@ use super::SCHEMA_VERSION;
 /// Why a profile could not be read.
 #[derive(Debug, Error)]
 pub enum ReadError {
-    #[error("{path}: cannot read: {source}")]
+    /// (Not a `source`: the message says it already, and error chains
+    /// would say it twice.)
+    #[error("{path}: cannot read: {error}")]
     Io {
         path: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: truncated profile (JSON ends early at line {line}, column {column})")]
     Truncated {
@@ -205,9 +207,9 @@ struct VersionOnly {
 /// Read and check the profile at `path` (I1, I2, I3).
 pub fn read_file(path: &Path) -> Result<ProfileDoc, ReadError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
+    let bytes = std::fs::read(path).map_err(|error| ReadError::Io {
         path: shown.clone(),
-        source,
+        error,
     })?;
     read_bytes(&bytes, &shown)
 }
