@@ -119,10 +119,18 @@ fn real_programs_are_equivalent_with_json_and_junit() {
     let bb = busybox();
     let dir = workdir("real");
     std::fs::write(dir.join("in.txt"), "pear\napple\nfig\napple\n").unwrap();
-    let cases: [&[&str]; 3] = [
+    // busybox applets, and Debian's own dynamically linked programs.
+    let cases: [&[&str]; 6] = [
         &[bb, "sort", "in.txt"],
         &[bb, "md5sum", "in.txt"],
         &[bb, "wc", "-l", "in.txt"],
+        &["/usr/bin/sort", "-r", "in.txt"],
+        &["/usr/bin/gzip", "-c", "in.txt"],
+        &[
+            "/usr/bin/sqlite3",
+            ":memory:",
+            "create table t(a); insert into t values (3), (1); select a * 7 from t order by a;",
+        ],
     ];
     for (i, prog) in cases.iter().enumerate() {
         let (j, x) = (
