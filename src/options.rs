@@ -78,6 +78,57 @@ pub struct RunOptions {
     /// Write a text dump of each superblock into DIR as it is built
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
+
+    /// How superblock heads and paths are chosen: `counting` (execution and edge counts past the thresholds) or `pisat` (sequential patterns mined from windows of the block streams)
+    #[arg(long, value_enum, default_value_t = Selector::Counting)]
+    pub selector: Selector,
+
+    /// Pisat: block ids per window (one sequence of the database)
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=65536))]
+    pub pisat_window: u32,
+
+    /// Pisat: ring entries of a guest thread from the start of one window to the next
+    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(8..=(1 << 40)))]
+    pub pisat_interval: u64,
+
+    /// Pisat: sequences the database holds (the oldest leaves)
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub pisat_sequences: u32,
+
+    /// Pisat: a path is a pattern when this fraction of the database's sequences (at least two) hold it
+    #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
+    pub pisat_support1: f64,
+
+    /// Pisat: a path is a pattern when it repeats this many times (distinct starts) in one sequence
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub pisat_support2: u32,
+
+    /// Pisat: most nodes of the PST-tree
+    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u32).range(16..=(1 << 24)))]
+    pub pisat_nodes: u32,
+
+    /// Pisat: mining time the monitor spends per round, in microseconds
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub pisat_budget_us: u32,
+}
+
+/// The superblock selectors (`--selector`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Selector {
+    /// Execution and edge counts past thresholds (design S1).
+    #[default]
+    Counting,
+    /// Sequential patterns mined from the block streams (design S2).
+    Pisat,
+}
+
+/// A fraction in 0..=1.
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{s:?} is not a fraction between 0 and 1")),
+    }
 }
 
 impl RunOptions {
@@ -113,6 +164,14 @@ impl Default for RunOptions {
             sb_max_insns: 512,
             sb_unroll: 4,
             dump_superblocks: None,
+            selector: Selector::Counting,
+            pisat_window: 256,
+            pisat_interval: 8192,
+            pisat_sequences: 16,
+            pisat_support1: 0.5,
+            pisat_support2: 8,
+            pisat_nodes: 65536,
+            pisat_budget_us: 200,
         }
     }
 }

@@ -87,6 +87,7 @@ impl Profiling {
                 enabled: opts.superblocks(),
                 block_threshold: opts.sb_threshold,
                 edge_threshold: opts.sb_edge_threshold,
+                pisat: crate::monitor::superblock::pisat::Config::from_options(opts),
             };
             let builder = opts.superblocks().then(|| {
                 let cfg = BuildConfig {

@@ -229,6 +229,9 @@ pub struct Profile {
     /// `--count-check`: the monitor's counts against inline counting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_check: Option<crate::dispatch::CountCheck>,
+    /// `--selector pisat`: what mining cost and found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pisat: Option<crate::monitor::superblock::pisat::PisatStats>,
 }
 
 /// What `Profile::build` needs.
@@ -442,6 +445,11 @@ impl Profile {
             translations,
             superblocks,
             count_check: None,
+            pisat: t.pisat.as_ref().map(|m| {
+                let mut s = m.stats.clone();
+                s.mining_ns_per_ring_entry = s.mining_seconds * 1e9 / t.entries.max(1) as f64;
+                s
+            }),
             threads: t
                 .per_thread()
                 .iter()

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod mine;
 mod passes;
 
 use super::calltree::{CallTree, ROOT};
@@ -54,6 +55,8 @@ pub struct SbConfig {
     pub block_threshold: u32,
     /// An indirect edge taken this many times.
     pub edge_threshold: u32,
+    /// `--selector pisat`: mined patterns instead of the thresholds.
+    pub pisat: Option<super::superblock::pisat::Config>,
 }
 
 impl Default for SbConfig {
@@ -62,6 +65,7 @@ impl Default for SbConfig {
             enabled: false,
             block_threshold: u32::MAX,
             edge_threshold: u32::MAX,
+            pisat: None,
         }
     }
 }
@@ -124,7 +128,13 @@ impl Slot {
             ExitKind::IndirectJump => F_INDIRECT,
             _ => 0,
         };
-        let on = |t: u32| if sb.enabled { t } else { u32::MAX };
+        let on = |t: u32| {
+            if sb.enabled && sb.pisat.is_none() {
+                t
+            } else {
+                u32::MAX
+            }
+        };
         Slot {
             count: 0,
             way: [NONE; 2],
@@ -175,6 +185,8 @@ struct ThreadState {
     insns: u64,
     blocks: u64,
     entries: u64,
+    /// The Pisat window being filled (mine.rs).
+    window: mine::Capture,
 }
 
 impl Default for ThreadState {
@@ -194,6 +206,7 @@ impl Default for ThreadState {
             insns: 0,
             blocks: 0,
             entries: 0,
+            window: mine::Capture::default(),
         }
     }
 }
@@ -240,6 +253,8 @@ pub struct Tables {
     /// What the builder made (filled at the end).
     pub superblocks: Vec<super::superblock::build::SbRecord>,
     pub build_stats: super::superblock::build::BuildStats,
+    /// `--selector pisat`: the sequence database and PST-tree (mine.rs).
+    pub pisat: Option<Box<super::superblock::pisat::Miner>>,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -284,6 +299,10 @@ impl Tables {
     pub fn new(sb: SbConfig) -> Tables {
         Tables {
             sb,
+            pisat: sb
+                .pisat
+                .filter(|_| sb.enabled)
+                .map(|c| Box::new(super::superblock::pisat::Miner::new(c))),
             ..Tables::default()
         }
     }
@@ -329,6 +348,10 @@ impl Tables {
                 self.count_trigger(e, p);
             }
             st.prev = e;
+            st.window.push(e);
+        }
+        if self.pisat.is_some() {
+            self.window_turn(&mut st);
         }
         self.threads[t] = st;
     }
