@@ -2,9 +2,11 @@
 //! each guest thread's block stream into windows, and the monitor rounds
 //! that feed them to the miner and turn its patterns into requests.
 //!
-//! I1: with `--selector counting` the per-entry loop pays one compare of a
-//!     zero counter per block entry; with Pisat, a store more while a
-//!     window is open. Everything else happens once per batch or round.
+//! I1: the per-entry loop pays one decrement and compare per block entry
+//!     (with `--selector counting` the countdown starts at 2^64-1 and never
+//!     ends); with Pisat, a call that stores the id while a window is
+//!     open (`window` of every `interval` block entries of the thread).
+//!     Handing windows over happens once per batch, mining once per round.
 //! I2: a window holds block ids only, in the order the thread ran them;
 //!     superblock passes (tagged records) are not in it, so what already
 //!     runs as a superblock is not mined again.
@@ -23,42 +25,76 @@ use crate::monitor::superblock::select::follows;
 use crate::monitor::superblock::{Request, Trigger};
 use crate::monitor::{BlockMeta, BlockTable, ExitKind};
 
-/// A window being filled: `left` more block ids go into `buf`.
-#[derive(Debug, Clone, Default)]
+/// Where a thread's stream stands in its windows: `countdown` block
+/// entries until the next event (a window opens, or while it is open the
+/// next id is stored). `u64::MAX` without Pisat: never.
+#[derive(Debug, Clone)]
 pub(super) struct Capture {
+    countdown: u64,
     buf: Vec<u32>,
-    left: u32,
-    /// Ring entries of the thread at which the next window opens.
-    next_at: u64,
+    open: bool,
+    window: u32,
+    interval: u64,
+    /// Windows filled since the last batch ended.
+    done: Vec<Vec<u32>>,
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Capture {
+            countdown: u64::MAX,
+            buf: Vec::new(),
+            open: false,
+            window: 0,
+            interval: 0,
+            done: Vec::new(),
+        }
+    }
 }
 
 impl Capture {
     /// Block `e` ran (I1, I2).
     #[inline(always)]
     pub(super) fn push(&mut self, e: u32) {
-        if self.left != 0 {
-            self.buf.push(e);
-            self.left -= 1;
+        self.countdown -= 1;
+        if self.countdown == 0 {
+            self.turn(e);
         }
+    }
+
+    /// A window opens at `e`, or takes `e`.
+    #[cold]
+    #[inline(never)]
+    fn turn(&mut self, e: u32) {
+        self.open = true;
+        self.buf.push(e);
+        if self.buf.len() < self.window as usize {
+            self.countdown = 1;
+            return;
+        }
+        self.done.push(std::mem::take(&mut self.buf));
+        self.open = false;
+        // The next window opens `interval` entries after this one did.
+        self.countdown = self.interval.saturating_sub(self.window as u64).max(1);
     }
 }
 
 impl Tables {
-    /// After a batch of a thread: offer its full window to the miner, and
-    /// open the next one when its interval has passed.
+    /// After a batch of a thread: offer its filled windows to the miner
+    /// (the first time, start counting towards its first window).
     pub(super) fn window_turn(&mut self, st: &mut ThreadState) {
         let Some(m) = self.pisat.as_mut() else {
             return;
         };
         let c = &mut st.window;
-        if c.left == 0 && !c.buf.is_empty() {
-            m.offer(std::mem::take(&mut c.buf));
-        }
-        if c.left == 0 && st.entries >= c.next_at {
+        if c.window == 0 {
             let cfg = m.config();
-            c.left = cfg.window;
-            c.buf.reserve(cfg.window as usize);
-            c.next_at = st.entries + cfg.interval;
+            c.window = cfg.window;
+            c.interval = cfg.interval;
+            c.countdown = 1;
+        }
+        for w in c.done.drain(..) {
+            m.offer(w);
         }
     }
 

@@ -2,9 +2,9 @@
 //! (design S2), the second selector beside counting (`--selector pisat`).
 //!
 //! Where the data comes from: every guest thread's stream is cut into
-//! windows. Every `interval` ring entries of a thread, the monitor's
+//! windows. Every `interval` block entries of a thread, the monitor's
 //! per-entry loop copies the next `window` block ids of that thread into
-//! a buffer (tables/mine.rs: one compare per entry, a store while a window
+//! a buffer (tables/mine.rs: a countdown per entry, a store while a window
 //! is open) — the design's fixed-size buffer of an instance, holding its
 //! latest blocks when it becomes a sequence. A finished window is offered
 //! to the [`Miner`]: it becomes a sequence of the database, which holds
@@ -62,7 +62,7 @@ const MIN_LENGTH: usize = 2;
 pub struct Config {
     /// Block ids per window (sequence).
     pub window: u32,
-    /// Ring entries of a thread from one window's start to the next.
+    /// Block entries of a thread from one window's start to the next.
     pub interval: u64,
     /// Sequences the database holds.
     pub sequences: u32,
