@@ -19,7 +19,13 @@ use guest::{Dirs, Launch, RunResult};
 
 const ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
 
-fn launch(dirs: &Dirs, pre: Option<&[OsString]>, prog: &str, args: &[String], tag: &str) -> RunResult {
+fn launch(
+    dirs: &Dirs,
+    pre: Option<&[OsString]>,
+    prog: &str,
+    args: &[String],
+    tag: &str,
+) -> RunResult {
     let dir = std::env::temp_dir().join(format!("hotlift-pisat-{}-{tag}", std::process::id()));
     let hotlift = Path::new(env!("CARGO_BIN_EXE_hotlift"));
     let r = guest::run(&Launch {
@@ -124,8 +130,7 @@ fn pisat_builds_exact_superblocks_from_mined_patterns() {
                 problems.push(format!("{line}: superblock record errors"));
             }
             if threads == 1 {
-                let (_, inline) =
-                    profile_of(&dirs, &["run", "--count-inline"], prog, &args, &tag);
+                let (_, inline) = profile_of(&dirs, &["run", "--count-inline"], prog, &args, &tag);
                 if counts(&inline) != counts(&p) {
                     problems.push(format!("{line}: block counts differ from --count-inline"));
                 }
@@ -166,6 +171,9 @@ fn pisat_options_are_checked() {
             .unwrap();
         assert_eq!(out.status.code(), Some(125), "{bad:?}: a usage error");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(bad[0]) || err.contains(bad[1]), "{bad:?}: {err}");
+        assert!(
+            err.contains(bad[0]) || err.contains(bad[1]),
+            "{bad:?}: {err}"
+        );
     }
 }

@@ -80,8 +80,10 @@ impl Capture {
 }
 
 impl Tables {
-    /// After a batch of a thread: offer its filled windows to the miner
-    /// (the first time, start counting towards its first window).
+    /// Before and after each batch of a thread: offer its filled windows
+    /// to the miner (before its first batch, open its first window: the
+    /// countdown runs through batches, so a large batch holds a window
+    /// every `interval` entries, as a small one does).
     pub(super) fn window_turn(&mut self, st: &mut ThreadState) {
         let Some(m) = self.pisat.as_mut() else {
             return;

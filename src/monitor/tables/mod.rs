@@ -313,6 +313,9 @@ impl Tables {
             self.threads.resize(t + 1, ThreadState::default());
         }
         let mut st = std::mem::take(&mut self.threads[t]);
+        if self.pisat.is_some() {
+            self.window_turn(&mut st);
+        }
         self.entries += entries.len() as u64;
         st.entries += entries.len() as u64;
         for &e in entries {

@@ -78,7 +78,7 @@ pub fn is_rotation(a: &[u32], b: &[u32]) -> bool {
 
 /// Same first block and at least one more block in common.
 pub fn shares_start(a: &[u32], b: &[u32]) -> bool {
-    a.first().is_some() && a.first() == b.first() && a[1..].iter().any(|x| b[1..].contains(x))
+    !a.is_empty() && a.first() == b.first() && a[1..].iter().any(|x| b[1..].contains(x))
 }
 
 fn strength(p: &Pattern) -> (u32, u32, usize) {
@@ -215,7 +215,6 @@ impl Store {
             !gone
         });
     }
-
 
     /// Patterns not asked for yet, marked as asked for now.
     pub fn take_new(&mut self) -> Vec<Pattern> {

@@ -78,7 +78,7 @@ pub struct Config {
 impl Config {
     /// The Pisat configuration `opts` asks for, or None (counting).
     pub fn from_options(opts: &crate::options::RunOptions) -> Option<Config> {
-        (opts.selector == crate::options::Selector::Pisat).then(|| Config {
+        (opts.selector == crate::options::Selector::Pisat).then_some(Config {
             window: opts.pisat_window,
             interval: opts.pisat_interval,
             sequences: opts.pisat_sequences,

@@ -63,7 +63,10 @@ fn three_sequences_by_hand() {
     let t = build(&db, BIG, sup, &mut all);
     assert_eq!(sup.sequences_needed(3), 2);
     // Root children: the timestamps of each label.
-    assert_eq!(lists(&t, &[B]), vec![(0, vec![0, 3]), (1, vec![3]), (2, vec![2])]);
+    assert_eq!(
+        lists(&t, &[B]),
+        vec![(0, vec![0, 3]), (1, vec![3]), (2, vec![2])]
+    );
     assert_eq!(lists(&t, &[A]), vec![(1, vec![0])]);
     // B,C: C at 1 and 4 of sequence 0 extend B's latest (0, then 3); in
     // sequence 2 only the C at 3 follows a B (at 2).
