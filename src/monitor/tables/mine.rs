@@ -11,11 +11,15 @@
 //!     superblock passes (tagged records) are not in it, so what already
 //!     runs as a superblock is not mined again.
 //! I3: the admission rule: a pattern may start at any block that does not
-//!     end in a syscall or trap, and continue into a block that can run
-//!     right after the one before it — a direct exit's target
-//!     (`select::follows`), or for an indirect exit a successor the
-//!     monitor holds in that block's two ways — which is what
-//!     `select::check_path` keeps.
+//!     end in a syscall or trap, and continue into a block only along a
+//!     transition the monitor has seen: the next block is one of the
+//!     previous block's two ways (the first two successors it had, which
+//!     for a branch are its two sides), and for a direct exit also one of
+//!     its own targets (`select::follows`, what `select::check_path`
+//!     keeps). A CFG edge alone is not enough: a block that can branch
+//!     over another would make paths the program never runs in a row
+//!     (1,3,4,0,2 from a loop 0..4 whose blocks can skip one) frequent as
+//!     gapped subsequences.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -145,10 +149,133 @@ fn admits(metas: &[BlockMeta], slots: &[Slot], p: Option<u32>, e: u32) -> bool {
     let Some(mp) = metas.get(p as usize) else {
         return false;
     };
-    match mp.exit {
-        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => {
-            slots.get(p as usize).is_some_and(|s| s.way.contains(&e))
-        }
+    let seen = slots.get(p as usize).is_some_and(|s| s.way.contains(&e));
+    seen && match mp.exit {
+        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => true,
         _ => follows(mp, me),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::superblock::pisat::tree::Support;
+    use crate::monitor::superblock::pisat::Config;
+    use crate::monitor::SbConfig;
+
+    /// A loop of `n` blocks: block i branches to i + 1 or i + 2.
+    fn loop_table(n: u64) -> BlockTable {
+        let t = BlockTable::new(64).unwrap();
+        for i in 0..n {
+            t.push(BlockMeta {
+                guest: 0x1000 + 16 * i,
+                target: 0x1000 + 16 * ((i + 1) % n),
+                next: 0x1000 + 16 * ((i + 2) % n),
+                guest_len: 16,
+                insns: 4,
+                exit: ExitKind::Branch,
+            });
+        }
+        t
+    }
+
+    fn pisat() -> SbConfig {
+        SbConfig {
+            enabled: true,
+            block_threshold: 3000,
+            edge_threshold: 5000,
+            pisat: Some(Config {
+                window: 64,
+                interval: 256,
+                sequences: 4,
+                support: Support {
+                    support1: 0.5,
+                    support2: 4,
+                },
+                max_nodes: 1 << 16,
+                max_depth: 16,
+                budget_us: 1_000_000,
+            }),
+        }
+    }
+
+    #[test]
+    fn windows_are_cut_across_batches_and_mined_into_requests() {
+        let blocks = loop_table(5);
+        let mut t = Tables::new(pisat());
+        let stream: Vec<u32> = (0..5000u32).map(|i| i % 5).collect();
+        for chunk in stream.chunks(777) {
+            t.process(0, chunk, &blocks);
+        }
+        // The first batch opens the countdown at its first entry; then a
+        // window opens every 256 entries, whatever the batch sizes.
+        let m = t.pisat.as_ref().unwrap();
+        assert_eq!(m.stats.windows_captured, (5000 - 64) / 256 + 1);
+        while t.mining() {
+            t.mine(&blocks);
+        }
+        // One loop: one request, the rotation starting at block 0.
+        assert_eq!(t.requests.len(), 1, "{:?}", t.requests);
+        let r = &t.requests[0];
+        assert_eq!(r.path.as_deref(), Some(&[0, 1, 2, 3, 4][..]));
+        assert!(matches!(r.trigger, Trigger::Mined { length: 5, .. }));
+        // The counting triggers are off with Pisat.
+        let low = |pisat| SbConfig {
+            block_threshold: 100,
+            pisat,
+            ..self::pisat()
+        };
+        let mut counting = Tables::new(low(None));
+        counting.process(0, &stream, &blocks);
+        assert!(counting.pisat.is_none() && !counting.requests.is_empty());
+        let mut mined = Tables::new(low(pisat().pisat));
+        mined.process(0, &stream, &blocks);
+        assert!(mined.requests.is_empty());
+    }
+
+    /// What the per-entry loop costs with and without Pisat, and what
+    /// mining costs per element; prints only (a benchmark: run with
+    /// `cargo test --release --lib tables::mine -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn cost_per_entry() {
+        let blocks = loop_table(7);
+        let stream: Vec<u32> = (0..1u32 << 22).map(|i| (i * 3 + i / 7) % 7).collect();
+        let counting = SbConfig {
+            pisat: None,
+            block_threshold: u32::MAX,
+            ..pisat()
+        };
+        // The default window and interval (options.rs).
+        let mut default = pisat();
+        if let Some(c) = default.pisat.as_mut() {
+            c.window = 256;
+            c.interval = 8192;
+            c.sequences = 16;
+            c.support.support2 = 8;
+        }
+        for (name, sb) in [("counting", counting), ("pisat", default)] {
+            // The best of five passes over the stream (a busy machine
+            // only ever makes a pass slower).
+            let mut t = Tables::new(sb);
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t0 = Instant::now();
+                for chunk in stream.chunks(1 << 16) {
+                    t.process(0, chunk, &blocks);
+                }
+                best = best.min(t0.elapsed().as_secs_f64());
+            }
+            let per = best * 1e9 / stream.len() as f64;
+            let t1 = Instant::now();
+            while t.mining() {
+                t.mine(&blocks);
+            }
+            let mined = t.pisat.as_ref().map_or(0, |m| m.stats.elements_mined);
+            println!(
+                "{name}: {per:.2} ns per entry in the loop; mining {:.0} ns per element ({mined} elements)",
+                t1.elapsed().as_secs_f64() * 1e9 / mined.max(1) as f64
+            );
+        }
     }
 }

@@ -25,9 +25,8 @@
 //!
 //! From a pattern to a path: a sequential pattern is a subsequence, a
 //! superblock needs blocks that run one after another. The tree admits a
-//! block after another only when it can run right after it (tree.rs
-//! `Admit`; the monitor's rule is in tables/mine.rs): a direct exit to
-//! it, or for an indirect exit an edge the monitor saw, and never a block
+//! block after another only along a transition the monitor has seen
+//! (tree.rs `Admit`; the rule is in tables/mine.rs I3), and never a block
 //! ending in a syscall or trap. Every pattern is then a path `check_path`
 //! keeps whole (up to the size limits and other superblocks' heads).
 //!
