@@ -7,9 +7,14 @@
 //!
 //! How hotlift reads the rules (a superblock is one path with side exits):
 //! - "contains" is subsequence containment, as patterns are subsequences;
-//!   a stored pattern that a rotation was merged into is known to be a
-//!   loop, and contains what any of its rotations contains (C,E is in
-//!   B,C,E; E,B in the loop B,C,E once C,E,B was seen);
+//!   a loop (a pattern whose last block was seen going to its first,
+//!   `Pattern::closes`, or one a rotation was merged into) contains what
+//!   any of its rotations contains (C,E is in B,C,E; E,B in the loop
+//!   B,C,E);
+//! - a loop is not absorbed by a straight path that contains it (the loop
+//!   B,C and the path B,C,X leaving it): the path is dropped instead, as a
+//!   superblock closed at its head runs iteration after iteration and one
+//!   that leaves the loop would leave after the first;
 //! - of two rotations the one kept starts at the lower block id: block ids
 //!   are handed out in translation order, so the lowest is the block of
 //!   the loop that ran first, its entry;
@@ -37,6 +42,8 @@ pub struct Pattern {
     pub repeats: u32,
     /// Sequences in the database when it was found.
     pub database: u32,
+    /// Its last block was seen going to its first: a loop.
+    pub closes: bool,
 }
 
 /// Which of two conflicting patterns stays.
@@ -89,15 +96,21 @@ fn strength(p: &Pattern) -> (u32, u32, usize) {
 /// (I1), and which stays?
 pub fn conflict(old: &Pattern, cycle: bool, new: &Pattern) -> Option<(Rule, Keep)> {
     let (a, b) = (&old.path, &new.path);
+    let (old_loop, new_loop) = (cycle || old.closes, new.closes);
     if is_rotation(a, b) && a != b {
         let keep = if b[0] < a[0] { Keep::New } else { Keep::Old };
         return Some((Rule::Rotation, keep));
     }
-    if contains(a, b) || (cycle && contains_cyclic(a, b)) {
+    if contains(a, b) || (old_loop && contains_cyclic(a, b)) {
         return Some((Rule::Contained, Keep::Old));
     }
-    if contains(b, a) {
-        return Some((Rule::Contains, Keep::New));
+    if contains(b, a) || (new_loop && contains_cyclic(b, a)) {
+        let keep = if old_loop && !new_loop {
+            Keep::Old
+        } else {
+            Keep::New
+        };
+        return Some((Rule::Contains, keep));
     }
     if shares_start(a, b) {
         let keep = if strength(new) > strength(old) {
@@ -155,7 +168,7 @@ impl Store {
     pub fn insert(&mut self, p: Pattern) -> bool {
         self.stats.inserted += 1;
         let mut i = 0;
-        let mut cycle = false;
+        let mut cycle = p.closes;
         while i < self.entries.len() {
             let old = &self.entries[i];
             let Some((rule, keep)) = conflict(&old.pattern, old.cycle, &p) else {
@@ -196,6 +209,7 @@ impl Store {
             cycle,
         });
         if cycle {
+            self.entries.last_mut().expect("just pushed").cycle = true;
             self.absorb_into_loop(self.entries.len() - 1);
         }
         true
@@ -246,6 +260,7 @@ mod tests {
             sequences,
             repeats,
             database: 3,
+            closes: false,
         }
     }
 
@@ -276,6 +291,38 @@ mod tests {
         let mut s = Store::new(64);
         s.insert(p(&[B, C, E], 2, 1));
         assert!(s.insert(p(&[E, B], 3, 3)));
+    }
+
+    /// The loop C8,B0 (B0 goes back to C8) and the path B0,C8,DA that
+    /// leaves it through the loop's cold side: both stay, and a path
+    /// containing the loop does not absorb it.
+    #[test]
+    fn a_loop_is_not_absorbed_by_a_path_leaving_it() {
+        const C8: u32 = 10;
+        const B0: u32 = 11;
+        const DA: u32 = 12;
+        let lp = |path: &[u32], r| Pattern {
+            closes: true,
+            ..p(path, r, 1)
+        };
+        let mut s = Store::new(64);
+        assert!(s.insert(lp(&[C8, B0], 60)));
+        assert!(!s.insert(lp(&[B0, C8], 60)), "its rotation");
+        assert!(
+            s.insert(p(&[B0, C8, DA], 27, 1)),
+            "not contained in the loop"
+        );
+        assert!(
+            !s.insert(p(&[DA, C8, B0], 15, 1)),
+            "contains the loop: dropped"
+        );
+        assert!(!s.insert(p(&[C8, DA], 20, 1)), "contained in B0,C8,DA");
+        assert_eq!(paths(&s), vec![vec![C8, B0], vec![B0, C8, DA]]);
+        // A longer loop absorbs a shorter one it contains.
+        let mut s = Store::new(64);
+        s.insert(lp(&[C8, B0], 60));
+        assert!(s.insert(lp(&[C8, B0, DA], 5)));
+        assert_eq!(paths(&s), vec![vec![C8, B0, DA]]);
     }
 
     #[test]
@@ -331,6 +378,7 @@ mod tests {
                 repeats,
                 sequences,
                 database: 4,
+                closes: repeats % 2 == 1,
             })
     }
 

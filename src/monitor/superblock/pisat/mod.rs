@@ -35,7 +35,7 @@
 //!     the miner's work per second is bounded by its budget, whatever the
 //!     guest produces.
 //! I2: patterns are merged only after their window was fed to its end,
-//!     so what one window shows is asked for as its longest paths, not as
+//!     so what one window shows is asked for as its merged paths, not as
 //!     the short prefixes that reach the support first.
 
 pub mod merge;
@@ -204,7 +204,7 @@ impl Miner {
             if end == w.len() {
                 self.feeding = None;
                 self.stats.windows_mined += 1;
-                self.settle(&mut out);
+                self.settle(&mut out, admit);
             }
             if Instant::now() >= deadline {
                 break;
@@ -224,7 +224,7 @@ impl Miner {
     }
 
     /// A window was fed to its end: merge what became patterns (I2).
-    fn settle(&mut self, out: &mut Vec<Pattern>) {
+    fn settle(&mut self, out: &mut Vec<Pattern>, admit: &mut impl Admit) {
         let found = std::mem::take(&mut self.tree.found);
         self.stats.patterns_found += found.len() as u64;
         let database = self.tree.sequences() as u32;
@@ -233,17 +233,22 @@ impl Miner {
             .filter(|&n| self.tree.is_live(n))
             .map(|n| {
                 let (sequences, repeats) = self.tree.support_of(n);
+                let path = self.tree.path(n);
+                let closes = path.len() >= 2 && admit.admits(path.last().copied(), path[0]);
                 Pattern {
-                    path: self.tree.path(n),
+                    path,
                     sequences: sequences as u32,
                     repeats: repeats as u32,
                     database,
+                    closes,
                 }
             })
             .filter(|p| p.path.len() >= MIN_LENGTH)
             .collect();
-        // Longest first: the shorter ones they contain are absorbed at once.
-        patterns.sort_by_key(|p| std::cmp::Reverse(p.path.len()));
+        // Strongest first (more repeats, more sequences, longer): a hot
+        // loop and its rotations come in before the weaker paths that
+        // contain it or leave it.
+        patterns.sort_by_key(|p| std::cmp::Reverse((p.repeats, p.sequences, p.path.len())));
         for p in patterns {
             self.store.insert(p);
         }
@@ -292,11 +297,19 @@ mod tests {
         assert_eq!(got[0].path, vec![10, 11, 12]);
         assert_eq!(got[0].repeats, 5);
         // The next windows show the same loop and its way out, now in two
-        // sequences (support1): what is asked for is still headed at 10.
+        // sequences (support1): the way out (11,12,13) is asked for, the
+        // loop is not asked for again, and the path through the loop and
+        // out (10,11,12,13) does not absorb it.
         m.offer(window.clone());
         m.offer(window);
         let more = m.work(&mut edges, far());
-        assert!(more.iter().all(|p| p.path[0] == 10), "{more:?}");
+        let paths: Vec<&[u32]> = more.iter().map(|p| &p.path[..]).collect();
+        assert_eq!(paths, vec![&[11, 12, 13][..]]);
+        assert!(m
+            .store
+            .entries
+            .iter()
+            .any(|e| e.pattern.path == [10, 11, 12]));
         assert_eq!(m.stats.windows_mined, 3);
         // A fourth window: the oldest sequence leaves the database.
         m.offer(vec![13, 13]);
