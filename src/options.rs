@@ -87,7 +87,7 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=65536))]
     pub pisat_window: u32,
 
-    /// Pisat: block entries of a guest thread from the start of one window to the next
+    /// Pisat: ring entries of a guest thread from the start of one window to the next
     #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(8..=(1 << 40)))]
     pub pisat_interval: u64,
 

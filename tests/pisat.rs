@@ -56,6 +56,20 @@ fn profile_of(
     let r = launch(dirs, Some(&pre), prog, args, tag);
     let text = std::fs::read_to_string(&out)
         .unwrap_or_else(|e| panic!("{prog} {args:?} {opts:?}: no profile: {e}"));
+    if opts.contains(&"pisat") && !opts.contains(&"--count-check") {
+        // `hotlift dump` tells what was mined.
+        let dump = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("dump")
+            .arg(&out)
+            .output()
+            .expect("hotlift dump");
+        let text = String::from_utf8_lossy(&dump.stdout);
+        assert!(
+            dump.status.success() && text.contains("trigger: mined pattern of "),
+            "{prog} {args:?}: dump says\n{}",
+            text.lines().take(5).collect::<Vec<_>>().join("\n")
+        );
+    }
     let _ = std::fs::remove_file(&out);
     (r, serde_json::from_str(&text).expect("profile JSON"))
 }

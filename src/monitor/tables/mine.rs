@@ -2,11 +2,14 @@
 //! each guest thread's block stream into windows, and the monitor rounds
 //! that feed them to the miner and turn its patterns into requests.
 //!
-//! I1: the per-entry loop pays one decrement and compare per block entry
+//! I1: the per-entry loop pays one decrement and compare per ring entry
 //!     (with `--selector counting` the countdown starts at 2^64-1 and never
-//!     ends); with Pisat, a call that stores the id while a window is
-//!     open (`window` of every `interval` block entries of the thread).
-//!     Handing windows over happens once per batch, mining once per round.
+//!     ends); with Pisat, a call that stores the block id while a window
+//!     is open (`window` block ids from every `interval` ring entries of
+//!     the thread: records and superblock passes count towards the
+//!     interval, so windows keep coming when most code runs in
+//!     superblocks). Handing windows over happens once per batch, mining
+//!     once per round.
 //! I2: a window holds block ids only, in the order the thread ran them;
 //!     superblock passes (tagged records) are not in it, so what already
 //!     runs as a superblock is not mined again.
@@ -29,14 +32,16 @@ use crate::monitor::superblock::select::follows;
 use crate::monitor::superblock::{Request, Trigger};
 use crate::monitor::{BlockMeta, BlockTable, ExitKind};
 
-/// Where a thread's stream stands in its windows: `countdown` block
+/// Where a thread's stream stands in its windows: `countdown` ring
 /// entries until the next event (a window opens, or while it is open the
-/// next id is stored). `u64::MAX` without Pisat: never.
+/// next block id is stored). `u64::MAX` without Pisat: never.
 #[derive(Debug, Clone)]
 pub(super) struct Capture {
     countdown: u64,
     buf: Vec<u32>,
     open: bool,
+    /// Ring entries the open window may still span.
+    span: u64,
     window: u32,
     interval: u64,
     /// Windows filled since the last batch ended.
@@ -49,6 +54,7 @@ impl Default for Capture {
             countdown: u64::MAX,
             buf: Vec::new(),
             open: false,
+            span: 0,
             window: 0,
             interval: 0,
             done: Vec::new(),
@@ -66,20 +72,45 @@ impl Capture {
         }
     }
 
+    /// A tagged record's word went by: it counts towards the interval
+    /// (superblock passes take time too), but a window opens only at a
+    /// block id, and one open for `interval` entries closes with what it
+    /// has (code running in superblocks leaves few block ids to take).
+    #[inline(always)]
+    pub(super) fn tick(&mut self) {
+        if self.countdown > 1 {
+            self.countdown -= 1;
+        } else if self.open {
+            self.span -= 1;
+            if self.span == 0 {
+                self.close();
+            }
+        }
+    }
+
     /// A window opens at `e`, or takes `e`.
     #[cold]
     #[inline(never)]
     fn turn(&mut self, e: u32) {
-        self.open = true;
-        self.buf.push(e);
-        if self.buf.len() < self.window as usize {
-            self.countdown = 1;
-            return;
+        if !self.open {
+            self.open = true;
+            self.span = self.interval.max(1);
         }
+        self.buf.push(e);
+        self.span -= 1;
+        if self.buf.len() < self.window as usize && self.span > 0 {
+            self.countdown = 1;
+        } else {
+            self.close();
+        }
+    }
+
+    /// The window is full (or spanned its interval): hand it over at the
+    /// batch's end; the next opens `interval` entries after this one did.
+    fn close(&mut self) {
         self.done.push(std::mem::take(&mut self.buf));
         self.open = false;
-        // The next window opens `interval` entries after this one did.
-        self.countdown = self.interval.saturating_sub(self.window as u64).max(1);
+        self.countdown = self.span.max(1);
     }
 }
 

@@ -320,6 +320,7 @@ impl Tables {
         st.entries += entries.len() as u64;
         for &e in entries {
             if e & TAG != 0 || st.pending_need > 0 {
+                st.window.tick();
                 if e == st.loop_word && st.pending_need == 0 {
                     // A lazy superblock looped back to its start.
                     self.sbs[st.pass as usize].loops += 1;

@@ -2,7 +2,7 @@
 //! (design S2), the second selector beside counting (`--selector pisat`).
 //!
 //! Where the data comes from: every guest thread's stream is cut into
-//! windows. Every `interval` block entries of a thread, the monitor's
+//! windows. Every `interval` ring entries of a thread, the monitor's
 //! per-entry loop copies the next `window` block ids of that thread into
 //! a buffer (tables/mine.rs: a countdown per entry, a store while a window
 //! is open) — the design's fixed-size buffer of an instance, holding its
@@ -61,7 +61,7 @@ const MIN_LENGTH: usize = 2;
 pub struct Config {
     /// Block ids per window (sequence).
     pub window: u32,
-    /// Block entries of a thread from one window's start to the next.
+    /// Ring entries of a thread from one window's start to the next.
     pub interval: u64,
     /// Sequences the database holds.
     pub sequences: u32,
