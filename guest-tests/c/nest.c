@@ -1,9 +1,9 @@
-/* nest: nested loops around 1-4 levels of nested, data-dependent branches
+/* nest: nested loops around 1-6 levels of nested, data-dependent branches
  * (the workload of design S2, sequential pattern mining, in tools/bench):
  *
  *   nest DEPTH THREADS [count|bench|ROUNDS]
  *
- * DEPTH (1-4) picks the function: an outer loop over rounds, an inner loop
+ * DEPTH (1-6) picks the function: an outer loop over rounds, an inner loop
  * over a table of bytes, and DEPTH levels of if/else on bits of the byte
  * (each bit set with probability 3/4, so one path through the nest is the
  * hottest and the others are colder the deeper they branch off), with a
@@ -22,7 +22,7 @@ enum { TABLE = 4096 };
     do {                                                               \
         __asm__ volatile("" ::: "memory");                             \
         acc = (acc ^ (x + (k))) * 0x9E3779B97F4A7C15ull + (k);         \
-        acc ^= acc >> (29 - (k));                                      \
+        acc ^= acc >> (63 - (k));                                      \
     } while (0)
 
 #define B1(b, k)              \
@@ -49,6 +49,19 @@ enum { TABLE = 4096 };
         B3((b) + 1, (k) + 8);     \
     }
 
+#define B5(b, k)                  \
+    if ((x >> (b)) & 1) {         \
+        B4((b) + 1, k);           \
+    } else {                      \
+        B4((b) + 1, (k) + 16);    \
+    }
+#define B6(b, k)                  \
+    if ((x >> (b)) & 1) {         \
+        B5((b) + 1, k);           \
+    } else {                      \
+        B5((b) + 1, (k) + 32);    \
+    }
+
 #define NEST(name, B)                                                   \
     static __attribute__((noinline)) uint64_t name(const uint8_t *d,   \
                                                    int rounds) {       \
@@ -65,9 +78,11 @@ NEST(nest1, B1)
 NEST(nest2, B2)
 NEST(nest3, B3)
 NEST(nest4, B4)
+NEST(nest5, B5)
+NEST(nest6, B6)
 
 static uint64_t (*const nests[])(const uint8_t *, int) = {nest1, nest2, nest3,
-                                                          nest4};
+                                                          nest4, nest5, nest6};
 
 struct job {
     int depth, rounds, id;
@@ -84,7 +99,7 @@ static void *run(void *p) {
 int main(int argc, char **argv) {
     CHECK(argc >= 3);
     int depth = atoi(argv[1]), threads = atoi(argv[2]);
-    CHECK(depth >= 1 && depth <= 4 && threads >= 1 && threads <= 8);
+    CHECK(depth >= 1 && depth <= 6 && threads >= 1 && threads <= 8);
     const char *form = argc > 3 ? argv[3] : "";
     int rounds = strcmp(form, "bench") == 0 ? 30000
                  : strcmp(form, "count") == 0 ? 1
