@@ -106,6 +106,38 @@ pub struct RunOptions {
     /// Time tree: children per inner node
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=64))]
     pub tree_fanout: u32,
+
+    /// How superblock heads and paths are chosen: `counting` (execution and edge counts past the thresholds) or `pisat` (sequential patterns mined from windows of the block streams)
+    #[arg(long, value_enum, default_value_t = Selector::Counting)]
+    pub selector: Selector,
+
+    /// Pisat: block ids per window (one sequence of the database)
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=65536))]
+    pub pisat_window: u32,
+
+    /// Pisat: ring entries of a guest thread from the start of one window to the next
+    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(8..=(1 << 40)))]
+    pub pisat_interval: u64,
+
+    /// Pisat: sequences the database holds (the oldest leaves)
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub pisat_sequences: u32,
+
+    /// Pisat: a path is a pattern when this fraction of the database's sequences (at least two) hold it
+    #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
+    pub pisat_support1: f64,
+
+    /// Pisat: a path is a pattern when it repeats this many times (distinct starts) in one sequence
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub pisat_support2: u32,
+
+    /// Pisat: most nodes of the PST-tree
+    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u32).range(16..=(1 << 24)))]
+    pub pisat_nodes: u32,
+
+    /// Pisat: mining time the monitor spends per round, in microseconds
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub pisat_budget_us: u32,
 }
 
 /// `--tree-coverage`: a percentage in (0, 100].
@@ -113,6 +145,35 @@ fn coverage_percent(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
         _ => Err(format!("{s} is not a percentage in (0, 100]")),
+    }
+}
+
+/// The superblock selectors (`--selector`).
+#[derive(
+    clap::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Selector {
+    /// Execution and edge counts past thresholds (design S1).
+    #[default]
+    Counting,
+    /// Sequential patterns mined from the block streams (design S2).
+    Pisat,
+}
+
+/// A fraction in 0..=1.
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{s:?} is not a fraction between 0 and 1")),
     }
 }
 
@@ -172,6 +233,14 @@ impl Default for RunOptions {
             tree_leaf: 100,
             tree_coverage: 95.0,
             tree_fanout: 2,
+            selector: Selector::Counting,
+            pisat_window: 256,
+            pisat_interval: 8192,
+            pisat_sequences: 16,
+            pisat_support1: 0.5,
+            pisat_support2: 8,
+            pisat_nodes: 65536,
+            pisat_budget_us: 200,
         }
     }
 }

@@ -5,8 +5,9 @@
 //! (`make -C guest-tests -j2`), reads the run list `guest-tests/build/TESTS`
 //! (generated from `guest-tests/manifest`, one run per line:
 //! `NAME [ARG...] [< STDIN] expect=exit:N|signal:SIGNAME`), and runs every
-//! line in every mode: natively, under `hotlift run --`, and under
-//! `hotlift run --no-chain --`.
+//! line in every mode: natively, under `hotlift run --`, under
+//! `hotlift run --no-chain --`, with superblocks nearly everywhere
+//! (`sb-all`), and with the Pisat selector mining eagerly (`pisat`).
 //!
 //! Invariants (D1-D3 are kept by `guest/mod.rs`, which starts every run):
 //! - D1. Native and translated runs get the same argv (the program's
@@ -24,7 +25,8 @@
 //!
 //! Environment knobs:
 //! - `HOTLIFT_GUEST_FILTER=substr` runs only lines containing `substr`.
-//! - `HOTLIFT_GUEST_MODES=native,hotlift,no-chain` picks modes (default all).
+//! - `HOTLIFT_GUEST_MODES=native,hotlift,no-chain,sb-all,pisat` picks modes
+//!   (default all).
 //! - `HOTLIFT_GUEST_JOBS=N` sets the worker threads (default 2).
 //! - `HOTLIFT_GUEST_TIMEOUT=SECS` sets the per-run timeout (default 60).
 //!
@@ -80,6 +82,26 @@ const MODES: &[Mode] = &[
             "--",
         ]),
     },
+    // The Pisat selector, mining often and with a low support, so that
+    // even short tests run in mined superblocks.
+    Mode {
+        name: "pisat",
+        hotlift_args: Some(PISAT),
+    },
+];
+
+/// `hotlift run` options of the `pisat` mode (also tests/inline_exact.rs).
+const PISAT: &[&str] = &[
+    "run",
+    "--selector",
+    "pisat",
+    "--pisat-window",
+    "128",
+    "--pisat-interval",
+    "512",
+    "--pisat-support2",
+    "3",
+    "--",
 ];
 
 /// The fixed environment every run gets (plus `HOME`/`TMPDIR`, see D1).
@@ -125,7 +147,7 @@ fn guest_programs_match_native() {
             .map(|m| {
                 let m = m.trim();
                 *MODES.iter().find(|x| x.name == m).unwrap_or_else(|| {
-                    panic!("HOTLIFT_GUEST_MODES: unknown mode {m:?} (known: native, hotlift, no-chain, sb-all)")
+                    panic!("HOTLIFT_GUEST_MODES: unknown mode {m:?} (known: native, hotlift, no-chain, sb-all, pisat)")
                 })
             })
             .collect(),

@@ -2,7 +2,8 @@
 //! guest test: translated code that counts its own blocks
 //! (`--count-inline`: no ring, no monitor) must give the same count for
 //! every block as the monitor does from the ring — with chaining on and
-//! off, and with superblocks nearly everywhere (the monitor then expands
+//! off, with superblocks nearly everywhere, and with superblocks from
+//! mined patterns (`--selector pisat`; the monitor then expands
 //! superblock passes back into blocks).
 //!
 //! It runs each line of `guest-tests/build/COUNT` (the deterministic forms
@@ -34,6 +35,21 @@ const CONFIGS: &[(&str, &[&str])] = &[
     (
         "ring sb-all",
         &["run", "--sb-threshold", "1", "--sb-edge-threshold", "1"],
+    ),
+    // Superblocks from mined patterns (as tests/guest_diff.rs's pisat).
+    (
+        "ring pisat",
+        &[
+            "run",
+            "--selector",
+            "pisat",
+            "--pisat-window",
+            "128",
+            "--pisat-interval",
+            "512",
+            "--pisat-support2",
+            "3",
+        ],
     ),
 ];
 

@@ -69,6 +69,7 @@ fn start_monitor(
             enabled: opts.superblocks(),
             block_threshold: opts.sb_threshold,
             edge_threshold: opts.sb_edge_threshold,
+            pisat: crate::monitor::superblock::pisat::Config::from_options(opts),
         };
         let builder = opts.superblocks().then(|| {
             let cfg = BuildConfig {

@@ -267,6 +267,9 @@ fn run(
         for (t, r) in rings.iter().enumerate() {
             found += drain(&mut tables, t, r, &shared.blocks);
         }
+        if !stop && tables.mining() {
+            tables.mine(&shared.blocks);
+        }
         if let Some(b) = builder.as_mut() {
             if !stop && b.has_work(&tables) {
                 b.work(&mut tables);

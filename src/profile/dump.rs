@@ -104,6 +104,15 @@ pub fn render_text(e: &SuperblockEntry) -> String {
             "  trigger: indirect edge from {} taken {count} times (threshold {threshold})",
             e.name(from)
         ),
+        Trigger::Mined {
+            length,
+            sequences,
+            repeats,
+            database,
+        } => writeln!(
+            s,
+            "  trigger: mined pattern of {length} blocks, in {sequences} of {database} sequences, repeated {repeats} times in one (pisat)"
+        ),
     };
     let _ = writeln!(
         s,

@@ -247,6 +247,9 @@ pub struct Profile {
     /// Timed call-stack samples and their time tree (sampling.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_tree: Option<sampling::TimeTreeSection>,
+    /// `--selector pisat`: what mining cost and found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pisat: Option<crate::monitor::superblock::pisat::PisatStats>,
 }
 
 /// What `Profile::build` needs.
@@ -463,6 +466,11 @@ impl Profile {
             count_check: None,
             process: None,
             time_tree,
+            pisat: t.pisat.as_ref().map(|m| {
+                let mut s = m.stats.clone();
+                s.mining_ns_per_ring_entry = s.mining_seconds * 1e9 / t.entries.max(1) as f64;
+                s
+            }),
             threads: t
                 .per_thread()
                 .iter()

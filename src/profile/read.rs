@@ -29,10 +29,7 @@ pub enum ReadError {
     /// (Not a `source`: the message says it already, and error chains
     /// would say it twice.)
     #[error("{path}: cannot read: {error}")]
-    Io {
-        path: String,
-        error: std::io::Error,
-    },
+    Io { path: String, error: std::io::Error },
     #[error("{path}: truncated profile (JSON ends early at line {line}, column {column})")]
     Truncated {
         path: String,

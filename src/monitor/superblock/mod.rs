@@ -25,6 +25,7 @@
 //!     code can run, so every record naming it is understood.
 
 pub mod build;
+pub mod pisat;
 pub mod select;
 
 use std::fmt;
@@ -65,6 +66,16 @@ pub enum Trigger {
         from: u64,
         count: u64,
         threshold: u64,
+    },
+    /// A pattern mined from the block streams (`--selector pisat`, design
+    /// S2): `length` blocks, held by `sequences` of the `database`
+    /// sequences mined then, repeated `repeats` times (distinct starts) in
+    /// one of them (pisat/mod.rs).
+    Mined {
+        length: u32,
+        sequences: u32,
+        repeats: u32,
+        database: u32,
     },
 }
 

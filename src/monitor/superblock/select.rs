@@ -79,7 +79,7 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
 /// Can control go from block `from` straight into block `to`? Direct
 /// exits only to their own targets; an indirect exit anywhere (the
 /// superblock guards the target); syscalls and traps never.
-fn follows(from: &BlockMeta, to: &BlockMeta) -> bool {
+pub fn follows(from: &BlockMeta, to: &BlockMeta) -> bool {
     match from.exit {
         ExitKind::Jump | ExitKind::Call | ExitKind::Fallthrough => from.target == to.guest,
         ExitKind::Branch => from.target == to.guest || from.next == to.guest,

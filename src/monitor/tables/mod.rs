@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod mine;
 mod passes;
 mod sampling;
 
@@ -55,6 +56,8 @@ pub struct SbConfig {
     pub block_threshold: u32,
     /// An indirect edge taken this many times.
     pub edge_threshold: u32,
+    /// `--selector pisat`: mined patterns instead of the thresholds.
+    pub pisat: Option<super::superblock::pisat::Config>,
 }
 
 impl Default for SbConfig {
@@ -63,6 +66,7 @@ impl Default for SbConfig {
             enabled: false,
             block_threshold: u32::MAX,
             edge_threshold: u32::MAX,
+            pisat: None,
         }
     }
 }
@@ -125,7 +129,13 @@ impl Slot {
             ExitKind::IndirectJump => F_INDIRECT,
             _ => 0,
         };
-        let on = |t: u32| if sb.enabled { t } else { u32::MAX };
+        let on = |t: u32| {
+            if sb.enabled && sb.pisat.is_none() {
+                t
+            } else {
+                u32::MAX
+            }
+        };
         Slot {
             count: 0,
             way: [NONE; 2],
@@ -176,6 +186,8 @@ struct ThreadState {
     insns: u64,
     blocks: u64,
     entries: u64,
+    /// The Pisat window being filled (mine.rs).
+    window: mine::Capture,
 }
 
 impl Default for ThreadState {
@@ -195,6 +207,7 @@ impl Default for ThreadState {
             insns: 0,
             blocks: 0,
             entries: 0,
+            window: mine::Capture::default(),
         }
     }
 }
@@ -243,6 +256,8 @@ pub struct Tables {
     pub build_stats: super::superblock::build::BuildStats,
     /// Timed samples of the threads' calling contexts (sampler.rs).
     pub sampler: super::sampler::Sampler,
+    /// `--selector pisat`: the sequence database and PST-tree (mine.rs).
+    pub pisat: Option<Box<super::superblock::pisat::Miner>>,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -287,6 +302,10 @@ impl Tables {
     pub fn new(sb: SbConfig) -> Tables {
         Tables {
             sb,
+            pisat: sb
+                .pisat
+                .filter(|_| sb.enabled)
+                .map(|c| Box::new(super::superblock::pisat::Miner::new(c))),
             ..Tables::default()
         }
     }
@@ -298,10 +317,14 @@ impl Tables {
             self.threads.resize(t + 1, ThreadState::default());
         }
         let mut st = std::mem::take(&mut self.threads[t]);
+        if self.pisat.is_some() {
+            self.window_turn(&mut st);
+        }
         self.entries += entries.len() as u64;
         st.entries += entries.len() as u64;
         for &e in entries {
             if e & TAG != 0 || st.pending_need > 0 {
+                st.window.tick();
                 if e == st.loop_word && st.pending_need == 0 {
                     // A lazy superblock looped back to its start.
                     self.sbs[st.pass as usize].loops += 1;
@@ -333,6 +356,10 @@ impl Tables {
                 self.count_trigger(e, p);
             }
             st.prev = e;
+            st.window.push(e);
+        }
+        if self.pisat.is_some() {
+            self.window_turn(&mut st);
         }
         self.threads[t] = st;
     }
