@@ -25,5 +25,6 @@ pub mod options;
 pub mod profile;
 pub mod runtime;
 pub mod signal;
+pub mod store;
 pub mod syscall;
 pub mod types;

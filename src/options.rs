@@ -78,6 +78,46 @@ pub struct RunOptions {
     /// Write a text dump of each superblock into DIR as it is built
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
+
+    /// Share superblocks across runs through the profile store at URL (a file path or sqlite:PATH for SQLite, postgres://... for PostgreSQL): pre-build the stored ones at start, merge this run's at exit
+    #[arg(long, value_name = "URL")]
+    #[serde(serialize_with = "redacted")]
+    pub store: Option<String>,
+
+    /// What the run does with --store: read it (pre-build), write it (merge at exit), or both
+    #[arg(long, value_enum, default_value = "both", requires = "store")]
+    pub store_mode: StoreMode,
+
+    /// Pre-build only stored superblocks that at least N runs built
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
+    pub store_min_runs: u32,
+}
+
+/// What a run does with its `--store`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreMode {
+    #[default]
+    Both,
+    Read,
+    Write,
+}
+
+impl StoreMode {
+    pub fn reads(self) -> bool {
+        self != StoreMode::Write
+    }
+    pub fn writes(self) -> bool {
+        self != StoreMode::Read
+    }
+}
+
+/// The store URL as profiles record it: without its password.
+fn redacted<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match url {
+        Some(u) => s.serialize_some(&crate::store::redact(u)),
+        None => s.serialize_none(),
+    }
 }
 
 impl RunOptions {
@@ -113,6 +153,9 @@ impl Default for RunOptions {
             sb_max_insns: 512,
             sb_unroll: 4,
             dump_superblocks: None,
+            store: None,
+            store_mode: StoreMode::Both,
+            store_min_runs: 1,
         }
     }
 }

@@ -44,8 +44,11 @@ pub struct Profiling {
     count_check: bool,
     started: Instant,
     /// Every image the guest had: program, interpreter, vDSO, libraries
-    /// (src/images.rs); the profile's module table.
-    images: Mutex<ImageLog>,
+    /// (src/images.rs); the profile's module table. Shared with the
+    /// store's pre-building (store/feed.rs I3).
+    images: Arc<Mutex<ImageLog>>,
+    /// `--store`: read at start, merged at exit (store/run.rs).
+    store: Option<crate::store::run::RunStore>,
     pub command_line: Vec<String>,
     /// Print the summary on stderr at the end (`hotlift profile`).
     pub print_summary: AtomicBool,
@@ -82,6 +85,8 @@ impl Profiling {
         shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
+        let images = Arc::new(Mutex::new(images));
+        let store = crate::store::run::RunStore::start(opts, &images);
         let monitor = opts.monitor().then(|| {
             let sb = SbConfig {
                 enabled: opts.superblocks(),
@@ -100,6 +105,7 @@ impl Profiling {
                     count_check: opts.count_check,
                 };
                 Builder::new(cfg, shared.clone(), blocks.clone())
+                    .with_prebuild(store.as_ref().and_then(|s| s.prebuild(blocks.clone())))
             });
             Monitor::start(blocks.clone(), sb, builder)
         });
@@ -110,7 +116,8 @@ impl Profiling {
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
             started: Instant::now(),
-            images: Mutex::new(images),
+            images,
+            store,
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
@@ -354,7 +361,14 @@ impl super::process::Process {
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
         let summary = prof.print_summary.load(Ordering::Acquire);
+        // The store merges after the profile is written (store/run.rs I1).
+        let merge = || {
+            if let Some(s) = &prof.store {
+                s.merge_at_exit(&tables, &prof.images());
+            }
+        };
         if self.opts.profile.is_none() && !summary {
+            merge();
             return;
         }
         let (binary, modules) = module_table(&prof.images());
@@ -390,6 +404,7 @@ impl super::process::Process {
         });
         let mut profile = profile;
         profile.count_check = count_check;
+        profile.store = prof.store.as_ref().map(|s| s.report(&tables));
         if let Some(path) = &self.opts.profile {
             if let Err(e) = profile.write_json(path) {
                 eprintln!(
@@ -402,6 +417,7 @@ impl super::process::Process {
             let code = |addr: u64, len: usize| crate::syscall::guest_read_bytes(addr, len);
             eprint!("{}", profile.summary(&code));
         }
+        merge();
     }
 }
 

@@ -104,6 +104,10 @@ pub fn render_text(e: &SuperblockEntry) -> String {
             "  trigger: indirect edge from {} taken {count} times (threshold {threshold})",
             e.name(from)
         ),
+        Trigger::Stored { version, count } => writeln!(
+            s,
+            "  trigger: stored trace built by {count} earlier run(s) (profile store version {version})"
+        ),
     };
     let _ = writeln!(
         s,

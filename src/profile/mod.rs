@@ -229,6 +229,9 @@ pub struct Profile {
     /// `--count-check`: the monitor's counts against inline counting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_check: Option<crate::dispatch::CountCheck>,
+    /// `--store`: what the run read from the profile store and pre-built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<crate::store::run::StoreReport>,
 }
 
 /// What `Profile::build` needs.
@@ -442,6 +445,7 @@ impl Profile {
             translations,
             superblocks,
             count_check: None,
+            store: None,
             threads: t
                 .per_thread()
                 .iter()
