@@ -85,11 +85,17 @@ pub struct RunOptions {
     pub store: Option<String>,
 
     /// What the run does with --store: read it (pre-build), write it (merge at exit), or both
-    #[arg(long, value_enum, default_value = "both", requires = "store")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value = "both",
+        requires = "store"
+    )]
     pub store_mode: StoreMode,
 
     /// Pre-build only stored superblocks that at least N runs built
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
     pub store_min_runs: u32,
 }
 

@@ -1,6 +1,6 @@
-//! The README's option tables for `compare`, `diff` and `export` are
-//! generated from their clap declarations (src/cli/); this test keeps them
-//! equal. `HOTLIFT_BLESS=1 cargo test --test readme_tools` rewrites them.
+//! The README's option tables for `compare`, `diff`, `export` and the
+//! `store` subcommands are generated from their clap declarations
+//! (src/cli/); this test keeps them equal. `HOTLIFT_BLESS=1 cargo test --test readme_tools` rewrites them.
 
 fn check(sub: &str) {
     let begin = format!("<!-- {sub}-options:begin (generated; HOTLIFT_BLESS=1 cargo test --test readme_tools) -->\n");
@@ -25,7 +25,14 @@ fn check(sub: &str) {
 /// One test, so blessing never races with itself.
 #[test]
 fn readme_tool_option_tables_match_help() {
-    for sub in ["compare", "diff", "export"] {
+    for sub in [
+        "compare",
+        "diff",
+        "export",
+        "store show",
+        "store prune",
+        "store export",
+    ] {
         check(sub);
     }
 }

@@ -22,7 +22,7 @@ use super::{
 };
 
 /// An arbitrary constant: the advisory lock that guards making the tables.
-const SCHEMA_LOCK: i64 = 0x686f_746c_6966_74;
+const SCHEMA_LOCK: i64 = 0x0068_6f74_6c69_6674;
 
 const CREATE: &str = "
 CREATE TABLE IF NOT EXISTS hotlift_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

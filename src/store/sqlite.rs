@@ -387,3 +387,94 @@ impl Backend for SqliteStore {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{code_hash, ModuleRef, PathMember, Store};
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("hotlift-sqlite-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d.join("store.db")
+    }
+
+    fn trace(offset: u64) -> TracePath {
+        TracePath {
+            modules: vec![ModuleRef {
+                identity: "build-id:77".into(),
+                name: "p".into(),
+            }],
+            members: vec![PathMember {
+                module: 0,
+                offset,
+                size: 3,
+                insns: 1,
+                code: code_hash(&offset.to_le_bytes()),
+                symbol: None,
+            }],
+        }
+    }
+
+    fn prog() -> ProgramKey {
+        ProgramKey {
+            identity: "build-id:77".into(),
+            name: "p".into(),
+        }
+    }
+
+    #[test]
+    fn other_schemas_and_unreadable_rows() {
+        let db = temp("schema");
+        let mut s = Store::open(db.to_str().unwrap(), true).unwrap();
+        s.merge(&prog(), &[trace(1), trace(2)]).unwrap();
+        drop(s);
+        let c = Connection::open(&db).unwrap();
+        c.execute(
+            "UPDATE hotlift_traces SET path = '{\"modules\":[]}' WHERE key = ?1",
+            [trace(2).key()],
+        )
+        .unwrap();
+        let mut s = Store::open(db.to_str().unwrap(), false).unwrap();
+        let l = s.load(&prog().identity, 0, 1).unwrap().unwrap();
+        assert_eq!(
+            (l.traces.len(), l.unreadable),
+            (1, 1),
+            "a bad row is skipped"
+        );
+        c.execute(
+            "UPDATE hotlift_meta SET value = '9' WHERE key = 'schema'",
+            [],
+        )
+        .unwrap();
+        let e = Store::open(db.to_str().unwrap(), false).unwrap_err();
+        assert!(matches!(e, StoreError::Schema { .. }), "{e}");
+        assert!(e.to_string().contains("store schema 9"), "{e}");
+    }
+
+    #[test]
+    fn threads_merging_at_once_lose_nothing() {
+        let db = temp("threads");
+        let url = db.to_str().unwrap().to_string();
+        Store::open(&url, true).unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let url = url.clone();
+                std::thread::spawn(move || {
+                    let mut s = Store::open(&url, true).unwrap();
+                    for _ in 0..25 {
+                        s.merge(&prog(), &[trace(1), trace(2)]).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let mut s = Store::open(&url, false).unwrap();
+        let l = s.load(&prog().identity, 0, 1).unwrap().unwrap();
+        assert_eq!(l.version, 200);
+        assert!(l.traces.iter().all(|t| t.count == 200));
+    }
+}
