@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use guest::{Dirs, Launch, Outcome, RunResult};
-use hotlift::store::{ProgramKey, Store, TracePath};
+use hotlift::store::{Open, ProgramKey, Store, TracePath};
 
 const ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C")];
 const TOOL: &str = env!("CARGO_BIN_EXE_hotlift");
@@ -210,7 +210,7 @@ fn run_paths(p: &serde_json::Value) -> std::collections::BTreeSet<Vec<(String, u
 
 /// Trace paths in the store as (module name, offset) lists → count.
 fn store_paths(url: &str, program: &str) -> (u64, BTreeMap<Vec<(String, u64)>, u64>) {
-    let mut s = Store::open(url, false).expect("open the store");
+    let mut s = Store::open(url, Open::Existing).expect("open the store");
     let p = s.find_program(program).expect("program in the store");
     let mut out = BTreeMap::new();
     for t in s.traces(&p.identity).unwrap() {
@@ -248,7 +248,7 @@ fn path(module: &str, offsets: &[u64]) -> TracePath {
 }
 
 fn check_merge_semantics(url: &str) {
-    let mut s = Store::open(url, true).unwrap_or_else(|e| panic!("{url}: {e}"));
+    let mut s = Store::open(url, Open::Create).unwrap_or_else(|e| panic!("{url}: {e}"));
     let prog = ProgramKey {
         identity: "build-id:0123abcd".into(),
         name: "prog".into(),
@@ -465,7 +465,7 @@ fn stale_and_foreign_traces_are_ignored() {
     ok(&cold, "cold run");
     // Craft three bad traces from a good one: another build of its module,
     // a member whose code differs, a member of another size.
-    let mut s = Store::open(&url, false).unwrap();
+    let mut s = Store::open(&url, Open::Existing).unwrap();
     let prog = s.find_program("c-phases").unwrap();
     let good: Vec<TracePath> = s
         .traces(&prog.identity)

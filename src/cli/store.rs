@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 
 use super::{EXIT_OK, EXIT_TOOL_ERROR};
-use crate::store::{ProgramRow, Prune, Store, TraceRow};
+use crate::store::{Open, ProgramRow, Prune, Store, TraceRow};
 
 #[derive(Args, Debug)]
 pub struct StoreArgs {
@@ -82,7 +82,7 @@ pub fn main(args: StoreArgs) -> i32 {
 }
 
 fn open(url: &str) -> Result<Store> {
-    Ok(Store::open(url, false)?)
+    Ok(Store::open(url, Open::Existing)?)
 }
 
 fn when(t: i64) -> String {

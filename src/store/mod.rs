@@ -65,6 +65,8 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("{what}: not a usable hotlift store ({why})")]
     Corrupt { what: String, why: String },
+    #[error("{0}: no hotlift tables (no run has merged into it yet)")]
+    Empty(String),
     #[error("{what}: store schema {found}, this hotlift reads schema {SCHEMA}")]
     Schema { what: String, found: String },
     #[error("{what}: {why}")]
@@ -245,6 +247,19 @@ fn hide_password_param(url: &str) -> String {
     format!("{head}?{}", q.join("&"))
 }
 
+/// How a store is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Open {
+    /// Make what is missing (the SQLite file and its directory, the
+    /// tables): a run that merges.
+    Create,
+    /// The store must exist (`hotlift store`).
+    Existing,
+    /// Read only, never written (a run reading at start; an SQLite file
+    /// is opened read-only).
+    ReadOnly,
+}
+
 /// An open store.
 pub struct Store {
     what: String,
@@ -258,14 +273,13 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Open the store at `url`. With `create`, a missing SQLite file (and
-    /// its directory) and missing tables are made; without, the store must
-    /// exist (`hotlift store`).
-    pub fn open(url: &str, create: bool) -> Result<Store, StoreError> {
+    /// Open the store at `url` (see [`Open`]). A store without the tables
+    /// (a new database) is [`StoreError::Empty`] unless they are made.
+    pub fn open(url: &str, how: Open) -> Result<Store, StoreError> {
         let what = redact(url);
         let backend: Box<dyn Backend> = match Location::parse(url)? {
-            Location::Sqlite(p) => Box::new(sqlite::SqliteStore::open(&p, create)?),
-            Location::Postgres(u) => Box::new(pg::PgStore::open(&u, &what, create)?),
+            Location::Sqlite(p) => Box::new(sqlite::SqliteStore::open(&p, how)?),
+            Location::Postgres(u) => Box::new(pg::PgStore::open(&u, &what, how)?),
         };
         Ok(Store { what, backend })
     }

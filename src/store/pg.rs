@@ -17,7 +17,7 @@ use postgres::error::SqlState;
 use postgres::{Client, IsolationLevel, NoTls, Transaction};
 
 use super::{
-    Backend, Loaded, MergeOutcome, ProgramKey, ProgramRow, Prune, PruneOutcome, StoreError,
+    Backend, Loaded, MergeOutcome, Open, ProgramKey, ProgramRow, Prune, PruneOutcome, StoreError,
     StoredTrace, TracePath, TraceRow, SCHEMA,
 };
 
@@ -74,7 +74,7 @@ fn retryable(e: &postgres::Error) -> bool {
 }
 
 impl PgStore {
-    pub fn open(url: &str, what: &str, create: bool) -> Result<PgStore, StoreError> {
+    pub fn open(url: &str, what: &str, how: Open) -> Result<PgStore, StoreError> {
         let mut cfg: postgres::Config = url.parse().map_err(|e| StoreError::BadUrl {
             url: what.into(),
             why: super::one_line(e),
@@ -87,7 +87,7 @@ impl PgStore {
             client,
             what: what.into(),
         };
-        s.ready(create)?;
+        s.ready(how == Open::Create)?;
         Ok(s)
     }
 
@@ -102,10 +102,7 @@ impl PgStore {
             .get(0);
         if !exists {
             if !create {
-                return Err(StoreError::Corrupt {
-                    what: what.clone(),
-                    why: "no hotlift tables in this database".into(),
-                });
+                return Err(StoreError::Empty(what.clone()));
             }
             let mut tx = self.client.transaction().map_err(e)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])

@@ -16,6 +16,12 @@
 //!   trace no run needs any more stops gaining counts.
 //! - I4: the reader thread blocks every signal, as the monitor does:
 //!   signals sent to the process reach the guest's threads.
+//! - I5: the reader never writes: it opens an SQLite store read-only and
+//!   makes nothing that is missing (the merge at exit does). hotlift's
+//!   descriptors live in the guest's descriptor table, so a guest that
+//!   closes descriptors it did not open while the store is being read can
+//!   make the read fail; it can never make the reader write into a file
+//!   of the guest's.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,8 +30,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::feed::{Feed, LoadResult, Prebuild};
 use super::{
-    code_hash, module_identity, program_key, redact, ModuleRef, PathMember, ProgramKey, Store,
-    TracePath,
+    code_hash, module_identity, program_key, redact, ModuleRef, Open, PathMember, ProgramKey,
+    Store, StoreError, TracePath,
 };
 use crate::images::{ImageKind, ImageLog, ImageRecord};
 use crate::monitor::superblock::build::SbRecord;
@@ -94,7 +100,9 @@ impl RunStore {
         let (exe, build_id) = {
             let log = images.lock().unwrap_or_else(|e| e.into_inner());
             let p = log.program()?;
-            (p.path.clone(), p.build_id.clone())
+            // Absolute: the guest may change directory before the exit.
+            let path = std::fs::canonicalize(&p.path).unwrap_or_else(|_| p.path.clone());
+            (path, p.build_id.clone())
         };
         let mut rs = RunStore {
             url,
@@ -120,11 +128,15 @@ impl RunStore {
             self.exe.clone(),
             self.build_id.clone(),
         );
-        let create = self.mode.writes();
         let verbose = self.verbose;
         let read = move || {
             let key = key_of(&key, &exe, build_id.as_deref())?;
-            let mut store = Store::open(&url, create).map_err(|e| e.to_string())?;
+            // Read-only (I5); a store no run has written yet has nothing.
+            let mut store = match Store::open(&url, Open::ReadOnly) {
+                Ok(s) => s,
+                Err(StoreError::Missing(_) | StoreError::Empty(_)) => return Ok(None),
+                Err(e) => return Err(e.to_string()),
+            };
             let loaded = store
                 .load(&key.identity, 0, min_runs)
                 .map_err(|e| e.to_string())?;
@@ -231,7 +243,7 @@ impl RunStore {
             return;
         }
         let merged = key_of(&self.key, &self.exe, self.build_id.as_deref()).and_then(|key| {
-            let mut store = Store::open(&self.url, true).map_err(|e| e.to_string())?;
+            let mut store = Store::open(&self.url, Open::Create).map_err(|e| e.to_string())?;
             store.merge(&key, &traces).map_err(|e| e.to_string())
         });
         match merged {

@@ -6,14 +6,15 @@
 //!     [`super::WAIT`] (busy timeout).
 //! I2: a file that is not an SQLite database, or an SQLite database with
 //!     tables of its own but no `hotlift_meta`, is refused as not a store
-//!     (never written to).
+//!     (never written to). A run reading at start opens the file
+//!     read-only.
 
 use std::path::Path;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use super::{
-    Backend, Loaded, MergeOutcome, ProgramKey, ProgramRow, Prune, PruneOutcome, StoreError,
+    Backend, Loaded, MergeOutcome, Open, ProgramKey, ProgramRow, Prune, PruneOutcome, StoreError,
     StoredTrace, TracePath, TraceRow, SCHEMA,
 };
 
@@ -44,8 +45,9 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    pub fn open(path: &Path, create: bool) -> Result<SqliteStore, StoreError> {
+    pub fn open(path: &Path, how: Open) -> Result<SqliteStore, StoreError> {
         let what = path.display().to_string();
+        let create = how == Open::Create;
         let exists = path.exists();
         if !exists && !create {
             return Err(StoreError::Missing(path.to_path_buf()));
@@ -62,10 +64,12 @@ impl SqliteStore {
                 why: "a directory".into(),
             });
         }
-        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if create {
-            flags |= OpenFlags::SQLITE_OPEN_CREATE;
-        }
+        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | match how {
+                Open::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+                Open::Existing => OpenFlags::SQLITE_OPEN_READ_WRITE,
+                Open::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            };
         let conn = Connection::open_with_flags(path, flags).map_err(|e| err(&what, e))?;
         let mut s = SqliteStore { conn, what };
         s.conn
@@ -82,38 +86,32 @@ impl SqliteStore {
     fn ready(&mut self, create: bool) -> Result<(), StoreError> {
         let what = self.what.clone();
         let e = |x| err(&what, x);
-        let has_meta = |c: &Connection| -> rusqlite::Result<bool> {
+        let count = |c: &Connection, only_meta: bool| -> rusqlite::Result<i64> {
             c.query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hotlift_meta'",
-                [],
-                |r| r.get::<_, i64>(0),
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table'
+                 AND (?1 = 0 OR name = 'hotlift_meta')",
+                [i64::from(only_meta)],
+                |r| r.get(0),
             )
-            .map(|n| n > 0)
         };
-        if !has_meta(&self.conn).map_err(e)? {
+        let foreign = || StoreError::Corrupt {
+            what: what.clone(),
+            why: "an SQLite database with other tables".into(),
+        };
+        if count(&self.conn, true).map_err(e)? == 0 {
+            if count(&self.conn, false).map_err(e)? > 0 {
+                return Err(foreign());
+            }
             if !create {
-                return Err(StoreError::Corrupt {
-                    what: what.clone(),
-                    why: "no hotlift tables".into(),
-                });
+                return Err(StoreError::Empty(what.clone()));
             }
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(e)?;
-            if !has_meta(&tx).map_err(e)? {
-                let others: i64 = tx
-                    .query_row(
-                        "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-                        [],
-                        |r| r.get(0),
-                    )
-                    .map_err(e)?;
-                if others > 0 {
-                    return Err(StoreError::Corrupt {
-                        what: what.clone(),
-                        why: "an SQLite database with other tables".into(),
-                    });
+            if count(&tx, true).map_err(e)? == 0 {
+                if count(&tx, false).map_err(e)? > 0 {
+                    return Err(foreign());
                 }
                 tx.execute_batch(CREATE).map_err(e)?;
                 tx.execute(
@@ -427,7 +425,7 @@ mod tests {
     #[test]
     fn other_schemas_and_unreadable_rows() {
         let db = temp("schema");
-        let mut s = Store::open(db.to_str().unwrap(), true).unwrap();
+        let mut s = Store::open(db.to_str().unwrap(), Open::Create).unwrap();
         s.merge(&prog(), &[trace(1), trace(2)]).unwrap();
         drop(s);
         let c = Connection::open(&db).unwrap();
@@ -436,7 +434,7 @@ mod tests {
             [trace(2).key()],
         )
         .unwrap();
-        let mut s = Store::open(db.to_str().unwrap(), false).unwrap();
+        let mut s = Store::open(db.to_str().unwrap(), Open::Existing).unwrap();
         let l = s.load(&prog().identity, 0, 1).unwrap().unwrap();
         assert_eq!(
             (l.traces.len(), l.unreadable),
@@ -448,7 +446,7 @@ mod tests {
             [],
         )
         .unwrap();
-        let e = Store::open(db.to_str().unwrap(), false).unwrap_err();
+        let e = Store::open(db.to_str().unwrap(), Open::Existing).unwrap_err();
         assert!(matches!(e, StoreError::Schema { .. }), "{e}");
         assert!(e.to_string().contains("store schema 9"), "{e}");
     }
@@ -457,12 +455,12 @@ mod tests {
     fn threads_merging_at_once_lose_nothing() {
         let db = temp("threads");
         let url = db.to_str().unwrap().to_string();
-        Store::open(&url, true).unwrap();
+        Store::open(&url, Open::Create).unwrap();
         let threads: Vec<_> = (0..8)
             .map(|_| {
                 let url = url.clone();
                 std::thread::spawn(move || {
-                    let mut s = Store::open(&url, true).unwrap();
+                    let mut s = Store::open(&url, Open::Create).unwrap();
                     for _ in 0..25 {
                         s.merge(&prog(), &[trace(1), trace(2)]).unwrap();
                     }
@@ -472,7 +470,7 @@ mod tests {
         for t in threads {
             t.join().unwrap();
         }
-        let mut s = Store::open(&url, false).unwrap();
+        let mut s = Store::open(&url, Open::Existing).unwrap();
         let l = s.load(&prog().identity, 0, 1).unwrap().unwrap();
         assert_eq!(l.version, 200);
         assert!(l.traces.iter().all(|t| t.count == 200));
