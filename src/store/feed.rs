@@ -149,8 +149,7 @@ struct State {
     identities: HashMap<(std::path::PathBuf, u64, u32), Option<String>>,
     /// Guest address → the traces wanting a block there.
     wanted: HashMap<u64, Vec<u32>>,
-    /// Guest address → latest block id, and how many ids were looked at.
-    by_guest: HashMap<u64, u32>,
+    /// How many block ids were looked at.
     seen: u32,
     /// Block id → its code hash (read once).
     hashes: HashMap<u32, String>,
@@ -188,8 +187,9 @@ impl Prebuild {
     }
 
     /// Ask for the superblocks of stored traces whose blocks all exist now
-    /// (in generation `gen`).
-    pub fn poll(&mut self, gen: u64, requests: &mut Vec<Request>) {
+    /// (in generation `gen`); `by_guest` maps guest addresses to their
+    /// latest block ids (the builder's map, up to date).
+    pub fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>) {
         if self.state.is_none() {
             let Some(res) = self.feed.loaded.get() else {
                 return;
@@ -239,8 +239,7 @@ impl Prebuild {
             }
         }
         let metas = blocks.published();
-        for (id, m) in metas.iter().enumerate().skip(s.seen as usize) {
-            s.by_guest.insert(m.guest, id as u32);
+        for m in metas.iter().skip(s.seen as usize) {
             if let Some(ts) = s.wanted.get(&m.guest) {
                 s.dirty.extend(ts.iter().copied());
             }
@@ -250,7 +249,7 @@ impl Prebuild {
         // The most-built traces first.
         dirty.sort_unstable();
         for t in dirty {
-            match s.check(t as usize, &blocks) {
+            match s.check(t as usize, &blocks, by_guest) {
                 Check::Ready(path) => {
                     let p = &mut s.traces[t as usize];
                     p.asked = Some(gen);
@@ -410,7 +409,7 @@ impl State {
         }
     }
 
-    fn check(&mut self, t: usize, blocks: &BlockTable) -> Check {
+    fn check(&mut self, t: usize, blocks: &BlockTable, by_guest: &HashMap<u64, u32>) -> Check {
         let p = &self.traces[t];
         let Some(addrs) = p.addrs.as_ref() else {
             return Check::Missing;
@@ -431,7 +430,7 @@ impl State {
         let mut path = Vec::with_capacity(addrs.len());
         let mut later = false;
         for (m, &addr) in p.path.members.iter().zip(addrs) {
-            let Some(&id) = self.by_guest.get(&addr) else {
+            let Some(&id) = by_guest.get(&addr) else {
                 return Check::Missing;
             };
             let meta = &metas[id as usize];

@@ -191,7 +191,7 @@ impl Builder {
         // same round, the stored path wins.
         let mut requests = Vec::new();
         if let Some(p) = self.prebuild.as_mut() {
-            p.poll(self.gen, &mut requests);
+            p.poll(self.gen, &self.by_guest, &mut requests);
         }
         requests.append(&mut tables.requests);
         for req in requests {
