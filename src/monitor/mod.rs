@@ -238,6 +238,12 @@ impl Monitor {
 const BATCH: usize = 4096;
 /// How long a monitor that has caught up waits before it looks again.
 const BACKOFF_NS: i64 = 50_000;
+/// Most entries of one ring a round processes before the builder gets a
+/// turn (except in the last round, I1): a monitor that has fallen far
+/// behind (an interpreter's indirect edges) still builds what was asked
+/// for, and stored traces whose blocks just appeared, within about a
+/// millisecond.
+const ROUND_LIMIT: usize = 1 << 18;
 
 /// The monitor's loop (S1: it owns its core and polls).
 ///
@@ -255,8 +261,9 @@ fn run(shared: &Shared, sb: SbConfig, mut builder: Option<superblock::Builder>) 
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
         let mut found = 0usize;
+        let limit = if stop { usize::MAX } else { ROUND_LIMIT };
         for (t, r) in rings.iter().enumerate() {
-            found += drain(&mut tables, t, r, &shared.blocks);
+            found += drain(&mut tables, t, r, &shared.blocks, limit);
         }
         if let Some(b) = builder.as_mut() {
             if !stop && b.has_work(&tables) {
@@ -305,16 +312,27 @@ fn run(shared: &Shared, sb: SbConfig, mut builder: Option<superblock::Builder>) 
 }
 
 /// Process what ring `r` (guest thread `t`) holds up to the producer
-/// position read once here (I1); returns the number of entries.
-fn drain(tables: &mut Tables, t: usize, r: &ThreadRing, blocks: &BlockTable) -> usize {
+/// position read once here (I1), or about `limit` entries of it; returns
+/// the number of entries.
+fn drain(
+    tables: &mut Tables,
+    t: usize,
+    r: &ThreadRing,
+    blocks: &BlockTable,
+    limit: usize,
+) -> usize {
     // SAFETY: pos points into a live ThreadCtx (ThreadRing).
     let p = unsafe { (*r.pos).load(Ordering::Acquire) };
     tables.max_lag = tables.max_lag.max(r.ring.lag(p));
     let mut n = 0;
     loop {
+        if n >= limit {
+            return n;
+        }
         // SAFETY: this thread is the ring's only consumer, and p is a
         // position the producer published.
         let entries = unsafe { r.ring.take(p) };
+        let entries = &entries[..entries.len().min(limit - n)];
         if entries.is_empty() {
             // take() may have followed the producer into its segment
             // without returning entries: look once more at the same p.

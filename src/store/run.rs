@@ -142,6 +142,7 @@ impl RunStore {
                 .map_err(|e| e.to_string())?;
             Ok::<_, String>(loaded)
         };
+        let started = std::time::Instant::now();
         let body = move || {
             let t0 = std::time::Instant::now();
             let res = match read() {
@@ -155,10 +156,11 @@ impl RunStore {
             if verbose {
                 if let LoadResult::Loaded(l) = &res {
                     eprintln!(
-                        "hotlift: store: version {}, {} traces read in {:.1} ms",
+                        "hotlift: store: version {}, {} traces read in {:.1} ms ({:.1} ms after start)",
                         l.version,
                         l.traces.len(),
-                        t0.elapsed().as_secs_f64() * 1e3
+                        t0.elapsed().as_secs_f64() * 1e3,
+                        started.elapsed().as_secs_f64() * 1e3
                     );
                 }
             }
