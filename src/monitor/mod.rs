@@ -241,9 +241,9 @@ const BACKOFF_NS: i64 = 50_000;
 /// Most entries of one ring a round processes before the builder gets a
 /// turn (except in the last round, I1): a monitor that has fallen far
 /// behind (an interpreter's indirect edges) still builds what was asked
-/// for, and stored traces whose blocks just appeared, within about a
-/// millisecond.
-const ROUND_LIMIT: usize = 1 << 18;
+/// for, and stored traces whose blocks just appeared, within a fraction of
+/// a millisecond.
+const ROUND_LIMIT: usize = 1 << 15;
 
 /// The monitor's loop (S1: it owns its core and polls).
 ///
