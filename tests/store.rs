@@ -360,7 +360,7 @@ fn concurrent_runs_sqlite() {
     let dirs = built();
     let d = scratch("concurrent");
     let db = d.join("store.db");
-    check_concurrent_runs(db.to_str().unwrap(), &dirs.build.join("c-phases"), 12, &d);
+    check_concurrent_runs(db.to_str().unwrap(), &dirs.build.join("c-latehot"), 12, &d);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -401,7 +401,7 @@ fn check_warm(url: &str, program: &Path, d: &Path) -> serde_json::Value {
 fn warm_runs_are_exact() {
     let _serial = serial();
     let dirs = built();
-    for name in ["c-phases", "cdyn-phases"] {
+    for name in ["c-latehot", "cdyn-latehot"] {
         let d = scratch("warm");
         let db = d.join("store.db");
         let url = db.to_str().unwrap();
@@ -454,7 +454,7 @@ fn stale_and_foreign_traces_are_ignored() {
     let d = scratch("stale");
     let db = d.join("store.db");
     let url = db.to_str().unwrap().to_string();
-    let program = dirs.build.join("c-phases");
+    let program = dirs.build.join("c-latehot");
     let cold_p = d.join("cold.json");
     let cold = run(
         &program,
@@ -466,7 +466,7 @@ fn stale_and_foreign_traces_are_ignored() {
     // Craft three bad traces from a good one: another build of its module,
     // a member whose code differs, a member of another size.
     let mut s = Store::open(&url, Open::Existing).unwrap();
-    let prog = s.find_program("c-phases").unwrap();
+    let prog = s.find_program("c-latehot").unwrap();
     let good: Vec<TracePath> = s
         .traces(&prog.identity)
         .unwrap()
@@ -518,8 +518,8 @@ fn stale_and_foreign_traces_are_ignored() {
     // Another program of the same name reads nothing.
     let other_dir = d.join("other");
     std::fs::create_dir_all(&other_dir).unwrap();
-    let other = other_dir.join("c-phases");
-    std::fs::copy(dirs.build.join("cpie-phases"), &other).unwrap();
+    let other = other_dir.join("c-latehot");
+    std::fs::copy(dirs.build.join("cpie-latehot"), &other).unwrap();
     let op = d.join("other.json");
     let r = run(
         &other,
@@ -541,7 +541,7 @@ fn corrupt_store_never_breaks_a_run() {
     let _serial = serial();
     let dirs = built();
     let d = scratch("corrupt");
-    let program = dirs.build.join("c-phases");
+    let program = dirs.build.join("c-latehot");
     let plain_p = d.join("plain.json");
     let plain = run(&program, ARGS, &[], &plain_p);
     ok(&plain, "run without a store");
@@ -609,7 +609,7 @@ fn store_commands() {
     let d = scratch("cli");
     let db = d.join("store.db");
     let url = db.to_str().unwrap();
-    let program = dirs.build.join("c-phases");
+    let program = dirs.build.join("c-latehot");
     for i in 0..2 {
         let r = run(
             &program,
@@ -622,18 +622,18 @@ fn store_commands() {
     let (code, out, err) = tool(&["store", "list", url]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("c-phases") && out.contains("version 2"),
+        out.contains("c-latehot") && out.contains("version 2"),
         "{out}"
     );
     let (code, out, _) = tool(&["store", "list", url, "--json"]);
     assert_eq!(code, 0);
     let list: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(list[0]["name"], "c-phases");
+    assert_eq!(list[0]["name"], "c-latehot");
     let identity = list[0]["identity"].as_str().unwrap().to_string();
-    for pattern in ["c-phases", identity.as_str(), &identity[9..20]] {
+    for pattern in ["c-latehot", identity.as_str(), &identity[9..20]] {
         let (code, out, err) = tool(&["store", "show", url, pattern]);
         assert_eq!(code, 0, "{pattern}: {err}");
-        assert!(out.contains("c-phases+0x"), "{out}");
+        assert!(out.contains("c-latehot+0x"), "{out}");
         assert!(out.contains("count "), "{out}");
     }
     let (code, out, _) = tool(&["store", "export", url]);
@@ -647,7 +647,7 @@ fn store_commands() {
         "export",
         url,
         "--program",
-        "c-phases",
+        "c-latehot",
         "-o",
         file.to_str().unwrap(),
     ]);
@@ -683,7 +683,7 @@ fn store_commands() {
         out.starts_with(&format!("removed {traces} traces")),
         "{out}"
     );
-    let (code, out, _) = tool(&["store", "prune", url, "--program", "c-phases"]);
+    let (code, out, _) = tool(&["store", "prune", url, "--program", "c-latehot"]);
     assert_eq!(code, 0);
     assert_eq!(out.trim(), "removed 0 traces and 1 programs");
     let (_, out, _) = tool(&["store", "list", url]);
@@ -851,15 +851,15 @@ fn postgres_store() {
     pg.create_db("shared");
     let d = scratch("pg");
     let url = pg.url("shared");
-    check_concurrent_runs(&url, &dirs.build.join("c-phases"), 12, &d);
+    check_concurrent_runs(&url, &dirs.build.join("c-latehot"), 12, &d);
     // T3: a warm run reading the shared store.
     pg.create_db("warm");
-    check_warm(&pg.url("warm"), &dirs.build.join("cdyn-phases"), &d);
+    check_warm(&pg.url("warm"), &dirs.build.join("cdyn-latehot"), &d);
     // hotlift store on PostgreSQL.
     let (code, out, err) = tool(&["store", "list", &url]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("c-phases") && out.contains("version 12"),
+        out.contains("c-latehot") && out.contains("version 12"),
         "{out}"
     );
     let (code, _, err) = tool(&["store", "list", &pg.url("postgres")]);

@@ -1,4 +1,4 @@
-/* phases: a program whose hot code appears late (the profile store's
+/* latehot: a program whose hot code appears late (the profile store's
  * measurement, tools/store-bench). A cold phase first (256 small distinct
  * functions, each called a few hundred times through a table: nothing
  * gets hot), then six phases, each with its own hot loop nest that only
@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
     long scale = 1;
     int cold = 300;
     if (count_mode(argc, argv)) {
-        printf("phases (count form)\n");
+        printf("latehot (count form)\n");
         printf("cold %u\n", cold_phase(2));
         printf("collatz %llu\n", (unsigned long long)collatz(200));
         return 0;
