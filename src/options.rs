@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-#[derive(Args, Debug, Clone, serde::Serialize)]
+#[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
     /// Do not link translated blocks: every block exit returns to the dispatcher
     #[arg(long)]
@@ -79,9 +79,36 @@ pub struct RunOptions {
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
 
+    /// Run the programs the guest starts with execve natively (default: under hotlift, with the same options, each process writing its own profile)
+    #[arg(long)]
+    pub no_follow: bool,
+
+    /// Sample each guest thread's call stack every N µs of its running time (monitor clock), for the profile's time tree (`hotlift report`)
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=60_000_000))]
+    pub sample_us: u64,
+
+    /// Sample each guest thread's call stack after every K of its ring entries instead of by time (the same samples in every run of a single-threaded program with --no-superblocks)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_entries: Option<u64>,
+
+    /// Take no call-stack samples: the profile has no time tree
+    #[arg(long, conflicts_with = "sample_entries")]
+    pub no_sampling: bool,
+
+    /// Time tree: a node with fewer samples than M is a leaf that keeps them raw
+    #[arg(long, value_name = "M", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
+    pub tree_leaf: u32,
+
+    /// Time tree: inner nodes keep the most frequent stacks until they cover PCT percent of their samples (100: every window's counts are exact)
+    #[arg(long, value_name = "PCT", default_value_t = 95.0, value_parser = coverage_percent)]
+    pub tree_coverage: f64,
+
+    /// Time tree: children per inner node
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub tree_fanout: u32,
+
     /// Share superblocks across runs through the profile store at URL (a file path or sqlite:PATH for SQLite, postgres://... for PostgreSQL): pre-build the stored ones at start, merge this run's at exit
     #[arg(long, value_name = "URL")]
-    #[serde(serialize_with = "redacted")]
     pub store: Option<String>,
 
     /// What the run does with --store: read it (pre-build), write it (merge at exit), or both
@@ -100,7 +127,17 @@ pub struct RunOptions {
 }
 
 /// What a run does with its `--store`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreMode {
     #[default]
@@ -118,11 +155,23 @@ impl StoreMode {
     }
 }
 
-/// The store URL as profiles record it: without its password.
-fn redacted<S: serde::Serializer>(url: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
-    match url {
-        Some(u) => s.serialize_some(&crate::store::redact(u)),
-        None => s.serialize_none(),
+impl RunOptions {
+    /// The options as the profile records them: the store URL without its
+    /// password (an execed image gets them whole, dispatch/exec.rs).
+    pub fn for_profile(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(url) = &self.store {
+            v["store"] = crate::store::redact(url).into();
+        }
+        v
+    }
+}
+
+/// `--tree-coverage`: a percentage in (0, 100].
+fn coverage_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("{s} is not a percentage in (0, 100]")),
     }
 }
 
@@ -135,6 +184,22 @@ impl RunOptions {
     /// Does the monitor build superblocks?
     pub fn superblocks(&self) -> bool {
         self.monitor() && !self.no_superblocks
+    }
+
+    /// What the monitor samples for the time tree (None: nothing).
+    pub fn sampling(&self) -> Option<crate::monitor::sampler::SampleConfig> {
+        use crate::monitor::sampler::{Period, SampleConfig};
+        (self.monitor() && !self.no_sampling).then_some(SampleConfig {
+            period: match self.sample_entries {
+                Some(k) => Period::Entries(k),
+                None => Period::Micros(self.sample_us),
+            },
+            tree: crate::profile::timetree::Params {
+                leaf_capacity: self.tree_leaf,
+                coverage_percent: self.tree_coverage,
+                fanout: self.tree_fanout,
+            },
+        })
     }
 }
 
@@ -159,6 +224,13 @@ impl Default for RunOptions {
             sb_max_insns: 512,
             sb_unroll: 4,
             dump_superblocks: None,
+            no_follow: false,
+            sample_us: 1000,
+            sample_entries: None,
+            no_sampling: false,
+            tree_leaf: 100,
+            tree_coverage: 95.0,
+            tree_fanout: 2,
             store: None,
             store_mode: StoreMode::Both,
             store_min_runs: 1,

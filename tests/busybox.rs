@@ -1047,7 +1047,7 @@ END { printf "n=%d sum=%.3f mean=%.6f var=%.4f min=%s max=%s int=%d\n", NR, s, s
         c("readlink-f", &["readlink", "-f", "tree/link"]),
         c("basename-dirname", &["basename", "/a/b/c.tar.gz", ".gz"]),
         c("dirname", &["dirname", "/a/b/c.tar.gz"]),
-        // shell builtins only (no pipelines, no command substitution)
+        // shell builtins only
         c("sh-loop", &["sh", "-c", sh_loop]),
         c("sh-read", &["sh", "-c", sh_read]),
         c("sh-strings", &["sh", "-c", sh_str]),
@@ -1064,6 +1064,57 @@ END { printf "n=%d sum=%.3f mean=%.6f var=%.4f min=%s max=%s int=%d\n", NR, s, s
         c("sh-kill-usr1", &["sh", "-c", "kill -USR1 $$"])
             .signal(libc::SIGUSR1)
             .empty_ok(),
+        // forking shells (fork, execve under hotlift, pipes, wait): the
+        // applets run as programs found in PATH (Debian's, dynamically
+        // linked) and as busybox itself
+        c(
+            "sh-pipeline",
+            &["sh", "-c", "cat text.txt | tr A-Z a-z | sort | uniq -c | sort -rn | head -5"],
+        ),
+        c(
+            "sh-command-substitution",
+            &[
+                "sh",
+                "-c",
+                "n=$(wc -l < text.txt); echo \"lines: $n\"; echo \"nested: $(echo $(echo deep) | tr a-z A-Z)\"; \
+                 echo \"sum: $(seq 1 100 | awk '{s += $1} END {print s}')\"",
+            ],
+        ),
+        c(
+            "sh-subshells",
+            &[
+                "sh",
+                "-c",
+                "(cd tree && ls | sort); echo after; (exit 3); echo status $?; \
+                 { echo grouped; echo lines; } | wc -l; x=outer; (x=inner; echo $x); echo $x",
+            ],
+        ),
+        c(
+            "sh-background-and-wait",
+            &[
+                "sh",
+                "-c",
+                "for i in 1 2 3; do (sleep 0.0$i; exit $i) & done; wait; echo waited; \
+                 /bin/busybox sh -c 'exit 5' & wait $!; echo child status $?",
+            ],
+        ),
+        c(
+            "sh-while-read-pipe",
+            &[
+                "sh",
+                "-c",
+                "grep -n the text.txt | head -20 | while IFS=: read -r n rest; do echo \"$n\"; done | xargs echo",
+            ],
+        ),
+        c(
+            "sh-busybox-applets",
+            &[
+                "sh",
+                "-c",
+                "/bin/busybox seq 5 | /bin/busybox paste -sd+ | /bin/busybox bc; \
+                 /bin/busybox echo \"$(/bin/busybox basename /a/b/c)\"",
+            ],
+        ),
         // misc
         c("cal", &["cal", "2", "2024"]),
         c("cal-year", &["cal", "1999"]),

@@ -79,6 +79,8 @@ fn programs(dir: &Path) -> Vec<Vec<String>> {
     vec![
         vec![bb.clone(), "sort".into(), "in.txt".into()],
         vec![bb, "md5sum".into(), "in.txt".into()],
+        vec!["/usr/bin/sort".into(), "in.txt".into()],
+        vec!["/usr/bin/gzip".into(), "-c".into(), "in.txt".into()],
         vec![guest("c-recursion").display().to_string()],
         vec![guest("cpie-qsort").display().to_string()],
     ]

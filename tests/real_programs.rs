@@ -22,10 +22,11 @@
 //! - R3. Inputs are generated deterministically into a directory of their
 //!   own (read-only for the runs, named by absolute path), with fixed
 //!   modification times; nothing a run writes goes there.
-//! - R4. Nothing here forks (hotlift stops on that): `gunzip` is a shell
-//!   script that execs `gzip -d`, so the round trips run `gzip -d`. GNU
-//!   `sort` sorts the large input once with one thread and once with two
-//!   (`sort-threads`).
+//! - R4. Process trees run under hotlift as a whole (fork, execve of
+//!   scripts and programs, pipes): `gunzip`/`zcat` (shell scripts that
+//!   exec `gzip`), `dash` and `bash` pipelines; the profile checked is the
+//!   first process's (the shell). GNU `sort` sorts the large input once
+//!   with one thread and once with two (`sort-threads`).
 //!
 //! Knobs: `HOTLIFT_REAL_FILTER=substr` (case names), `CI` set makes a
 //! missing program a failure instead of a skip (`.ci/run` installs them).
@@ -65,6 +66,9 @@ struct Case {
     /// (module name prefix, symbol prefix) the profile must show with
     /// executed blocks, besides libc's (R2).
     expect: Vec<(&'static str, &'static str)>,
+    /// The program module, where argv[0] is a `#!` script: its
+    /// interpreter's file name.
+    program: Option<&'static str>,
 }
 
 impl Case {
@@ -74,7 +78,12 @@ impl Case {
             argv: argv.iter().map(|s| s.to_string()).collect(),
             stdin: None,
             expect: Vec::new(),
+            program: None,
         }
+    }
+    fn interpreter(mut self, module: &'static str) -> Case {
+        self.program = Some(module);
+        self
     }
     fn stdin(mut self, path: &Path) -> Case {
         self.stdin = Some(path.to_path_buf());
@@ -271,6 +280,39 @@ fn cases(inp: &Path, real: &Path) -> Vec<Case> {
             ],
         ),
         Case::new("sha256sum-stdin", &["/usr/bin/sha256sum", "-"]).stdin(&words),
+        // Process trees (fork, execve, pipes): `gunzip` and `zcat` are
+        // `#!/bin/sh` scripts that exec `gzip`; shells run pipelines,
+        // subshells and command substitutions of coreutils programs.
+        Case::new("gunzip-script", &["/usr/bin/gunzip", "-c", &p("words.txt.gz")])
+            .interpreter("sh"),
+        Case::new("zcat-script", &["/usr/bin/zcat", &p("words.txt.gz")]).interpreter("sh"),
+        Case::new(
+            "dash-pipeline",
+            &[
+                "/bin/sh",
+                "-c",
+                &format!(
+                    "sort {w} | uniq -c | sort -rn | head -5; echo files: $(ls {t} | wc -l); \
+                     (cd {t} && ls -d */) | sort",
+                    w = p("words.txt"),
+                    t = p("tree")
+                ),
+            ],
+        ),
+        Case::new(
+            "bash-script",
+            &[
+                "/bin/bash",
+                "-c",
+                &format!(
+                    "f() {{ sha256sum \"$1\" | cut -c1-16; }}; for x in {w} {c}; do f \"$x\"; done; \
+                     n=$(gzip -c {w} | gzip -d | wc -c); echo roundtrip $n; \
+                     paste <(seq 3) <(seq 4 6) | tr '\\t' ,",
+                    w = p("words.txt"),
+                    c = p("data.csv")
+                ),
+            ],
+        ),
         // ld.so run as the program: it maps sort itself (R2: as a module).
         Case::new(
             "ld.so-sort",
@@ -332,10 +374,13 @@ fn check_profile(case: &Case, path: &Path) -> Result<(), String> {
                     || b["symbol"].as_str().is_some_and(|s| s.starts_with(symbol)))
         })
     };
-    let program = Path::new(&case.argv[0])
-        .file_name()
-        .unwrap()
-        .to_string_lossy();
+    let program = match case.program {
+        Some(m) => m.into(),
+        None => Path::new(&case.argv[0])
+            .file_name()
+            .unwrap()
+            .to_string_lossy(),
+    };
     if kind_of(&program) != "program" || !ran(&program, "") {
         return Err(format!(
             "no executed blocks in the program module {program}"

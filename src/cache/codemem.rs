@@ -23,6 +23,8 @@ pub struct CodeMem {
     rx: u64,
     rw: *mut u8,
     size: usize,
+    /// Both views' whole length: `size` plus a split-off arena.
+    mapped: usize,
     used: usize,
     /// Code below this offset (shared stubs) survives [`CodeMem::reset`].
     floor: usize,
@@ -120,9 +122,80 @@ impl CodeMem {
             rx,
             rw: rw as *mut u8,
             size,
+            mapped: size,
             used: 0,
             floor: 0,
         })
+    }
+
+    /// After `fork`: give this process code memory of its own. Both views
+    /// map one memfd `MAP_SHARED`, which a forked child shares with its
+    /// parent, so each would run the code the other writes. A new memfd
+    /// takes the committed code (the arena's is dropped by the flush that
+    /// follows, dispatch/fork.rs) and replaces both views at the same
+    /// addresses. Only the calling thread may exist (a fresh child).
+    pub fn unshare(&mut self) -> std::io::Result<()> {
+        // SAFETY: memfd_create with a static name; checked below.
+        let fd = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let result = (|| {
+            // SAFETY: fd is a fresh memfd of ours.
+            if unsafe { libc::ftruncate(fd, self.mapped as libc::off_t) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: a fresh mapping of the new memfd, anywhere.
+            let tmp = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    self.used.max(1),
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            };
+            if tmp == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: [0, used) is inside the old RW view and the new
+            // mapping; then the temporary mapping goes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.rw, tmp as *mut u8, self.used);
+                libc::munmap(tmp, self.used.max(1));
+            }
+            for (at, prot) in [
+                (
+                    self.rx as *mut libc::c_void,
+                    libc::PROT_READ | libc::PROT_EXEC,
+                ),
+                (
+                    self.rw as *mut libc::c_void,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                ),
+            ] {
+                // SAFETY: replaces exactly this code memory's own views
+                // (no other thread runs: a fresh child).
+                let p = unsafe {
+                    libc::mmap(
+                        at,
+                        self.mapped,
+                        prot,
+                        libc::MAP_SHARED | libc::MAP_FIXED,
+                        fd,
+                        0,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        })();
+        // SAFETY: the mappings keep the memfd alive.
+        unsafe { libc::close(fd) };
+        result
     }
 
     pub fn cursor(&self) -> HostAddr {

@@ -4,14 +4,16 @@
 //! Exit statuses of `run` and `profile` (the guest's own status passes
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
 //! behaviour), 126 the program is not a runnable x86-64 ELF, 127 it (or its
-//! interpreter) was not found. `compare`, `diff`, `export`, `dump` and `store`
-//! (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
-//! the threshold, 2 they could not do their work (bad options included).
+//! interpreter) was not found. `compare`, `diff`, `export`, `report`,
+//! `dump` and `store` (tools): 0 all equivalent / within the threshold, 1
+//! a mismatch / past the threshold, 2 they could not do their work (bad
+//! options included).
 
 mod compare;
 mod diff;
 mod dump;
 mod export;
+mod report;
 mod run;
 mod store;
 
@@ -44,6 +46,9 @@ pub enum Command {
     Run {
         #[command(flatten)]
         opts: RunOptions,
+        /// How an image's execve hands its program over (dispatch/exec.rs)
+        #[arg(long = "exec-state", hide = true, value_name = "JSON")]
+        exec_state: Option<String>,
         /// The program and its arguments (after `--`)
         #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "PROGRAM [ARGS...]")]
         program: Vec<std::ffi::OsString>,
@@ -83,13 +88,15 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Look after a profile store (run --store): list, show, prune, export
     Store(store::StoreArgs),
+    /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
+    Report(report::ReportArgs),
 }
 
 /// Is this a CI tool subcommand (exit 2 on bad usage)?
 fn tool_subcommand() -> bool {
     matches!(
         std::env::args().nth(1).as_deref(),
-        Some("compare" | "diff" | "export" | "store")
+        Some("compare" | "diff" | "export" | "report" | "store")
     )
 }
 
@@ -106,6 +113,7 @@ fn one_line(e: &clap::Error) -> String {
 }
 
 pub fn main() -> i32 {
+    crate::dispatch::exec::remember_own_exe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -131,7 +139,16 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Run { opts, program } => run::main(opts, program, false),
+        Command::Run {
+            opts,
+            exec_state: Some(state),
+            program,
+        } => run::main_exec(&state, opts, program),
+        Command::Run {
+            opts,
+            exec_state: None,
+            program,
+        } => run::main(opts, program, false),
         Command::Profile {
             output,
             mut opts,
@@ -159,6 +176,7 @@ pub fn main() -> i32 {
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
         Command::Store(args) => store::main(args),
+        Command::Report(args) => report::main(args),
     }
 }
 
@@ -183,7 +201,7 @@ pub fn options_markdown(sub: &str) -> String {
     let mut s = String::from("| option | default | description |\n|---|---|---|\n");
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };
-        if long == "help" || long == "version" {
+        if long == "help" || long == "version" || a.is_hide_set() {
             continue;
         }
         let value = a

@@ -1,12 +1,15 @@
-//! `hotlift run`: load the program and run it under translation.
+//! `hotlift run`: load the program and run it under translation; also the
+//! program of a guest's `execve` (dispatch/exec.rs), handed over with an
+//! exec state.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use super::{EXIT_HOTLIFT_FAILED, EXIT_NOT_FOUND, EXIT_NOT_RUNNABLE};
+use crate::dispatch::exec::ExecState;
 use crate::dispatch::Vm;
-use crate::loader;
+use crate::loader::{self, script};
 use crate::options::RunOptions;
 
 /// Find PROGRAM as execvp would: a name without '/' is searched in PATH.
@@ -25,9 +28,58 @@ fn resolve(program: &OsString) -> PathBuf {
 }
 
 /// Run the program; `summary` prints the profile summary at the end.
-pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
+pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
+    let path = resolve(&program[0]);
+    let argv: Vec<Vec<u8>> = program.iter().map(|a| a.as_bytes().to_vec()).collect();
+    launch(opts, path, argv, summary, None, false)
+}
+
+/// Run the program a guest image's `execve` named, as that image's
+/// successor (`--exec-state`): its options, `argv[0]`, ignored signals and
+/// process identity come from the state; PROGRAM is not searched in PATH.
+pub fn main_exec(state: &str, cli_opts: RunOptions, program: Vec<OsString>) -> i32 {
+    let _ = cli_opts;
+    let state: ExecState = match serde_json::from_str(state) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hotlift: bad --exec-state: {e}");
+            return EXIT_HOTLIFT_FAILED;
+        }
+    };
+    let path = PathBuf::from(&program[0]);
+    let argv: Vec<Vec<u8>> = state
+        .argv0
+        .iter()
+        .cloned()
+        .chain(program[1..].iter().map(|a| a.as_bytes().to_vec()))
+        .collect();
+    let summary = state.print_summary;
+    launch(state.opts.clone(), path, argv, summary, Some(state), true)
+}
+
+fn launch(
+    mut opts: RunOptions,
+    path: PathBuf,
+    argv: Vec<Vec<u8>>,
+    summary: bool,
+    state: Option<ExecState>,
+    append_log: bool,
+) -> i32 {
     if let Some(log) = &opts.strace_file {
-        match std::fs::File::create(log) {
+        // The processes of a tree append to one log (strace I5); the
+        // tree's first image starts it empty.
+        let fresh = if append_log {
+            Ok(())
+        } else {
+            std::fs::File::create(log).map(drop)
+        };
+        let file = fresh.and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+        });
+        match file {
             Ok(f) => crate::syscall::strace::set_log_file(f),
             Err(e) => {
                 eprintln!(
@@ -39,20 +91,31 @@ pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 
         }
         opts.strace = true;
     }
-    let path = resolve(&program[0]);
-    let shown = path.display();
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
+    let shown = path.display().to_string();
+    // A `#!` script runs its interpreter, as the kernel would run it.
+    let launch = match script::follow(path, argv, &|_| Ok(())) {
+        Ok(mut l) => {
+            if let Some(s) = state.as_ref().filter(|s| !s.execfn.is_empty()) {
+                l.execfn = s.execfn.clone();
+            }
+            l
+        }
         Err(e) => {
-            eprintln!("hotlift: {shown}: {e}");
-            return if e.kind() == std::io::ErrorKind::NotFound {
-                EXIT_NOT_FOUND
-            } else {
-                EXIT_NOT_RUNNABLE
+            eprintln!("hotlift: {e}");
+            return match e {
+                script::ScriptError::Io(_, io) if io.kind() == std::io::ErrorKind::NotFound => {
+                    EXIT_NOT_FOUND
+                }
+                _ => EXIT_NOT_RUNNABLE,
             };
         }
     };
-    let plan = match loader::plan(&bytes) {
+    let shown = if launch.path.as_os_str().as_bytes() == launch.execfn.as_slice() {
+        shown
+    } else {
+        format!("{} (interpreter of {shown})", launch.path.display())
+    };
+    let plan = match loader::plan(&launch.bytes) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("hotlift: {shown}: {e}");
@@ -67,7 +130,6 @@ pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 
             return e.exit_code();
         }
     };
-    let argv: Vec<Vec<u8>> = program.iter().map(|a| a.as_bytes().to_vec()).collect();
     let envp: Vec<Vec<u8>> = std::env::vars_os()
         .map(|(k, v)| {
             let mut kv = k.into_vec();
@@ -76,20 +138,30 @@ pub fn main(mut opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 
             kv
         })
         .collect();
-    let execfn = path.as_os_str().as_bytes().to_vec();
+    let ignored = state.as_ref().map_or(0, |s| s.ignored);
     match Vm::start(
         opts,
-        &bytes,
+        &launch.bytes,
         &plan,
         interp.as_ref(),
-        &argv,
+        &launch.argv,
         &envp,
-        &execfn,
-        path.clone(),
+        &launch.execfn,
+        launch.path.clone(),
+        ignored,
     ) {
         Ok(vm) => {
-            drop(bytes);
             drop(interp);
+            if let Some(s) = state {
+                if s.process.descendant() {
+                    crate::syscall::strace::set_process_prefix(Some(s.process.pid));
+                }
+                *vm.proc
+                    .prof
+                    .process
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = s.process;
+            }
             vm.proc
                 .prof
                 .print_summary

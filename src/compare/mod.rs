@@ -292,6 +292,8 @@ fn run_hotlift(
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .lines()
+            // The native trace follows the first process only (strace I6).
+            .filter(|l| !l.starts_with("[pid "))
             .map(str::to_string)
             .collect()
     } else {

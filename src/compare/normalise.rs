@@ -16,11 +16,24 @@
 //! - N4 Random and time data: the bytes `getrandom` returned, the
 //!   timespecs `clock_gettime`/`clock_getres` wrote and the results of
 //!   `time`/`gettimeofday` become `…`.
+//!   So do the bytes `read` from a descriptor the trace opened on
+//!   `/dev/urandom` or `/dev/random` (until it is closed).
 //! - N5 The fatal syscall: when a run dies of a signal, the result of its
 //!   last syscall is dropped. A signal the program sends itself (`abort`'s
 //!   `tgkill`) is delivered natively on the way back from the syscall, so
 //!   the native trace shows its result; hotlift writes the profile and
 //!   lets the kernel kill it inside the syscall, so its trace shows none.
+//!
+//! - N6 Child processes: the pids `clone`, `clone3`, `fork` and `vfork`
+//!   returned become `CHILD1`, `CHILD2` … in the order the trace made
+//!   them, wherever they appear later (`wait4`, `kill`).
+//! - N7 Restarts: a syscall the kernel interrupted and runs again (a
+//!   native `= -1 ERESTART…` line, seen only under ptrace, and hotlift's
+//!   `= ? (restarted after a signal handler)`) is dropped: the program
+//!   sees one call.
+//!
+//! - N8 `rt_sigreturn`: its result becomes `?`: it returns no value of
+//!   its own (the tracer shows the restored RAX, hotlift none).
 //!
 //! I1: normalising is a pure function of the line and the run's pid; the
 //!     native and hotlift lines go through the same rules.
@@ -72,7 +85,8 @@ pub fn line(l: &str, pid: u32) -> String {
     // N3 and N4 look at the result alone.
     let (call, result) = split(l);
     let result = match name {
-        "rseq" => "?".to_string(),
+        // N3; N8.
+        "rseq" | "rt_sigreturn" => "?".to_string(),
         "getrandom" => result.split(' ').next().unwrap_or("").to_string() + " buf=…",
         "time" | "gettimeofday" if !result.starts_with('-') => "…".to_string(),
         "clock_gettime" | "clock_getres" => timespec().replace_all(result, "tp=…").into_owned(),
@@ -86,29 +100,92 @@ pub fn line(l: &str, pid: u32) -> String {
     // N1.
     s = address().replace_all(&s, "0x…").into_owned();
     // N2: whole decimal tokens equal to the pid.
-    let pid = pid.to_string();
+    replace_token(&s, &pid.to_string(), "PID")
+}
+
+/// `s` with every whole token `token` (not part of a longer name or
+/// number) replaced by `by`.
+fn replace_token(s: &str, token: &str, by: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut rest = s.as_str();
-    while let Some(i) = rest.find(pid.as_str()) {
+    let mut rest = s;
+    while let Some(i) = rest.find(token) {
         let before = rest[..i].chars().last();
-        let after = rest[i + pid.len()..].chars().next();
-        let token = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        let after = rest[i + token.len()..].chars().next();
+        let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
         out.push_str(&rest[..i]);
-        if token(before) || token(after) {
-            out.push_str(&pid);
+        if part(before) || part(after) {
+            out.push_str(token);
         } else {
-            out.push_str("PID");
+            out.push_str(by);
         }
-        rest = &rest[i + pid.len()..];
+        rest = &rest[i + token.len()..];
     }
     out.push_str(rest);
     out
 }
 
+/// N7: the kernel runs this call again.
+fn restarted(l: &str) -> bool {
+    let result = split(l).1;
+    result.starts_with("-1 ERESTART") || result.starts_with("? (restarted")
+}
+
 /// Normalise a whole trace: N1–N4 on every line, N5 on the last when
 /// the run died of a signal.
 pub fn trace(lines: &[String], pid: u32, killed: bool) -> Vec<String> {
-    let mut v: Vec<String> = lines.iter().map(|l| line(l, pid)).collect();
+    let mut v: Vec<String> = lines
+        .iter()
+        .filter(|l| !restarted(l))
+        .map(|l| line(l, pid))
+        .collect();
+    // N4 for random devices: the data read from their descriptors.
+    let mut random_fds: Vec<String> = Vec::new();
+    for l in v.iter_mut() {
+        let name = l.split('(').next().unwrap_or("");
+        let (call, result) = split(l);
+        let fd = call
+            .trim_start_matches(name)
+            .trim_start_matches('(')
+            .split([',', ')'])
+            .next()
+            .unwrap_or("")
+            .to_string();
+        match name {
+            "open" | "openat"
+                if call.contains("\"/dev/urandom\"") || call.contains("\"/dev/random\"") =>
+            {
+                let r = result.split(' ').next().unwrap_or("");
+                if r.parse::<u32>().is_ok() {
+                    random_fds.push(r.to_string());
+                }
+            }
+            "close" => random_fds.retain(|f| *f != fd),
+            "read" if random_fds.contains(&fd) => {
+                if let Some(i) = l.find(" buf=") {
+                    l.truncate(i);
+                    l.push_str(" buf=…");
+                }
+            }
+            _ => {}
+        }
+    }
+    // N6.
+    let mut children = Vec::new();
+    for l in &v {
+        let name = l.split('(').next().unwrap_or("");
+        if matches!(name, "clone" | "clone3" | "fork" | "vfork") {
+            let r = split(l).1.split(' ').next().unwrap_or("");
+            if r.parse::<u32>().is_ok_and(|p| p > 0) && !children.iter().any(|c| c == r) {
+                children.push(r.to_string());
+            }
+        }
+    }
+    for (k, child) in children.iter().enumerate() {
+        let name = format!("CHILD{}", k + 1);
+        for l in v.iter_mut() {
+            *l = replace_token(l, child, &name);
+        }
+    }
     if killed {
         if let Some(last) = v.last_mut() {
             let call = split(last).0.to_string();
@@ -134,6 +211,58 @@ mod tests {
         ];
         assert_eq!(trace(&native, 5, true), trace(&hotlift, 6, true));
         assert_ne!(trace(&native, 5, false), trace(&hotlift, 6, false));
+    }
+
+    #[test]
+    fn n6_children_and_n7_restarts() {
+        let native: Vec<String> = [
+            "clone(child_stack=NULL, flags=SIGCHLD) = 501",
+            "vfork() = 502",
+            "wait4(502, 0x7ffe0000, 0, NULL) = -1 ERESTARTSYS (To be restarted if SA_RESTART is set)",
+            "wait4(502, 0x7ffe0000, 0, NULL) = 502",
+            "kill(501, SIGKILL) = 0",
+            "write(1, \"5011\", 4) = 4",
+        ]
+        .map(String::from)
+        .to_vec();
+        let hotlift: Vec<String> = [
+            "clone(child_stack=NULL, flags=SIGCHLD) = 7001",
+            "vfork() = 7002",
+            "wait4(7002, 0x7ffe0000, 0, NULL) = ? (restarted after a signal handler)",
+            "wait4(7002, 0x7ffe0000, 0, NULL) = 7002",
+            "kill(7001, SIGKILL) = 0",
+            "write(1, \"5011\", 4) = 4",
+        ]
+        .map(String::from)
+        .to_vec();
+        let n = trace(&native, 4242, false);
+        assert_eq!(n, trace(&hotlift, 4343, false));
+        assert_eq!(n.len(), 5, "the restart is dropped");
+        assert_eq!(n[2], "wait4(CHILD2, 0x…, 0, NULL) = CHILD2");
+        assert_eq!(n[4], "write(1, \"5011\", 4) = 4", "only whole tokens");
+    }
+
+    #[test]
+    fn n4_random_devices() {
+        let run = |bytes: &str| {
+            trace(
+                &[
+                    "openat(AT_FDCWD, \"/dev/urandom\", O_RDONLY|O_CLOEXEC) = 3".to_string(),
+                    format!("read(3, 0x7ffe0000, 4) = 4 buf=\"{bytes}\""),
+                    "close(3) = 0".to_string(),
+                    "openat(AT_FDCWD, \"data\", O_RDONLY) = 3".to_string(),
+                    format!("read(3, 0x7ffe0000, 4) = 4 buf=\"{bytes}\""),
+                ],
+                1,
+                false,
+            )
+        };
+        let (a, b) = (run("abcd"), run("wxyz"));
+        assert_eq!(a[1], b[1], "random bytes are masked");
+        assert_ne!(
+            a[4], b[4],
+            "a file's bytes are not, once the device is closed"
+        );
     }
 
     #[test]

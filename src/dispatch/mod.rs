@@ -15,6 +15,9 @@
 //! execfn, exe)?.run()`.
 #![allow(unsafe_code)]
 
+pub mod exec;
+mod fork;
+mod icebp;
 pub mod process;
 mod profiling;
 mod smc;
@@ -469,9 +472,14 @@ impl Vm {
     /// A trap instruction at `at`: the guest's handler runs, or the guest
     /// dies of it as the kernel would kill it.
     fn trap(&mut self, kind: TrapKind, at: GuestAddr) -> Result<HostAddr, VmError> {
-        // The trap instruction is the last one its block counted; only
-        // `int3`/`int1` retire (the signal's rip is past them).
-        if kind.counted() && kind != TrapKind::Breakpoint {
+        // The trap instruction is the last one its block counted; `int3`
+        // retires (the signal's rip is past it), `int1` as the CPU does.
+        let retires = match kind {
+            TrapKind::Breakpoint => true,
+            TrapKind::Icebp => icebp::retires(),
+            _ => false,
+        };
+        if kind.counted() && !retires {
             self.record_unretired(1);
         }
         let sig = kind.signal();
@@ -479,6 +487,11 @@ impl Vm {
         // trap number, rip).
         let (code, addr, trapno, rip) = match kind {
             TrapKind::Breakpoint => (0x80, 0, 3, at.0 + 1),
+            TrapKind::Icebp => {
+                // A debug exception: TRAP_BRKPT, at the rip it reports.
+                let rip = at.0 + u64::from(retires);
+                (1, rip, 1, rip)
+            }
             TrapKind::InvalidOpcode => (2, at.0, 6, at.0),
             TrapKind::GeneralProtection => (0x80, 0, 13, at.0),
             TrapKind::FetchFault => (self.fetch_fault_code(at), at.0, 14, at.0),
@@ -514,6 +527,7 @@ impl Vm {
         if self.proc.opts.verbose {
             let what = match kind {
                 TrapKind::Breakpoint => "breakpoint trap",
+                TrapKind::Icebp => "debug trap (int1)",
                 TrapKind::InvalidOpcode => "invalid opcode",
                 TrapKind::GeneralProtection => "privileged or faulting instruction",
                 TrapKind::FetchFault => "instruction fetch from non-executable memory",

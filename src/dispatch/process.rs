@@ -95,6 +95,19 @@ impl Threads {
         list.is_empty()
     }
 
+    /// After `fork`, in the child: `me` is the only thread (the others
+    /// stayed in the parent), and no stop is under way. The registry's
+    /// lock is `list`, held across the fork by the forking thread.
+    pub fn keep_only(list: &mut Vec<Arc<ThreadEntry>>, me: &Arc<ThreadEntry>, stop: &AtomicBool) {
+        list.retain(|x| Arc::ptr_eq(x, me));
+        stop.store(false, Ordering::SeqCst);
+    }
+
+    /// The registry's lock and stop flag, for a fork (fork.rs).
+    pub fn for_fork(&self) -> (MutexGuard<'_, Vec<Arc<ThreadEntry>>>, &AtomicBool) {
+        (self.lock(), &self.stop)
+    }
+
     pub fn count(&self) -> usize {
         self.lock().len()
     }
@@ -370,6 +383,9 @@ pub struct Process {
     pub affinity: Mutex<Affinity>,
     pub prof: Profiling,
     pub threads: Threads,
+    /// The write end of the pipe a vfork parent waits on, in its child
+    /// (fork.rs F4), or -1.
+    pub vfork_fd: AtomicI32,
 }
 
 impl Process {

@@ -23,7 +23,9 @@ use crate::monitor::{
     BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing,
     NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
-use crate::profile::{hex, Binary, Ending, Inputs, Module, Modules, Profile, Symbols, Times};
+use crate::profile::{
+    hex, Binary, Ending, Inputs, Module, Modules, ProcessInfo, Profile, Symbols, Times,
+};
 
 /// Most blocks one run may translate (ids are never reused).
 pub const BLOCK_CAPACITY: u32 = 1 << 22;
@@ -42,7 +44,10 @@ pub struct Profiling {
     inline: Option<Mutex<Vec<Counters>>>,
     /// `--count-check`: counters and ring both.
     count_check: bool,
-    started: Instant,
+    started: Mutex<Instant>,
+    /// Which process (and which image of it) this profile is of, and where
+    /// it goes (process.rs in src/profile).
+    pub process: Mutex<ProcessInfo>,
     /// Every image the guest had: program, interpreter, vDSO, libraries
     /// (src/images.rs); the profile's module table. Shared with the
     /// store's pre-building (store/feed.rs I3).
@@ -54,6 +59,37 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
+}
+
+/// The monitor `opts` asks for, building superblocks in `shared`'s arena
+/// (and stored traces, with `prebuild`: src/store).
+fn start_monitor(
+    opts: &crate::options::RunOptions,
+    blocks: &Arc<BlockTable>,
+    shared: &Arc<crate::cache::CacheShared>,
+    prebuild: Option<crate::store::feed::Prebuild>,
+) -> Option<Monitor> {
+    opts.monitor().then(|| {
+        let sb = SbConfig {
+            enabled: opts.superblocks(),
+            block_threshold: opts.sb_threshold,
+            edge_threshold: opts.sb_edge_threshold,
+        };
+        let builder = opts.superblocks().then(|| {
+            let cfg = BuildConfig {
+                limits: Limits {
+                    max_blocks: opts.sb_max_blocks as usize,
+                    max_insns: opts.sb_max_insns,
+                    unroll: opts.sb_unroll as usize,
+                },
+                max_block_insns: opts.max_block_insns as usize,
+                dump_dir: opts.dump_superblocks.clone(),
+                count_check: opts.count_check,
+            };
+            Builder::new(cfg, shared.clone(), blocks.clone()).with_prebuild(prebuild)
+        });
+        Monitor::start(blocks.clone(), sb, builder, opts.sampling())
+    })
 }
 
 /// A thread's `--count-inline` counters (BLOCK_CAPACITY u64s, never freed).
@@ -87,41 +123,67 @@ impl Profiling {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
         let images = Arc::new(Mutex::new(images));
         let store = crate::store::run::RunStore::start(opts, &images);
-        let monitor = opts.monitor().then(|| {
-            let sb = SbConfig {
-                enabled: opts.superblocks(),
-                block_threshold: opts.sb_threshold,
-                edge_threshold: opts.sb_edge_threshold,
-            };
-            let builder = opts.superblocks().then(|| {
-                let cfg = BuildConfig {
-                    limits: Limits {
-                        max_blocks: opts.sb_max_blocks as usize,
-                        max_insns: opts.sb_max_insns,
-                        unroll: opts.sb_unroll as usize,
-                    },
-                    max_block_insns: opts.max_block_insns as usize,
-                    dump_dir: opts.dump_superblocks.clone(),
-                    count_check: opts.count_check,
-                };
-                Builder::new(cfg, shared.clone(), blocks.clone())
-                    .with_prebuild(store.as_ref().and_then(|s| s.prebuild(blocks.clone())))
-            });
-            Monitor::start(blocks.clone(), sb, builder)
-        });
+        let prebuild = store.as_ref().and_then(|s| s.prebuild(blocks.clone()));
+        let monitor = start_monitor(opts, &blocks, shared, prebuild);
         Ok(Profiling {
             blocks,
             monitor: Mutex::new(monitor),
             ring_entries: opts.ring_entries as usize,
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
-            started: Instant::now(),
+            started: Mutex::new(Instant::now()),
             images,
             store,
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
+            process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
         })
+    }
+
+    /// After `fork`, in the child (only the calling thread exists): a
+    /// profile of its own from here on. The parent's monitor thread is not
+    /// in the child; its state is abandoned (never joined, never freed)
+    /// and a new monitor starts with empty tables. `monitor` is the
+    /// monitor lock, held across the fork. The caller then gives its
+    /// thread a new ring or counters ([`Profiling::thread`]).
+    pub fn restart_after_fork(
+        &self,
+        monitor: &mut Option<Monitor>,
+        opts: &crate::options::RunOptions,
+        shared: &Arc<crate::cache::CacheShared>,
+        parent_profile: Option<String>,
+    ) {
+        if let Some(old) = monitor.take() {
+            // Its thread does not exist here: joining would wait forever.
+            std::mem::forget(old);
+        }
+        if let Some(all) = &self.inline {
+            // The parent's threads' counters: theirs, not the child's.
+            let mut all = all.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut *all);
+        }
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.print_summary.store(false, Ordering::Release);
+        self.process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .forked(parent_profile);
+        // The store: the parent's reader thread did not come along
+        // (store/run.rs I6).
+        let prebuild = self.store.as_ref().and_then(|s| {
+            s.forked();
+            s.prebuild(self.blocks.clone())
+        });
+        *monitor = start_monitor(opts, &self.blocks, shared, prebuild);
+    }
+
+    /// Where this image's profile goes (None: nowhere).
+    pub fn profile_path(&self) -> Option<std::path::PathBuf> {
+        self.process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .profile_path()
     }
 
     /// The image log (syscall/mem.rs records mappings in it).
@@ -361,13 +423,14 @@ impl super::process::Process {
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
         let summary = prof.print_summary.load(Ordering::Acquire);
+        let path = prof.profile_path();
         // The store merges after the profile is written (store/run.rs I1).
         let merge = || {
             if let Some(s) = &prof.store {
                 s.merge_at_exit(&tables, &prof.images());
             }
         };
-        if self.opts.profile.is_none() && !summary {
+        if path.is_none() && !summary {
             merge();
             return;
         }
@@ -389,12 +452,17 @@ impl super::process::Process {
             binary,
             modules,
             command_line: prof.command_line.clone(),
-            options: serde_json::to_value(&self.opts).unwrap_or_default(),
+            options: self.opts.for_profile(),
             counting,
             monitor: info.clone(),
             ending,
             times: Times {
-                wall_seconds: prof.started.elapsed().as_secs_f64(),
+                wall_seconds: prof
+                    .started
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .elapsed()
+                    .as_secs_f64(),
                 process_cpu_seconds: process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
             },
@@ -405,7 +473,13 @@ impl super::process::Process {
         let mut profile = profile;
         profile.count_check = count_check;
         profile.store = prof.store.as_ref().map(|s| s.report(&tables));
-        if let Some(path) = &self.opts.profile {
+        profile.process = Some(
+            prof.process
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        );
+        if let Some(path) = &path {
             if let Err(e) = profile.write_json(path) {
                 eprintln!(
                     "hotlift: cannot write the profile to {}: {e}",

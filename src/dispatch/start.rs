@@ -78,6 +78,7 @@ impl Vm {
         envp: &[Vec<u8>],
         execfn: &[u8],
         exe: std::path::PathBuf,
+        ignored: u64,
     ) -> Result<Vm, VmError> {
         runtime::check_cpu().map_err(VmError::Host)?;
         let role = Role::Program {
@@ -176,7 +177,7 @@ impl Vm {
         });
         let cache = CodeCache::new(code, view.clone());
 
-        let sig = syscall::SignalState::inherited();
+        let sig = syscall::SignalState::inherited(ignored);
         // Before the monitor pins this thread: the guest sees what it
         // inherited (syscall/affinity.rs).
         let affinity = syscall::Affinity::current();
@@ -184,6 +185,7 @@ impl Vm {
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
+        let exe_file = exe.clone();
         let images =
             ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
         let prof = Profiling::new(&opts, images, command_line, &shared)
@@ -201,7 +203,7 @@ impl Vm {
         };
         mem.mmap_ceiling = syscall::mmap_ceiling(stack.region.start.0 - PAGE, above);
         let proc = Arc::new(Process {
-            exe_path: own_identity(execfn),
+            exe_path: own_identity(execfn, &exe_file),
             locked: Mutex::new(Locked {
                 mem,
                 brk,
@@ -215,11 +217,18 @@ impl Vm {
             affinity: Mutex::new(affinity),
             prof,
             threads: Threads::default(),
+            vfork_fd: std::sync::atomic::AtomicI32::new(-1),
             opts,
         });
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
         let ctx = ThreadCtx::alloc(entry.0, stack.sp.0);
-        Vm::new_thread(proc, ctx)
+        let vm = Vm::new_thread(proc, ctx)?;
+        // The mask this process inherited is the guest's (an `execve`
+        // keeps it), but hotlift's own signals must stay deliverable: the
+        // guest's bits for them are recorded (signal/deliver.rs D1).
+        let mask = crate::signal::deliver::guest_mask(&vm);
+        crate::signal::deliver::set_guest_mask(&vm, mask);
+        Ok(vm)
     }
 
     /// A guest thread of `proc` with context `ctx`, on the calling host
@@ -257,11 +266,13 @@ impl Vm {
     }
 }
 
-/// The guest's canonical path for `/proc/self/exe`, and the kernel's `comm`
-/// (first 15 bytes of the executed file's base name), as after execve.
-fn own_identity(execfn: &[u8]) -> std::ffi::CString {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(execfn));
+/// The guest's canonical path for `/proc/self/exe` (the ELF file `exe`
+/// loaded: a script's interpreter), and the kernel's `comm` (first 15
+/// bytes of the base name of the path it was started by), as after
+/// execve.
+fn own_identity(execfn: &[u8], exe: &std::path::Path) -> std::ffi::CString {
+    use std::os::unix::ffi::OsStringExt;
+    let path = exe;
     let base = execfn.rsplit(|&b| b == b'/').next().unwrap_or(execfn);
     let comm: Vec<u8> = base.iter().copied().filter(|&b| b != 0).take(15).collect();
     if let Ok(comm) = std::ffi::CString::new(comm) {
@@ -273,7 +284,7 @@ fn own_identity(execfn: &[u8]) -> std::ffi::CString {
     }
     let canon = std::fs::canonicalize(path)
         .map(|p| p.into_os_string().into_vec())
-        .unwrap_or(execfn.to_vec());
+        .unwrap_or_else(|_| path.as_os_str().as_encoded_bytes().to_vec());
     std::ffi::CString::new(canon).unwrap_or_default()
 }
 

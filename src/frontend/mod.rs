@@ -169,8 +169,11 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
             fallthrough: next,
         }),
         Mnemonic::Syscall => Step::End(Terminator::Syscall { next }),
-        Mnemonic::Int3 | Mnemonic::Int1 => Step::End(Terminator::Trap {
+        Mnemonic::Int3 => Step::End(Terminator::Trap {
             kind: TrapKind::Breakpoint,
+        }),
+        Mnemonic::Int1 => Step::End(Terminator::Trap {
+            kind: TrapKind::Icebp,
         }),
         Mnemonic::Ud0 | Mnemonic::Ud1 | Mnemonic::Ud2 => Step::End(Terminator::Trap {
             kind: TrapKind::InvalidOpcode,

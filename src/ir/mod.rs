@@ -81,8 +81,11 @@ pub struct IrInsn {
 /// Why a guest instruction stops the guest the way the kernel would.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrapKind {
-    /// `int3` / `int1`: SIGTRAP.
+    /// `int3`: SIGTRAP, retired.
     Breakpoint,
+    /// `int1` (icebp): SIGTRAP; whether it retires is the host CPU's
+    /// (dispatch/icebp.rs).
+    Icebp,
     /// `ud0/1/2`, invalid or unsupported-by-this-CPU encodings: SIGILL.
     InvalidOpcode,
     /// `hlt`, `int n`, privileged instructions: SIGSEGV (general protection).
@@ -101,7 +104,7 @@ impl TrapKind {
     /// The signal the kernel delivers for this trap.
     pub fn signal(self) -> i32 {
         match self {
-            TrapKind::Breakpoint => libc::SIGTRAP,
+            TrapKind::Breakpoint | TrapKind::Icebp => libc::SIGTRAP,
             TrapKind::InvalidOpcode => libc::SIGILL,
             TrapKind::GeneralProtection | TrapKind::FetchFault => libc::SIGSEGV,
         }

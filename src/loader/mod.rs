@@ -55,6 +55,7 @@ mod error;
 mod layout;
 mod map;
 mod plan;
+pub mod script;
 mod stack;
 
 #[cfg(test)]

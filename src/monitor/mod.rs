@@ -30,6 +30,7 @@
 pub mod blocks;
 pub mod calltree;
 pub mod ring;
+pub mod sampler;
 pub mod superblock;
 pub mod tables;
 
@@ -142,11 +143,13 @@ fn thread_cpu_seconds() -> f64 {
 
 impl Monitor {
     /// Start the monitor, pinned to a core other than the calling (guest)
-    /// thread's when at least two are available.
+    /// thread's when at least two are available; `sampling` (None: off) is
+    /// for the time tree (sampler.rs).
     pub fn start(
         blocks: Arc<BlockTable>,
         sb: SbConfig,
         builder: Option<superblock::Builder>,
+        sampling: Option<sampler::SampleConfig>,
     ) -> Monitor {
         let shared = Arc::new(Shared {
             rings: Mutex::new(Vec::new()),
@@ -187,7 +190,7 @@ impl Monitor {
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);
-                let tables = run(&s2, sb, builder);
+                let tables = run(&s2, sb, builder, sampling);
                 (tables, thread_cpu_seconds(), pinned)
             })
             .expect("spawn the monitor thread");
@@ -255,8 +258,14 @@ const ROUND_LIMIT: usize = 1 << 15;
 /// little it waits `BACKOFF_NS` (a futex wait on the doorbell, which a
 /// producer facing a full segment rings) instead of spinning. The ring is
 /// far larger than what a guest produces in that time.
-fn run(shared: &Shared, sb: SbConfig, mut builder: Option<superblock::Builder>) -> Tables {
+fn run(
+    shared: &Shared,
+    sb: SbConfig,
+    mut builder: Option<superblock::Builder>,
+    sampling: Option<sampler::SampleConfig>,
+) -> Tables {
     let mut tables = Tables::new(sb);
+    tables.sampler = sampler::Sampler::new(sampling);
     loop {
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
@@ -323,7 +332,9 @@ fn drain(
 ) -> usize {
     // SAFETY: pos points into a live ThreadCtx (ThreadRing).
     let p = unsafe { (*r.pos).load(Ordering::Acquire) };
-    tables.max_lag = tables.max_lag.max(r.ring.lag(p));
+    let lag = r.ring.lag(p);
+    tables.max_lag = tables.max_lag.max(lag);
+    tables.sampler.checkpoint(t, lag);
     let mut n = 0;
     loop {
         if n >= limit {

@@ -12,9 +12,14 @@ pub mod diff;
 pub mod dump;
 pub mod export;
 mod modules;
+mod process;
 pub mod read;
+pub mod sampling;
 mod summary;
 mod symbols;
+pub mod timeline;
+pub mod timetree;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -26,6 +31,7 @@ use crate::monitor::superblock::build::{BuildStats, SbRecord};
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::syscall::strace;
 pub use modules::{hex, Module, Modules, ANON};
+pub use process::ProcessInfo;
 pub use symbols::Symbols;
 
 pub const SCHEMA_VERSION: u32 = 2;
@@ -42,8 +48,14 @@ pub struct Binary {
 #[derive(Debug, Serialize, Clone, Copy)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Ending {
-    Exit { code: i32 },
-    Signal { signal: i32 },
+    Exit {
+        code: i32,
+    },
+    Signal {
+        signal: i32,
+    },
+    /// The image was replaced by an `execve` (`process` says by what).
+    Exec,
 }
 
 #[derive(Debug, Serialize)]
@@ -229,6 +241,12 @@ pub struct Profile {
     /// `--count-check`: the monitor's counts against inline counting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_check: Option<crate::dispatch::CountCheck>,
+    /// Which process and image of a process tree (process.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessInfo>,
+    /// Timed call-stack samples and their time tree (sampling.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_tree: Option<sampling::TimeTreeSection>,
     /// `--store`: what the run read from the profile store and pre-built.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<crate::store::run::StoreReport>,
@@ -416,6 +434,7 @@ impl Profile {
                 e
             })
             .collect();
+        let time_tree = sampling::TimeTreeSection::build(t, &mut modules);
         Profile {
             schema_version: SCHEMA_VERSION,
             tool: format!("hotlift {}", env!("CARGO_PKG_VERSION")),
@@ -445,6 +464,8 @@ impl Profile {
             translations,
             superblocks,
             count_check: None,
+            process: None,
+            time_tree,
             store: None,
             threads: t
                 .per_thread()
@@ -466,7 +487,11 @@ impl Profile {
 
     /// Write the JSON document to `path` (atomically: a temp file renamed).
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension("tmp-hotlift");
+        // Beside the profile, named by this process: the processes of one
+        // tree write their profiles at the same time (process.rs I1).
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp-hotlift", std::process::id()));
+        let tmp = std::path::PathBuf::from(tmp);
         {
             let f = std::fs::File::create(&tmp)?;
             let mut w = std::io::BufWriter::new(f);

@@ -26,11 +26,10 @@ use super::SCHEMA_VERSION;
 /// Why a profile could not be read.
 #[derive(Debug, Error)]
 pub enum ReadError {
-    #[error("{path}: cannot read: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// (Not a `source`: the message says it already, and error chains
+    /// would say it twice.)
+    #[error("{path}: cannot read: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}: truncated profile (JSON ends early at line {line}, column {column})")]
     Truncated {
         path: String,
@@ -60,6 +59,7 @@ pub struct Binary {
 pub enum Ending {
     Exit { code: i32 },
     Signal { signal: i32 },
+    Exec,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -188,6 +188,10 @@ pub struct ProfileDoc {
     pub call_tree: Vec<CallNode>,
     #[serde(default)]
     pub translations: Vec<Translation>,
+    /// Timed call-stack samples and their time tree (newer profiles;
+    /// validated on reading: sampling.rs I3).
+    #[serde(default)]
+    pub time_tree: Option<super::sampling::TimeTreeSection>,
 }
 
 /// Only the version, read first so a future document that no longer fits
@@ -200,9 +204,9 @@ struct VersionOnly {
 /// Read and check the profile at `path` (I1, I2, I3).
 pub fn read_file(path: &Path) -> Result<ProfileDoc, ReadError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
+    let bytes = std::fs::read(path).map_err(|error| ReadError::Io {
         path: shown.clone(),
-        source,
+        error,
     })?;
     read_bytes(&bytes, &shown)
 }
@@ -240,6 +244,12 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
     }
     let mut doc: ProfileDoc =
         serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
+    if let Some(t) = &doc.time_tree {
+        t.validate().map_err(|e| ReadError::NotAProfile {
+            path: path.clone(),
+            reason: format!("time_tree: {e}"),
+        })?;
+    }
     doc.complete_modules();
     // I4 (hotlift writes them sorted; a hand-made file need not be).
     doc.blocks.sort_by_key(|b| b.addr);

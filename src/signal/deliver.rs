@@ -50,7 +50,7 @@ use crate::syscall::syscall6;
 
 const SA_RESTART: u64 = 0x1000_0000;
 const SA_ONSTACK: u64 = 0x0800_0000;
-const SA_RESTORER: u64 = 0x0400_0000;
+pub(crate) const SA_RESTORER: u64 = 0x0400_0000;
 const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 const SS_DISABLE: u64 = 2;
@@ -149,7 +149,7 @@ pub(super) unsafe fn queue(
 }
 
 /// The guest's signal mask (D1).
-fn guest_mask(vm: &Vm) -> u64 {
+pub fn guest_mask(vm: &Vm) -> u64 {
     let mut kernel: u64 = 0;
     // SAFETY: reads this thread's mask into a local.
     unsafe {

@@ -25,12 +25,18 @@ impl Default for SignalState {
 
 impl SignalState {
     /// The dispositions the guest inherits, as after execve: ignored
-    /// signals stay ignored, everything else is default. (SIGPIPE is always
-    /// default: Rust's runtime replaced the inherited value before main.)
+    /// signals stay ignored, everything else is default. SIGPIPE is
+    /// default unless `also_ignored` (bit `sig - 1`: what a guest image's
+    /// `execve` handed over, dispatch/exec.rs) says it is ignored: Rust's
+    /// runtime replaced the inherited value before main.
     #[allow(unsafe_code)]
-    pub fn inherited() -> SignalState {
+    pub fn inherited(also_ignored: u64) -> SignalState {
         let s = SignalState::default();
         for sig in 1..=64usize {
+            if also_ignored & 1 << (sig - 1) != 0 {
+                s.actions[sig][0].store(libc::SIG_IGN as u64, Ordering::Release);
+                continue;
+            }
             if sig == libc::SIGPIPE as usize {
                 continue;
             }

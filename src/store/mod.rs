@@ -413,6 +413,16 @@ mod tests {
     }
 
     #[test]
+    fn profiles_record_the_url_without_its_password() {
+        let opts = crate::options::RunOptions {
+            store: Some("postgres://me:secret@db/x".into()),
+            ..Default::default()
+        };
+        assert_eq!(opts.for_profile()["store"], "postgres://me:***@db/x");
+        assert_eq!(opts.store.as_deref(), Some("postgres://me:secret@db/x"));
+    }
+
+    #[test]
     fn passwords_never_show() {
         assert_eq!(
             redact("postgres://me:secret@db:5432/x"),

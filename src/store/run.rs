@@ -16,6 +16,12 @@
 //!   trace no run needs any more stops gaining counts.
 //! - I4: the reader thread blocks every signal, as the monitor does:
 //!   signals sent to the process reach the guest's threads.
+//! - I6: after a guest `fork` the child keeps using the store (its own
+//!   merge at exit, pre-building from what the parent's reader had read),
+//!   unless the reader thread was still at work when the process forked:
+//!   it did not come along, and locks it held inside the database client
+//!   would never be released in the child, so that child leaves the store
+//!   alone.
 //! - I5: the reader never writes: it opens an SQLite store read-only and
 //!   makes nothing that is missing (the merge at exit does). hotlift's
 //!   descriptors live in the guest's descriptor table, so a guest that
@@ -25,7 +31,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::feed::{Feed, LoadResult, Prebuild};
@@ -54,6 +60,10 @@ pub struct RunStore {
     /// Present when the run reads the store.
     feed: Option<Arc<Feed>>,
     verbose: bool,
+    /// The reader thread is at work (I6).
+    reading: Arc<AtomicBool>,
+    /// A forked child that must leave the store alone (I6).
+    disabled: AtomicBool,
 }
 
 /// The `store` section of the profile.
@@ -112,6 +122,8 @@ impl RunStore {
             key: Arc::new(OnceLock::new()),
             feed: None,
             verbose: opts.verbose,
+            reading: Arc::new(AtomicBool::new(false)),
+            disabled: AtomicBool::new(false),
         };
         if rs.mode.reads() && opts.superblocks() {
             let feed = Arc::new(Feed::new(images.clone()));
@@ -129,6 +141,8 @@ impl RunStore {
             self.build_id.clone(),
         );
         let verbose = self.verbose;
+        let reading = self.reading.clone();
+        reading.store(true, Ordering::SeqCst);
         let read = move || {
             let key = key_of(&key, &exe, build_id.as_deref())?;
             // Read-only (I5); a store no run has written yet has nothing.
@@ -165,6 +179,7 @@ impl RunStore {
                 }
             }
             let _ = feed.loaded.set(res);
+            reading.store(false, Ordering::SeqCst);
         };
         // I4: born with every signal blocked (a new thread inherits its
         // creator's mask, put back right after).
@@ -178,13 +193,27 @@ impl RunStore {
             let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
         }
         if let Err(e) = spawned {
+            self.reading.store(false, Ordering::SeqCst);
             eprintln!("hotlift: store: cannot start the reader thread: {e}");
         }
     }
 
     /// The monitor's pre-building, when the run reads the store.
     pub fn prebuild(&self, blocks: Arc<BlockTable>) -> Option<Prebuild> {
+        if self.disabled.load(Ordering::SeqCst) {
+            return None;
+        }
         self.feed.as_ref().map(|f| Prebuild::new(f.clone(), blocks))
+    }
+
+    /// In the child of a guest `fork` (I6).
+    pub fn forked(&self) {
+        if self.reading.load(Ordering::SeqCst) {
+            self.disabled.store(true, Ordering::SeqCst);
+            if self.verbose {
+                eprintln!("hotlift: store: not used by this process (forked while reading it)");
+            }
+        }
     }
 
     /// The profile's `store` section.
@@ -237,7 +266,7 @@ impl RunStore {
     /// Merge this run's superblocks into the store (store I1), after the
     /// guest ended (I1); a failure is a warning.
     pub fn merge_at_exit(&self, tables: &Tables, images: &ImageLog) {
-        if !self.mode.writes() {
+        if !self.mode.writes() || self.disabled.load(Ordering::SeqCst) {
             return;
         }
         let traces = traces_of_run(tables, images);

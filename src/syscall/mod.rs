@@ -33,7 +33,6 @@ enum Plan {
     Pass,
     Emulate,
     NoSys,
-    Refuse,
 }
 
 #[allow(non_upper_case_globals)]
@@ -56,11 +55,13 @@ fn plan(nr: i64) -> Plan {
         | SYS_sched_setaffinity
         | SYS_rt_sigpending
         | SYS_clone
+        | SYS_clone3
+        | SYS_fork
+        | SYS_vfork
+        | SYS_execve
+        | SYS_execveat
         | SYS_set_tid_address
         | SYS_rt_sigreturn => Plan::Emulate,
-        // glibc falls back to clone on ENOSYS (I3).
-        SYS_clone3 => Plan::NoSys,
-        SYS_fork | SYS_vfork | SYS_execve | SYS_execveat => Plan::Refuse,
         SYS_read
         | SYS_write
         | SYS_open
@@ -341,6 +342,46 @@ pub(crate) fn guest_write_bytes(addr: u64, bytes: &[u8]) -> bool {
 pub(crate) fn guest_read_bytes(addr: u64, len: usize) -> Option<Vec<u8>> {
     let mut v = vec![0u8; len];
     guest_copy(addr, v.as_mut_ptr(), len, false).then_some(v)
+}
+
+/// The guest C string at `addr` (at most `max` bytes before its NUL), if
+/// readable.
+pub(crate) fn guest_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < max {
+        let chunk = (4096 - (at % 4096)) as usize;
+        let bytes = guest_read_bytes(at, chunk)?;
+        if let Some(n) = bytes.iter().position(|&b| b == 0) {
+            out.extend_from_slice(&bytes[..n]);
+            return (out.len() <= max).then_some(out);
+        }
+        out.extend_from_slice(&bytes);
+        at += chunk as u64;
+    }
+    None
+}
+
+/// The guest's 64-bit words at `addr` up to (not including) the first
+/// zero, at most `max` of them, if readable.
+pub(crate) fn guest_words_until_zero(addr: u64, max: usize) -> Option<Vec<u64>> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    loop {
+        let chunk = (4096 - (at % 4096)) as usize;
+        let bytes = guest_read_bytes(at, chunk.max(8))?;
+        for w in bytes.chunks_exact(8) {
+            let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            if v == 0 {
+                return Some(out);
+            }
+            if out.len() == max {
+                return None;
+            }
+            out.push(v);
+        }
+        at += bytes.len() as u64 - (bytes.len() % 8) as u64;
+    }
 }
 
 fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
@@ -689,6 +730,32 @@ fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
     iov_hit || buffer.is_some_and(|(s, l)| hit(s, l.min(1 << 30))) || a.iter().any(|&x| hit(x, 1))
 }
 
+/// `clone3(args, size)` as the arguments of the `clone` it amounts to
+/// (`flags | exit_signal, stack top, parent_tid, child_tid, tls`), or the
+/// result to give the guest: `-ENOSYS` for what only clone3 can ask for
+/// (a pidfd, chosen tids, a cgroup), so glibc falls back to `clone` (I3).
+fn clone3_as_clone(args: u64, size: u64) -> Result<[u64; 6], i64> {
+    const VER0: u64 = 64;
+    if !(VER0..=4096).contains(&size) {
+        return Err(EINVAL);
+    }
+    let bytes = guest_read_bytes(args, size as usize).ok_or(EFAULT)?;
+    let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    let flags = word(0);
+    let (child_tid, parent_tid, exit_signal) = (word(2), word(3), word(4));
+    let (stack, stack_size, tls) = (word(5), word(6), word(7));
+    if bytes[VER0 as usize..].iter().any(|&b| b != 0)
+        || flags & (libc::CLONE_PIDFD as u64 | 0x2_0000_0000/* CLONE_INTO_CGROUP */) != 0
+    {
+        return Err(ENOSYS);
+    }
+    if exit_signal > 0xff || flags & 0xff != 0 || (stack == 0) != (stack_size == 0) {
+        return Err(EINVAL);
+    }
+    let top = if stack == 0 { 0 } else { stack + stack_size };
+    Ok([flags | exit_signal, top, parent_tid, child_tid, tls, 0])
+}
+
 /// What the dispatcher does after a syscall.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -740,10 +807,6 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             }
             ENOSYS
         }
-        Plan::Refuse => {
-            let name = strace::syscall_name(nr).unwrap_or("unknown");
-            return Err(VmError::UnsupportedSyscall { name, nr, at });
-        }
         Plan::Emulate => match nr as i64 {
             libc::SYS_brk => mem::brk(vm, a[0]),
             libc::SYS_mmap => mem::mmap(vm, a),
@@ -770,7 +833,27 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
                 }
                 exit_now(vm, a[0])
             }
-            libc::SYS_clone => vm.clone_thread(a)?,
+            libc::SYS_clone if a[0] & libc::CLONE_THREAD as u64 != 0 => vm.clone_thread(a)?,
+            libc::SYS_clone => vm.fork_process(a, nr)?,
+            libc::SYS_clone3 => match clone3_as_clone(a[0], a[1]) {
+                Ok(c) if c[0] & libc::CLONE_THREAD as u64 != 0 => vm.clone_thread(c)?,
+                Ok(c) => vm.fork_process(c, nr)?,
+                Err(e) => e,
+            },
+            libc::SYS_execve => vm.execve([libc::AT_FDCWD as u64, a[0], a[1], a[2], 0], nr)?,
+            libc::SYS_execveat => vm.execve([a[0], a[1], a[2], a[3], a[4]], nr)?,
+            libc::SYS_fork => vm.fork_process([libc::SIGCHLD as u64, 0, 0, 0, 0, 0], nr)?,
+            libc::SYS_vfork => vm.fork_process(
+                [
+                    (libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD) as u64,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ],
+                nr,
+            )?,
             libc::SYS_rt_sigreturn => {
                 // The frame replaces the whole context: no result.
                 vm.record_syscall(nr, 0, 0);

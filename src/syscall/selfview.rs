@@ -19,21 +19,8 @@ use crate::dispatch::Vm;
 
 const PATH_MAX: usize = 4096;
 
-/// The guest C string at `addr` (up to PATH_MAX bytes), if readable.
 fn guest_cstr(addr: u64) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut at = addr;
-    while out.len() < PATH_MAX {
-        let chunk = (4096 - (at % 4096)) as usize;
-        let bytes = guest_read_bytes(at, chunk)?;
-        if let Some(n) = bytes.iter().position(|&b| b == 0) {
-            out.extend_from_slice(&bytes[..n]);
-            return Some(out);
-        }
-        out.extend_from_slice(&bytes);
-        at += chunk as u64;
-    }
-    None
+    super::guest_cstr(addr, PATH_MAX)
 }
 
 /// Does `path` name this process's `/proc` file `what`?
@@ -48,7 +35,7 @@ fn names_self(path: &[u8], what: &[u8]) -> bool {
     dir == b"self" || dir == b"thread-self" || dir == std::process::id().to_string().as_bytes()
 }
 
-fn names_self_exe(path: &[u8]) -> bool {
+pub fn names_self_exe(path: &[u8]) -> bool {
     names_self(path, b"exe")
 }
 

@@ -24,8 +24,13 @@
 //!   hotlift's own process by default (the guest lives in it), a traced
 //!   child for `hotlift compare`'s native syscall trace, so both sides are
 //!   rendered by the same code.
-//! - I5: `log` writes a finished piece of the log where `--strace-file`
-//!   pointed (`set_log_file`), else to stderr, in one `write` each.
+//! - I5: `log` writes whole lines only, where `--strace-file` pointed
+//!   (`set_log_file`, opened for appending), else to stderr, each batch in
+//!   one `write`: the processes of a tree share the log, and a line is
+//!   never split by another process's.
+//! - I6: a process of a tree other than its first marks its lines with
+//!   `[pid N] ` (`set_process_prefix`); `hotlift compare` keeps the first
+//!   process's lines only, as its native trace follows only that one.
 //!
 //! Argument kinds (the signature letters):
 //! `f` fd, `a` dirfd (`AT_FDCWD`), `i` int, `d` long, `u` unsigned, `x` hex,
@@ -122,7 +127,44 @@ pub fn set_log_file(file: std::fs::File) {
 
 /// Write `text` to the log (I5).
 pub fn log(text: &str) {
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        p.push_str(text);
+        if let Some(end) = p.rfind('\n') {
+            let lines: String = p.drain(..=end).collect();
+            write_lines(&lines);
+        }
+    });
+}
+
+thread_local! {
+    /// This thread's unfinished line (I5). Only dispatcher code logs, with
+    /// hotlift's FS base in place.
+    static PENDING: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// `[pid N] ` for a process of a tree other than its first (I6).
+static PREFIX: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// I6: this process's lines carry `[pid N] ` (`pid` Some), as `strace -f`
+/// marks the processes it follows, or none (the tree's first process).
+pub fn set_process_prefix(pid: Option<u32>) {
+    *PREFIX.lock().unwrap_or_else(|e| e.into_inner()) =
+        pid.map_or_else(String::new, |p| format!("[pid {p}] "));
+}
+
+/// Whole lines, prefixed (I6), in one write (I5).
+fn write_lines(lines: &str) {
     use std::io::Write as _;
+    let prefix = PREFIX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let text = if prefix.is_empty() {
+        lines.to_string()
+    } else {
+        lines
+            .split_inclusive('\n')
+            .map(|l| format!("{prefix}{l}"))
+            .collect()
+    };
     match LOG_FILE.get() {
         Some(mut f) => {
             let _ = f.write_all(text.as_bytes());

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 mod passes;
+mod sampling;
 
 use super::calltree::{CallTree, ROOT};
 use super::superblock::{Request, Trigger};
@@ -240,6 +241,8 @@ pub struct Tables {
     /// What the builder made (filled at the end).
     pub superblocks: Vec<super::superblock::build::SbRecord>,
     pub build_stats: super::superblock::build::BuildStats,
+    /// Timed samples of the threads' calling contexts (sampler.rs).
+    pub sampler: super::sampler::Sampler,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -288,8 +291,9 @@ impl Tables {
         }
     }
 
-    /// Process a batch of entries of guest thread `t` (monitor I1).
-    pub fn process(&mut self, t: usize, entries: &[u32], blocks: &BlockTable) {
+    /// The per-entry loop over a piece of a batch of thread `t`
+    /// (sampling.rs cuts batches where samples fall).
+    fn process_entries(&mut self, t: usize, entries: &[u32], blocks: &BlockTable) {
         if self.threads.len() <= t {
             self.threads.resize(t + 1, ThreadState::default());
         }

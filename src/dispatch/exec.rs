@@ -1,0 +1,313 @@
+//! Guest `execve` and `execveat`: by default the new program runs under
+//! hotlift too, with the same options (hotlift executes itself with the
+//! program and an exec state); with `--no-follow` it runs natively.
+//!
+//! E1: everything the kernel checks before the point of no return is
+//!     checked first (the file, its permission, `#!` interpreters, the ELF
+//!     and its interpreter), and a failure is the guest's `-errno` with
+//!     nothing changed; only then is the image's profile written and the
+//!     real `execve` made. A real `execve` that still fails ends the
+//!     process with a message (status 125): the guest cannot go on
+//!     without its monitor.
+//! E2: the new image starts as natively: signals the guest ignores stay
+//!     ignored, every other signal is default, the signal mask is the
+//!     guest's, and hotlift's own descriptors are close-on-exec. Its
+//!     `argv[0]`, environment and working directory are the guest's;
+//!     `PROGRAM` is the path the guest gave, never searched in `PATH`.
+//! E3: a program hotlift cannot translate but the kernel can run (a
+//!     32-bit ELF) runs natively, without a profile, and hotlift says so.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+
+use super::{Vm, VmError};
+use crate::loader::{self, script, LoadError};
+use crate::options::RunOptions;
+use crate::profile::{Ending, ProcessInfo};
+use crate::syscall::{guest_cstr, guest_words_until_zero, syscall6};
+
+/// The hidden `hotlift run` option that carries an [`ExecState`] (JSON).
+pub const EXEC_STATE_ARG: &str = "--exec-state";
+
+/// What an image hands the hotlift that runs its `execve`'s program.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ExecState {
+    pub opts: RunOptions,
+    /// The guest's `argv[0]` (None: it passed an empty `argv`).
+    pub argv0: Option<Vec<u8>>,
+    /// The path the guest named (`AT_EXECFN`), where PROGRAM is another
+    /// name of the same file (`/proc/self/exe`, a descriptor's path).
+    pub execfn: Vec<u8>,
+    /// Signals the guest ignores (bit `sig - 1`): E2, and what the host
+    /// C library's start-up hides (SIGPIPE).
+    pub ignored: u64,
+    /// The new image's identity (profile/process.rs).
+    pub process: ProcessInfo,
+    /// Print the profile summary when the new image ends (`hotlift
+    /// profile`'s own process).
+    pub print_summary: bool,
+}
+
+static OWN_EXE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Remember hotlift's own executable (call first thing in `main`, before
+/// anything could replace `/proc/self/exe`'s answer).
+pub fn remember_own_exe() {
+    if let Ok(p) = std::env::current_exe() {
+        let _ = OWN_EXE.set(p);
+    }
+}
+
+/// The largest `argv` or `envp` the kernel takes, in pointers.
+const MAX_ARG_POINTERS: usize = 0x7fff_ffff / 8;
+/// `MAX_ARG_STRLEN`: one argument or environment string.
+const MAX_ARG_STRLEN: usize = 32 * 4096;
+
+fn neg(errno: i32) -> i64 {
+    -(errno as i64)
+}
+
+/// The guest strings a NULL-terminated pointer array at `at` names
+/// (0: none), or the errno the kernel would give.
+fn guest_strings(at: u64) -> Result<Vec<Vec<u8>>, i32> {
+    if at == 0 {
+        return Ok(Vec::new());
+    }
+    let ptrs = guest_words_until_zero(at, MAX_ARG_POINTERS).ok_or(libc::EFAULT)?;
+    ptrs.into_iter()
+        .map(|p| guest_cstr(p, MAX_ARG_STRLEN).ok_or(libc::EFAULT))
+        .collect()
+}
+
+/// What the kernel checks of each file it would execute (E1): a regular
+/// file this process may execute.
+fn check_executable(p: &Path) -> Result<(), std::io::Error> {
+    let meta = std::fs::metadata(p)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    }
+    let c = CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+    // SAFETY: a NUL-terminated path of ours.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// How the checked program will run.
+enum Runs {
+    Translated,
+    /// E3, with the reason.
+    Natively(String),
+}
+
+/// E1 for the ELF file at the end of the `#!` chain: the errno a native
+/// `execve` would fail with, or how it runs.
+fn check_elf(bytes: &[u8]) -> Result<Runs, i32> {
+    match loader::plan(bytes) {
+        Ok(plan) => match plan.interp.as_deref().map(loader::read_interp) {
+            Some(Err(LoadError::Interp { error, .. })) => Err(match *error {
+                LoadError::Unreadable(e) => e.raw_os_error().unwrap_or(libc::ENOENT),
+                LoadError::Elf32 => return Ok(Runs::Natively("its interpreter is 32-bit".into())),
+                _ => libc::ELIBBAD,
+            }),
+            Some(Err(_)) => Err(libc::ELIBBAD),
+            _ => Ok(Runs::Translated),
+        },
+        Err(LoadError::Elf32) => Ok(Runs::Natively("a 32-bit program".into())),
+        Err(_) => Err(libc::ENOEXEC),
+    }
+}
+
+fn cstrings(v: impl IntoIterator<Item = Vec<u8>>) -> Vec<CString> {
+    v.into_iter()
+        .map(|mut s| {
+            // Guest strings end at their first NUL already.
+            s.retain(|&b| b != 0);
+            CString::new(s).unwrap_or_default()
+        })
+        .collect()
+}
+
+impl Vm {
+    /// `execveat(dirfd, path, argv, envp, flags)` (`execve` is
+    /// `execveat(AT_FDCWD, …, 0)`): returns only with the guest's error.
+    pub(crate) fn execve(&mut self, a: [u64; 5], nr: u64) -> Result<i64, VmError> {
+        let (dirfd, path, argv, envp, flags) = (a[0] as i32, a[1], a[2], a[3], a[4]);
+        let Some(name) = guest_cstr(path, libc::PATH_MAX as usize) else {
+            return Ok(neg(libc::EFAULT));
+        };
+        let (args, env) = match (guest_strings(argv), guest_strings(envp)) {
+            (Ok(a), Ok(e)) => (a, e),
+            (Err(e), _) | (_, Err(e)) => return Ok(neg(e)),
+        };
+        if flags & !(libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW) as u64 != 0 {
+            return Ok(neg(libc::EINVAL));
+        }
+        let file = match self.exec_file(dirfd, &name, flags) {
+            Ok(f) => f,
+            Err(e) => return Ok(neg(e)),
+        };
+        // E1: the kernel's checks, scripts followed.
+        let launch = match script::follow(file.clone(), args.clone(), &check_executable) {
+            Ok(l) => l,
+            Err(e) => return Ok(neg(e.errno())),
+        };
+        let runs = match check_elf(&launch.bytes) {
+            Ok(r) => r,
+            Err(e) => return Ok(neg(e)),
+        };
+        let native = match runs {
+            _ if self.opts().no_follow => true,
+            Runs::Translated => false,
+            Runs::Natively(why) => {
+                eprintln!(
+                    "hotlift: {}: {why}, which hotlift cannot translate: it runs natively, without a profile",
+                    launch.path.display()
+                );
+                true
+            }
+        };
+        // The point of no return.
+        let print_summary = self.proc.prof.print_summary.swap(false, Ordering::AcqRel);
+        let successor = self
+            .proc
+            .prof
+            .process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exec_successor();
+        let ignored = self.ignored_signals();
+        if self.opts().strace {
+            crate::syscall::strace::log(" = ? (the new program runs)\n");
+        }
+        self.record_syscall(nr, 0, 0);
+        self.finish(Ending::Exec);
+        let (program, argv) = if native {
+            (file.clone(), args)
+        } else {
+            let state = ExecState {
+                opts: self.opts().clone(),
+                argv0: args.first().cloned(),
+                execfn: name.clone(),
+                ignored,
+                process: successor,
+                print_summary,
+            };
+            let own = OWN_EXE
+                .get()
+                .cloned()
+                .unwrap_or_else(|| "/proc/self/exe".into());
+            let mut v = vec![
+                own.as_os_str().as_bytes().to_vec(),
+                b"run".to_vec(),
+                EXEC_STATE_ARG.as_bytes().to_vec(),
+                serde_json::to_vec(&state).unwrap_or_default(),
+                b"--".to_vec(),
+                file.as_os_str().as_bytes().to_vec(),
+            ];
+            v.extend(args.into_iter().skip(1));
+            (own, v)
+        };
+        self.signals_for_exec(ignored);
+        let prog = CString::new(program.as_os_str().as_bytes()).unwrap_or_default();
+        let argv = cstrings(argv);
+        let envp = cstrings(env);
+        let mut argp: Vec<*const libc::c_char> = argv.iter().map(|s| s.as_ptr()).collect();
+        argp.push(std::ptr::null());
+        let mut envpp: Vec<*const libc::c_char> = envp.iter().map(|s| s.as_ptr()).collect();
+        envpp.push(std::ptr::null());
+        // SAFETY: NUL-terminated strings and NULL-terminated arrays that
+        // live across the call.
+        unsafe { libc::execve(prog.as_ptr(), argp.as_ptr(), envpp.as_ptr()) };
+        eprintln!(
+            "hotlift: execve of {} failed after the guest's profile was written: {}",
+            program.display(),
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: _exit has no preconditions.
+        unsafe { libc::_exit(crate::cli::EXIT_HOTLIFT_FAILED) }
+    }
+
+    /// The file `execveat(dirfd, name, …, flags)` names, as a path a new
+    /// process can open (a descriptor's path is resolved now: it may be
+    /// close-on-exec), or the errno.
+    fn exec_file(&self, dirfd: i32, name: &[u8], flags: u64) -> Result<PathBuf, i32> {
+        let fd_path = |fd: i32| -> Result<PathBuf, i32> {
+            std::fs::read_link(format!("/proc/self/fd/{fd}")).map_err(|_| libc::EBADF)
+        };
+        if crate::syscall::selfview::names_self_exe(name) {
+            // The guest's own program, not hotlift (selfview).
+            return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(
+                self.proc.exe_path.as_bytes(),
+            )));
+        }
+        let path = if name.is_empty() {
+            if flags & libc::AT_EMPTY_PATH as u64 == 0 {
+                return Err(libc::ENOENT);
+            }
+            fd_path(dirfd)?
+        } else if name[0] == b'/' || dirfd == libc::AT_FDCWD {
+            PathBuf::from(std::ffi::OsString::from_vec(name.to_vec()))
+        } else {
+            fd_path(dirfd)?.join(std::ffi::OsStr::from_bytes(name))
+        };
+        if flags & libc::AT_SYMLINK_NOFOLLOW as u64 != 0
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(libc::ELOOP);
+        }
+        Ok(path)
+    }
+
+    /// Signals the guest ignores (bit `sig - 1`).
+    fn ignored_signals(&self) -> u64 {
+        (1..=64usize)
+            .filter(|&s| self.proc.sig.handler(s) == libc::SIG_IGN as u64)
+            .fold(0, |m, s| m | 1 << (s - 1))
+    }
+
+    /// E2: the kernel's dispositions and mask as the guest's would be
+    /// after `execve` (handlers reset to default, ignored stays ignored).
+    fn signals_for_exec(&mut self, ignored: u64) {
+        let mask = crate::signal::deliver::guest_mask(self);
+        for sig in 1..=64i32 {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+                continue;
+            }
+            let handler = if ignored & 1 << (sig - 1) != 0 {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            let act = [handler as u64, 0u64, 0, 0];
+            // SAFETY: installs SIG_DFL/SIG_IGN (no handler code) with the
+            // kernel's struct layout (handler, flags, restorer, mask).
+            unsafe {
+                syscall6(
+                    libc::SYS_rt_sigaction as u64,
+                    [sig as u64, act.as_ptr() as u64, 0, 8, 0, 0],
+                )
+            };
+        }
+        // SAFETY: sets this thread's mask from a local.
+        unsafe {
+            syscall6(
+                libc::SYS_rt_sigprocmask as u64,
+                [
+                    libc::SIG_SETMASK as u64,
+                    &mask as *const u64 as u64,
+                    0,
+                    8,
+                    0,
+                    0,
+                ],
+            )
+        };
+    }
+}

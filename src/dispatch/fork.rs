@@ -1,0 +1,220 @@
+//! Guest processes: `fork`, `vfork` and `clone` without `CLONE_THREAD`.
+//! The child keeps running under hotlift, in a real child process of its
+//! own (a host `fork`), with its own monitor and its own profile.
+//!
+//! A host `fork` copies hotlift as it stands: translated code, the guest's
+//! memory, every table; but only the forking thread, and the memory that
+//! is `MAP_SHARED` stays shared with the parent. So:
+//!
+//! F1: nothing another host thread holds can be locked in the child: the
+//!     forking thread holds the translation lock, the superblock publish
+//!     lock, the image log, the monitor handle and the thread registry
+//!     across the fork (in that order, the order every other path takes
+//!     them in). The monitor thread is then between drain rounds or inside
+//!     none of them; glibc's `fork` makes its own allocator safe.
+//! F2: the child gives itself code memory of its own (the code cache is a
+//!     shared memfd, cache/codemem.rs) before anything writes code, then
+//!     flushes every translation: the superblocks and edge counts in it
+//!     belong to the parent's monitor, which is not in the child.
+//! F3: the child's profile starts empty at the fork (a new monitor, a new
+//!     ring for its one thread; the parent's monitor state is abandoned,
+//!     never joined) and is written to its own file (profile/process.rs).
+//! F4: `vfork` (and `clone` with `CLONE_VM | CLONE_VFORK`, glibc's
+//!     `posix_spawn`) runs as a fork whose parent waits until the child
+//!     has called `execve` or ended, as the kernel suspends a vfork
+//!     parent: the child holds the write end of a close-on-exec pipe the
+//!     parent reads. The child runs on its own copy of memory, so a
+//!     vfork child's stores are not seen by its parent (what `posix_spawn`
+//!     writes back on a failed `execve` is lost: the parent sees the
+//!     child exit with status 127 instead of an error).
+#![allow(unsafe_code)]
+
+use std::sync::atomic::Ordering;
+
+use super::{Vm, VmError};
+use crate::types::GuestAddr;
+
+/// `clone` flags a new process may carry (with `CLONE_VM` only together
+/// with `CLONE_VFORK`, F4), beyond the exit signal in the low byte.
+const PROCESS_OK: u64 = (libc::CLONE_VM
+    | libc::CLONE_VFORK
+    | libc::CLONE_SETTLS
+    | libc::CLONE_PARENT_SETTID
+    | libc::CLONE_CHILD_SETTID
+    | libc::CLONE_CHILD_CLEARTID) as u64;
+
+impl Vm {
+    /// `fork` (`[SIGCHLD, 0, …]`), `vfork` (`[CLONE_VM | CLONE_VFORK |
+    /// SIGCHLD, 0, …]`) or `clone(flags, stack, parent_tid, child_tid,
+    /// tls)` making a process: the child's pid in the parent, 0 in the
+    /// child, or the kernel's error.
+    pub(crate) fn fork_process(&mut self, a: [u64; 6], nr: u64) -> Result<i64, VmError> {
+        let (flags, stack, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
+        let at = GuestAddr(self.ctx.rip - 2);
+        let unsupported = |why: &'static str| VmError::UnsupportedSyscall { name: why, nr, at };
+        let vm_shared = flags & libc::CLONE_VM as u64 != 0;
+        let vfork = flags & libc::CLONE_VFORK as u64 != 0;
+        if vm_shared && !vfork {
+            return Err(unsupported(
+                "clone with CLONE_VM but without CLONE_THREAD or CLONE_VFORK",
+            ));
+        }
+        if flags & !(PROCESS_OK | 0xff) != 0 {
+            return Err(unsupported("clone of a process with unsupported flags"));
+        }
+        if flags & 0xff != libc::SIGCHLD as u64 {
+            return Err(unsupported(
+                "clone of a process with an exit signal other than SIGCHLD",
+            ));
+        }
+        // F4: the parent waits for EOF on `wait_fd`.
+        let mut fds = [-1i32; 2];
+        // SAFETY: pipe2 writes two descriptors into our array.
+        if vfork && unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Ok(-(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EAGAIN) as i64));
+        }
+        let proc = self.proc.clone();
+        let parent_profile = proc.prof.profile_path().map(|p| p.display().to_string());
+        // F1, in the documented order.
+        let mut locked = proc.lock();
+        let publish = proc
+            .view
+            .shared
+            .publish
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let images = proc.prof.images();
+        let mut monitor = proc.prof.monitor.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut threads, stop) = proc.threads.for_fork();
+        // SAFETY: glibc's fork; the child is this thread alone, with every
+        // lock it could need held by itself (F1).
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            let e = std::io::Error::last_os_error();
+            for fd in fds.into_iter().filter(|&fd| fd >= 0) {
+                // SAFETY: our own fresh descriptors.
+                unsafe { libc::close(fd) };
+            }
+            return Ok(-(e.raw_os_error().unwrap_or(libc::EAGAIN) as i64));
+        }
+        if pid == 0 {
+            super::process::Threads::keep_only(&mut threads, &self.entry, stop);
+            drop(threads);
+            // F2.
+            if let Err(e) = locked.cache.mem.unshare() {
+                return Err(VmError::Host(format!(
+                    "forked child: cannot copy the code cache: {e}"
+                )));
+            }
+            // F3. The monitor pins this thread anew from the mask the
+            // process had before the parent's monitor pinned it.
+            restore_affinity(&proc.affinity.lock().unwrap_or_else(|e| e.into_inner()).mask);
+            proc.prof.restart_after_fork(
+                &mut monitor,
+                &proc.opts,
+                &proc.view.shared,
+                parent_profile,
+            );
+            drop(monitor);
+            drop(images);
+            drop(publish);
+            self.flush(&mut locked);
+            drop(locked);
+            self.after_fork_child(flags, stack, ctid, tls, fds)?;
+            return Ok(0);
+        }
+        drop(threads);
+        drop(monitor);
+        drop(images);
+        drop(publish);
+        drop(locked);
+        if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
+            crate::syscall::guest_write_bytes(ptid, &(pid as u32).to_le_bytes());
+        }
+        if vfork {
+            wait_for_exec(fds);
+        }
+        Ok(pid as i64)
+    }
+
+    /// The child's side once its process is its own (F2, F3): its thread's
+    /// identity, profiling and registers as a forked child starts.
+    fn after_fork_child(
+        &mut self,
+        flags: u64,
+        stack: u64,
+        ctid: u64,
+        tls: u64,
+        fds: [i32; 2],
+    ) -> Result<(), VmError> {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        self.entry.tid.store(tid, Ordering::SeqCst);
+        crate::syscall::strace::set_process_prefix(Some(std::process::id()));
+        // A vfork pipe this process inherited from its own vfork parent
+        // is not its child's to hold (F4); this one's write end is.
+        let inherited = self.proc.vfork_fd.swap(fds[1], Ordering::AcqRel);
+        for fd in [inherited, fds[0]].into_iter().filter(|&fd| fd >= 0) {
+            // SAFETY: descriptors hotlift opened and the guest never saw.
+            unsafe { libc::close(fd) };
+        }
+        self.prof =
+            self.proc.prof.thread(&mut self.ctx, tid).map_err(|e| {
+                VmError::Host(format!("forked child: cannot set up profiling: {e}"))
+            })?;
+        // A child starts with no pending signals: what hotlift queued for
+        // the parent's handlers stays the parent's.
+        let mask = crate::signal::deliver::guest_mask(self);
+        self.ctx.sig_queued().store(0, Ordering::Release);
+        self.sig.held.store(0, Ordering::Release);
+        self.sig.pending_own.store(0, Ordering::Release);
+        crate::signal::deliver::set_guest_mask(self, mask);
+        if stack != 0 {
+            self.ctx.gpr[4] = stack;
+        }
+        if flags & libc::CLONE_SETTLS as u64 != 0 {
+            self.ctx.fs_base = tls;
+        }
+        if flags & libc::CLONE_CHILD_SETTID as u64 != 0 {
+            crate::syscall::guest_write_bytes(ctid, &(tid as u32).to_le_bytes());
+        }
+        if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
+            self.clear_tid = ctid;
+        }
+        Ok(())
+    }
+}
+
+/// Let this thread run where `mask` (the kernel's format) allows.
+fn restore_affinity(mask: &[u8]) {
+    if mask.is_empty() {
+        return;
+    }
+    // SAFETY: the kernel reads `mask.len()` bytes of our own buffer.
+    unsafe {
+        crate::syscall::syscall6(
+            libc::SYS_sched_setaffinity as u64,
+            [0, mask.len() as u64, mask.as_ptr() as u64, 0, 0, 0],
+        )
+    };
+}
+
+/// F4: block until the child closes the pipe's write end (by `execve`
+/// or by ending).
+fn wait_for_exec(fds: [i32; 2]) {
+    let [r, w] = fds;
+    // SAFETY: our own descriptors; read into a local byte.
+    unsafe {
+        libc::close(w);
+        let mut b = 0u8;
+        loop {
+            let n = libc::read(r, &mut b as *mut u8 as *mut libc::c_void, 1);
+            if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                break;
+            }
+        }
+        libc::close(r);
+    }
+}

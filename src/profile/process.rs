@@ -1,0 +1,128 @@
+//! Which process, and which image of it, a profile is of: a process tree
+//! (`fork`, `execve`) writes one profile per image, each naming the one it
+//! came from.
+//!
+//! I1: every image's profile path derives from the tree's first image's
+//!     (`tree_base`, the `--profile` / `-o` file): the first image writes
+//!     `BASE`, a forked child's first image `BASE.PID`, the image an
+//!     `execve` made the N-th of its process `BASE.PID.N`. Paths are
+//!     unique while pids are (a pid reused within one tree overwrites).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The profile's `process` section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub parent_pid: u32,
+    /// The pid of the tree's first process.
+    #[serde(default)]
+    pub root_pid: u32,
+    /// How this image began: `program` (hotlift was asked to run it),
+    /// `fork` (a forked child of a profiled process), `exec` (a profiled
+    /// process's `execve`).
+    pub began: String,
+    /// Images of this process before this one (0: its first).
+    pub image: u32,
+    /// The profile of the image this one was forked from or replaced.
+    #[serde(default)]
+    pub parent_profile: Option<String>,
+    /// The tree's first profile (I1); None: no profiles are written.
+    #[serde(default)]
+    pub tree_base: Option<String>,
+}
+
+fn ids() -> (u32, u32) {
+    // SAFETY: getppid has no preconditions.
+    #[allow(unsafe_code)]
+    let ppid = unsafe { libc::getppid() } as u32;
+    (std::process::id(), ppid)
+}
+
+impl ProcessInfo {
+    /// The image hotlift was asked to run, writing its profile to `base`.
+    pub fn program(base: Option<PathBuf>) -> ProcessInfo {
+        let (pid, parent_pid) = ids();
+        ProcessInfo {
+            pid,
+            parent_pid,
+            root_pid: pid,
+            began: "program".into(),
+            image: 0,
+            parent_profile: None,
+            tree_base: base.map(|p| p.display().to_string()),
+        }
+    }
+
+    /// Now the first image of a forked child of `parent_profile`'s image.
+    pub fn forked(&mut self, parent_profile: Option<String>) {
+        let (pid, parent_pid) = ids();
+        *self = ProcessInfo {
+            pid,
+            parent_pid,
+            root_pid: self.root_pid,
+            began: "fork".into(),
+            image: 0,
+            parent_profile,
+            tree_base: self.tree_base.take(),
+        };
+    }
+
+    /// The image an `execve` of this one makes.
+    pub fn exec_successor(&self) -> ProcessInfo {
+        ProcessInfo {
+            began: "exec".into(),
+            image: self.image + 1,
+            parent_profile: self.profile_path().map(|p| p.display().to_string()),
+            ..self.clone()
+        }
+    }
+
+    /// Is this process not the tree's first (its strace lines are marked)?
+    pub fn descendant(&self) -> bool {
+        self.pid != self.root_pid
+    }
+
+    /// Where this image's profile goes (I1).
+    pub fn profile_path(&self) -> Option<PathBuf> {
+        let base = self.tree_base.as_ref()?;
+        Some(PathBuf::from(match (self.began.as_str(), self.image) {
+            ("program", 0) => base.clone(),
+            (_, 0) => format!("{base}.{}", self.pid),
+            (_, n) => format!("{base}.{}.{n}", self.pid),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_follow_the_tree() {
+        let root = ProcessInfo {
+            pid: 10,
+            parent_pid: 1,
+            root_pid: 10,
+            began: "program".into(),
+            image: 0,
+            parent_profile: None,
+            tree_base: Some("p.json".into()),
+        };
+        assert_eq!(root.profile_path(), Some("p.json".into()));
+        let exec = root.exec_successor();
+        assert_eq!(exec.profile_path(), Some("p.json.10.1".into()));
+        assert_eq!(exec.parent_profile.as_deref(), Some("p.json"));
+        let again = exec.exec_successor();
+        assert_eq!(again.profile_path(), Some("p.json.10.2".into()));
+        let mut child = exec.clone();
+        child.forked(exec.profile_path().map(|p| p.display().to_string()));
+        child.pid = 11;
+        assert_eq!(child.profile_path(), Some("p.json.11".into()));
+        assert_eq!(child.parent_profile.as_deref(), Some("p.json.10.1"));
+        let nothing = ProcessInfo::program(None);
+        assert_eq!(nothing.exec_successor().profile_path(), None);
+    }
+}

@@ -1,0 +1,201 @@
+//! Process trees under hotlift (dispatch/fork.rs, dispatch/exec.rs): every
+//! image of every process writes its own exact profile, named after the
+//! tree's first one, recording where it came from; `--no-follow` runs the
+//! programs the guest executes natively; a `#!` script runs its
+//! interpreter. Guest output is checked natively by tests/guest_diff.rs
+//! (`c-processes`); here the profiles are.
+
+mod guest;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hotlift-processes-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn guest_program(name: &str) -> PathBuf {
+    let dirs = guest::Dirs::new();
+    guest::build_guests(&dirs.guest);
+    dirs.guest.join("build").join(name)
+}
+
+/// Run `hotlift run OPTS --profile DIR/p.json -- PROGRAM` in `dir`; the
+/// exit code and every profile of the tree, by file name.
+fn run_tree(dir: &Path, opts: &[&str], program: &[&str]) -> (i32, BTreeMap<String, Value>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .current_dir(dir)
+        .arg("run")
+        .args(opts)
+        .arg("--profile")
+        .arg(dir.join("p.json"))
+        .arg("--")
+        .args(program)
+        .output()
+        .expect("run hotlift");
+    let mut profiles = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("p.json") {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let v: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|err| panic!("{name} is not a JSON profile: {err}"));
+            profiles.insert(name, v);
+        }
+    }
+    assert!(
+        out.status.code().is_some(),
+        "hotlift died: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap(), profiles)
+}
+
+/// Checks every profile names its image consistently (profile/process.rs
+/// I1) and its parent is one of the tree's; returns (began, ending kind)
+/// per profile.
+fn check_tree(dir: &Path, profiles: &BTreeMap<String, Value>) -> Vec<(String, String)> {
+    let base = dir.join("p.json").display().to_string();
+    let mut seen = Vec::new();
+    for (name, p) in profiles {
+        let proc = &p["process"];
+        let began = proc["began"].as_str().unwrap().to_string();
+        let pid = proc["pid"].as_u64().unwrap();
+        let image = proc["image"].as_u64().unwrap();
+        let want = match (began.as_str(), image) {
+            ("program", 0) => "p.json".to_string(),
+            (_, 0) => format!("p.json.{pid}"),
+            (_, n) => format!("p.json.{pid}.{n}"),
+        };
+        assert_eq!(name, &want, "{name}: process {proc}");
+        assert_eq!(proc["tree_base"].as_str(), Some(base.as_str()));
+        if began == "program" {
+            assert!(proc["parent_profile"].is_null());
+        } else {
+            let parent = proc["parent_profile"].as_str().expect("a parent profile");
+            let parent = Path::new(parent).file_name().unwrap().to_string_lossy();
+            assert!(
+                profiles.contains_key(parent.as_ref()),
+                "{name}'s parent {parent} is not in the tree"
+            );
+            let pp = &profiles[parent.as_ref()]["process"];
+            if began == "exec" {
+                assert_eq!(pp["pid"], proc["pid"], "{name}: an exec keeps its pid");
+                assert_eq!(pp["image"].as_u64().unwrap() + 1, image);
+                assert_eq!(profiles[parent.as_ref()]["ending"]["kind"], "exec");
+            } else {
+                assert_eq!(
+                    pp["pid"], proc["parent_pid"],
+                    "{name}: forked by its parent"
+                );
+            }
+        }
+        let ending = p["ending"]["kind"].as_str().unwrap().to_string();
+        seen.push((began, ending));
+    }
+    seen
+}
+
+fn counts(seen: &[(String, String)], began: &str) -> usize {
+    seen.iter().filter(|(b, _)| b == began).count()
+}
+
+#[test]
+fn every_image_of_a_process_tree_writes_an_exact_profile() {
+    let exe = guest_program("c-processes");
+    let exe = exe.to_str().unwrap();
+    let dir = scratch("tree");
+    let (code, profiles) = run_tree(&dir, &["--count-check"], &[exe]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    // c-processes: 15 forks (vforks and posix_spawn included) and 5
+    // execve calls that succeed (the four failing ones write nothing).
+    assert_eq!(counts(&seen, "program"), 1, "{seen:?}");
+    assert_eq!(counts(&seen, "fork"), 15, "{seen:?}");
+    assert_eq!(counts(&seen, "exec"), 5, "{seen:?}");
+    let endings: BTreeSet<&str> = seen.iter().map(|(_, e)| e.as_str()).collect();
+    assert_eq!(
+        endings,
+        BTreeSet::from(["exec", "exit", "signal"]),
+        "exits, the aborted child's signal and the images an execve replaced"
+    );
+    for (name, p) in &profiles {
+        let check = &p["count_check"];
+        assert_eq!(
+            check["block_mismatch_total"], 0,
+            "{name}: ring and inline counts differ: {check}"
+        );
+        assert!(
+            p["totals"]["guest_instructions"].as_u64().unwrap() > 0,
+            "{name}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn no_follow_runs_executed_programs_natively() {
+    let exe = guest_program("c-processes");
+    let dir = scratch("no-follow");
+    let (code, profiles) = run_tree(&dir, &["--no-follow"], &[exe.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    assert_eq!(counts(&seen, "fork"), 15, "{seen:?}");
+    assert_eq!(
+        counts(&seen, "exec"),
+        0,
+        "no image after an execve: {seen:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_script_runs_its_interpreter_as_the_kernel_would() {
+    let dir = scratch("script");
+    let script = dir.join("hello.sh");
+    std::fs::write(
+        &script,
+        "#! /bin/sh  -e \necho \"args: $0 $*\"\nexec /bin/true\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, profiles) = run_tree(&dir, &[], &["./hello.sh", "one", "two"]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    assert_eq!(seen.len(), 2, "the shell, then /bin/true: {seen:?}");
+    let root = &profiles["p.json"];
+    assert_eq!(
+        root["binary"]["path"].as_str(),
+        Some("/bin/sh"),
+        "the program is the interpreter"
+    );
+    assert_eq!(
+        root["command_line"],
+        serde_json::json!(["/bin/sh", "-e", "./hello.sh", "one", "two"])
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .current_dir(&dir)
+        .args(["run", "--", "./hello.sh", "one", "two"])
+        .output()
+        .unwrap();
+    let native = Command::new("/bin/sh")
+        .current_dir(&dir)
+        .args(["-c", "./hello.sh one two"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, native.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "args: ./hello.sh one two\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
