@@ -92,6 +92,10 @@ impl ImageRecord {
 #[derive(Debug, Default)]
 pub struct ImageLog {
     pub records: Vec<ImageRecord>,
+    /// Bumped (under the log's lock) after every change to `records`, so
+    /// a reader on another thread can tell, without the lock, that its
+    /// copy is old (store/feed.rs).
+    pub changes: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ImageLog {
@@ -148,6 +152,12 @@ impl ImageLog {
     /// vDSO), live from block `first_block`.
     pub fn add(&mut self, record: ImageRecord) {
         self.records.push(record);
+        self.changed();
+    }
+
+    fn changed(&self) {
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
     }
 
     /// The guest mapped `len` bytes of file descriptor `fd` at file offset
@@ -165,6 +175,7 @@ impl ImageLog {
             r.end_block.is_none() && id.is_some() && r.file == id && r.base <= addr && addr < r.end
         }) {
             r.code = (r.code.0.min(code.0), r.code.1.max(code.1));
+            self.changed();
             return;
         }
         let read = |at: u64, n: usize| {
@@ -189,15 +200,21 @@ impl ImageLog {
             first_block: blocks,
             end_block: None,
         });
+        self.changed();
     }
 
     /// `[start, end)` is about to be unmapped, replaced or moved; `blocks`
     /// have been published so far (I5).
     pub fn unmapped(&mut self, start: u64, end: u64, blocks: u32) {
+        let mut ended = false;
         for r in &mut self.records {
             if r.end_block.is_none() && r.code.0 < end && start < r.code.1 {
                 r.end_block = Some(blocks);
+                ended = true;
             }
+        }
+        if ended {
+            self.changed();
         }
     }
 

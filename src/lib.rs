@@ -5,7 +5,8 @@
 //! emits host code into the `cache`, and `dispatch` runs it. `images` keeps
 //! the record of every image the guest mapped (modules). `syscall` and
 //! `signal` handle the guest's view of the kernel; `runtime` is the boundary
-//! between Rust and translated code; `cli` is the command line.
+//! between Rust and translated code; `store` shares superblocks across runs
+//! (the profile store); `cli` is the command line.
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
@@ -25,5 +26,6 @@ pub mod options;
 pub mod profile;
 pub mod runtime;
 pub mod signal;
+pub mod store;
 pub mod syscall;
 pub mod types;

@@ -138,6 +138,64 @@ pub struct RunOptions {
     /// Pisat: mining time the monitor spends per round, in microseconds
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub pisat_budget_us: u32,
+    /// Share superblocks across runs through the profile store at URL (a file path or sqlite:PATH for SQLite, postgres://... for PostgreSQL): pre-build the stored ones at start, merge this run's at exit
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+
+    /// What the run does with --store: read it (pre-build), write it (merge at exit), or both
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value = "both",
+        requires = "store"
+    )]
+    pub store_mode: StoreMode,
+
+    /// Pre-build only stored superblocks that at least N runs built
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
+    pub store_min_runs: u32,
+}
+
+/// What a run does with its `--store`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreMode {
+    #[default]
+    Both,
+    Read,
+    Write,
+}
+
+impl StoreMode {
+    pub fn reads(self) -> bool {
+        self != StoreMode::Write
+    }
+    pub fn writes(self) -> bool {
+        self != StoreMode::Read
+    }
+}
+
+impl RunOptions {
+    /// The options as the profile records them: the store URL without its
+    /// password (an execed image gets them whole, dispatch/exec.rs).
+    pub fn for_profile(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(url) = &self.store {
+            v["store"] = crate::store::redact(url).into();
+        }
+        v
+    }
 }
 
 /// `--tree-coverage`: a percentage in (0, 100].
@@ -241,6 +299,9 @@ impl Default for RunOptions {
             pisat_support2: 8,
             pisat_nodes: 65536,
             pisat_budget_us: 200,
+            store: None,
+            store_mode: StoreMode::Both,
+            store_min_runs: 1,
         }
     }
 }

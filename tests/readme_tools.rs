@@ -1,6 +1,7 @@
-//! The README's option tables for `compare`, `diff`, `export` and `report` are
-//! generated from their clap declarations (src/cli/); this test keeps them
-//! equal. `HOTLIFT_BLESS=1 cargo test --test readme_tools` rewrites them.
+//! The README's option tables for `compare`, `diff`, `export`, `report`
+//! and the `store` subcommands are generated from their clap declarations
+//! (src/cli/); this test keeps them equal. `HOTLIFT_BLESS=1 cargo test
+//! --test readme_tools` rewrites them.
 
 fn check(sub: &str) {
     let begin = format!("<!-- {sub}-options:begin (generated; HOTLIFT_BLESS=1 cargo test --test readme_tools) -->\n");
@@ -25,7 +26,15 @@ fn check(sub: &str) {
 /// One test, so blessing never races with itself.
 #[test]
 fn readme_tool_option_tables_match_help() {
-    for sub in ["compare", "diff", "export", "report"] {
+    for sub in [
+        "compare",
+        "diff",
+        "export",
+        "report",
+        "store show",
+        "store prune",
+        "store export",
+    ] {
         check(sub);
     }
 }

@@ -4,10 +4,10 @@
 //! Exit statuses of `run` and `profile` (the guest's own status passes
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
 //! behaviour), 126 the program is not a runnable x86-64 ELF, 127 it (or its
-//! interpreter) was not found. `compare`, `diff`, `export`, `report` and
-//! `dump` (tools): 0 all equivalent / within the threshold, 1 a mismatch /
-//! past the threshold, 2 they could not do their work (bad options
-//! included).
+//! interpreter) was not found. `compare`, `diff`, `export`, `report`,
+//! `dump` and `store` (tools): 0 all equivalent / within the threshold, 1
+//! a mismatch / past the threshold, 2 they could not do their work (bad
+//! options included).
 
 mod compare;
 mod diff;
@@ -15,6 +15,7 @@ mod dump;
 mod export;
 mod report;
 mod run;
+mod store;
 
 use clap::{Parser, Subcommand};
 
@@ -85,6 +86,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
     Export(export::ExportArgs),
+    /// Look after a profile store (run --store): list, show, prune, export
+    Store(store::StoreArgs),
     /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
     Report(report::ReportArgs),
 }
@@ -93,7 +96,7 @@ pub enum Command {
 fn tool_subcommand() -> bool {
     matches!(
         std::env::args().nth(1).as_deref(),
-        Some("compare" | "diff" | "export" | "report")
+        Some("compare" | "diff" | "export" | "report" | "store")
     )
 }
 
@@ -172,6 +175,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::main(args),
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
+        Command::Store(args) => store::main(args),
         Command::Report(args) => report::main(args),
     }
 }
@@ -182,15 +186,18 @@ pub fn run_options_markdown() -> String {
     options_markdown("run")
 }
 
-/// The README's option table for subcommand `sub`, generated from its clap
-/// declaration (tests/cli.rs and tests/readme_tools.rs keep the README
-/// equal).
+/// The README's option table for subcommand `sub` (`"store prune"` for a
+/// nested one), generated from its clap declaration (tests/cli.rs and
+/// tests/readme_tools.rs keep the README equal).
 pub fn options_markdown(sub: &str) -> String {
     use clap::CommandFactory;
     let cmd = Cli::command();
-    let run = cmd
-        .find_subcommand(sub)
-        .unwrap_or_else(|| panic!("no subcommand {sub}"));
+    let mut run = &cmd;
+    for part in sub.split_whitespace() {
+        run = run
+            .find_subcommand(part)
+            .unwrap_or_else(|| panic!("no subcommand {sub}"));
+    }
     let mut s = String::from("| option | default | description |\n|---|---|---|\n");
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };

@@ -49,8 +49,11 @@ pub struct Profiling {
     /// it goes (process.rs in src/profile).
     pub process: Mutex<ProcessInfo>,
     /// Every image the guest had: program, interpreter, vDSO, libraries
-    /// (src/images.rs); the profile's module table.
-    images: Mutex<ImageLog>,
+    /// (src/images.rs); the profile's module table. Shared with the
+    /// store's pre-building (store/feed.rs I3).
+    images: Arc<Mutex<ImageLog>>,
+    /// `--store`: read at start, merged at exit (store/run.rs).
+    store: Option<crate::store::run::RunStore>,
     pub command_line: Vec<String>,
     /// Print the summary on stderr at the end (`hotlift profile`).
     pub print_summary: AtomicBool,
@@ -58,11 +61,13 @@ pub struct Profiling {
     finished: Mutex<bool>,
 }
 
-/// The monitor `opts` asks for, building superblocks in `shared`'s arena.
+/// The monitor `opts` asks for, building superblocks in `shared`'s arena
+/// (and stored traces, with `prebuild`: src/store).
 fn start_monitor(
     opts: &crate::options::RunOptions,
     blocks: &Arc<BlockTable>,
     shared: &Arc<crate::cache::CacheShared>,
+    prebuild: Option<crate::store::feed::Prebuild>,
 ) -> Option<Monitor> {
     opts.monitor().then(|| {
         let sb = SbConfig {
@@ -82,7 +87,7 @@ fn start_monitor(
                 dump_dir: opts.dump_superblocks.clone(),
                 count_check: opts.count_check,
             };
-            Builder::new(cfg, shared.clone(), blocks.clone())
+            Builder::new(cfg, shared.clone(), blocks.clone()).with_prebuild(prebuild)
         });
         Monitor::start(blocks.clone(), sb, builder, opts.sampling())
     })
@@ -117,7 +122,10 @@ impl Profiling {
         shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
-        let monitor = start_monitor(opts, &blocks, shared);
+        let images = Arc::new(Mutex::new(images));
+        let store = crate::store::run::RunStore::start(opts, &images);
+        let prebuild = store.as_ref().and_then(|s| s.prebuild(blocks.clone()));
+        let monitor = start_monitor(opts, &blocks, shared, prebuild);
         Ok(Profiling {
             blocks,
             monitor: Mutex::new(monitor),
@@ -125,7 +133,8 @@ impl Profiling {
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
             started: Mutex::new(Instant::now()),
-            images: Mutex::new(images),
+            images,
+            store,
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
@@ -161,7 +170,13 @@ impl Profiling {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .forked(parent_profile);
-        *monitor = start_monitor(opts, &self.blocks, shared);
+        // The store: the parent's reader thread did not come along
+        // (store/run.rs I6).
+        let prebuild = self.store.as_ref().and_then(|s| {
+            s.forked();
+            s.prebuild(self.blocks.clone())
+        });
+        *monitor = start_monitor(opts, &self.blocks, shared, prebuild);
     }
 
     /// Where this image's profile goes (None: nowhere).
@@ -410,7 +425,14 @@ impl super::process::Process {
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
         let summary = prof.print_summary.load(Ordering::Acquire);
         let path = prof.profile_path();
+        // The store merges after the profile is written (store/run.rs I1).
+        let merge = || {
+            if let Some(s) = &prof.store {
+                s.merge_at_exit(&tables, &prof.images());
+            }
+        };
         if path.is_none() && !summary {
+            merge();
             return;
         }
         let (binary, modules) = module_table(&prof.images());
@@ -431,7 +453,7 @@ impl super::process::Process {
             binary,
             modules,
             command_line: prof.command_line.clone(),
-            options: serde_json::to_value(&self.opts).unwrap_or_default(),
+            options: self.opts.for_profile(),
             counting,
             monitor: info.clone(),
             ending,
@@ -451,6 +473,7 @@ impl super::process::Process {
         });
         let mut profile = profile;
         profile.count_check = count_check;
+        profile.store = prof.store.as_ref().map(|s| s.report(&tables));
         profile.process = Some(
             prof.process
                 .lock()
@@ -469,6 +492,7 @@ impl super::process::Process {
             let code = |addr: u64, len: usize| crate::syscall::guest_read_bytes(addr, len);
             eprint!("{}", profile.summary(&code));
         }
+        merge();
     }
 }
 

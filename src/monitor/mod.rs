@@ -241,6 +241,12 @@ impl Monitor {
 const BATCH: usize = 4096;
 /// How long a monitor that has caught up waits before it looks again.
 const BACKOFF_NS: i64 = 50_000;
+/// Most entries of one ring a round processes before the builder gets a
+/// turn (except in the last round, I1): a monitor that has fallen far
+/// behind (an interpreter's indirect edges) still builds what was asked
+/// for, and stored traces whose blocks just appeared, within a fraction of
+/// a millisecond.
+const ROUND_LIMIT: usize = 1 << 15;
 
 /// The monitor's loop (S1: it owns its core and polls).
 ///
@@ -264,8 +270,9 @@ fn run(
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
         let mut found = 0usize;
+        let limit = if stop { usize::MAX } else { ROUND_LIMIT };
         for (t, r) in rings.iter().enumerate() {
-            found += drain(&mut tables, t, r, &shared.blocks);
+            found += drain(&mut tables, t, r, &shared.blocks, limit);
         }
         if !stop && tables.mining() {
             tables.mine(&shared.blocks);
@@ -317,8 +324,15 @@ fn run(
 }
 
 /// Process what ring `r` (guest thread `t`) holds up to the producer
-/// position read once here (I1); returns the number of entries.
-fn drain(tables: &mut Tables, t: usize, r: &ThreadRing, blocks: &BlockTable) -> usize {
+/// position read once here (I1), or about `limit` entries of it; returns
+/// the number of entries.
+fn drain(
+    tables: &mut Tables,
+    t: usize,
+    r: &ThreadRing,
+    blocks: &BlockTable,
+    limit: usize,
+) -> usize {
     // SAFETY: pos points into a live ThreadCtx (ThreadRing).
     let p = unsafe { (*r.pos).load(Ordering::Acquire) };
     let lag = r.ring.lag(p);
@@ -326,9 +340,13 @@ fn drain(tables: &mut Tables, t: usize, r: &ThreadRing, blocks: &BlockTable) -> 
     tables.sampler.checkpoint(t, lag);
     let mut n = 0;
     loop {
+        if n >= limit {
+            return n;
+        }
         // SAFETY: this thread is the ring's only consumer, and p is a
         // position the producer published.
         let entries = unsafe { r.ring.take(p) };
+        let entries = &entries[..entries.len().min(limit - n)];
         if entries.is_empty() {
             // take() may have followed the producer into its segment
             // without returning entries: look once more at the same p.

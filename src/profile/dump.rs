@@ -113,6 +113,10 @@ pub fn render_text(e: &SuperblockEntry) -> String {
             s,
             "  trigger: mined pattern of {length} blocks, in {sequences} of {database} sequences, repeated {repeats} times in one (pisat)"
         ),
+        Trigger::Stored { version, count } => writeln!(
+            s,
+            "  trigger: stored trace built by {count} earlier run(s) (profile store version {version})"
+        ),
     };
     let _ = writeln!(
         s,

@@ -250,6 +250,9 @@ pub struct Profile {
     /// `--selector pisat`: what mining cost and found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pisat: Option<crate::monitor::superblock::pisat::PisatStats>,
+    /// `--store`: what the run read from the profile store and pre-built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<crate::store::run::StoreReport>,
 }
 
 /// What `Profile::build` needs.
@@ -471,6 +474,7 @@ impl Profile {
                 s.mining_ns_per_ring_entry = s.mining_seconds * 1e9 / t.entries.max(1) as f64;
                 s
             }),
+            store: None,
             threads: t
                 .per_thread()
                 .iter()

@@ -112,6 +112,8 @@ pub struct Builder {
     started: Instant,
     pub records: Vec<SbRecord>,
     pub stats: BuildStats,
+    /// Stored traces to ask for as their blocks appear (store/feed.rs).
+    prebuild: Option<crate::store::feed::Prebuild>,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -161,22 +163,48 @@ impl Builder {
             started: Instant::now(),
             records: Vec::new(),
             stats: BuildStats::default(),
+            prebuild: None,
         }
+    }
+
+    /// Also build the stored traces `p` finds (store/feed.rs).
+    pub fn with_prebuild(mut self, p: Option<crate::store::feed::Prebuild>) -> Builder {
+        self.prebuild = p;
+        self
     }
 
     /// Anything to do? (Cheap: called after every drain round.)
     pub fn has_work(&self, tables: &Tables) -> bool {
         !tables.requests.is_empty()
             || (!self.unresolved.is_empty() && self.blocks.len() != self.linked_upto)
+            || self
+                .prebuild
+                .as_ref()
+                .is_some_and(|p| p.has_work(self.shared.gen()))
     }
 
     /// Build what was asked for and link what can be linked now.
     pub fn work(&mut self, tables: &mut Tables) {
         let t0 = Instant::now();
         self.sync();
-        for req in std::mem::take(&mut tables.requests) {
+        // Stored traces first: when counting asks for the same head in the
+        // same round, the stored path wins.
+        let mut requests = Vec::new();
+        if let Some(p) = self.prebuild.as_mut() {
+            p.poll(self.gen, &self.by_guest, &mut requests);
+        }
+        requests.append(&mut tables.requests);
+        for req in requests {
             self.stats.requests += 1;
+            // A path given from outside (a stored trace, a mined pattern)
+            // that cannot be built does not stop counting from choosing
+            // one at that head later.
+            let (head, explicit) = (req.head, req.path.is_some());
+            let failed_before = self.failed.contains(&head);
             self.build(req, tables);
+            if explicit && !failed_before {
+                self.failed.remove(&head);
+            }
         }
         self.link_exits();
         self.stats.build_seconds += t0.elapsed().as_secs_f64();

@@ -77,6 +77,10 @@ pub enum Trigger {
         repeats: u32,
         database: u32,
     },
+    /// A trace from the profile store (src/store), pre-built as soon as
+    /// its blocks existed: the store's `version` for the program when
+    /// read, and `count`, the runs that had built it.
+    Stored { version: u64, count: u64 },
 }
 
 /// A superblock request from the monitor's tables, or from another

@@ -94,7 +94,9 @@ pub fn follows(from: &BlockMeta, to: &BlockMeta) -> bool {
 /// the one before it (`follows`), is not live, heads another superblock,
 /// ends in a syscall or trap, repeats a member, or would pass the limits;
 /// when the last member's direct exit can go back to the head, the loop
-/// closes there (and is unrolled like a counted one).
+/// closes there (and is unrolled like a counted one) — also for a path of
+/// the head alone (a one-block loop), but not for a longer path cut down
+/// to its head.
 pub fn check_path(path: &[u32], g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>> {
     let ends = |m: &BlockMeta| matches!(m.exit, ExitKind::Syscall | ExitKind::Trap);
     let &head = path.first()?;
@@ -126,7 +128,7 @@ pub fn check_path(path: &[u32], g: &impl Graph, lim: Limits) -> Option<Vec<(u32,
         last.exit,
         ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
     );
-    if members.len() > 1 && direct && follows(&last, &hm) {
+    if (members.len() > 1 || path.len() == 1) && direct && follows(&last, &hm) {
         members.last_mut().expect("nonempty").1 = Next::Head;
     }
     Some(unroll(members, insns, lim))
@@ -272,6 +274,16 @@ mod tests {
             "a return may go anywhere, but never into a syscall block"
         );
         assert_eq!(check_path(&[4, 0], &g, LIM), None, "no syscall head");
+        let self_loop = G {
+            metas: vec![at(0x10, ExitKind::Branch, 0x10, 0x18)],
+            succ: HashMap::new(),
+            heads: vec![],
+        };
+        assert_eq!(
+            check_path(&[0], &self_loop, LIM).unwrap(),
+            vec![(0, Next::Head)],
+            "a one-block loop closes on itself"
+        );
         let mut g = g;
         g.heads.push(1);
         assert_eq!(
