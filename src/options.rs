@@ -78,6 +78,12 @@ pub struct RunOptions {
     /// Write a text dump of each superblock into DIR as it is built
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
+
+    /// Path profiling of one function (set by `hotlift paths`, not an
+    /// option of `run`).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub paths: Option<std::sync::Arc<crate::paths::PathsConfig>>,
 }
 
 impl RunOptions {
@@ -113,6 +119,7 @@ impl Default for RunOptions {
             sb_max_insns: 512,
             sb_unroll: 4,
             dump_superblocks: None,
+            paths: None,
         }
     }
 }

@@ -12,6 +12,7 @@ mod compare;
 mod diff;
 mod dump;
 mod export;
+mod paths;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -80,6 +81,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
     Export(export::ExportArgs),
+    /// Run PROGRAM and profile the paths of one of its functions (Ball–Larus and PAP ids, paths of interest, PSP0–PSP3)
+    Paths(paths::PathsArgs),
 }
 
 /// Is this a CI tool subcommand (exit 2 on bad usage)?
@@ -155,6 +158,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::main(args),
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
+        Command::Paths(args) => paths::main(args),
     }
 }
 

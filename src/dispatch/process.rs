@@ -370,6 +370,8 @@ pub struct Process {
     pub affinity: Mutex<Affinity>,
     pub prof: Profiling,
     pub threads: Threads,
+    /// Path profiling of one function (`hotlift paths`, dispatch/paths.rs).
+    pub paths: Option<Arc<super::paths::PathsState>>,
 }
 
 impl Process {

@@ -51,6 +51,8 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
+    /// What the monitor shares with path profiling (`hotlift paths`).
+    pub paths_shared: Option<Arc<crate::monitor::paths::Shared>>,
 }
 
 /// A thread's `--count-inline` counters (BLOCK_CAPACITY u64s, never freed).
@@ -82,6 +84,12 @@ impl Profiling {
         shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
+        let paths_shared = opts.paths.as_ref().map(|c| {
+            Arc::new(crate::monitor::paths::Shared {
+                reference: c.reference,
+                ..Default::default()
+            })
+        });
         let monitor = opts.monitor().then(|| {
             let sb = SbConfig {
                 enabled: opts.superblocks(),
@@ -101,7 +109,7 @@ impl Profiling {
                 };
                 Builder::new(cfg, shared.clone(), blocks.clone())
             });
-            Monitor::start(blocks.clone(), sb, builder)
+            Monitor::start_with(blocks.clone(), sb, builder, paths_shared.clone())
         });
         Ok(Profiling {
             blocks,
@@ -114,6 +122,7 @@ impl Profiling {
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
+            paths_shared,
         })
     }
 
@@ -350,6 +359,10 @@ impl super::process::Process {
         } else {
             return;
         };
+        if let Some(p) = &self.paths {
+            let (_, modules) = module_table(&prof.images());
+            p.report(&tables, prof.blocks.published(), &modules);
+        }
         let count_check = prof
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));

@@ -29,6 +29,7 @@
 
 pub mod blocks;
 pub mod calltree;
+pub mod paths;
 pub mod ring;
 pub mod superblock;
 pub mod tables;
@@ -74,9 +75,14 @@ pub const TAG_SIGNAL: u32 = 0xc000_0100;
 /// follow the block before.
 pub const TAG_SIGRETURN: u32 = 0xc000_0004;
 
+/// Bits 31..28 = 1101: a path-profiling record (backend/paths.rs): kind
+/// in bits 27..24, the function's version in bits 23..16.
+pub const TAG_PATH: u32 = 0xd000_0000;
+
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
     match tag {
+        t if t & 0xf000_0000 == TAG_PATH => crate::backend::paths::record_words(t),
         TAG_REP => 2,
         TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
         TAG_SIGRETURN => 0,
@@ -148,6 +154,17 @@ impl Monitor {
         sb: SbConfig,
         builder: Option<superblock::Builder>,
     ) -> Monitor {
+        Monitor::start_with(blocks, sb, builder, None)
+    }
+
+    /// [`Monitor::start`], with path profiling of one function when
+    /// `paths` is given (monitor/paths.rs).
+    pub fn start_with(
+        blocks: Arc<BlockTable>,
+        sb: SbConfig,
+        builder: Option<superblock::Builder>,
+        paths: Option<Arc<paths::Shared>>,
+    ) -> Monitor {
         let shared = Arc::new(Shared {
             rings: Mutex::new(Vec::new()),
             blocks,
@@ -187,7 +204,7 @@ impl Monitor {
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);
-                let tables = run(&s2, sb, builder);
+                let tables = run(&s2, sb, builder, paths);
                 (tables, thread_cpu_seconds(), pinned)
             })
             .expect("spawn the monitor thread");
@@ -249,8 +266,14 @@ const BACKOFF_NS: i64 = 50_000;
 /// little it waits `BACKOFF_NS` (a futex wait on the doorbell, which a
 /// producer facing a full segment rings) instead of spinning. The ring is
 /// far larger than what a guest produces in that time.
-fn run(shared: &Shared, sb: SbConfig, mut builder: Option<superblock::Builder>) -> Tables {
+fn run(
+    shared: &Shared,
+    sb: SbConfig,
+    mut builder: Option<superblock::Builder>,
+    paths: Option<Arc<paths::Shared>>,
+) -> Tables {
     let mut tables = Tables::new(sb);
+    tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
     loop {
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();

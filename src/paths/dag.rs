@@ -39,7 +39,7 @@
 use hashbrown::HashSet;
 
 /// Most ENTRY→EXIT paths (segments) one DAG may have (I2).
-pub const SEGMENT_LIMIT: u64 = 1 << 31;
+pub const SEGMENT_LIMIT: u64 = (1 << 31) - 1;
 
 /// A function's control-flow graph, abstractly (module docs).
 #[derive(Clone, Debug, Default)]

@@ -17,11 +17,12 @@
 //!
 //! So a path that crosses no cut edge has the plain Ball–Larus id; a path
 //! through loops is the sequence of its segments' ids, which is exactly
-//! what `tot` holds in base `s`. Overflow-free representation: before a
-//! fold that could pass 2^64 (`tot > LIMIT`, [`Plan::limit`]), `tot` is
-//! pushed as a chunk record and restarts at 1; a path's id is then its
+//! what `tot` holds in base `s`. Overflow-free representation: when a
+//! fold would take `tot` past 2^63 - 1 (the probe sees the overflow flag
+//! of `imul` and `add`), the old `tot` is pushed as a chunk record and the
+//! fold starts again from 1 (`tot = s + i`); a path's id is then its
 //! chunks and final record, and the digits of all of them in order are
-//! its segments (I1).
+//! its segments (I1). Ids never wrap, however many iterations.
 //!
 //! Methods (SEEDS.md S3): `All` numbers every path; `Psp0` (T1) checks the
 //! pair against the pairs paths of interest have at that node after every
@@ -238,10 +239,16 @@ impl Plan {
         plan
     }
 
-    /// `tot` above this is pushed as a chunk before a fold (module docs).
-    pub fn limit(&self) -> u64 {
+    /// One fold (module docs): the new `tot`, and the chunk pushed first
+    /// when the fold would pass 2^63 - 1.
+    pub fn fold(&self, tot: u64, x: u64) -> (u64, Option<u64>) {
         let b = self.dag.radix();
-        (u64::MAX - (b - 1)) / b
+        let next = tot as u128 * b as u128 + x as u128;
+        if next > i64::MAX as u128 {
+            (b + x, Some(tot))
+        } else {
+            (next as u64, None)
+        }
     }
 
     /// Is graph node `u` run instrumented (in the DAG)?
@@ -348,8 +355,6 @@ impl Plan {
     /// Run path `p` through the probes' arithmetic (module docs), ignoring
     /// checks; None if an edge of it has no probe.
     pub fn run(&self, p: &[u32]) -> Option<Run> {
-        let b = self.dag.radix();
-        let limit = self.limit();
         let mut tot = 1u64;
         let mut seg = self.start();
         let mut chunks = Vec::new();
@@ -358,11 +363,9 @@ impl Plan {
             match self.step(w[0], w[1]) {
                 Step::Go { add, .. } => seg += add,
                 Step::Fold { add, reset, .. } => {
-                    if tot > limit {
-                        chunks.push(tot);
-                        tot = 1;
-                    }
-                    tot = tot * b + (seg + add);
+                    let (next, chunk) = self.fold(tot, seg + add);
+                    chunks.extend(chunk);
+                    tot = next;
                     seg = reset;
                 }
                 Step::Terminate => return None,
