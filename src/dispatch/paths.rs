@@ -156,9 +156,10 @@ impl PathsState {
                 continue;
             }
             let found = match &self.config.function {
-                FunctionSpec::Name(n) => std::fs::read(&r.path)
-                    .ok()
-                    .and_then(|b| resolve::by_name(&b, r.bias, n)),
+                FunctionSpec::Name(n) => std::fs::read(&r.path).ok().and_then(|b| {
+                    let funcs = resolve::image_functions(&b, r.bias, r.build_id.as_deref());
+                    resolve::by_name_in(&funcs, n)
+                }),
                 FunctionSpec::Addr(a) if (r.base..r.end).contains(a) => Some(
                     std::fs::read(&r.path)
                         .ok()
