@@ -719,6 +719,10 @@ impl PathsState {
             eprintln!("hotlift paths: no report: a stopped thread holds the path state");
             return;
         };
+        if inner.versions.is_empty() && inner.error.is_some() {
+            // The run stopped on that error, already reported.
+            return;
+        }
         let pt = tables.paths.as_deref();
         let reference = match (self.config.reference, inner.versions.last(), pt) {
             (true, Some(v), Some(t)) => Some(crate::paths::reference::compute(t.traces(), blocks, &v.cfg)),
