@@ -111,6 +111,7 @@ const SHAPES: &[(&str, &str)] = &[
     ("rec", "rec"),
     ("calls", "calls"),
     ("tail", "tail"),
+    ("sigf", "signal"),
 ];
 
 #[test]
@@ -201,6 +202,26 @@ fn psp_methods_end_profiling_of_paths_not_of_interest() {
             if !p["interest"].as_bool().unwrap() && u(&p["count"]) > 0 {
                 assert!(u(&p["count"]) <= u(&p["reference_count"]), "{method}: {p}");
             }
+        }
+    }
+}
+
+#[test]
+fn threads_have_their_own_activations() {
+    // Four threads run rec and few at once: each has its own running id,
+    // activation stack and serials.
+    let prog = guest("c");
+    for func in ["rec", "few"] {
+        let args = ["threads", "150"];
+        let all = paths(&prog, func, &args, "none", None, &[]);
+        assert_agrees(&all, func);
+        assert_eq!(all["totals"]["recorded"], all["totals"]["invocations"]);
+        let mut ran: Vec<&Value> = all["paths"].as_array().unwrap().iter().collect();
+        ran.sort_by_key(|p| std::cmp::Reverse(u(&p["reference_count"])));
+        let pi = interest_file(&format!("{func}-threads.pi"), &ran[..1]);
+        for method in ["psp0", "psp1", "psp2", "psp3"] {
+            let r = paths(&prog, func, &args, method, Some(&pi), &[]);
+            assert_agrees(&r, &format!("{func} threads {method}"));
         }
     }
 }

@@ -4,8 +4,9 @@
  * the middle of a function, and a loop back to a function's entry.
  *
  *   paths [SHAPE [N [M]]]   SHAPE: all (default), few, many, nested,
- *                           loop, switch, rec, calls; N calls of it; M
- *                           iterations per call for `loop`
+ *                           loop, switch, rec, calls, tail, signal,
+ *                           threads; N calls of it; M iterations per call
+ *                           for `loop`
  *   paths bench             the long form (tools/bench)
  *
  * Branches go through volatile stores so gcc keeps them as branches (no
@@ -13,6 +14,9 @@
  * own name.
  */
 #include "common.h"
+
+#include <pthread.h>
+#include <signal.h>
 
 #define KEEP __attribute__((noinline, noclone))
 
@@ -130,6 +134,44 @@ KEEP uint64_t tail(uint64_t n, uint64_t acc) {
     return tail(n - 1, acc + n);
 }
 
+/* Raises a signal on some paths; the handler calls it again (a nested
+ * activation while the outer one waits in raise()). */
+static volatile int in_handler;
+static volatile uint64_t sig_sum;
+KEEP uint64_t sigf(uint64_t x);
+static void on_usr1(int s) {
+    (void)s;
+    in_handler = 1;
+    sig_sum += sigf(5);
+    in_handler = 0;
+}
+KEEP uint64_t sigf(uint64_t x) {
+    if ((x & 3) == 0 && !in_handler)
+        raise(SIGUSR1);
+    if (x & 1)
+        v1 = x;
+    else
+        v2 = x;
+    return x + 1;
+}
+
+/* Four threads calling rec and few at once. */
+struct work {
+    uint64_t n, h;
+    unsigned id;
+};
+static void *worker(void *arg) {
+    struct work *w = arg;
+    rng_t r = {0x1234567ULL + w->id};
+    uint64_t h = FNV_INIT;
+    for (uint64_t i = 0; i < w->n; i++) {
+        uint64_t y = rec((unsigned)((i + w->id) % 10)) + few(rng_next(&r));
+        h = fnv1a(&y, 8, h);
+    }
+    w->h = h;
+    return 0;
+}
+
 static int run(const char *shape, uint64_t n, uint64_t m) {
     int all = strcmp(shape, "all") == 0;
     uint64_t h = FNV_INIT;
@@ -191,6 +233,29 @@ static int run(const char *shape, uint64_t n, uint64_t m) {
         for (uint64_t i = 0; i < n; i++) {
             uint64_t y = tail(i % 9, 1);
             h = fnv1a(&y, 8, h);
+        }
+    }
+    if (all || !strcmp(shape, "signal")) {
+        known = 1;
+        signal(SIGUSR1, on_usr1);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t y = sigf(rng_next(&r));
+            h = fnv1a(&y, 8, h);
+        }
+        uint64_t s = sig_sum;
+        h = fnv1a(&s, 8, h);
+    }
+    if (!strcmp(shape, "threads")) {
+        known = 1;
+        pthread_t t[4];
+        struct work w[4];
+        for (unsigned i = 0; i < 4; i++) {
+            w[i] = (struct work){n, 0, i};
+            CHECK(pthread_create(&t[i], 0, worker, &w[i]) == 0);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+            CHECK(pthread_join(t[i], 0) == 0);
+            h = fnv1a(&w[i].h, 8, h);
         }
     }
     if (!known) {

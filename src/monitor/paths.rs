@@ -79,10 +79,18 @@ pub const TRACE_LIMIT: usize = 1 << 28;
 #[derive(Debug)]
 pub struct PathsTables {
     shared: Arc<Shared>,
+    /// The extent `[lo, lo + span)` and entry, as of this batch.
+    lo: u64,
+    span: u64,
+    entry: u64,
+    /// The entry copy seen last (most entries are of it).
+    last_entry_id: u32,
     entry_ids: HashSet<u32>,
     threads: Vec<ThreadPaths>,
     cur: usize,
-    pub paths: HashMap<RawPath, u64>,
+    paths: HashMap<RawPath, u64>,
+    /// Paths without chunks (most), by (version, tot, seg): no allocation.
+    short: HashMap<(u8, u64, u64), u64>,
     pub totals: ProbeTotals,
     /// Records that did not fit the protocol (must stay 0).
     pub record_errors: u64,
@@ -95,10 +103,15 @@ impl PathsTables {
     pub fn new(shared: Arc<Shared>) -> PathsTables {
         PathsTables {
             shared,
+            lo: 0,
+            span: 0,
+            entry: 0,
+            last_entry_id: u32::MAX,
             entry_ids: HashSet::new(),
             threads: Vec::new(),
             cur: 0,
             paths: HashMap::new(),
+            short: HashMap::new(),
             totals: ProbeTotals::default(),
             record_errors: 0,
             trace_overflow: false,
@@ -111,6 +124,10 @@ impl PathsTables {
             self.threads.resize_with(t + 1, ThreadPaths::default);
         }
         self.cur = t;
+        let lo = self.shared.lo.load(Ordering::Acquire);
+        self.lo = lo;
+        self.span = self.shared.hi.load(Ordering::Relaxed).wrapping_sub(lo);
+        self.entry = self.shared.entry.load(Ordering::Relaxed);
     }
 
     fn push_trace(&mut self, w: u32) {
@@ -125,9 +142,7 @@ impl PathsTables {
     /// Block `id` at `guest` was entered.
     #[inline]
     pub fn block(&mut self, guest: u64, id: u32) {
-        let lo = self.shared.lo.load(Ordering::Relaxed);
-        let hi = self.shared.hi.load(Ordering::Relaxed);
-        let inside = (lo..hi).contains(&guest);
+        let inside = guest.wrapping_sub(self.lo) < self.span;
         if !inside {
             if self.shared.reference && self.threads[self.cur].in_extent {
                 self.threads[self.cur].in_extent = false;
@@ -135,7 +150,7 @@ impl PathsTables {
             }
             return;
         }
-        if guest == self.shared.entry.load(Ordering::Relaxed) && self.is_entry_copy(id) {
+        if guest == self.entry && self.is_entry_copy(id) {
             self.totals.invocations += 1;
         }
         if self.shared.reference {
@@ -155,10 +170,17 @@ impl PathsTables {
     }
 
     fn is_entry_copy(&mut self, id: u32) -> bool {
+        if id == self.last_entry_id {
+            return true;
+        }
         if !self.entry_ids.contains(&id) {
             self.refresh_entry_ids();
         }
-        self.entry_ids.contains(&id)
+        let yes = self.entry_ids.contains(&id);
+        if yes {
+            self.last_entry_id = id;
+        }
+        yes
     }
 
     /// A superblock record: code outside the function ran (superblocks
@@ -186,21 +208,33 @@ impl PathsTables {
         let th = &mut self.threads[self.cur];
         match kind {
             REC_END if rec.len() == 5 => {
-                let chunks = th.open.remove(&serial).unwrap_or_default();
-                let key = RawPath {
-                    version,
-                    chunks,
-                    tot: word(2),
-                    seg: rec[4] as u64,
+                let (tot, seg) = (word(2), rec[4] as u64);
+                let chunks = if th.open.is_empty() {
+                    None
+                } else {
+                    th.open.remove(&serial)
                 };
-                *self.paths.entry(key).or_insert(0) += 1;
+                match chunks {
+                    None => *self.short.entry((version, tot, seg)).or_insert(0) += 1,
+                    Some(chunks) => {
+                        let key = RawPath {
+                            version,
+                            chunks,
+                            tot,
+                            seg,
+                        };
+                        *self.paths.entry(key).or_insert(0) += 1;
+                    }
+                }
                 self.totals.recorded += 1;
             }
             REC_CHUNK if rec.len() == 4 => {
                 th.open.entry(serial).or_default().push(word(2));
             }
             REC_TERM if rec.len() == 2 => {
-                th.open.remove(&serial);
+                if !th.open.is_empty() {
+                    th.open.remove(&serial);
+                }
                 self.totals.terminated += 1;
             }
             REC_LOST if rec.len() == 2 => {
@@ -209,6 +243,23 @@ impl PathsTables {
             }
             _ => self.record_errors += 1,
         }
+    }
+
+    /// Every recorded path and its count.
+    pub fn recorded(&self) -> Vec<(RawPath, u64)> {
+        let mut v: Vec<(RawPath, u64)> = self.paths.iter().map(|(k, &n)| (k.clone(), n)).collect();
+        v.extend(self.short.iter().map(|(&(version, tot, seg), &n)| {
+            (
+                RawPath {
+                    version,
+                    chunks: Vec::new(),
+                    tot,
+                    seg,
+                },
+                n,
+            )
+        }));
+        v
     }
 
     /// Every thread's trace (for the reference).

@@ -186,7 +186,7 @@ pub fn build(inp: &Input) -> Report {
     // Recorded paths, in the last version's nodes.
     let mut recorded: HashMap<Vec<u32>, u64> = HashMap::new();
     if let Some(t) = inp.tables {
-        for (raw, &n) in &t.paths {
+        for (raw, n) in t.recorded() {
             let decoded = inp.versions.get(raw.version as usize).and_then(|&(cfg, plan)| {
                 let p = plan.decode(&raw.chunks, raw.tot, raw.seg)?;
                 tile(cfg, last, &p)
