@@ -29,7 +29,9 @@ fn guest(build: &str) -> PathBuf {
             .expect("make");
         assert!(st.success(), "building the guest test failed");
     });
-    root().join("guest-tests/build").join(format!("{build}-paths"))
+    root()
+        .join("guest-tests/build")
+        .join(format!("{build}-paths"))
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -49,10 +51,17 @@ fn paths(
 ) -> Value {
     let out = tmp(&format!("{func}-{method}-{}.json", extra.join("")));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hotlift"));
-    cmd.args(["paths", "--function", func, "--reference", "--format", "json"])
-        .args(["--method", method, "-o"])
-        .arg(&out)
-        .args(extra);
+    cmd.args([
+        "paths",
+        "--function",
+        func,
+        "--reference",
+        "--format",
+        "json",
+    ])
+    .args(["--method", method, "-o"])
+    .arg(&out)
+    .args(extra);
     if let Some(i) = interest {
         cmd.arg("--interest").arg(i);
     }
@@ -62,7 +71,10 @@ fn paths(
         "hotlift paths {func} {method} {extra:?}: {o:?}"
     );
     let native = Command::new(prog).args(args).output().unwrap();
-    assert_eq!(o.stdout, native.stdout, "the guest's output is the native one");
+    assert_eq!(
+        o.stdout, native.stdout,
+        "the guest's output is the native one"
+    );
     serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
 }
 
@@ -73,7 +85,11 @@ fn u(v: &Value) -> u64 {
 /// The reference agrees (report I1), checked field by field.
 fn assert_agrees(r: &Value, what: &str) {
     let x = &r["reference"];
-    assert_eq!(u(&x["misattributed"]), 0, "{what}: misattributed paths: {x}");
+    assert_eq!(
+        u(&x["misattributed"]),
+        0,
+        "{what}: misattributed paths: {x}"
+    );
     assert!(x["interest_exact"].as_bool().unwrap(), "{what}: {x}");
     assert_eq!(u(&r["totals"]["bad_records"]), 0, "{what}");
     assert!(x["agrees"].as_bool().unwrap(), "{what}: {x}");
@@ -246,14 +262,22 @@ fn long_loops_are_one_exact_path() {
         .sum();
     assert!(segs > 3_000_000 / 2, "a segment per iteration: {segs}");
     assert!(u(&p["length"]) > 6_000_000, "{}", p["length"]);
-    assert!(p["blocks"].as_array().unwrap().is_empty(), "long paths by segments");
+    assert!(
+        p["blocks"].as_array().unwrap().is_empty(),
+        "long paths by segments"
+    );
 }
 
 #[test]
 fn builds_superblocks_and_chaining_do_not_change_the_paths() {
     for build in ["cpie", "cdyn"] {
         let prog = guest(build);
-        for &(func, shape) in &[("rec", "rec"), ("sw", "switch"), ("tail", "tail"), ("calls", "calls")] {
+        for &(func, shape) in &[
+            ("rec", "rec"),
+            ("sw", "switch"),
+            ("tail", "tail"),
+            ("calls", "calls"),
+        ] {
             let r = paths(&prog, func, &[shape, "200", "20"], "none", None, &[]);
             assert_agrees(&r, &format!("{build} {func}"));
         }
@@ -301,7 +325,14 @@ fn the_text_report_names_blocks_and_marks_interest() {
     std::fs::write(&pi, line.join(" -> ") + "  # by symbol\n").unwrap();
     let out = tmp("few.txt");
     let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["paths", "--function", "few", "--method", "psp2", "--interest"])
+        .args([
+            "paths",
+            "--function",
+            "few",
+            "--method",
+            "psp2",
+            "--interest",
+        ])
         .arg(&pi)
         .arg("-o")
         .arg(&out)
@@ -337,7 +368,12 @@ fn bad_input_gets_a_one_line_error() {
             std::fs::write(&f, text).unwrap();
             cmd.arg("--interest").arg(f);
         }
-        let o = cmd.arg("--").arg(&prog).args(["few", "5"]).output().unwrap();
+        let o = cmd
+            .arg("--")
+            .arg(&prog)
+            .args(["few", "5"])
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("hotlift")).collect();
         (o.status.code(), lines.join("\n"))
@@ -352,7 +388,10 @@ fn bad_input_gets_a_one_line_error() {
     // first entered: the run stops there).
     let (code, err) = run(&["--function", "few"], Some("few+0x6 few+0x13\n"));
     assert_eq!(code, Some(125), "{err}");
-    assert!(err.contains("line 1") && err.contains("not at the function's entry"), "{err}");
+    assert!(
+        err.contains("line 1") && err.contains("not at the function's entry"),
+        "{err}"
+    );
     let (code, err) = run(&["--function", "few"], Some("few few+0x2d\n"));
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("cannot be followed by"), "{err}");

@@ -168,6 +168,17 @@ pub fn run_options_markdown() -> String {
     options_markdown("run")
 }
 
+/// The README's table of the options of `paths` itself (the run options it
+/// passes through are in `run`'s table).
+pub fn paths_options_markdown() -> String {
+    let run = options_markdown("run");
+    options_markdown("paths")
+        .lines()
+        .filter(|l| l.starts_with("| option") || l.starts_with("|---") || !run.contains(l))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// The README's option table for subcommand `sub`, generated from its clap
 /// declaration (tests/cli.rs and tests/readme_tools.rs keep the README
 /// equal).

@@ -10,13 +10,13 @@ use crate::paths::{interest, Format, FunctionSpec, Method, PathsConfig};
 
 #[derive(clap::Args, Debug)]
 pub struct PathsArgs {
-    /// The function whose paths are profiled: a symbol of the program or of a library it loads, or an address (0x...)
-    #[arg(long, value_name = "SYMBOL|ADDRESS")]
+    /// The function whose paths are profiled: a symbol of the program or of a library it loads, or its address (0x...)
+    #[arg(long, value_name = "FUNCTION")]
     pub function: String,
     /// Paths of interest, one per line: the addresses of its blocks in order (0x..., or FUNCTION+0x...)
     #[arg(long, value_name = "FILE")]
     pub interest: Option<PathBuf>,
-    /// Early termination: none (every path), psp0 (T1 partial-id checks), psp1 (T2 segment checks, ESPP), psp2 (T3 boundary edges, probe pushing), psp3 (T2 and T3)
+    /// How paths not of interest stop costing (none: every path is numbered; psp0: T1, psp1: T2, psp2: T3, psp3: T2 and T3)
     #[arg(long, value_enum, default_value = "none", value_name = "METHOD")]
     pub method: Method,
     /// Also compute the paths from the full block stream (a brute-force reference, independent of the probes) and compare

@@ -29,30 +29,24 @@
 //!     the code) before the thread runs translated code again.
 #![allow(unsafe_code)]
 
-use std::collections::BTreeSet;
+mod unit;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hashbrown::HashMap;
 
 use super::process::Locked;
-use super::profiling::block_meta;
 use super::{Vm, VmError};
-use crate::backend::paths::{
-    emit_entry_stub, emit_node, emit_resume_stub, EdgeSpec, EntrySpec, Link, NodeSpec, Piece,
-    ResumeSpec, FRAME,
-};
-use crate::backend::{emit_block, EmitEnv, Emitted, EmittedSiteKind};
-use crate::cache::{BlockInfo, ExitSite, SiteKind};
+use crate::backend::paths::FRAME;
+use crate::cache::ExitSite;
 use crate::images::{ImageKind, ImageLog};
-use crate::ir::{IrBlock, Terminator};
+use crate::ir::Terminator;
 use crate::monitor::{BlockMeta, ExitKind};
 use crate::paths::cfg::{FuncCfg, NodeKind, Seeds};
-use crate::paths::plan::Step;
-use crate::paths::{resolve, AddrSpec, FunctionSpec, Method, PathsConfig, Plan, FRAMES};
-use crate::backend::paths::{REC_LOST, REC_TERM};
+use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan, FRAMES};
 use crate::runtime::ThreadCtx;
-use crate::types::{BlockId, GuestAddr, HostAddr};
+use crate::types::{GuestAddr, HostAddr};
 
 /// Most versions of the function's graph (the version is 8 bits of a
 /// record's tag).
@@ -250,15 +244,6 @@ impl PathsState {
     }
 }
 
-/// A piece of a unit (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PieceKind {
-    Node(u32),
-    Plain(u32),
-    EntryStub,
-    ResumeStub(u32),
-}
-
 impl Vm {
     fn paths(&self) -> Option<Arc<PathsState>> {
         self.proc.paths.clone()
@@ -316,7 +301,8 @@ impl Vm {
             return Ok(None);
         }
         let from: BlockMeta = self.proc.prof.blocks.published()[site.from.0 as usize];
-        if !p.in_extent(from.guest) || matches!(from.exit, ExitKind::Call | ExitKind::IndirectCall) {
+        if !p.in_extent(from.guest) || matches!(from.exit, ExitKind::Call | ExitKind::IndirectCall)
+        {
             return Ok(None);
         }
         self.paths_prepare(l, site.target)?;
@@ -330,7 +316,10 @@ impl Vm {
     pub(super) fn path_miss(&mut self) -> Result<HostAddr, VmError> {
         let target = self.ctx.rip;
         if let Some(p) = self.paths() {
-            let (version, node) = ((self.ctx.exit_arg >> 16) as usize, self.ctx.exit_arg & 0xffff);
+            let (version, node) = (
+                (self.ctx.exit_arg >> 16) as usize,
+                self.ctx.exit_arg & 0xffff,
+            );
             let mut inner = p.lock();
             let jump = inner
                 .versions
@@ -338,7 +327,9 @@ impl Vm {
                 .and_then(|v| v.cfg.nodes.get(node as usize))
                 .map(|n| n.ir.term_addr.0);
             if let Some(jump) = jump {
-                if inner.versions.len() < MAX_VERSIONS && inner.seeds.indirect.insert((jump, target)) {
+                if inner.versions.len() < MAX_VERSIONS
+                    && inner.seeds.indirect.insert((jump, target))
+                {
                     inner.rebuild = true;
                     p.rebuild.store(true, Ordering::Release);
                 }
@@ -367,14 +358,23 @@ impl Vm {
     }
 
     /// A new version if the graph grew, then the unit (module docs).
-    fn paths_build(&mut self, l: &mut Locked, p: &PathsState, inner: &mut Inner) -> Result<(), VmError> {
+    fn paths_build(
+        &mut self,
+        l: &mut Locked,
+        p: &PathsState,
+        inner: &mut Inner,
+    ) -> Result<(), VmError> {
         if inner.versions.is_empty() || inner.rebuild {
             inner.rebuild = false;
             p.rebuild.store(false, Ordering::Release);
             let v = self.paths_version(l, p, inner)?;
             inner.versions.push(v);
         }
-        if inner.unit.as_ref().is_some_and(|u| u.gen != l.cache.flushes) {
+        if inner
+            .unit
+            .as_ref()
+            .is_some_and(|u| u.gen != l.cache.flushes)
+        {
             inner.stubs.clear();
         }
         self.paths_emit(l, p, inner)?;
@@ -390,8 +390,16 @@ impl Vm {
     }
 
     /// Discover the graph with what is known now and plan it.
-    fn paths_version(&mut self, l: &mut Locked, p: &PathsState, inner: &mut Inner) -> Result<Version, VmError> {
-        let func = inner.func.clone().expect("the entry is known only once the function is");
+    fn paths_version(
+        &mut self,
+        l: &mut Locked,
+        p: &PathsState,
+        inner: &mut Inner,
+    ) -> Result<Version, VmError> {
+        let func = inner
+            .func
+            .clone()
+            .expect("the entry is known only once the function is");
         let max = self.proc.opts.max_block_insns as usize;
         let mem = &l.mem;
         let read = |a: u64| -> Option<Vec<u8>> {
@@ -433,257 +441,38 @@ impl Vm {
         let plan = Plan::new(p.config.method, &cfg.graph, &interest);
         Ok(Version { cfg, plan })
     }
-
-    /// Emit and commit the unit of the newest version (module docs).
-    fn paths_emit(&mut self, l: &mut Locked, p: &PathsState, inner: &mut Inner) -> Result<(), VmError> {
-        let vi = inner.versions.len() - 1;
-        let ver = &inner.versions[vi];
-        let (cfg, plan) = (&ver.cfg, &ver.plan);
-        let n = cfg.nodes.len() as u32;
-        let mut kinds: Vec<PieceKind> = (0..n).filter(|&i| plan.instrumented(i)).map(PieceKind::Node).collect();
-        let mut resumes: BTreeSet<u32> = BTreeSet::new();
-        for &k in &kinds {
-            let PieceKind::Node(u) = k else { continue };
-            if let NodeKind::Call { resume: Some(r) } | NodeKind::Syscall { resume: Some(r) } =
-                cfg.nodes[u as usize].kind
-            {
-                if plan.step(u, r) != Step::Terminate {
-                    resumes.insert(r);
-                }
-            }
-        }
-        kinds.push(PieceKind::Plain(0));
-        kinds.extend(resumes.iter().filter(|&&r| r != 0).map(|&r| PieceKind::Plain(r)));
-        kinds.push(PieceKind::EntryStub);
-        kinds.extend(resumes.iter().map(|&r| PieceKind::ResumeStub(r)));
-        let index = |k: PieceKind| kinds.iter().position(|&x| x == k).expect("a piece of the unit");
-        let plain = |v: u32| -> Link {
-            if v == 0 || resumes.contains(&v) {
-                Link::Piece(index(PieceKind::Plain(v)))
-            } else {
-                Link::Guest(cfg.addr(v))
-            }
-        };
-        // Room for the whole unit, or a flush first.
-        let estimate: usize = kinds
-            .iter()
-            .map(|k| match *k {
-                PieceKind::Node(u) => {
-                    let x = &cfg.nodes[u as usize];
-                    96 * x.ir.guest_insns() as usize + 700 * (cfg.graph.succs[u as usize].len() + 2) + 512
-                }
-                PieceKind::Plain(u) => 96 * cfg.nodes[u as usize].ir.guest_insns() as usize + 512,
-                _ => 512,
-            })
-            .sum();
-        if estimate + 4096 > l.cache.mem.remaining() {
-            self.flush(l);
-            inner.stubs.clear();
-            if estimate + 4096 > l.cache.mem.remaining() {
-                return Err(VmError::Host(format!(
-                    "paths: the instrumented function needs about {estimate} bytes of code cache; give more with --cache-mib"
-                )));
-            }
-        }
-        let ver = &inner.versions[vi];
-        let (cfg, plan) = (&ver.cfg, &ver.plan);
-        let gen = l.cache.flushes;
-        self.protect_code(l, cfg.lo, cfg.nodes.iter().map(|x| x.end().0).max().unwrap_or(cfg.lo));
-        let version = vi as u8;
-        let mut hosts = vec![0u64; kinds.len()];
-        let mut ids = vec![0u32; kinds.len()];
-        let mut links: Vec<(usize, usize, usize)> = Vec::new();
-        let mut fields: Vec<(usize, u64)> = Vec::new();
-        for (k, kind) in kinds.iter().enumerate() {
-            let cursor = l.cache.mem.cursor().0;
-            let first_site = l.cache.sites.len() as u32;
-            let (piece, ir, listed, counted) = match *kind {
-                PieceKind::Node(u) => {
-                    let x = &cfg.nodes[u as usize];
-                    let edges = cfg.graph.succs[u as usize]
-                        .iter()
-                        .map(|&v| {
-                            let mut step = plan.step(u, v);
-                            if !plan.instrumented(v) {
-                                step = Step::Terminate;
-                            }
-                            let go = if plan.instrumented(v) {
-                                Link::Piece(index(PieceKind::Node(v)))
-                            } else {
-                                plain(v)
-                            };
-                            EdgeSpec {
-                                target: cfg.addr(v),
-                                step,
-                                live: cfg.nodes[v as usize].live_in != 0,
-                                go,
-                                plain: plain(v),
-                            }
-                        })
-                        .collect();
-                    let spec = NodeSpec {
-                        ir: &x.ir,
-                        version,
-                        node: u,
-                        edges,
-                        exit: cfg.graph.exits[u as usize].then(|| plan.exit_step(u)),
-                        extent: (cfg.lo, cfg.hi),
-                        learn: inner.versions.len() < MAX_VERSIONS,
-                        miss: if p.config.method == Method::None { REC_LOST } else { REC_TERM },
-                        radix: plan.dag.radix(),
-                    };
-                    let prologue = self.publish_block(&x.ir, true)?;
-                    let env = EmitEnv {
-                        host_base: cursor,
-                        first_site,
-                        prologue,
-                    };
-                    (emit_node(&spec, &env)?, &x.ir, false, true)
-                }
-                PieceKind::Plain(u) => {
-                    let x = &cfg.nodes[u as usize];
-                    let prologue = self.publish_block(&x.ir, true)?;
-                    let env = EmitEnv {
-                        host_base: cursor,
-                        first_site,
-                        prologue,
-                    };
-                    let em = emit_block(&x.ir, &env)?;
-                    (Piece { em, links: Vec::new() }, &x.ir, false, true)
-                }
-                PieceKind::EntryStub => {
-                    let x = &cfg.nodes[0];
-                    self.paths_publish_stub(&x.ir);
-                    let spec = EntrySpec {
-                        live: x.live_in != 0,
-                        start: plan.start(),
-                        go: Link::Piece(index(PieceKind::Node(0))),
-                    };
-                    let (piece, field) = emit_entry_stub(&spec, cursor)?;
-                    fields.push((k, field as u64));
-                    (piece, &x.ir, true, false)
-                }
-                PieceKind::ResumeStub(r) => {
-                    let x = &cfg.nodes[r as usize];
-                    self.paths_publish_stub(&x.ir);
-                    let spec = ResumeSpec {
-                        at: x.start,
-                        live: x.live_in != 0,
-                        plain: Link::Piece(index(PieceKind::Plain(r))),
-                    };
-                    let (piece, field) = emit_resume_stub(&spec, cursor)?;
-                    fields.push((k, field as u64));
-                    (piece, &x.ir, true, false)
-                }
-            };
-            links.extend(piece.links.iter().map(|&(f, to)| (k, f, to)));
-            let (id, host) = self.paths_commit(l, ir, piece.em, listed, counted);
-            hosts[k] = host.0;
-            ids[k] = id.0;
-        }
-        for (k, f, to) in links {
-            l.cache.mem.patch_rel32(HostAddr(hosts[k] + f as u64), HostAddr(hosts[to]));
-        }
-        let blocks = &self.proc.prof.blocks;
-        for (k, field) in fields {
-            let guest = match kinds[k] {
-                PieceKind::EntryStub => cfg.entry.0,
-                PieceKind::ResumeStub(r) => cfg.addr(r).0,
-                _ => unreachable!("only stubs have forwarding fields"),
-            };
-            let entry = inner.stubs.entry(guest).or_default();
-            for &old in &entry.0 {
-                l.cache.mem.patch_rel32(HostAddr(old), HostAddr(hosts[k]));
-            }
-            entry.0.push(hosts[k] + field);
-            entry.1 = hosts[k];
-            // I2: superblocks exit into the stubs.
-            blocks.set_host(ids[k], hosts[k], gen);
-        }
-        p.shared
-            .entry_ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(ids[index(PieceKind::Node(0))]);
-        // Every page of the function holds translated code now.
-        for page in (cfg.lo >> 12)..=(cfg.nodes.iter().map(|x| x.end().0).max().unwrap_or(cfg.lo) >> 12) {
-            l.cache.code_pages.insert(page);
-        }
-        inner.unit = Some(Unit {
-            gen,
-            plain_entry: hosts[index(PieceKind::Plain(0))],
-        });
-        Ok(())
-    }
-
-    /// Publish a stub's block (never counted: it pushes nothing).
-    fn paths_publish_stub(&mut self, ir: &IrBlock) {
-        let id = self
-            .proc
-            .prof
-            .blocks
-            .push(block_meta(ir))
-            .expect("room in the block table for a stub");
-        assert_eq!(id as usize, self.proc.view.index.len(), "block table and code index agree");
-    }
-
-    /// Commit a piece (as `translate_with` commits a block).
-    fn paths_commit(&mut self, l: &mut Locked, ir: &IrBlock, em: Emitted, listed: bool, counted: bool) -> (BlockId, HostAddr) {
-        assert!(em.code.len() <= l.cache.mem.remaining(), "the unit's room was checked");
-        let host = l.cache.mem.commit(&em.code);
-        let id = BlockId(self.proc.view.index.len() as u32);
-        l.translations.push((host.0, em.code.len() as u32, ir.start.0));
-        for s in &em.sites {
-            let kind = match s.kind {
-                EmittedSiteKind::Direct { field } => SiteKind::Direct {
-                    field: HostAddr(host.0 + field as u64),
-                },
-                EmittedSiteKind::Syscall => SiteKind::Syscall,
-                EmittedSiteKind::Trap(k) => SiteKind::Trap(k),
-            };
-            l.cache.sites.push(ExitSite {
-                kind,
-                target: s.target,
-                from: id,
-            });
-        }
-        let info = BlockInfo {
-            guest: ir.start,
-            guest_len: (ir.end.0 - ir.start.0) as u32,
-            insns: if counted { ir.guest_insns() } else { 0 },
-            host,
-            host_len: em.code.len() as u32,
-            class: ir.term.class(),
-            pc_map: em.pc_map.into_boxed_slice(),
-            counted,
-            rep_ring: em.rep_ring.into_boxed_slice(),
-        };
-        self.stats.translations += 1;
-        let got = if listed {
-            l.cache.insert(info)
-        } else {
-            l.cache.insert_unlisted(info)
-        };
-        assert_eq!(got, id, "code index and block table agree");
-        (id, host)
-    }
 }
 
 /// The node path of a path of interest, or why it is not one.
-fn check_interest(cfg: &FuncCfg, func: &Func, line: usize, addrs: &[u64]) -> Result<Vec<u32>, String> {
+fn check_interest(
+    cfg: &FuncCfg,
+    func: &Func,
+    line: usize,
+    addrs: &[u64],
+) -> Result<Vec<u32>, String> {
     let at = |a: u64| format!("{a:#x} ({}+{:#x})", func.name, a.wrapping_sub(func.entry));
     let bad = |msg: String| format!("paths: interest path on line {line}: {msg}");
     let Some(&first) = addrs.first() else {
         return Err(bad("no blocks".into()));
     };
     if first != func.entry {
-        return Err(bad(format!("starts at {}, not at the function's entry {}", at(first), at(func.entry))));
+        return Err(bad(format!(
+            "starts at {}, not at the function's entry {}",
+            at(first),
+            at(func.entry)
+        )));
     }
     let mut nodes = Vec::with_capacity(addrs.len());
     for &a in addrs {
         match cfg.node_at(a) {
             Some(i) => nodes.push(i),
-            None => return Err(bad(format!("{} is not the start of a block of {}", at(a), func.name))),
+            None => {
+                return Err(bad(format!(
+                    "{} is not the start of a block of {}",
+                    at(a),
+                    func.name
+                )))
+            }
         }
     }
     for w in nodes.windows(2) {
@@ -725,7 +514,9 @@ impl PathsState {
         }
         let pt = tables.paths.as_deref();
         let reference = match (self.config.reference, inner.versions.last(), pt) {
-            (true, Some(v), Some(t)) => Some(crate::paths::reference::compute(t.traces(), blocks, &v.cfg)),
+            (true, Some(v), Some(t)) => {
+                Some(crate::paths::reference::compute(t.traces(), blocks, &v.cfg))
+            }
             _ => None,
         };
         let input = report::Input {

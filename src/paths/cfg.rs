@@ -22,9 +22,9 @@
 //!     start: flowing out of the function (exits, calls, syscalls, traps,
 //!     indirect jumps) counts as reading all of them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 use thiserror::Error;
 
 use super::dag::Graph;
@@ -55,9 +55,13 @@ pub enum NodeKind {
     Flow,
     /// A call; the path goes on at node `resume` when it returns (None: the
     /// return address is outside the function).
-    Call { resume: Option<u32> },
+    Call {
+        resume: Option<u32>,
+    },
     /// A syscall; the path goes on at node `resume`.
-    Syscall { resume: Option<u32> },
+    Syscall {
+        resume: Option<u32>,
+    },
     Return,
     IndirectJump,
     Trap,
@@ -139,7 +143,13 @@ impl FuncCfg {
         let mut leaders: BTreeSet<u64> = BTreeSet::new();
         let mut work: Vec<u64> = vec![entry.0];
         work.extend(seeds.leaders.iter().copied().filter(|&a| inside(a)));
-        work.extend(seeds.indirect.iter().map(|&(_, t)| t).filter(|&t| inside(t)));
+        work.extend(
+            seeds
+                .indirect
+                .iter()
+                .map(|&(_, t)| t)
+                .filter(|&t| inside(t)),
+        );
         while let Some(a) = work.pop() {
             if !leaders.insert(a) {
                 continue;
@@ -353,23 +363,6 @@ fn successors(b: &IrBlock) -> Vec<u64> {
     }
 }
 
-/// A human-readable census of a graph, for `--verbose` and tests.
-pub fn census(cfg: &FuncCfg) -> BTreeMap<&'static str, usize> {
-    let mut m = BTreeMap::new();
-    let edges: usize = cfg.graph.succs.iter().map(Vec::len).sum();
-    m.insert("nodes", cfg.nodes.len());
-    m.insert("edges", edges);
-    let calls = cfg
-        .nodes
-        .iter()
-        .filter(|x| matches!(x.kind, NodeKind::Call { .. }))
-        .count();
-    m.insert("calls", calls);
-    let set: HashSet<u64> = cfg.nodes.iter().map(|x| x.start.0).collect();
-    m.insert("distinct", set.len());
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,9 +385,15 @@ mod tests {
 
     #[test]
     fn discovers_blocks_calls_loops_and_exits() {
-        let cfg =
-            FuncCfg::discover(GuestAddr(0x1000), 0x1000, 0x100e, 64, &Seeds::default(), &read)
-                .unwrap();
+        let cfg = FuncCfg::discover(
+            GuestAddr(0x1000),
+            0x1000,
+            0x100e,
+            64,
+            &Seeds::default(),
+            &read,
+        )
+        .unwrap();
         let starts: Vec<u64> = cfg.nodes.iter().map(|x| x.start.0).collect();
         assert_eq!(starts, vec![0x1000, 0x1004, 0x1009, 0x100d]);
         // 0x1000 branches to 0x1009 or falls to 0x1004; the call returns

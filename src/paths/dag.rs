@@ -347,9 +347,10 @@ impl Dag {
 
     /// The DAG edge for graph edge u → v (not cut).
     pub fn real_edge(&self, u: u32, v: u32) -> Option<u32> {
-        self.out[u as usize].iter().copied().find(
-            |&e| matches!(self.edges[e as usize].kind, EdgeKind::Real { to, .. } if to == v),
-        )
+        self.out[u as usize]
+            .iter()
+            .copied()
+            .find(|&e| matches!(self.edges[e as usize].kind, EdgeKind::Real { to, .. } if to == v))
     }
 
     /// The DAG edge of `kind` leaving `src`.

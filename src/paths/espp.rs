@@ -78,9 +78,7 @@ pub fn distinct(dag: &Dag, w: &[u64], interest: &[Vec<u32>]) -> bool {
         w,
         memo: HashMap::new(),
     };
-    interest
-        .iter()
-        .all(|p| c.count(Dag::sum(w, p)) == Some(1))
+    interest.iter().all(|p| c.count(Dag::sum(w, p)) == Some(1))
 }
 
 /// Counts ENTRY→EXIT paths with a given sum, saturating at 2.

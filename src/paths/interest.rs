@@ -38,7 +38,11 @@ fn hex(s: &str) -> Option<u64> {
 
 /// Parse the file's text; `func` is the function's name as given (for
 /// `NAME+0x..`), if it was given by name.
-pub fn parse(file: &str, text: &str, func: Option<&str>) -> Result<Vec<InterestPath>, InterestError> {
+pub fn parse(
+    file: &str,
+    text: &str,
+    func: Option<&str>,
+) -> Result<Vec<InterestPath>, InterestError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
@@ -48,7 +52,7 @@ pub fn parse(file: &str, text: &str, func: Option<&str>) -> Result<Vec<InterestP
             msg,
         };
         let body = raw.split('#').next().unwrap_or("");
-        let body = body.replace("->", " ").replace('→', " ").replace(',', " ");
+        let body = body.replace("->", " ").replace(['→', ','], " ");
         let mut blocks = Vec::new();
         for tok in body.split_whitespace() {
             let spec = if let Some(a) = hex(tok) {
@@ -57,7 +61,10 @@ pub fn parse(file: &str, text: &str, func: Option<&str>) -> Result<Vec<InterestP
                 AddrSpec::Rel(hex(off).ok_or_else(|| err(format!("bad offset `{tok}`")))?)
             } else {
                 let (name, off) = match tok.split_once('+') {
-                    Some((n, o)) => (n, hex(o).ok_or_else(|| err(format!("bad offset in `{tok}`")))?),
+                    Some((n, o)) => (
+                        n,
+                        hex(o).ok_or_else(|| err(format!("bad offset in `{tok}`")))?,
+                    ),
                     None => (tok, 0),
                 };
                 if Some(name) != func {
@@ -87,8 +94,18 @@ mod tests {
         let p = parse("i.txt", text, Some("f")).unwrap();
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].line, 2);
-        assert_eq!(p[0].blocks, vec![AddrSpec::Abs(0x401000), AddrSpec::Abs(0x401010), AddrSpec::Abs(0x401020)]);
-        assert_eq!(p[1].blocks, vec![AddrSpec::Rel(0), AddrSpec::Rel(0x10), AddrSpec::Rel(0x20)]);
+        assert_eq!(
+            p[0].blocks,
+            vec![
+                AddrSpec::Abs(0x401000),
+                AddrSpec::Abs(0x401010),
+                AddrSpec::Abs(0x401020)
+            ]
+        );
+        assert_eq!(
+            p[1].blocks,
+            vec![AddrSpec::Rel(0), AddrSpec::Rel(0x10), AddrSpec::Rel(0x20)]
+        );
     }
 
     #[test]

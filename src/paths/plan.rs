@@ -112,7 +112,10 @@ pub enum Step {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExitStep {
     /// Record `(tot, seg + add)` if `check` passes (else terminated).
-    End { add: u64, check: Check },
+    End {
+        add: u64,
+        check: Check,
+    },
     Terminate,
 }
 

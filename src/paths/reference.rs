@@ -204,11 +204,7 @@ pub fn compute<'t>(
                 w.complete();
             }
         }
-        let open = w
-            .stack
-            .iter()
-            .filter(|a| a.st != St::Broken)
-            .count() as u64;
+        let open = w.stack.iter().filter(|a| a.st != St::Broken).count() as u64;
         w.out.unfinished += open;
     }
     out

@@ -187,10 +187,13 @@ pub fn build(inp: &Input) -> Report {
     let mut recorded: HashMap<Vec<u32>, u64> = HashMap::new();
     if let Some(t) = inp.tables {
         for (raw, n) in t.recorded() {
-            let decoded = inp.versions.get(raw.version as usize).and_then(|&(cfg, plan)| {
-                let p = plan.decode(&raw.chunks, raw.tot, raw.seg)?;
-                tile(cfg, last, &p)
-            });
+            let decoded = inp
+                .versions
+                .get(raw.version as usize)
+                .and_then(|&(cfg, plan)| {
+                    let p = plan.decode(&raw.chunks, raw.tot, raw.seg)?;
+                    tile(cfg, last, &p)
+                });
             match decoded {
                 Some(p) => *recorded.entry(p).or_insert(0) += n,
                 None => bad += n,
@@ -292,11 +295,16 @@ pub fn build(inp: &Input) -> Report {
         });
     }
     paths.sort_by(|a, b| {
-        (b.interest, b.count.max(b.reference_count.unwrap_or(0)), &a.id).cmp(&(
-            a.interest,
-            a.count.max(a.reference_count.unwrap_or(0)),
-            &b.id,
-        ))
+        (
+            b.interest,
+            b.count.max(b.reference_count.unwrap_or(0)),
+            &a.id,
+        )
+            .cmp(&(
+                a.interest,
+                a.count.max(a.reference_count.unwrap_or(0)),
+                &b.id,
+            ))
     });
     let reference = inp.reference.map(|r| ReferenceReport {
         invocations: r.started,
@@ -340,6 +348,8 @@ fn totals(t: ProbeTotals, bad: u64) -> Totals {
 
 /// Most paths the text form lists (the JSON has them all).
 const TEXT_PATHS: usize = 60;
+/// Longer ids are cut in the text form (the JSON has them whole).
+const ID_WIDTH: usize = 48;
 
 /// The text form.
 pub fn text(r: &Report) -> String {
@@ -403,16 +413,37 @@ pub fn text(r: &Report) -> String {
     }
     let _ = writeln!(s);
     let refc = r.reference.is_some();
+    let shown = |id: &str| -> String {
+        if id.chars().count() > ID_WIDTH {
+            let mut t: String = id.chars().take(ID_WIDTH - 1).collect();
+            t.push('…');
+            t
+        } else {
+            id.to_string()
+        }
+    };
+    let w = r
+        .paths
+        .iter()
+        .take(TEXT_PATHS)
+        .map(|p| shown(&p.id).chars().count())
+        .max()
+        .unwrap_or(2)
+        .max(2);
     let _ = writeln!(
         s,
-        "{:>12}{}  interest  {:<16} blocks",
+        "{:>12}{}  interest  {:<w$}  blocks",
         "count",
         if refc { "   reference" } else { "" },
         "id"
     );
     for p in r.paths.iter().take(TEXT_PATHS) {
         let blocks = if p.blocks.is_empty() {
-            format!("({} blocks in {} runs of segments)", p.length, p.segments.len())
+            format!(
+                "({} blocks in {} runs of segments)",
+                p.length,
+                p.segments.len()
+            )
         } else {
             p.blocks
                 .iter()
@@ -422,18 +453,22 @@ pub fn text(r: &Report) -> String {
         };
         let _ = writeln!(
             s,
-            "{:>12}{}  {:<8}  {:<16} {}",
+            "{:>12}{}  {:<8}  {:<w$}  {}",
             p.count,
             p.reference_count
                 .map(|c| format!("{c:>12}"))
                 .unwrap_or_default(),
             if p.interest { "yes" } else { "" },
-            p.id,
+            shown(&p.id),
             blocks
         );
     }
     if r.paths.len() > TEXT_PATHS {
-        let _ = writeln!(s, "... {} more paths (all in --format json)", r.paths.len() - TEXT_PATHS);
+        let _ = writeln!(
+            s,
+            "... {} more paths (all in --format json)",
+            r.paths.len() - TEXT_PATHS
+        );
     }
     s
 }

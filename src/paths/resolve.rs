@@ -49,7 +49,11 @@ fn extent(funcs: &[(u64, u64, String)], start: u64, size: u64) -> u64 {
 /// Function symbols of an image file and of its separate debug file
 /// (`/usr/lib/debug/.build-id/xx/yyyy.debug`, which names the local
 /// functions a stripped library leaves out), when one is installed.
-pub fn image_functions(bytes: &[u8], bias: u64, build_id: Option<&[u8]>) -> Vec<(u64, u64, String)> {
+pub fn image_functions(
+    bytes: &[u8],
+    bias: u64,
+    build_id: Option<&[u8]>,
+) -> Vec<(u64, u64, String)> {
     let mut funcs = functions(bytes, bias);
     if let Some(id) = build_id.filter(|id| id.len() >= 2) {
         let hex = crate::profile::hex(id);
@@ -69,17 +73,6 @@ pub fn by_name_in(funcs: &[(u64, u64, String)], name: &str) -> Option<Found> {
         name: name.to_string(),
         start,
         end: extent(funcs, start, size),
-    })
-}
-
-/// The function named `name` in the ELF file `bytes` loaded with `bias`.
-pub fn by_name(bytes: &[u8], bias: u64, name: &str) -> Option<Found> {
-    let funcs = functions(bytes, bias);
-    let &(start, size, _) = funcs.iter().find(|f| f.2 == name)?;
-    Some(Found {
-        name: name.to_string(),
-        start,
-        end: extent(&funcs, start, size),
     })
 }
 

@@ -18,7 +18,18 @@ fn g(succs: &[&[u32]], exits: &[u32]) -> Graph {
 /// Three diamonds in a row: 8 paths.
 fn diamonds() -> Graph {
     g(
-        &[&[1, 2], &[3], &[3], &[4, 5], &[6], &[6], &[7, 8], &[9], &[9], &[]],
+        &[
+            &[1, 2],
+            &[3],
+            &[3],
+            &[4, 5],
+            &[6],
+            &[6],
+            &[7, 8],
+            &[9],
+            &[9],
+            &[],
+        ],
         &[9],
     )
 }
@@ -186,7 +197,10 @@ fn psp2_numbers_only_the_subgraph_of_interest() {
     assert!(!plan.instrumented(5));
     for p in &interest {
         let run = plan.run(p).unwrap();
-        assert_eq!(plan.decode(&run.chunks, run.end.0, run.end.1).as_ref(), Some(p));
+        assert_eq!(
+            plan.decode(&run.chunks, run.end.0, run.end.1).as_ref(),
+            Some(p)
+        );
     }
     assert!(plan.run(&[0, 1, 3, 5, 6, 7, 9]).is_none());
 }
@@ -197,7 +211,13 @@ fn psp0_checks_pairs_of_interest_after_branches() {
     let interest = vec![vec![0, 1, 2, 4, 1, 3, 4, 5]];
     let plan = Plan::new(Method::Psp0, &gr, &interest);
     // 0 has one way out: no check; 1 branches: a check.
-    assert!(matches!(plan.step(0, 1), Step::Go { check: Check::None, .. }));
+    assert!(matches!(
+        plan.step(0, 1),
+        Step::Go {
+            check: Check::None,
+            ..
+        }
+    ));
     let Step::Go {
         check: Check::Pairs(ok),
         ..
