@@ -24,7 +24,12 @@ fn guest(build: &str) -> PathBuf {
         let st = Command::new("make")
             .arg("-C")
             .arg(root().join("guest-tests"))
-            .args(["build/c-paths", "build/cpie-paths", "build/cdyn-paths"])
+            .args([
+                "build/c-paths",
+                "build/cpie-paths",
+                "build/cdyn-paths",
+                "build/asm-paths-flags",
+            ])
             .status()
             .expect("make");
         assert!(st.success(), "building the guest test failed");
@@ -32,6 +37,11 @@ fn guest(build: &str) -> PathBuf {
     root()
         .join("guest-tests/build")
         .join(format!("{build}-paths"))
+}
+
+fn asm_flags() -> PathBuf {
+    guest("c");
+    root().join("guest-tests/build/asm-paths-flags")
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -191,6 +201,24 @@ fn every_method_matches_the_reference_on_every_shape() {
                 "{what}"
             );
         }
+    }
+}
+
+#[test]
+fn probes_keep_the_flags_where_they_are_live() {
+    // asm-paths-flags checks its own results and flags: flags live across
+    // branch edges, a call, a loop's back edge, a jump table and the
+    // return. Its output must stay the native one under every method
+    // (`paths` compares it) and its paths must agree with the reference.
+    let prog = asm_flags();
+    let all = paths(&prog, "flagfn", &[], "none", None, &[]);
+    assert_agrees(&all, "flagfn");
+    let mut ran: Vec<&Value> = all["paths"].as_array().unwrap().iter().collect();
+    ran.sort_by_key(|p| std::cmp::Reverse(u(&p["reference_count"])));
+    let pi = interest_file("flagfn.pi", &[ran[0], ran[ran.len() - 1]]);
+    for method in ["none", "psp0", "psp1", "psp2", "psp3"] {
+        let r = paths(&prog, "flagfn", &[], method, Some(&pi), &[]);
+        assert_agrees(&r, &format!("flagfn {method}"));
     }
 }
 
