@@ -5,8 +5,8 @@
  *
  *   paths [SHAPE [N [M]]]   SHAPE: all (default), few, many, nested,
  *                           loop, switch, rec, calls, tail, signal,
- *                           threads; N calls of it; M iterations per call
- *                           for `loop`
+ *                           jump, threads; N calls of it; M iterations
+ *                           per call for `loop`
  *   paths bench             the long form (tools/bench)
  *
  * Branches go through volatile stores so gcc keeps them as branches (no
@@ -16,6 +16,7 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 
 #define KEEP __attribute__((noinline, noclone))
@@ -155,6 +156,56 @@ KEEP uint64_t sigf(uint64_t x) {
     return x + 1;
 }
 
+/* longjmp out of a callee, past the profiled function (jumper), and
+ * back into it, to a setjmp of its own (jumper2). */
+static jmp_buf jb_out;
+KEEP void thrower(uint64_t x) {
+    if (x % 3 == 0)
+        longjmp(jb_out, 1);
+    v1 = x;
+}
+KEEP uint64_t jumper(uint64_t x) {
+    if (x & 1)
+        v2 = x;
+    thrower(x);
+    if (x & 2)
+        v3 = x;
+    return x + 1;
+}
+KEEP void inner_throw(jmp_buf *b, uint64_t x) {
+    if (x & 2)
+        longjmp(*b, 1);
+    v4 = x;
+}
+KEEP uint64_t jumper2(uint64_t x) {
+    jmp_buf b;
+    volatile uint64_t r = 0;
+    if (setjmp(b) == 0) {
+        r = 1;
+        inner_throw(&b, x);
+    } else {
+        r = 2;
+    }
+    if (x & 1)
+        v1 = r;
+    return r;
+}
+
+static uint64_t run_jump(uint64_t n, uint64_t h0) {
+    rng_t r = {0x243f6a8885a308d3ULL};
+    volatile uint64_t h = h0;
+    for (volatile uint64_t i = 0; i < n; i++) {
+        uint64_t y;
+        if (setjmp(jb_out) == 0)
+            y = jumper(rng_next(&r) % 1000);
+        else
+            y = 7;
+        y += jumper2(i);
+        h = fnv1a(&y, 8, h);
+    }
+    return h;
+}
+
 /* Four threads calling rec and few at once. */
 struct work {
     uint64_t n, h;
@@ -244,6 +295,10 @@ static int run(const char *shape, uint64_t n, uint64_t m) {
         }
         uint64_t s = sig_sum;
         h = fnv1a(&s, 8, h);
+    }
+    if (all || !strcmp(shape, "jump")) {
+        known = 1;
+        h = run_jump(n, h);
     }
     if (!strcmp(shape, "threads")) {
         known = 1;
