@@ -105,6 +105,9 @@ pub struct PathsState {
     /// lookup builds the new version (calls chained to the entry stub
     /// never come back to the dispatcher to ask).
     rebuild: AtomicBool,
+    /// The newest stubs, (guest, host), for threads' lookup tables (lock
+    /// order: `inner`, then this).
+    listed: Mutex<Vec<(u64, u64)>>,
 }
 
 impl PathsState {
@@ -115,6 +118,7 @@ impl PathsState {
             inner: Mutex::new(Inner::default()),
             epoch: AtomicU64::new(0),
             rebuild: AtomicBool::new(false),
+            listed: Mutex::new(Vec::new()),
         }
     }
 
@@ -217,9 +221,14 @@ impl PathsState {
     }
 
     /// The stubs' (guest, host) of this generation, and the epoch.
+    /// Not through `inner`: a thread that flushes while it builds a unit
+    /// (holding `inner`) comes here too.
     fn listed(&self) -> (u64, Vec<(u64, u64)>) {
-        let inner = self.lock();
-        let list = inner.stubs.iter().map(|(&g, (_, h))| (g, *h)).collect();
+        let list = self
+            .listed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         (self.epoch.load(Ordering::Acquire), list)
     }
 
@@ -380,6 +389,8 @@ impl Vm {
         self.paths_emit(l, p, inner)?;
         // This thread's lookup table now; the others' when they see the
         // new epoch (paths_sync).
+        *p.listed.lock().unwrap_or_else(|e| e.into_inner()) =
+            inner.stubs.iter().map(|(&g, &(_, h))| (g, h)).collect();
         self.paths_epoch = p.epoch.fetch_add(1, Ordering::AcqRel) + 1;
         if !self.proc.opts.no_chain {
             for (&g, &(_, h)) in &inner.stubs {

@@ -17,7 +17,7 @@ use crate::backend::{emit_block, EmitEnv, Emitted, EmittedSiteKind};
 use crate::cache::{BlockInfo, ExitSite, SiteKind};
 use crate::ir::IrBlock;
 use crate::paths::cfg::NodeKind;
-use crate::paths::plan::Step;
+use crate::paths::plan::{Check, ExitStep, Step};
 use crate::paths::Method;
 use crate::types::{BlockId, HostAddr};
 
@@ -80,17 +80,37 @@ impl Vm {
             }
         };
         // Room for the whole unit, or a flush first.
+        // A bound on the unit's size: per node its body, the frame push and
+        // indirect-jump glue, and every out-edge's probe with its checks.
+        let check_len = |c: &Check| match c {
+            Check::None => 0,
+            Check::Pairs(v) => 48 * v.len(),
+            Check::Segment(v) => 40 * v.len(),
+        };
+        let edge_len = |u: u32, v: u32| {
+            300 + match plan.step(u, v) {
+                Step::Go { check, .. } => check_len(&check),
+                Step::Fold { check, after, .. } => check_len(&check) + check_len(&after),
+                Step::Terminate => 0,
+            }
+        };
         let estimate: usize = kinds
             .iter()
             .map(|k| match *k {
                 PieceKind::Node(u) => {
                     let x = &cfg.nodes[u as usize];
-                    96 * x.ir.guest_insns() as usize
-                        + 700 * (cfg.graph.succs[u as usize].len() + 2)
-                        + 512
+                    let exit = match plan.exit_step(u) {
+                        ExitStep::End { check, .. } => 300 + check_len(&check),
+                        ExitStep::Terminate => 100,
+                    };
+                    let edges: usize = cfg.graph.succs[u as usize]
+                        .iter()
+                        .map(|&v| edge_len(u, v))
+                        .sum();
+                    2 * (512 + 64 * x.ir.guest_insns() as usize + exit + edges)
                 }
-                PieceKind::Plain(u) => 96 * cfg.nodes[u as usize].ir.guest_insns() as usize + 512,
-                _ => 512,
+                PieceKind::Plain(u) => 512 + 128 * cfg.nodes[u as usize].ir.guest_insns() as usize,
+                _ => 1024,
             })
             .sum();
         if estimate + 4096 > l.cache.mem.remaining() {
@@ -279,7 +299,8 @@ impl Vm {
     ) -> (BlockId, HostAddr) {
         assert!(
             em.code.len() <= l.cache.mem.remaining(),
-            "the unit's room was checked"
+            "a piece of {} bytes past the bound on its unit",
+            em.code.len()
         );
         let host = l.cache.mem.commit(&em.code);
         let id = BlockId(self.proc.view.index.len() as u32);
