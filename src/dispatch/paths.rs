@@ -105,9 +105,10 @@ pub struct PathsState {
     /// lookup builds the new version (calls chained to the entry stub
     /// never come back to the dispatcher to ask).
     rebuild: AtomicBool,
-    /// The newest stubs, (guest, host), for threads' lookup tables (lock
-    /// order: `inner`, then this).
-    listed: Mutex<Vec<(u64, u64)>>,
+    /// The newest stubs, (guest, host), for threads' lookup tables, and
+    /// the code generation they belong to (lock order: `inner`, then
+    /// this).
+    listed: Mutex<(u64, Vec<(u64, u64)>)>,
 }
 
 impl PathsState {
@@ -118,7 +119,7 @@ impl PathsState {
             inner: Mutex::new(Inner::default()),
             epoch: AtomicU64::new(0),
             rebuild: AtomicBool::new(false),
-            listed: Mutex::new(Vec::new()),
+            listed: Mutex::new((u64::MAX, Vec::new())),
         }
     }
 
@@ -223,12 +224,15 @@ impl PathsState {
     /// The stubs' (guest, host) of this generation, and the epoch.
     /// Not through `inner`: a thread that flushes while it builds a unit
     /// (holding `inner`) comes here too.
-    fn listed(&self) -> (u64, Vec<(u64, u64)>) {
-        let list = self
-            .listed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+    /// The stubs are those of generation `gen` only: a flush since then
+    /// leaves none.
+    fn listed(&self, gen: u64) -> (u64, Vec<(u64, u64)>) {
+        let listed = self.listed.lock().unwrap_or_else(|e| e.into_inner());
+        let list = if listed.0 == gen {
+            listed.1.clone()
+        } else {
+            Vec::new()
+        };
         (self.epoch.load(Ordering::Acquire), list)
     }
 
@@ -355,7 +359,7 @@ impl Vm {
         if flushed {
             PathsState::reset_thread(&mut self.ctx);
         }
-        let (epoch, list) = p.listed();
+        let (epoch, list) = p.listed(self.proc.view.gen());
         if epoch != self.paths_epoch {
             self.paths_epoch = epoch;
             if !self.proc.opts.no_chain {
@@ -389,8 +393,10 @@ impl Vm {
         self.paths_emit(l, p, inner)?;
         // This thread's lookup table now; the others' when they see the
         // new epoch (paths_sync).
-        *p.listed.lock().unwrap_or_else(|e| e.into_inner()) =
-            inner.stubs.iter().map(|(&g, &(_, h))| (g, h)).collect();
+        *p.listed.lock().unwrap_or_else(|e| e.into_inner()) = (
+            l.cache.flushes,
+            inner.stubs.iter().map(|(&g, &(_, h))| (g, h)).collect(),
+        );
         self.paths_epoch = p.epoch.fetch_add(1, Ordering::AcqRel) + 1;
         if !self.proc.opts.no_chain {
             for (&g, &(_, h)) in &inner.stubs {

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use hashbrown::HashMap;
+
 use super::super::process::Locked;
 use super::super::profiling::block_meta;
 use super::super::{Vm, VmError};
@@ -22,7 +24,7 @@ use crate::paths::Method;
 use crate::types::{BlockId, HostAddr};
 
 /// A piece of a unit (module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum PieceKind {
     Node(u32),
     Plain(u32),
@@ -66,12 +68,9 @@ impl Vm {
         );
         kinds.push(PieceKind::EntryStub);
         kinds.extend(resumes.iter().map(|&r| PieceKind::ResumeStub(r)));
-        let index = |k: PieceKind| {
-            kinds
-                .iter()
-                .position(|&x| x == k)
-                .expect("a piece of the unit")
-        };
+        let at: HashMap<PieceKind, usize> =
+            kinds.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let index = |k: PieceKind| *at.get(&k).expect("a piece of the unit");
         let plain = |v: u32| -> Link {
             if v == 0 || resumes.contains(&v) {
                 Link::Piece(index(PieceKind::Plain(v)))
@@ -79,9 +78,9 @@ impl Vm {
                 Link::Guest(cfg.addr(v))
             }
         };
-        // Room for the whole unit, or a flush first.
-        // A bound on the unit's size: per node its body, the frame push and
-        // indirect-jump glue, and every out-edge's probe with its checks.
+        // Room for the whole unit, or a flush first: a bound on its size,
+        // per node its body, the frame push and indirect-jump glue, and
+        // every out-edge's probe with its checks.
         let check_len = |c: &Check| match c {
             Check::None => 0,
             Check::Pairs(v) => 48 * v.len(),
@@ -124,12 +123,17 @@ impl Vm {
         }
         let ver = &inner.versions[vi];
         let (cfg, plan) = (&ver.cfg, &ver.plan);
-        let gen = l.cache.flushes;
+        let before = l.cache.flushes;
+        // It may flush (smc.rs).
         self.protect_code(
             l,
             cfg.lo,
             cfg.nodes.iter().map(|x| x.end().0).max().unwrap_or(cfg.lo),
         );
+        let gen = l.cache.flushes;
+        if gen != before {
+            inner.stubs.clear();
+        }
         let version = vi as u8;
         let mut hosts = vec![0u64; kinds.len()];
         let mut ids = vec![0u32; kinds.len()];
