@@ -32,6 +32,14 @@
 //! and pushes probes forward; `Psp3` is T2 + T3. A failed check or a
 //! boundary edge ends the profiling of that activation ("terminated").
 //!
+//! T2's regions: the design checks a local id at the exit of every
+//! reducible acyclic (single-entry, single-exit) subgraph. Here the region
+//! is the whole loop-free DAG, whose single entry and exit are the virtual
+//! ENTRY and EXIT, so the check sits where a segment ends (a back edge, a
+//! cut, the function's exit) and the local id is the segment id. Smaller
+//! regions would end paths earlier at the price of more checks and of a
+//! local counter per region; they are not built.
+//!
 //! I1: `decode(run(p)) == p` for every path p whose edges all have a step
 //!     (tests: round trips through loops with chunks).
 //! I2: a recorded id never decodes to a wrong path: under ESPP only
