@@ -23,6 +23,7 @@ pub mod ir;
 pub mod loader;
 pub mod monitor;
 pub mod options;
+pub mod paths;
 pub mod profile;
 pub mod runtime;
 pub mod signal;

@@ -155,6 +155,12 @@ pub struct RunOptions {
     /// Pre-build only stored superblocks that at least N runs built
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
     pub store_min_runs: u32,
+
+    /// Path profiling of one function (set by `hotlift paths`, not an
+    /// option of `run`).
+    #[arg(skip)]
+    #[serde(skip)]
+    pub paths: Option<std::sync::Arc<crate::paths::PathsConfig>>,
 }
 
 /// What a run does with its `--store`.
@@ -302,6 +308,7 @@ impl Default for RunOptions {
             store: None,
             store_mode: StoreMode::Both,
             store_min_runs: 1,
+            paths: None,
         }
     }
 }

@@ -40,6 +40,10 @@ pub mod exit_reason {
     /// dispatch/process.rs I3); `ThreadCtx::rip` is the guest instruction
     /// to run next and every register is the guest's.
     pub const KICKED: u32 = 5;
+    /// An instrumented indirect jump of a path-profiled function went to
+    /// a target its graph does not know (`ThreadCtx::rip` = the target,
+    /// `ThreadCtx::exit_arg` = version and node, src/paths).
+    pub const PATH_MISS: u32 = 6;
 }
 
 /// Number of spill slots emitted code may use.
@@ -93,7 +97,22 @@ pub struct ThreadCtx {
     /// again after the guest's handler (signal/deliver.rs D3).
     pub sys_restart: u32,
     pub _pad2: u32,
+    /// Path profiling (src/paths, backend/paths.rs): the running id of the
+    /// thread's current instrumented activation (`seg`, `tot`), its serial
+    /// number, the last serial handed out, the next free frame of the
+    /// thread's activation stack and how many frames are still free.
+    pub path_seg: u64,
+    pub path_tot: u64,
+    pub path_serial: u64,
+    pub path_next: u64,
+    pub path_sp: u64,
+    pub path_left: u64,
+    /// Spill slots of path-profiling probes.
+    pub path_scratch: [u64; PATH_SCRATCH],
 }
+
+/// Spill slots path-profiling probes use (backend/paths.rs).
+pub const PATH_SCRATCH: usize = 8;
 
 /// Bytes the context takes at the start of its mapping; the thread's
 /// indirect-branch lookup table follows (I4).
@@ -116,6 +135,16 @@ pub mod off {
         assert!(i < super::SCRATCH_SLOTS);
         offset_of!(ThreadCtx, scratch) + 8 * i
     }
+    pub const PATH_SEG: usize = offset_of!(ThreadCtx, path_seg);
+    pub const PATH_TOT: usize = offset_of!(ThreadCtx, path_tot);
+    pub const PATH_SERIAL: usize = offset_of!(ThreadCtx, path_serial);
+    pub const PATH_NEXT: usize = offset_of!(ThreadCtx, path_next);
+    pub const PATH_SP: usize = offset_of!(ThreadCtx, path_sp);
+    pub const PATH_LEFT: usize = offset_of!(ThreadCtx, path_left);
+    pub const fn path_scratch(i: usize) -> usize {
+        assert!(i < super::PATH_SCRATCH);
+        offset_of!(ThreadCtx, path_scratch) + 8 * i
+    }
 }
 
 // I1 checked at compile time: the assembly uses 32-bit displacements and the
@@ -124,6 +153,7 @@ const _: () = assert!(std::mem::size_of::<ThreadCtx>() <= CTX_BYTES);
 const _: () = assert!(offset_of!(ThreadCtx, xsave_mask) % 8 == 0);
 const _: () = assert!(offset_of!(ThreadCtx, ring_pos) % 8 == 0);
 const _: () = assert!(offset_of!(ThreadCtx, sig_queued) % 8 == 0);
+const _: () = assert!(offset_of!(ThreadCtx, path_seg) % 8 == 0);
 
 global_asm!(
     include_str!("../runtime/entry.S"),
@@ -320,6 +350,13 @@ impl ThreadCtx {
             sig_queued: 0,
             sys_restart: 0,
             _pad2: 0,
+            path_seg: 0,
+            path_tot: 0,
+            path_serial: 0,
+            path_next: 0,
+            path_sp: 0,
+            path_left: 0,
+            path_scratch: [0; PATH_SCRATCH],
         };
         // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
         unsafe { p.write(ctx) };

@@ -1,14 +1,17 @@
-//! The README's option tables for `compare`, `diff`, `export`, `report`
-//! and the `store` subcommands are generated from their clap declarations
-//! (src/cli/); this test keeps them equal. `HOTLIFT_BLESS=1 cargo test
-//! --test readme_tools` rewrites them.
+//! The README's option tables for `compare`, `diff`, `export`, `report`,
+//! `paths` and the `store` subcommands are generated from their clap
+//! declarations (src/cli/); this test keeps them equal. `HOTLIFT_BLESS=1
+//! cargo test --test readme_tools` rewrites them.
 
 fn check(sub: &str) {
+    check_table(sub, hotlift::cli::options_markdown(sub));
+}
+
+fn check_table(sub: &str, table: String) {
     let begin = format!("<!-- {sub}-options:begin (generated; HOTLIFT_BLESS=1 cargo test --test readme_tools) -->\n");
     let end = format!("<!-- {sub}-options:end -->");
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
     let readme = std::fs::read_to_string(path).expect("README.md");
-    let table = hotlift::cli::options_markdown(sub);
     let (Some(b), Some(e)) = (readme.find(&begin), readme.find(&end)) else {
         panic!("README.md lacks the {sub} options markers");
     };
@@ -37,4 +40,5 @@ fn readme_tool_option_tables_match_help() {
     ] {
         check(sub);
     }
+    check_table("paths", hotlift::cli::paths_options_markdown());
 }

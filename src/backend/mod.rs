@@ -16,6 +16,7 @@
 //! `host_base`, the pc map, and the exit sites (ids from `first_site`).
 
 mod asm;
+pub mod paths;
 mod superblock;
 
 use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};

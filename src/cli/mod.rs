@@ -13,6 +13,7 @@ mod compare;
 mod diff;
 mod dump;
 mod export;
+mod paths;
 mod report;
 mod run;
 mod store;
@@ -90,6 +91,8 @@ pub enum Command {
     Store(store::StoreArgs),
     /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
     Report(report::ReportArgs),
+    /// Run PROGRAM and profile the paths of one of its functions (Ball–Larus and PAP ids, paths of interest, PSP0–PSP3)
+    Paths(paths::PathsArgs),
 }
 
 /// Is this a CI tool subcommand (exit 2 on bad usage)?
@@ -177,6 +180,7 @@ pub fn main() -> i32 {
         Command::Export(args) => export::main(args),
         Command::Store(args) => store::main(args),
         Command::Report(args) => report::main(args),
+        Command::Paths(args) => paths::main(args),
     }
 }
 
@@ -184,6 +188,17 @@ pub fn main() -> i32 {
 /// declaration in `options.rs` (tests/readme.rs keeps the README equal).
 pub fn run_options_markdown() -> String {
     options_markdown("run")
+}
+
+/// The README's table of the options of `paths` itself (the run options it
+/// passes through are in `run`'s table).
+pub fn paths_options_markdown() -> String {
+    let run = options_markdown("run");
+    options_markdown("paths")
+        .lines()
+        .filter(|l| l.starts_with("| option") || l.starts_with("|---") || !run.contains(l))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 /// The README's option table for subcommand `sub` (`"store prune"` for a

@@ -18,6 +18,7 @@
 pub mod exec;
 mod fork;
 mod icebp;
+mod paths;
 pub mod process;
 mod profiling;
 mod smc;
@@ -26,6 +27,7 @@ mod threads;
 
 use std::sync::Arc;
 
+pub use paths::PathsState;
 pub use process::Process;
 pub use profiling::{CountCheck, Profiling, ThreadProfiling};
 
@@ -117,6 +119,9 @@ pub struct Vm {
     pub fault_regs: [u64; 3],
     /// The host address of that fault.
     pub fault_pc: u64,
+    /// The path-profiling stub epoch this thread's lookup table matches
+    /// (dispatch/paths.rs).
+    pub paths_epoch: u64,
 }
 
 impl Vm {
@@ -142,6 +147,13 @@ impl Vm {
             &[]
         } else {
             unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) }
+        };
+        // paths I3: a plain translation inside a path-profiled function
+        // covers exactly its node.
+        let max = if reusable {
+            self.paths_max_insns(addr, max)
+        } else {
+            max
         };
         let block = lift_block(bytes, addr, max)?;
         if reusable {
@@ -198,11 +210,14 @@ impl Vm {
                 l.cache.insert_unlisted(info)
             };
             assert_eq!(got, id, "code index and block table agree");
-            // Block table I3: the monitor may link superblocks to it now.
-            self.proc
-                .prof
-                .blocks
-                .set_host(id.0, host.0, l.cache.flushes);
+            // Block table I3: the monitor may link superblocks to it now
+            // (not inside a path-profiled function, dispatch/paths.rs I2).
+            if self.paths_allow_superblocks(addr) {
+                self.proc
+                    .prof
+                    .blocks
+                    .set_host(id.0, host.0, l.cache.flushes);
+            }
             return Ok(id);
         }
         unreachable!("translate loop returns within two attempts")
@@ -217,6 +232,8 @@ impl Vm {
     }
 
     fn host_for_locked(&mut self, l: &mut Locked, addr: GuestAddr) -> Result<HostAddr, VmError> {
+        // A path-profiled function's entry is its entry stub (paths.rs).
+        self.paths_prepare(l, addr)?;
         let id = match l.cache.lookup(addr) {
             Some(id) => id,
             None => {
@@ -235,10 +252,12 @@ impl Vm {
     /// I3: after a flush, this thread's lookup table starts empty.
     fn sync_ibl(&mut self) {
         let gen = self.proc.view.gen();
-        if gen != self.ibl_gen {
+        let flushed = gen != self.ibl_gen;
+        if flushed {
             self.ibl.clear();
             self.ibl_gen = gen;
         }
+        self.paths_sync(flushed);
     }
 
     /// Run the guest's first thread until the process ends; never
@@ -351,6 +370,7 @@ impl Vm {
                     self.host_for(GuestAddr(self.ctx.rip))?
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
+                exit_reason::PATH_MISS => self.path_miss()?,
                 // Stopped for another thread (process.rs I3), or by a
                 // signal: the state is exact at ctx.rip.
                 exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip))?,
@@ -403,7 +423,10 @@ impl Vm {
             SiteKind::Direct { field } => {
                 self.stats.direct_exits += 1;
                 let mut l = proc.lock();
-                let host = self.host_for_locked(&mut l, site.target)?;
+                let host = match self.paths_redirect(&mut l, &site)? {
+                    Some(host) => host,
+                    None => self.host_for_locked(&mut l, site.target)?,
+                };
                 // I2: a flush during translation removed the site.
                 if !proc.opts.no_chain && l.cache.flushes == gen {
                     l.cache.mem.patch_rel32(field, host);

@@ -386,6 +386,8 @@ pub struct Process {
     /// The write end of the pipe a vfork parent waits on, in its child
     /// (fork.rs F4), or -1.
     pub vfork_fd: AtomicI32,
+    /// Path profiling of one function (`hotlift paths`, dispatch/paths.rs).
+    pub paths: Option<Arc<super::paths::PathsState>>,
 }
 
 impl Process {

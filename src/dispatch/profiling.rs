@@ -59,6 +59,8 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
+    /// What the monitor shares with path profiling (`hotlift paths`).
+    pub paths_shared: Option<Arc<crate::monitor::paths::Shared>>,
 }
 
 /// The monitor `opts` asks for, building superblocks in `shared`'s arena
@@ -68,6 +70,7 @@ fn start_monitor(
     blocks: &Arc<BlockTable>,
     shared: &Arc<crate::cache::CacheShared>,
     prebuild: Option<crate::store::feed::Prebuild>,
+    paths: Option<Arc<crate::monitor::paths::Shared>>,
 ) -> Option<Monitor> {
     opts.monitor().then(|| {
         let sb = SbConfig {
@@ -89,7 +92,7 @@ fn start_monitor(
             };
             Builder::new(cfg, shared.clone(), blocks.clone()).with_prebuild(prebuild)
         });
-        Monitor::start(blocks.clone(), sb, builder, opts.sampling())
+        Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths)
     })
 }
 
@@ -122,10 +125,16 @@ impl Profiling {
         shared: &Arc<crate::cache::CacheShared>,
     ) -> std::io::Result<Profiling> {
         let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
+        let paths_shared = opts.paths.as_ref().map(|c| {
+            Arc::new(crate::monitor::paths::Shared {
+                reference: c.reference,
+                ..Default::default()
+            })
+        });
         let images = Arc::new(Mutex::new(images));
         let store = crate::store::run::RunStore::start(opts, &images);
         let prebuild = store.as_ref().and_then(|s| s.prebuild(blocks.clone()));
-        let monitor = start_monitor(opts, &blocks, shared, prebuild);
+        let monitor = start_monitor(opts, &blocks, shared, prebuild, paths_shared.clone());
         Ok(Profiling {
             blocks,
             monitor: Mutex::new(monitor),
@@ -139,6 +148,7 @@ impl Profiling {
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
+            paths_shared,
         })
     }
 
@@ -176,7 +186,13 @@ impl Profiling {
             s.forked();
             s.prebuild(self.blocks.clone())
         });
-        *monitor = start_monitor(opts, &self.blocks, shared, prebuild);
+        *monitor = start_monitor(
+            opts,
+            &self.blocks,
+            shared,
+            prebuild,
+            self.paths_shared.clone(),
+        );
     }
 
     /// Where this image's profile goes (None: nowhere).
@@ -420,6 +436,10 @@ impl super::process::Process {
         } else {
             return;
         };
+        if let Some(p) = &self.paths {
+            let (_, modules) = module_table(&prof.images());
+            p.report(&tables, prof.blocks.published(), &modules);
+        }
         let count_check = prof
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));

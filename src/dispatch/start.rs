@@ -190,6 +190,14 @@ impl Vm {
             ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
         let prof = Profiling::new(&opts, images, command_line, &shared)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+        let paths = match (&opts.paths, &prof.paths_shared) {
+            (Some(c), Some(s)) => {
+                let p = super::paths::PathsState::new(c.clone(), s.clone());
+                p.resolve(&prof.images());
+                Some(Arc::new(p))
+            }
+            _ => None,
+        };
         signal::install(opts.verbose, code_range, |s| {
             sig.handler(s as usize) == libc::SIG_IGN as u64
         })
@@ -218,6 +226,7 @@ impl Vm {
             prof,
             threads: Threads::default(),
             vfork_fd: std::sync::atomic::AtomicI32::new(-1),
+            paths,
             opts,
         });
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
@@ -241,6 +250,10 @@ impl Vm {
             .prof
             .thread(&mut ctx, tid)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+        if let Some(p) = &proc.paths {
+            p.init_thread(&mut ctx)
+                .map_err(|e| VmError::Host(format!("cannot set up path profiling: {e}")))?;
+        }
         let mut ibl = IblTable::at(ctx.ibl_entries());
         ibl.set_empty_stub(proc.view.empty_ibl_stub);
         ctx.install_gs();
@@ -262,6 +275,7 @@ impl Vm {
             start_mask: None,
             fault_regs: [0; 3],
             fault_pc: 0,
+            paths_epoch: 0,
         })
     }
 }

@@ -29,6 +29,7 @@
 
 pub mod blocks;
 pub mod calltree;
+pub mod paths;
 pub mod ring;
 pub mod sampler;
 pub mod superblock;
@@ -75,9 +76,14 @@ pub const TAG_SIGNAL: u32 = 0xc000_0100;
 /// follow the block before.
 pub const TAG_SIGRETURN: u32 = 0xc000_0004;
 
+/// Bits 31..28 = 1101: a path-profiling record (backend/paths.rs): kind
+/// in bits 27..24, the function's version in bits 23..16.
+pub const TAG_PATH: u32 = 0xd000_0000;
+
 /// Words that follow a tagged entry.
 pub fn record_words(tag: u32) -> usize {
     match tag {
+        t if t & 0xf000_0000 == TAG_PATH => crate::backend::paths::record_words(t),
         TAG_REP => 2,
         TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
         TAG_SIGRETURN => 0,
@@ -144,12 +150,14 @@ fn thread_cpu_seconds() -> f64 {
 impl Monitor {
     /// Start the monitor, pinned to a core other than the calling (guest)
     /// thread's when at least two are available; `sampling` (None: off) is
-    /// for the time tree (sampler.rs).
+    /// for the time tree (sampler.rs), `paths` for path profiling of one
+    /// function (monitor/paths.rs).
     pub fn start(
         blocks: Arc<BlockTable>,
         sb: SbConfig,
         builder: Option<superblock::Builder>,
         sampling: Option<sampler::SampleConfig>,
+        paths: Option<Arc<paths::Shared>>,
     ) -> Monitor {
         let shared = Arc::new(Shared {
             rings: Mutex::new(Vec::new()),
@@ -190,7 +198,7 @@ impl Monitor {
                 let pinned = monitor_core
                     .map(core_affinity::set_for_current)
                     .unwrap_or(false);
-                let tables = run(&s2, sb, builder, sampling);
+                let tables = run(&s2, sb, builder, sampling, paths);
                 (tables, thread_cpu_seconds(), pinned)
             })
             .expect("spawn the monitor thread");
@@ -263,9 +271,11 @@ fn run(
     sb: SbConfig,
     mut builder: Option<superblock::Builder>,
     sampling: Option<sampler::SampleConfig>,
+    paths: Option<Arc<paths::Shared>>,
 ) -> Tables {
     let mut tables = Tables::new(sb);
     tables.sampler = sampler::Sampler::new(sampling);
+    tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
     loop {
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();

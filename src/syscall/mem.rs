@@ -139,6 +139,9 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
                 .prof
                 .images()
                 .mapped_file(fd, offset, r as u64, page_up(len), blocks);
+            if let Some(p) = &vm.proc.paths {
+                p.resolve(&vm.proc.prof.images());
+            }
         }
     }
     r

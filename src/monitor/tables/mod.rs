@@ -258,6 +258,8 @@ pub struct Tables {
     pub sampler: super::sampler::Sampler,
     /// `--selector pisat`: the sequence database and PST-tree (mine.rs).
     pub pisat: Option<Box<super::superblock::pisat::Miner>>,
+    /// Path profiling of one function (monitor/paths.rs), when asked for.
+    pub paths: Option<Box<super::paths::PathsTables>>,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -320,11 +322,19 @@ impl Tables {
         if self.pisat.is_some() {
             self.window_turn(&mut st);
         }
+        if let Some(p) = self.paths.as_deref_mut() {
+            p.set_thread(t);
+        }
         self.entries += entries.len() as u64;
         st.entries += entries.len() as u64;
         for &e in entries {
             if e & TAG != 0 || st.pending_need > 0 {
                 st.window.tick();
+                if let Some(p) = self.paths.as_deref_mut() {
+                    if st.pending_need == 0 && (e == st.loop_word || e >= TAG_SB_ENTRY) {
+                        p.other();
+                    }
+                }
                 if e == st.loop_word && st.pending_need == 0 {
                     // A lazy superblock looped back to its start.
                     self.sbs[st.pass as usize].loops += 1;
@@ -357,6 +367,9 @@ impl Tables {
             }
             st.prev = e;
             st.window.push(e);
+            if let Some(paths) = self.paths.as_deref_mut() {
+                paths.block(self.slots[id].guest, e);
+            }
         }
         if self.pisat.is_some() {
             self.window_turn(&mut st);
@@ -512,6 +525,9 @@ impl Tables {
         if st.pending_need == 0 {
             if e == TAG_SIGRETURN {
                 // The context the handler returns to follows no block.
+                if let Some(p) = self.paths.as_deref_mut() {
+                    p.marker();
+                }
                 st.prev = NONE;
                 return;
             }
@@ -530,6 +546,15 @@ impl Tables {
     }
 
     fn tagged(&mut self, st: &mut ThreadState, rec: &[u32]) {
+        if let Some(p) = self.paths.as_deref_mut() {
+            if rec[0] & 0xf000_0000 == super::TAG_PATH {
+                p.record(rec);
+                return;
+            }
+            if matches!(rec[0], TAG_UNRETIRED | TAG_UNRETIRED_REP) || rec[0] & !0xff == TAG_SIGNAL {
+                p.marker();
+            }
+        }
         if rec[0] == TAG_REP {
             // Single-stepping counts each iteration; RCX = 0 still counts
             // the instruction once.

@@ -1,0 +1,86 @@
+//! Path profiling of one guest function (design S3): Ball–Larus ids for
+//! its loop-free paths, PAP's fold at loop back edges so that whole paths
+//! through loops are counted exactly, paths of interest and the four
+//! early-termination methods PSP0–PSP3.
+//!
+//! The pieces, in the order data flows: `resolve` finds the function in
+//! an image's symbols; `cfg` discovers its control-flow graph from guest
+//! memory when it is first entered; `dag` numbers it (Ball–Larus on the
+//! graph with its back edges cut); `plan` decides what the probe on each
+//! edge does for the chosen method (with `espp` for ESPP weights and probe
+//! pushing); the backend emits an instrumented translation of the
+//! function (backend/paths.rs) that the dispatcher enters at the
+//! function's entry (dispatch/paths.rs); the probes push records to the
+//! thread's ring, which the monitor collects together with the block
+//! trace an independent reference is computed from (monitor/paths.rs,
+//! `reference`); `report` decodes, compares and prints.
+//!
+//! Usage: `hotlift paths --function NAME -- PROGRAM` (cli/paths.rs) puts a
+//! [`PathsConfig`] into the run options; everything else follows from it.
+
+pub mod cfg;
+pub mod dag;
+pub mod espp;
+pub mod interest;
+pub mod plan;
+pub mod reference;
+pub mod report;
+pub mod resolve;
+
+use std::path::PathBuf;
+
+pub use interest::{AddrSpec, InterestPath};
+pub use plan::{Method, Plan};
+
+/// Frames of each thread's activation stack (backend/paths.rs): calls out
+/// of instrumented code nested this deep still come back instrumented.
+pub const FRAMES: u64 = 1 << 16;
+
+/// Which function to profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FunctionSpec {
+    Name(String),
+    Addr(u64),
+}
+
+impl FunctionSpec {
+    /// `0x401136` is an address, anything else a symbol name.
+    pub fn parse(s: &str) -> FunctionSpec {
+        match s
+            .strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+        {
+            Some(a) => FunctionSpec::Addr(a),
+            None => FunctionSpec::Name(s.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for FunctionSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FunctionSpec::Name(n) => write!(f, "{n}"),
+            FunctionSpec::Addr(a) => write!(f, "{a:#x}"),
+        }
+    }
+}
+
+/// Output format of `hotlift paths`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// What `hotlift paths` asked for.
+#[derive(Clone, Debug)]
+pub struct PathsConfig {
+    pub function: FunctionSpec,
+    pub interest: Vec<InterestPath>,
+    pub method: Method,
+    /// Compute the reference from the block stream and compare.
+    pub reference: bool,
+    pub format: Format,
+    /// Where the report goes (stderr when None).
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,92 @@
+//! Finding the profiled function in an ELF image: its start and extent
+//! from the symbol tables (`.symtab`, `.dynsym`), relocated by the image's
+//! load bias.
+
+use goblin::elf::sym::STT_GNU_IFUNC;
+use goblin::elf::Elf;
+
+/// A function of an image: `[start, end)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub name: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Function symbols of `bytes`: (address, size, name), sorted.
+fn functions(bytes: &[u8], bias: u64) -> Vec<(u64, u64, String)> {
+    let Ok(elf) = Elf::parse(bytes) else {
+        return Vec::new();
+    };
+    let mut funcs = Vec::new();
+    for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
+        for s in syms.iter() {
+            let func = s.is_function() || s.st_type() == STT_GNU_IFUNC;
+            if func && s.st_value != 0 {
+                if let Some(name) = strs.get_at(s.st_name) {
+                    funcs.push((bias.wrapping_add(s.st_value), s.st_size, name.to_string()));
+                }
+            }
+        }
+    }
+    funcs.sort();
+    funcs
+}
+
+/// The extent of the function at `start` of size `size` among `funcs`:
+/// its size, or up to the next function when the size is 0.
+fn extent(funcs: &[(u64, u64, String)], start: u64, size: u64) -> u64 {
+    if size != 0 {
+        return start + size;
+    }
+    funcs
+        .iter()
+        .map(|f| f.0)
+        .find(|&a| a > start)
+        .unwrap_or(u64::MAX)
+}
+
+/// Function symbols of an image file and of its separate debug file
+/// (`/usr/lib/debug/.build-id/xx/yyyy.debug`, which names the local
+/// functions a stripped library leaves out), when one is installed.
+pub fn image_functions(
+    bytes: &[u8],
+    bias: u64,
+    build_id: Option<&[u8]>,
+) -> Vec<(u64, u64, String)> {
+    let mut funcs = functions(bytes, bias);
+    if let Some(id) = build_id.filter(|id| id.len() >= 2) {
+        let hex = crate::profile::hex(id);
+        let debug = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
+        if let Ok(dbg) = std::fs::read(debug) {
+            funcs.extend(functions(&dbg, bias));
+            funcs.sort();
+        }
+    }
+    funcs
+}
+
+/// The function named `name` among an image's functions.
+pub fn by_name_in(funcs: &[(u64, u64, String)], name: &str) -> Option<Found> {
+    let &(start, size, _) = funcs.iter().find(|f| f.2 == name)?;
+    Some(Found {
+        name: name.to_string(),
+        start,
+        end: extent(funcs, start, size),
+    })
+}
+
+/// The function starting at `addr` (or containing it) in `bytes`.
+pub fn by_addr(bytes: &[u8], bias: u64, addr: u64) -> Option<Found> {
+    let funcs = functions(bytes, bias);
+    let f = funcs
+        .iter()
+        .rev()
+        .find(|f| f.0 <= addr && (f.1 == 0 || addr < f.0 + f.1))?;
+    let end = extent(&funcs, f.0, f.1);
+    Some(Found {
+        name: f.2.clone(),
+        start: addr,
+        end,
+    })
+}
