@@ -7,11 +7,13 @@
 //! is `MAP_SHARED` stays shared with the parent. So:
 //!
 //! F1: nothing another host thread holds can be locked in the child: the
-//!     forking thread holds the translation lock, the superblock publish
-//!     lock, the image log, the monitor handle and the thread registry
-//!     across the fork (in that order, the order every other path takes
-//!     them in). The monitor thread is then between drain rounds or inside
-//!     none of them; glibc's `fork` makes its own allocator safe.
+//!     monitor thread is paused between rounds first (monitor I4: no lock
+//!     held, no lazy initialisation under way — a child once hung on a
+//!     formatter table the parent's monitor was building at the fork),
+//!     then the forking thread holds the translation lock, the superblock
+//!     publish lock, the image log, the monitor handle and the thread
+//!     registry across the fork (in that order, the order every other path
+//!     takes them in); glibc's `fork` makes its own allocator safe.
 //! F2: the child gives itself code memory of its own (the code cache is a
 //!     shared memfd, cache/codemem.rs) before anything writes code, then
 //!     flushes every translation: the superblocks and edge counts in it
@@ -77,7 +79,15 @@ impl Vm {
         }
         let proc = self.proc.clone();
         let parent_profile = proc.prof.profile_path().map(|p| p.display().to_string());
-        // F1, in the documented order.
+        // F1: the monitor thread still first (monitor I4), then the locks
+        // in the documented order.
+        let paused = proc
+            .prof
+            .monitor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|m| m.pause());
         let mut locked = proc.lock();
         let publish = proc
             .view
@@ -93,6 +103,7 @@ impl Vm {
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             let e = std::io::Error::last_os_error();
+            drop(paused);
             for fd in fds.into_iter().filter(|&fd| fd >= 0) {
                 // SAFETY: our own fresh descriptors.
                 unsafe { libc::close(fd) };
@@ -100,6 +111,8 @@ impl Vm {
             return Ok(-(e.raw_os_error().unwrap_or(libc::EAGAIN) as i64));
         }
         if pid == 0 {
+            // The parent's monitor did not come along: nothing to resume.
+            std::mem::forget(paused);
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);
             drop(threads);
             // F2.
@@ -130,6 +143,7 @@ impl Vm {
         drop(images);
         drop(publish);
         drop(locked);
+        drop(paused);
         if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
             crate::syscall::guest_write_bytes(ptid, &(pid as u32).to_le_bytes());
         }

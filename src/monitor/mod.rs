@@ -11,6 +11,11 @@
 //!     cache and when a call enters a context other than the caller's last.
 //! I3: the monitor never runs guest code and never touches a guest thread's
 //!     registers; it reads rings and the block table only.
+//! I4: asked to pause ([`Monitor::pause`], before a `fork`), the monitor
+//!     thread stops at the top of its loop, where it holds no lock and is
+//!     inside no one-time initialisation (a lazily built table of a crate
+//!     it uses), and stays there until told to go on: a forked child gets
+//!     no state half changed by a thread it does not have.
 //!
 //! Ring entries: a value below `TAG` is a `BlockId`. `TAG_SYSCALL | nr` is
 //! followed by three words: result (low, high) and the duration in ns
@@ -117,6 +122,52 @@ struct Shared {
     /// The monitor naps on this futex word when every ring is empty; a
     /// waiting producer and `finish` ring it.
     doorbell: AtomicU32,
+    /// I4: PAUSE_ASKED while a guest thread wants the monitor still
+    /// (a `fork`), PAUSED once it is, 0 when it may go on.
+    pause: AtomicU32,
+}
+
+const PAUSE_ASKED: u32 = 1;
+const PAUSED: u32 = 2;
+
+/// A paused monitor (I4); it goes on when this is dropped.
+#[derive(Debug)]
+pub struct Paused(Arc<Shared>);
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        self.0.pause.store(0, Ordering::Release);
+        futex_wake(&self.0.pause);
+    }
+}
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: futex wake on a live atomic word.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        )
+    };
+}
+
+fn futex_wait(word: &AtomicU32, seen: u32, ns: i64) {
+    let t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: ns,
+    };
+    // SAFETY: futex wait on a live atomic word, bounded by `t`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            seen,
+            &t as *const libc::timespec,
+        )
+    };
 }
 
 /// How the monitor ran: pinning, and its own cost.
@@ -164,6 +215,7 @@ impl Monitor {
             blocks,
             stop: AtomicBool::new(false),
             doorbell: AtomicU32::new(0),
+            pause: AtomicU32::new(0),
         });
         // FACTS: get_core_ids reports the calling thread's current mask;
         // read it before pinning anything.
@@ -225,6 +277,22 @@ impl Monitor {
         self.shared.rings.lock().expect("ring registry").push(ring);
     }
 
+    /// I4: wait until the monitor thread is between rounds, holding
+    /// nothing (no lock, no one-time initialisation half done), and keep
+    /// it there until the result is dropped: a `fork` copies it so.
+    pub fn pause(&self) -> Paused {
+        let s = &self.shared;
+        s.pause.store(PAUSE_ASKED, Ordering::Release);
+        ring::ring_doorbell(&s.doorbell);
+        while s.pause.load(Ordering::Acquire) != PAUSED {
+            if self.thread.as_ref().is_none_or(|t| t.is_finished()) {
+                break;
+            }
+            futex_wait(&s.pause, PAUSE_ASKED, 1_000_000);
+        }
+        Paused(s.clone())
+    }
+
     /// Stop after draining every ring (I1) and hand back the tables.
     pub fn finish(&mut self) -> Tables {
         self.shared.stop.store(true, Ordering::Release);
@@ -277,6 +345,14 @@ fn run(
     tables.sampler = sampler::Sampler::new(sampling);
     tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
     loop {
+        if shared.pause.load(Ordering::Acquire) == PAUSE_ASKED {
+            // I4: here the monitor holds nothing.
+            shared.pause.store(PAUSED, Ordering::Release);
+            futex_wake(&shared.pause);
+            while shared.pause.load(Ordering::Acquire) == PAUSED {
+                futex_wait(&shared.pause, PAUSED, 10_000_000);
+            }
+        }
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
         let mut found = 0usize;
