@@ -18,8 +18,9 @@
 //!     back to the start stays in the same open pass: `loops += 1` and the
 //!     instructions, nothing else (tables.rs checks for it first). One with calls or returns inside is replayed
 //!     member by member at once (the shadow stack must move in order).
-//! I2: what a lazy pass touches is in `SbAccount` itself or in its exit's
-//!     entry, so a pass costs two cache lines.
+//! I2: what a lazy pass touches is in `SbAccount` itself, its exit's
+//!     entry and (for an implicit exit) the compact list of exit targets,
+//!     so a pass costs a few cache lines.
 //! I3: member counts are final only after `finish`.
 
 use super::{ThreadState, NONE, SB_MASK};
@@ -55,6 +56,10 @@ pub struct SbAccount {
     pub members: Vec<u32>,
     insns_through: Vec<u64>,
     pub exits: Vec<SbExitAcct>,
+    /// Per exit, the block an implicit exit jumps to (NONE: explicit): a
+    /// compact copy of `exits[k].target` for the search every implicit
+    /// exit makes (I2).
+    targets: Vec<u32>,
     /// Calls and returns between members, by the member they enter (I1).
     pub ops: Vec<PassOp>,
     /// No calls or returns inside or on the loop back: passes and loops
@@ -88,7 +93,7 @@ impl SbAccount {
                 acc
             })
             .collect();
-        let exits = exits
+        let exits: Vec<SbExitAcct> = exits
             .iter()
             .map(|&(member, target)| SbExitAcct {
                 member,
@@ -98,7 +103,9 @@ impl SbAccount {
                 last: members[member as usize],
             })
             .collect();
+        let targets = exits.iter().map(|x| x.target).collect();
         SbAccount {
+            targets,
             other_ends: vec![0; members.len()],
             members,
             insns_through,
@@ -287,7 +294,7 @@ impl Tables {
     /// was open: the pass left through the implicit exit to `b`.
     pub(super) fn close_implicit(&mut self, st: &mut ThreadState, b: u32) {
         let sb = &self.sbs[st.pass as usize];
-        match sb.exits.iter().position(|x| x.target == b) {
+        match sb.targets.iter().position(|&t| t == b) {
             Some(k) => self.close_exit(st, k),
             None => self.stray_in_pass(st),
         }
