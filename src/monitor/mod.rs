@@ -367,6 +367,9 @@ fn run(
             if !stop && b.has_work(&tables) {
                 b.work(&mut tables);
             }
+            if !stop {
+                b.review(&tables);
+            }
         }
         // Stop was seen before this round read the producer positions, so
         // the round drained everything pushed before `finish` (I1); other

@@ -126,6 +126,12 @@ pub fn render_text(e: &SuperblockEntry) -> String {
         r.generation,
         if e.flushed { " (flushed since)" } else { "" }
     );
+    if let Some(n) = r.retired_after_entries {
+        let _ = writeln!(
+            s,
+            "  taken back after {n} ring entries: its passes covered too few blocks per ring word"
+        );
+    }
     let _ = writeln!(
         s,
         "  entries {}, loops back to the start {}, abnormal exits {}",

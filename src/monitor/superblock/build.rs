@@ -62,6 +62,10 @@ pub struct SbRecord {
     pub host_code: String,
     pub ir: String,
     pub guest_instructions: u32,
+    /// Ring entries the monitor had seen when the superblock was taken
+    /// back (review.rs), if it was.
+    #[serde(default)]
+    pub retired_after_entries: Option<u64>,
 }
 
 /// One member, with its guest bytes (for disassembly in dumps).
@@ -80,6 +84,8 @@ pub struct MemberRecord {
 pub struct BuildStats {
     pub requests: u64,
     pub built: u64,
+    /// Nothing to gain: one block going nowhere hot, or two whose pass
+    /// would cost as many ring words as their blocks (see `build`).
     pub single_member: u64,
     pub stale: u64,
     pub lift_mismatch: u64,
@@ -87,6 +93,9 @@ pub struct BuildStats {
     pub arena_full: u64,
     pub registry_full: u64,
     pub exits_linked: u64,
+    /// Superblocks taken back for covering too few blocks per ring word
+    /// (review.rs).
+    pub retired: u64,
     pub build_seconds: f64,
 }
 
@@ -94,14 +103,14 @@ pub struct BuildStats {
 #[derive(Debug)]
 pub struct Builder {
     cfg: BuildConfig,
-    shared: Arc<CacheShared>,
+    pub(super) shared: Arc<CacheShared>,
     blocks: Arc<BlockTable>,
-    gen: u64,
+    pub(super) gen: u64,
     cursor: usize,
     /// Head block id → superblock id, this generation.
-    heads: HashMap<u32, u32>,
+    pub(super) heads: HashMap<u32, u32>,
     /// Heads that failed this generation (not asked again).
-    failed: HashSet<u32>,
+    pub(super) failed: HashSet<u32>,
     /// Guest address → latest block id, and how many ids were looked at.
     by_guest: HashMap<u64, u32>,
     seen: u32,
@@ -112,6 +121,8 @@ pub struct Builder {
     started: Instant,
     pub records: Vec<SbRecord>,
     pub stats: BuildStats,
+    /// What review.rs needs to take published superblocks back.
+    pub(super) review: super::review::Review,
     /// Stored traces to ask for as their blocks appear (store/feed.rs).
     prebuild: Option<crate::store::feed::Prebuild>,
 }
@@ -162,6 +173,7 @@ impl Builder {
             next_id: 0,
             started: Instant::now(),
             records: Vec::new(),
+            review: super::review::Review::default(),
             stats: BuildStats::default(),
             prebuild: None,
         }
@@ -281,8 +293,19 @@ impl Builder {
             self.failed.insert(head);
             return;
         };
-        if chosen.len() == 1 && chosen[0].1 == super::Next::Leave {
-            // One block going nowhere hot: nothing to gain.
+        let (last, next) = *chosen.last().expect("a head");
+        let leaves_indirectly = next == super::Next::Leave
+            && matches!(
+                metas[last as usize].exit,
+                ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
+            );
+        if (chosen.len() == 1 && next == super::Next::Leave)
+            || (chosen.len() == 2 && leaves_indirectly)
+        {
+            // Nothing to gain: one block going nowhere hot, or two that
+            // leave through an indirect exit, whose pass costs the ring two
+            // words (its entry and the exit's record) as the blocks did,
+            // and the monitor more (an interpreter's handlers).
             self.stats.single_member += 1;
             self.failed.insert(head);
             return;
@@ -372,12 +395,15 @@ impl Builder {
             unsafe {
                 let first = std::slice::from_raw_parts(
                     (head_host as i64 - self.shared.arena.rw_delta) as *const u8,
-                    5,
+                    8,
                 );
-                if first != PROLOGUE_START {
+                if first[..5] != PROLOGUE_START {
                     return;
                 }
+                let original: [u8; 8] = first.try_into().expect("8 bytes");
                 self.shared.patch8(head_host, jmp);
+                self.review
+                    .published(id, head, head_host, original, jmp, self.gen);
             }
         }
         self.unresolved
@@ -413,6 +439,7 @@ impl Builder {
             host_code: hex(&em.code),
             ir: plan.to_string(),
             guest_instructions: plan.guest_insns(),
+            retired_after_entries: None,
         };
         if let Some(dir) = &self.cfg.dump_dir {
             let entry = crate::profile::SuperblockEntry::unrun(rec.clone());

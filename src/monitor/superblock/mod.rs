@@ -26,6 +26,7 @@
 
 pub mod build;
 pub mod pisat;
+mod review;
 pub mod select;
 
 use std::fmt;

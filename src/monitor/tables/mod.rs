@@ -415,9 +415,12 @@ impl Tables {
                     threshold,
                 },
             ));
-        } else if s.trigger < u32::MAX - 1 {
-            // Entered indirectly: ask at the next direct entry instead.
-            s.trigger += 1;
+        } else {
+            // Entered indirectly: ask again at a later direct entry. Not at
+            // the very next execution: a block most returns land in would
+            // come here on every one (c-qsort: 6 % of the monitor's time).
+            let later = s.count + (s.count / 8).max(64);
+            s.trigger = later.min(u64::from(u32::MAX - 1)) as u32;
         }
     }
 
