@@ -75,6 +75,10 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub sb_unroll: u32,
 
+    /// Build a counted superblock only where its passes should cover this many blocks per ring word they cost, and take one back whose passes cover fewer than 7/8 of it (0: build every superblock selected, never take one back; for experiments and tests)
+    #[arg(long, default_value_t = 2.0, value_parser = parse_yield)]
+    pub sb_min_yield: f64,
+
     /// Write a text dump of each superblock into DIR as it is built
     #[arg(long, value_name = "DIR")]
     pub dump_superblocks: Option<std::path::PathBuf>,
@@ -241,6 +245,13 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_yield(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=64.0).contains(&f) => Ok(f),
+        _ => Err(format!("{s:?} is not a number of blocks between 0 and 64")),
+    }
+}
+
 impl RunOptions {
     /// Is the monitor thread running?
     pub fn monitor(&self) -> bool {
@@ -289,6 +300,7 @@ impl Default for RunOptions {
             sb_max_blocks: 16,
             sb_max_insns: 512,
             sb_unroll: 4,
+            sb_min_yield: 2.0,
             dump_superblocks: None,
             no_follow: false,
             sample_us: 1000,

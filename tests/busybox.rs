@@ -1207,6 +1207,8 @@ impl Mode {
                 "1",
                 "--sb-edge-threshold",
                 "1",
+                "--sb-min-yield",
+                "0",
                 "--",
             ]
             .iter()

@@ -79,6 +79,8 @@ const MODES: &[Mode] = &[
             "1",
             "--sb-edge-threshold",
             "1",
+            "--sb-min-yield",
+            "0",
             "--",
         ]),
     },

@@ -34,7 +34,15 @@ const CONFIGS: &[(&str, &[&str])] = &[
     ("ring no-chain", &["run", "--no-chain"]),
     (
         "ring sb-all",
-        &["run", "--sb-threshold", "1", "--sb-edge-threshold", "1"],
+        &[
+            "run",
+            "--sb-threshold",
+            "1",
+            "--sb-edge-threshold",
+            "1",
+            "--sb-min-yield",
+            "0",
+        ],
     ),
     // Superblocks from mined patterns (as tests/guest_diff.rs's pisat).
     (
@@ -77,30 +85,31 @@ const THREADS: &str = "its threads contend for locks and run as long as \
 
 /// Block counts by (module, offset), executed blocks only. Code generated
 /// at run time (`[anon]`) lands wherever mmap puts it, which depends on
-/// hotlift's own mappings (the ring, the counters): those blocks are keyed
-/// by their order among the anonymous blocks, size and instructions.
+/// hotlift's own mappings (the ring, the counters, the monitor's tables),
+/// and the profile adds up the blocks that ran at one address: so which
+/// anonymous blocks share an address, and their order, can change from
+/// run to run. Those are summed by shape (size and instructions); the
+/// in-run check (`IN_RUN`) compares them block by block.
 fn counts(profile: &Path) -> Result<BTreeMap<(String, u64), u64>, String> {
     let text = std::fs::read_to_string(profile).map_err(|e| format!("no profile: {e}"))?;
     let p: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let mut anon = 0;
-    Ok(p["blocks"]
-        .as_array()
-        .ok_or("no blocks")?
-        .iter()
-        .filter(|b| b["count"].as_u64() != Some(0))
-        .map(|b| {
-            let module = b["module"].as_str().unwrap_or("").to_string();
-            let key = if module == "[anon]" {
-                anon += 1;
-                let shape =
-                    b["size"].as_u64().unwrap_or(0) << 16 | b["instructions"].as_u64().unwrap_or(0);
-                (format!("[anon] #{anon}"), shape)
-            } else {
-                (module, b["offset"].as_u64().unwrap_or(0))
-            };
-            (key, b["count"].as_u64().unwrap_or(0))
-        })
-        .collect())
+    let mut out = BTreeMap::new();
+    for b in p["blocks"].as_array().ok_or("no blocks")? {
+        let count = b["count"].as_u64().unwrap_or(0);
+        if count == 0 {
+            continue;
+        }
+        let module = b["module"].as_str().unwrap_or("").to_string();
+        let key = if module == "[anon]" {
+            let shape =
+                b["size"].as_u64().unwrap_or(0) << 16 | b["instructions"].as_u64().unwrap_or(0);
+            ("[anon] size<<16|insns".to_string(), shape)
+        } else {
+            (module, b["offset"].as_u64().unwrap_or(0))
+        };
+        *out.entry(key).or_insert(0) += count;
+    }
+    Ok(out)
 }
 
 /// The in-run check: both ways of counting in one run must agree.
@@ -111,6 +120,8 @@ const IN_RUN: &[&str] = &[
     "1",
     "--sb-edge-threshold",
     "1",
+    "--sb-min-yield",
+    "0",
 ];
 
 /// The `count_check` section of a profile: problems found in it.
@@ -153,7 +164,7 @@ fn check(case: &TestCase, dirs: &Dirs, worker: usize, in_run_only: bool) -> Vec<
         .filter(|_| !in_run_only)
         .chain(std::iter::once(&("count-check", IN_RUN)));
     for &(name, opts) in configs {
-        let _ = std::fs::remove_file(&out);
+        guest::remove_profiles(&out);
         let mut pre: Vec<OsString> = opts.iter().map(OsString::from).collect();
         pre.push("--profile".into());
         pre.push(out.clone().into());
@@ -208,7 +219,7 @@ fn check(case: &TestCase, dirs: &Dirs, worker: usize, in_run_only: bool) -> Vec<
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_file(&out);
+    guest::remove_profiles(&out);
     problems
 }
 

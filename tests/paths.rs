@@ -316,7 +316,14 @@ fn builds_superblocks_and_chaining_do_not_change_the_paths() {
     let base = paths(&prog, "rec", &["rec", "200"], "none", None, &[]);
     for extra in [
         &["--no-chain"][..],
-        &["--sb-threshold", "1", "--sb-edge-threshold", "1"][..],
+        &[
+            "--sb-threshold",
+            "1",
+            "--sb-edge-threshold",
+            "1",
+            "--sb-min-yield",
+            "0",
+        ][..],
         &["--no-superblocks"][..],
     ] {
         let r = paths(&prog, "rec", &["rec", "200"], "none", None, extra);

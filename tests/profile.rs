@@ -416,8 +416,23 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
         let reference = exact_view(&off);
         for extra in [
             &[][..],
-            &["--sb-threshold", "1", "--sb-edge-threshold", "1"][..],
-            &["--sb-threshold", "50", "--sb-max-blocks", "3", "--no-chain"][..],
+            &[
+                "--sb-threshold",
+                "1",
+                "--sb-edge-threshold",
+                "1",
+                "--sb-min-yield",
+                "0",
+            ][..],
+            &[
+                "--sb-threshold",
+                "50",
+                "--sb-max-blocks",
+                "3",
+                "--sb-min-yield",
+                "0",
+                "--no-chain",
+            ][..],
         ] {
             let (o, on) = run(extra);
             assert_eq!(o, out_off, "{extra:?}: output");
@@ -460,7 +475,13 @@ fn threads_are_profiled_each_and_together() {
     let out = dir.join("threads.json");
     for extra in [
         &["--count-check"][..],
-        &["--count-check", "--sb-threshold", "1"][..],
+        &[
+            "--count-check",
+            "--sb-threshold",
+            "1",
+            "--sb-min-yield",
+            "0",
+        ][..],
     ] {
         let (o, p) = profile(&exe, &out, extra, "");
         assert_eq!(o.status.code(), Some(0), "{extra:?}: {o:?}");

@@ -51,7 +51,15 @@ const MODES: &[(&str, &[&str])] = &[
     ("no-chain", &["run", "--no-chain"]),
     (
         "sb-all",
-        &["run", "--sb-threshold", "1", "--sb-edge-threshold", "1"],
+        &[
+            "run",
+            "--sb-threshold",
+            "1",
+            "--sb-edge-threshold",
+            "1",
+            "--sb-min-yield",
+            "0",
+        ],
     ),
 ];
 
@@ -495,7 +503,7 @@ fn real_programs_match_native_and_profiles_name_libraries() {
                     );
                     let checked = profile.map(|p| {
                         let ok = check_profile(case, &p);
-                        let _ = fs::remove_file(&p);
+                        guest::remove_profiles(&p);
                         ok
                     });
                     let mode = m.map_or("native", |m| MODES[m].0);

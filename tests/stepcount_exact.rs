@@ -93,7 +93,15 @@ const MODES: &[(&str, &[&str])] = &[
     // Superblocks nearly everywhere: their counts must be exact too.
     (
         "sb-all",
-        &["run", "--sb-threshold", "1", "--sb-edge-threshold", "1"],
+        &[
+            "run",
+            "--sb-threshold",
+            "1",
+            "--sb-edge-threshold",
+            "1",
+            "--sb-min-yield",
+            "0",
+        ],
     ),
 ];
 

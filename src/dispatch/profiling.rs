@@ -85,6 +85,7 @@ fn start_monitor(
                     max_blocks: opts.sb_max_blocks as usize,
                     max_insns: opts.sb_max_insns,
                     unroll: opts.sb_unroll as usize,
+                    min_yield: opts.sb_min_yield,
                 },
                 max_block_insns: opts.max_block_insns as usize,
                 dump_dir: opts.dump_superblocks.clone(),

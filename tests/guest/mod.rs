@@ -483,3 +483,29 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         Err(_) => default,
     }
 }
+
+/// Remove the profile at `path` and the per-process profiles forked
+/// children write beside it (`PATH.PID`, `PATH.PID.N`: README, Profiles
+/// of a process tree).
+pub fn remove_profiles(path: &Path) {
+    let _ = fs::remove_file(path);
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let n = entry.file_name();
+        let n = n.to_string_lossy();
+        let rest = n.strip_prefix(&prefix).unwrap_or("");
+        if !rest.is_empty()
+            && rest
+                .split('.')
+                .all(|p| p.bytes().all(|b| b.is_ascii_digit()) && !p.is_empty())
+        {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}

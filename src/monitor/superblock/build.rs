@@ -102,7 +102,7 @@ pub struct BuildStats {
 /// The builder's state (monitor thread only).
 #[derive(Debug)]
 pub struct Builder {
-    cfg: BuildConfig,
+    pub(super) cfg: BuildConfig,
     pub(super) shared: Arc<CacheShared>,
     blocks: Arc<BlockTable>,
     pub(super) gen: u64,
@@ -355,14 +355,7 @@ impl Builder {
         self.cursor += size;
         self.next_id += 1;
         let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
-        let exits: Vec<(u16, u32)> = plan
-            .exits
-            .iter()
-            .map(|x| {
-                let implicit = em.implicit.iter().find(|&&(_, k)| k == x.index);
-                (x.member, implicit.map_or(u32::MAX, |&(b, _)| b))
-            })
-            .collect();
+        let exits: Vec<u16> = plan.exits.iter().map(|x| x.member).collect();
         tables.add_superblock(
             id,
             SbAccount::new(

@@ -8,7 +8,8 @@
 //!     carries at least half of its block's executions (one guard is then
 //!     likely to hold).
 //! I2: a counted superblock is built only where its passes are expected
-//!     to cover [`PAYS_OFF`] blocks per ring word they cost, by the edge
+//!     to cover `min_yield` ([`PAYS_OFF`] by default) blocks per ring word
+//!     they cost, by the edge
 //!     counts at the time (a trace through a branch taken half the time
 //!     leaves after its first block half the time).
 
@@ -22,6 +23,9 @@ pub struct Limits {
     pub max_insns: u32,
     /// Most copies of a loop closed at the head (1: no unrolling).
     pub unroll: usize,
+    /// I2: blocks a pass should cover per ring word it costs
+    /// (`--sb-min-yield`, default [`PAYS_OFF`]; 0: no bar).
+    pub min_yield: f64,
 }
 
 /// What selection needs to know about blocks.
@@ -78,7 +82,7 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
         insns += sm.insns;
     }
     let members = unroll(members, insns, lim);
-    if expected_blocks(&members, g) < PAYS_OFF * ring_words(&members, g) {
+    if expected_blocks(&members, g) < lim.min_yield * ring_words(&members, g) {
         // Not worth a superblock (I2): the head alone, which the builder
         // leaves as it is.
         return Some(vec![(head, Next::Leave)]);
@@ -87,13 +91,16 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
 }
 
 /// I2: a superblock must save the monitor work: its pass should cover at
-/// least this many blocks per ring word it costs. A pass record costs the
-/// monitor about three times what a plain block entry does (measured:
-/// 450–500 million plain entries a second against 150–300 million words
-/// when superblock records dominate), so a superblock that covers fewer
-/// than about two blocks per word makes the run slower, whatever it saves
-/// the guest.
-const PAYS_OFF: f64 = 2.0;
+/// least this many blocks per ring word it costs. A word of a superblock
+/// record costs the monitor up to about 1.6 times a plain block entry
+/// (measured: 450–530 million plain entries a second against 330–430
+/// million words where superblock records dominate, c-nest 4 1 and
+/// c-sort), and a superblock saves the guest work too. Measured over 12
+/// workloads (tools/bench programs, paired runs): thresholds of 2 (and
+/// 1.75 to take back, review.rs) were best or within 3 % of the
+/// best everywhere; 1.5/1.25 and 1.2/1.0 build more superblocks and lose
+/// up to 4 % and 26 % (c-sort).
+pub const PAYS_OFF: f64 = 2.0;
 
 /// How many of `members` a pass runs, on average: member i+1 runs when
 /// member i went on to it, with the probability the edge counts give.
@@ -118,27 +125,15 @@ fn go_on(b: u32, g: &impl Graph) -> f64 {
     }
 }
 
-/// Ring words a pass costs: its entry record, and the exit record when it
-/// runs to a last member that leaves through an indirect exit (an exit
-/// whose target is a block tells the monitor by that block's entry).
+/// Ring words a pass costs: its entry record, and an exit record unless
+/// it runs through to a loop back to the start (whose record is the next
+/// pass's entry).
 fn ring_words(members: &[(u32, Next)], g: &impl Graph) -> f64 {
-    let Some(&(last, Next::Leave)) = members.last() else {
-        return 1.0;
+    let Some(&(_, Next::Head)) = members.last() else {
+        return 2.0;
     };
-    let indirect = g.meta(last).is_some_and(|m| {
-        matches!(
-            m.exit,
-            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
-        )
-    });
-    if !indirect {
-        return 1.0;
-    }
-    let reach: f64 = members[..members.len() - 1]
-        .iter()
-        .map(|&(b, _)| go_on(b, g))
-        .product();
-    1.0 + reach
+    let all: f64 = members.iter().map(|&(b, _)| go_on(b, g)).product();
+    2.0 - all
 }
 
 /// Can control go from block `from` straight into block `to`? Direct
@@ -263,6 +258,7 @@ mod tests {
         max_blocks: 8,
         max_insns: 64,
         unroll: 1,
+        min_yield: PAYS_OFF,
     };
 
     #[test]
@@ -360,7 +356,7 @@ mod tests {
 
     #[test]
     fn stops_at_syscalls_other_heads_limits_and_cold_indirect_edges() {
-        // 0 -> 4 -> 5 -> 1 (a return) -> 2 (a syscall) or 3.
+        // 0 -> 4 -> 5 -> 6 -> 1 (a return) -> 2 (a syscall) or 3.
         let mut g = G {
             metas: vec![
                 m(ExitKind::Jump),
@@ -369,11 +365,13 @@ mod tests {
                 m(ExitKind::Jump),
                 m(ExitKind::Jump),
                 m(ExitKind::Jump),
+                m(ExitKind::Jump),
             ],
             succ: HashMap::from([
                 (0, (4, 10, 10)),
                 (4, (5, 10, 10)),
-                (5, (1, 10, 10)),
+                (5, (6, 10, 10)),
+                (6, (1, 10, 10)),
                 (1, (2, 6, 10)),
             ]),
             heads: vec![],
@@ -383,6 +381,7 @@ mod tests {
             (0, Next::Member),
             (4, Next::Member),
             (5, Next::Member),
+            (6, Next::Member),
             (1, Next::Leave),
         ];
         assert_eq!(select(0, &g, LIM).unwrap(), chain);
@@ -396,20 +395,27 @@ mod tests {
         g.heads.push(1);
         assert_eq!(
             select(0, &g, LIM).unwrap(),
-            vec![(0, Next::Member), (4, Next::Member), (5, Next::Leave)]
+            vec![
+                (0, Next::Member),
+                (4, Next::Member),
+                (5, Next::Member),
+                (6, Next::Leave)
+            ]
         );
         g.heads.clear();
         let small = Limits {
             max_blocks: 8,
             max_insns: 7,
             unroll: 1,
+            min_yield: PAYS_OFF,
         };
         assert_eq!(select(0, &g, small).unwrap(), vec![(0, Next::Leave)]);
     }
 
     #[test]
     fn a_superblock_must_save_ring_words() {
-        // 0 -> 1 -> 2 -> 3, direct jumps: one word covers four blocks.
+        // 0 -> 1 -> 2 -> 3, direct jumps: an entry and an exit record
+        // cover four blocks.
         let jumps = |p: [(u32, (u32, u64, u64)); 3]| G {
             metas: vec![m(ExitKind::Branch); 4],
             succ: HashMap::from(p),

@@ -352,7 +352,7 @@ impl Tables {
                 self.grow(id, blocks);
             }
             if st.pass != NONE {
-                self.close_implicit(&mut st, e);
+                self.stray_in_pass(&mut st);
             }
             let p = st.prev;
             if p != NONE {

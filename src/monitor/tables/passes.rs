@@ -2,10 +2,10 @@
 //! blocks that ran (superblock/mod.rs, exactness).
 //!
 //! A pass opens at `TAG_SB_ENTRY | id` and closes at `TAG_SB_EXIT | k`
-//! (members 0..=member(k) ran), at `TAG_SB_PARTIAL | m` (0..=m ran), at
+//! (members 0..=member(k) ran), at `TAG_SB_PARTIAL | m` (0..=m ran), or at
 //! the next entry of the same superblock (a loop back to its start: every
-//! member ran), or at the entry of the target block of an implicit exit
-//! `k` (that block's id, or the entry of the superblock it heads). The
+//! member ran). Anything else while a pass is open means a record is
+//! missing (counted in `sb_record_errors`, which must stay 0). The
 //! transition into the head is counted at the entry, the one out of the
 //! last member that ran by whatever comes next, so edges into and out of
 //! a superblock are counted like any other.
@@ -18,9 +18,8 @@
 //!     back to the start stays in the same open pass: `loops += 1` and the
 //!     instructions, nothing else (tables.rs checks for it first). One with calls or returns inside is replayed
 //!     member by member at once (the shadow stack must move in order).
-//! I2: what a lazy pass touches is in `SbAccount` itself, its exit's
-//!     entry and (for an implicit exit) the compact list of exit targets,
-//!     so a pass costs a few cache lines.
+//! I2: what a lazy pass touches is in `SbAccount` itself and its exit's
+//!     entry, so a pass costs a few cache lines.
 //! I3: member counts are final only after `finish`.
 
 use super::{ThreadState, NONE, SB_MASK};
@@ -30,8 +29,6 @@ use crate::monitor::{Tables, TAG_SB_EXIT, TAG_SB_PARTIAL};
 #[derive(Debug, Clone)]
 pub struct SbExitAcct {
     pub member: u16,
-    /// Implicit exits: the block it jumps to (else NONE).
-    pub target: u32,
     pub count: u64,
     /// Instructions of members 0..=member, and the member's block.
     insns: u64,
@@ -56,10 +53,6 @@ pub struct SbAccount {
     pub members: Vec<u32>,
     insns_through: Vec<u64>,
     pub exits: Vec<SbExitAcct>,
-    /// Per exit, the block an implicit exit jumps to (NONE: explicit): a
-    /// compact copy of `exits[k].target` for the search every implicit
-    /// exit makes (I2).
-    targets: Vec<u32>,
     /// Calls and returns between members, by the member they enter (I1).
     pub ops: Vec<PassOp>,
     /// No calls or returns inside or on the loop back: passes and loops
@@ -76,12 +69,12 @@ pub struct SbAccount {
 }
 
 impl SbAccount {
-    /// `exits`: (member, implicit target block or NONE) per exit.
+    /// `exits`: the member each exit leaves from.
     /// `loop_transfers`: the loop back to the start is a call or return.
     pub fn new(
         members: Vec<u32>,
         insns: &[u32],
-        exits: &[(u16, u32)],
+        exits: &[u16],
         ops: Vec<PassOp>,
         loop_transfers: bool,
     ) -> Self {
@@ -95,17 +88,14 @@ impl SbAccount {
             .collect();
         let exits: Vec<SbExitAcct> = exits
             .iter()
-            .map(|&(member, target)| SbExitAcct {
+            .map(|&member| SbExitAcct {
                 member,
-                target,
                 count: 0,
                 insns: insns_through[member as usize],
                 last: members[member as usize],
             })
             .collect();
-        let targets = exits.iter().map(|x| x.target).collect();
         SbAccount {
-            targets,
             other_ends: vec![0; members.len()],
             members,
             insns_through,
@@ -183,11 +173,7 @@ impl Tables {
                 // loop edge is counted by the transition below.
                 self.close_loop(st);
             } else if st.pass != NONE {
-                // An implicit exit into the block this superblock heads.
-                match self.sbs.get(id as usize).and_then(|s| s.members.first()) {
-                    Some(&head) => self.close_implicit(st, head),
-                    None => self.stray_in_pass(st),
-                }
+                self.stray_in_pass(st);
             }
             let Some(sb) = self
                 .sbs
@@ -290,20 +276,10 @@ impl Tables {
         self.close_at(st, 0);
     }
 
-    /// Block `b` (or the superblock it heads) was entered while a pass
-    /// was open: the pass left through the implicit exit to `b`.
-    pub(super) fn close_implicit(&mut self, st: &mut ThreadState, b: u32) {
-        let sb = &self.sbs[st.pass as usize];
-        match sb.targets.iter().position(|&t| t == b) {
-            Some(k) => self.close_exit(st, k),
-            None => self.stray_in_pass(st),
-        }
-    }
-
     /// An entry arrived while a pass was open and no exit explains it: a
     /// record is missing (counted; the pass is closed at its head).
     #[cold]
-    fn stray_in_pass(&mut self, st: &mut ThreadState) {
+    pub(super) fn stray_in_pass(&mut self, st: &mut ThreadState) {
         self.sb_record_errors += 1;
         self.close_at_end(st);
     }
