@@ -176,6 +176,25 @@ mod tests {
     }
 
     #[test]
+    fn a_return_address_pushed_through_rcx_faults_with_the_guest_state() {
+        // backend push_return for a return address above 2 GiB.
+        let s = off::scratch(1) as u64;
+        let code = bytes(|a| {
+            a.mov(qword_ptr(s).gs(), rcx).unwrap();
+            a.mov(rcx, 0x7fff_1234_5678_u64).unwrap();
+            a.push(rcx).unwrap();
+            a.mov(rcx, qword_ptr(s).gs()).unwrap();
+        });
+        // The push faults (the stack's guard page): RCX is in its slot,
+        // RSP not moved yet.
+        let at_push = walk(&code, 0x1000, after(&code, 2)).unwrap();
+        assert_eq!(at_push.from_slot[1], Some(1));
+        assert_eq!(at_push.rsp_moved, 0);
+        let after_push = walk(&code, 0x1000, after(&code, 3)).unwrap();
+        assert_eq!(after_push.rsp_moved, -8);
+    }
+
+    #[test]
     fn glue_moving_rsp_is_undone() {
         let code = bytes(|a| {
             a.lea(rsp, ptr(rsp - 8)).unwrap();
