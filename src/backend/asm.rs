@@ -147,6 +147,13 @@ impl Asm {
         self.field()
     }
 
+    /// `push qword [rip + rel32]`: the field is resolved to the address of
+    /// 8 bytes of data in the same buffer (not a link site).
+    pub fn push_rip_rel32(&mut self) -> Rel32 {
+        self.buf.extend_from_slice(&[0xff, 0x35]);
+        self.field()
+    }
+
     /// `jcc rel32` (condition code 0..=15 as in the opcode) with an aligned field (I1).
     pub fn jcc_rel32(&mut self, cc: u8) -> Rel32 {
         self.pad_for_field(2);

@@ -266,6 +266,9 @@ struct BlockEmitter {
     pending: Vec<(Rel32, usize)>,
     /// Cold stubs to emit: (rel32 from hot code, reason, arg).
     cold_miss: Vec<Rel32>,
+    /// 64-bit constants the code loads RIP-relative (`push_return`),
+    /// placed after the cold code.
+    consts: Vec<(Rel32, u64)>,
 }
 
 impl BlockEmitter {
@@ -302,20 +305,17 @@ impl BlockEmitter {
     /// forwarding. (Two 32-bit halves cannot be forwarded to that load,
     /// which then waits for both stores to commit: a dozen cycles per
     /// return; cpie-qsort ran 3.5 times slower than c-qsort translated.)
-    /// RCX is borrowed through its slot (signal/recreate.rs R1).
+    /// An address above 2 GiB is pushed from a constant after the block's
+    /// cold code ([`BlockEmitter::cold`]).
     fn push_return(&mut self, ret: GuestAddr) -> Result<(), EmitError> {
         if ret.0 < 0x8000_0000 {
             return self
                 .a
                 .insn(&Instruction::with1(Code::Pushq_imm32, ret.0 as i32).expect("push imm32"));
         }
-        self.a.store_gs(S_RCX, Register::RCX)?;
-        self.a.insn(
-            &Instruction::with2(Code::Mov_r64_imm64, Register::RCX, ret.0).expect("mov imm64"),
-        )?;
-        self.a
-            .insn(&Instruction::with1(Code::Push_r64, Register::RCX).expect("push"))?;
-        self.a.load_gs(Register::RCX, S_RCX)
+        let r = self.a.push_rip_rel32();
+        self.consts.push((r, ret.0));
+        Ok(())
     }
 
     /// Flag-free inline lookup of the guest target in RAX (its guest value
@@ -515,6 +515,17 @@ impl BlockEmitter {
                 .store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
             self.a.jmp_gs(off::EXIT_FN)?;
         }
+        let consts = std::mem::take(&mut self.consts);
+        if !consts.is_empty() {
+            while !self.a.here().is_multiple_of(8) {
+                self.a.bytes(&[0xcc]);
+            }
+        }
+        for (r, v) in consts {
+            let at = self.a.here();
+            self.a.resolve(r, at);
+            self.a.bytes(&v.to_le_bytes());
+        }
         Ok(())
     }
 }
@@ -568,6 +579,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         sites: Vec::new(),
         pending: Vec::new(),
         cold_miss: Vec::new(),
+        consts: Vec::new(),
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
     let mut rep_ring = Vec::new();

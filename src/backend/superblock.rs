@@ -319,6 +319,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             sites: Vec::new(),
             pending: Vec::new(),
             cold_miss: Vec::new(),
+            consts: Vec::new(),
         },
         plan,
         pcs: Vec::new(),

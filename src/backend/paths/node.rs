@@ -271,6 +271,7 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
         sites: Vec::new(),
         pending: Vec::new(),
         cold_miss: Vec::new(),
+        consts: Vec::new(),
     };
     let mut l = Labels::default();
     let b = s.ir;

@@ -176,5 +176,6 @@ fn dummy_emitter(a: Asm) -> BlockEmitter {
         sites: Vec::new(),
         pending: Vec::new(),
         cold_miss: Vec::new(),
+        consts: Vec::new(),
     }
 }
