@@ -7,7 +7,7 @@
 //! I2: every [`Rel32`] is resolved before the block is committed: dropping
 //!     one unresolved panics (an exit left pointing nowhere).
 
-use iced_x86::{Code, Encoder, Instruction, MemoryOperand, Register};
+use iced_x86::{Code, Encoder, Instruction, MemoryOperand, Mnemonic, Register};
 
 use super::EmitError;
 
@@ -152,6 +152,33 @@ impl Asm {
     pub fn push_rip_rel32(&mut self) -> Rel32 {
         self.buf.extend_from_slice(&[0xff, 0x35]);
         self.field()
+    }
+
+    /// The guest's `loop`/`loope`/`loopne`/`jrcxz`/`jecxz` `insn` (they
+    /// only have rel8; a 32-bit address size counts ECX) with its rel8
+    /// still 0: the rel8's buffer offset, for [`Asm::set_rel8`].
+    pub fn short_branch(&mut self, insn: &Instruction) -> usize {
+        let addr32 = matches!(
+            insn.code(),
+            Code::Loop_rel8_64_ECX | Code::Loope_rel8_64_ECX | Code::Loopne_rel8_64_ECX
+        ) || insn.mnemonic() == Mnemonic::Jecxz;
+        if addr32 {
+            self.buf.push(0x67);
+        }
+        self.buf.push(match insn.mnemonic() {
+            Mnemonic::Loop => 0xe2,
+            Mnemonic::Loope => 0xe1,
+            Mnemonic::Loopne => 0xe0,
+            Mnemonic::Jrcxz | Mnemonic::Jecxz => 0xe3,
+            m => panic!("{m:?} is not a short-only branch"),
+        });
+        self.buf.push(0);
+        self.buf.len() - 1
+    }
+
+    /// Point the rel8 at buffer offset `at` to buffer offset `to`.
+    pub fn set_rel8(&mut self, at: usize, to: usize) {
+        self.buf[at] = u8::try_from(to - (at + 1)).expect("short branch span");
     }
 
     /// `jcc rel32` (condition code 0..=15 as in the opcode) with an aligned field (I1).

@@ -437,30 +437,11 @@ impl BlockEmitter {
                 | Mnemonic::Jecxz => {
                     // loopX/jrcxz only have rel8: branch over the
                     // fall-through jump to the taken jump.
-                    let op: &[u8] = match insn.mnemonic() {
-                        Mnemonic::Loop => &[0xe2],
-                        Mnemonic::Loope => &[0xe1],
-                        Mnemonic::Loopne => &[0xe0],
-                        Mnemonic::Jrcxz => &[0xe3],
-                        _ => &[0x67, 0xe3],
-                    };
-                    // loop with a 32-bit address size counts ECX.
-                    let addr32 = matches!(
-                        insn.code(),
-                        Code::Loop_rel8_64_ECX | Code::Loope_rel8_64_ECX | Code::Loopne_rel8_64_ECX
-                    );
-                    if addr32 {
-                        self.a.bytes(&[0x67]);
-                    }
-                    let at = self.a.len();
-                    self.a.bytes(op);
-                    self.a.bytes(&[0]);
+                    let rel8 = self.a.short_branch(insn);
                     let fall = self.a.jmp_rel32();
                     self.direct(fall, *fallthrough);
                     let t = self.a.jmp_rel32();
-                    let t_insn = t.field - 1;
-                    let rel8 = t_insn - (at + op.len() + 1);
-                    self.a.buf[at + op.len()] = u8::try_from(rel8).expect("short branch span");
+                    self.a.set_rel8(rel8, t.field - 1);
                     self.direct(t, *taken);
                 }
                 _ => {

@@ -155,41 +155,22 @@ impl SbEmitter<'_> {
     /// position when the branch is taken iff `on_taken`, and reaches
     /// exit `k` otherwise.
     fn short_branch(&mut self, insn: &Instruction, on_taken: bool, k: usize) {
-        let op: &[u8] = match insn.mnemonic() {
-            Mnemonic::Loop => &[0xe2],
-            Mnemonic::Loope => &[0xe1],
-            Mnemonic::Loopne => &[0xe0],
-            Mnemonic::Jrcxz => &[0xe3],
-            _ => &[0x67, 0xe3],
-        };
-        let addr32 = matches!(
-            insn.code(),
-            Code::Loop_rel8_64_ECX | Code::Loope_rel8_64_ECX | Code::Loopne_rel8_64_ECX
-        );
-        let a = &mut self.e.a;
-        if addr32 {
-            a.bytes(&[0x67]);
-        }
-        a.bytes(op);
-        let rel_at = a.len();
-        a.bytes(&[0]);
+        let rel_at = self.e.a.short_branch(insn);
         if on_taken {
             // loop L; jmp exit; L:
             self.jmp_exit(k);
-            let a = &mut self.e.a;
-            let l = a.len();
-            a.buf[rel_at] = u8::try_from(l - (rel_at + 1)).expect("short span");
+            let l = self.e.a.len();
+            self.e.a.set_rel8(rel_at, l);
         } else {
             // loop Lx; jmp short L; Lx: jmp exit; L:
             let a = &mut self.e.a;
             a.bytes(&[0xeb, 0]);
             let short_at = a.len() - 1;
             let lx = a.len();
-            a.buf[rel_at] = u8::try_from(lx - (rel_at + 1)).expect("short span");
+            a.set_rel8(rel_at, lx);
             self.jmp_exit(k);
-            let a = &mut self.e.a;
-            let l = a.len();
-            a.buf[short_at] = u8::try_from(l - (short_at + 1)).expect("short span");
+            let l = self.e.a.len();
+            self.e.a.set_rel8(short_at, l);
         }
     }
 

@@ -33,10 +33,10 @@ pub use profiling::{CountCheck, Profiling, ThreadProfiling};
 
 use thiserror::Error;
 
-use crate::backend::{emit_block, EmitEnv, EmitError, EmittedSiteKind};
+use crate::backend::{emit_block, EmitEnv, EmitError, Emitted, EmittedSiteKind};
 use crate::cache::{BlockInfo, CacheError, ExitSite, IblTable, SiteKind};
 use crate::frontend::{lift_block, Unsupported};
-use crate::ir::TrapKind;
+use crate::ir::{IrBlock, TrapKind};
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
 use crate::runtime::{self, exit_reason, CtxBox};
@@ -175,41 +175,7 @@ impl Vm {
                 self.flush(l);
                 continue;
             }
-            let host = l.cache.mem.commit(&em.code);
-            let id = BlockId(self.proc.view.index.len() as u32);
-            l.translations.push((host.0, em.code.len() as u32, addr.0));
-            for s in &em.sites {
-                let kind = match s.kind {
-                    EmittedSiteKind::Direct { field } => SiteKind::Direct {
-                        field: HostAddr(host.0 + field as u64),
-                    },
-                    EmittedSiteKind::Syscall => SiteKind::Syscall,
-                    EmittedSiteKind::Trap(k) => SiteKind::Trap(k),
-                };
-                l.cache.sites.push(ExitSite {
-                    kind,
-                    target: s.target,
-                    from: id,
-                });
-            }
-            let info = BlockInfo {
-                guest: addr,
-                guest_len: (block.end.0 - block.start.0) as u32,
-                insns: block.guest_insns(),
-                host,
-                host_len: em.code.len() as u32,
-                class: block.term.class(),
-                pc_map: em.pc_map.into_boxed_slice(),
-                counted: reusable,
-                rep_ring: em.rep_ring.into_boxed_slice(),
-            };
-            self.stats.translations += 1;
-            let got = if reusable {
-                l.cache.insert(info)
-            } else {
-                l.cache.insert_unlisted(info)
-            };
-            assert_eq!(got, id, "code index and block table agree");
+            let (id, host) = self.commit_block(l, &block, em, reusable, reusable);
             // Block table I3: the monitor may link superblocks to it now
             // (not inside a path-profiled function, dispatch/paths.rs I2).
             if self.paths_allow_superblocks(addr) {
@@ -221,6 +187,61 @@ impl Vm {
             return Ok(id);
         }
         unreachable!("translate loop returns within two attempts")
+    }
+
+    /// Commit the code of `ir` to the code cache, its exit sites and its
+    /// index entry: `listed`, the block for its guest address (else found
+    /// only by host address); `counted`, its executions are counted.
+    pub(crate) fn commit_block(
+        &mut self,
+        l: &mut Locked,
+        ir: &IrBlock,
+        em: Emitted,
+        listed: bool,
+        counted: bool,
+    ) -> (BlockId, HostAddr) {
+        assert!(
+            em.code.len() <= l.cache.mem.remaining(),
+            "{} bytes of code past the room checked for",
+            em.code.len()
+        );
+        let host = l.cache.mem.commit(&em.code);
+        let id = BlockId(self.proc.view.index.len() as u32);
+        l.translations
+            .push((host.0, em.code.len() as u32, ir.start.0));
+        for s in &em.sites {
+            let kind = match s.kind {
+                EmittedSiteKind::Direct { field } => SiteKind::Direct {
+                    field: HostAddr(host.0 + field as u64),
+                },
+                EmittedSiteKind::Syscall => SiteKind::Syscall,
+                EmittedSiteKind::Trap(k) => SiteKind::Trap(k),
+            };
+            l.cache.sites.push(ExitSite {
+                kind,
+                target: s.target,
+                from: id,
+            });
+        }
+        let info = BlockInfo {
+            guest: ir.start,
+            guest_len: (ir.end.0 - ir.start.0) as u32,
+            insns: if counted { ir.guest_insns() } else { 0 },
+            host,
+            host_len: em.code.len() as u32,
+            class: ir.term.class(),
+            pc_map: em.pc_map.into_boxed_slice(),
+            counted,
+            rep_ring: em.rep_ring.into_boxed_slice(),
+        };
+        self.stats.translations += 1;
+        let got = if listed {
+            l.cache.insert(info)
+        } else {
+            l.cache.insert_unlisted(info)
+        };
+        assert_eq!(got, id, "code index and block table agree");
+        (id, host)
     }
 
     /// The host code for guest `addr` (translated if need be), made

@@ -331,28 +331,11 @@ fn emit_terminator(e: &mut BlockEmitter, l: &mut Labels, s: &NodeSpec) -> Result
                 | Mnemonic::Jrcxz
                 | Mnemonic::Jecxz => {
                     // rel8 only: `op T; jmp ft; T: jmp taken`.
-                    let op: &[u8] = match insn.mnemonic() {
-                        Mnemonic::Loop => &[0xe2],
-                        Mnemonic::Loope => &[0xe1],
-                        Mnemonic::Loopne => &[0xe0],
-                        Mnemonic::Jrcxz => &[0xe3],
-                        _ => &[0x67, 0xe3],
-                    };
-                    let addr32 = matches!(
-                        insn.code(),
-                        Code::Loop_rel8_64_ECX | Code::Loope_rel8_64_ECX | Code::Loopne_rel8_64_ECX
-                    );
-                    if addr32 {
-                        e.a.bytes(&[0x67]);
-                    }
-                    let at = e.a.len();
-                    e.a.bytes(op);
-                    e.a.bytes(&[0]);
+                    let rel8 = e.a.short_branch(insn);
                     let lf = l.new_label();
                     l.jmp(&mut e.a, lf);
                     let t_pos = e.a.len();
-                    e.a.buf[at + op.len()] =
-                        u8::try_from(t_pos - (at + op.len() + 1)).expect("short branch span");
+                    e.a.set_rel8(rel8, t_pos);
                     l.jmp(&mut e.a, lt);
                     l.bind(&mut e.a, lf);
                 }

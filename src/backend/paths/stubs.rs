@@ -58,23 +58,7 @@ pub fn emit_entry_stub(s: &EntrySpec, host_base: u64) -> Result<(Piece, usize), 
     store_gs_q(&mut a, off::PATH_TOT, 1)?;
     store_gs_q(&mut a, off::PATH_SEG, s.start)?;
     restore(&mut a, &g)?;
-    let mut e = dummy_emitter(a);
-    jump_link(&mut e, &mut l, s.go);
-    assert!(e.sites.is_empty(), "stubs only jump to other pieces");
-    let a = e.a;
-    let links = l.done();
-    Ok((
-        Piece {
-            em: Emitted {
-                code: a.buf,
-                pc_map: Vec::new(),
-                sites: Vec::new(),
-                rep_ring: Vec::new(),
-            },
-            links,
-        },
-        field,
-    ))
+    Ok((finish(a, l, s.go), field))
 }
 
 /// A resume stub (module docs). Returns the piece and its forwarding
@@ -145,23 +129,23 @@ pub fn emit_resume_stub(s: &ResumeSpec, host_base: u64) -> Result<(Piece, usize)
     l.jmp(&mut a, top);
     l.bind(&mut a, plain);
     restore(&mut a, &g)?;
+    Ok((finish(a, l, s.plain), field))
+}
+
+/// The stub in `a` ends with a jump to `to`: the piece.
+fn finish(a: Asm, mut l: Labels, to: Link) -> Piece {
     let mut e = dummy_emitter(a);
-    jump_link(&mut e, &mut l, s.plain);
+    jump_link(&mut e, &mut l, to);
     assert!(e.sites.is_empty(), "stubs only jump to other pieces");
-    let a = e.a;
-    let links = l.done();
-    Ok((
-        Piece {
-            em: Emitted {
-                code: a.buf,
-                pc_map: Vec::new(),
-                sites: Vec::new(),
-                rep_ring: Vec::new(),
-            },
-            links,
+    Piece {
+        em: Emitted {
+            code: e.a.buf,
+            pc_map: Vec::new(),
+            sites: Vec::new(),
+            rep_ring: Vec::new(),
         },
-        field,
-    ))
+        links: l.done(),
+    }
 }
 
 /// An emitter around `a` for stubs, which only jump to other pieces.

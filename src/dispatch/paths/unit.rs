@@ -15,13 +15,12 @@ use crate::backend::paths::{
     emit_entry_stub, emit_node, emit_resume_stub, EdgeSpec, EntrySpec, Link, NodeSpec, Piece,
     ResumeSpec, REC_LOST, REC_TERM,
 };
-use crate::backend::{emit_block, EmitEnv, Emitted, EmittedSiteKind};
-use crate::cache::{BlockInfo, ExitSite, SiteKind};
+use crate::backend::{emit_block, EmitEnv};
 use crate::ir::IrBlock;
 use crate::paths::cfg::NodeKind;
 use crate::paths::plan::{Check, ExitStep, Step};
 use crate::paths::Method;
-use crate::types::{BlockId, HostAddr};
+use crate::types::HostAddr;
 
 /// A piece of a unit (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -234,7 +233,7 @@ impl Vm {
                 }
             };
             links.extend(piece.links.iter().map(|&(f, to)| (k, f, to)));
-            let (id, host) = self.paths_commit(l, ir, piece.em, listed, counted);
+            let (id, host) = self.commit_block(l, ir, piece.em, listed, counted);
             hosts[k] = host.0;
             ids[k] = id.0;
         }
@@ -290,58 +289,5 @@ impl Vm {
             self.proc.view.index.len(),
             "block table and code index agree"
         );
-    }
-
-    /// Commit a piece (as `translate_with` commits a block).
-    fn paths_commit(
-        &mut self,
-        l: &mut Locked,
-        ir: &IrBlock,
-        em: Emitted,
-        listed: bool,
-        counted: bool,
-    ) -> (BlockId, HostAddr) {
-        assert!(
-            em.code.len() <= l.cache.mem.remaining(),
-            "a piece of {} bytes past the bound on its unit",
-            em.code.len()
-        );
-        let host = l.cache.mem.commit(&em.code);
-        let id = BlockId(self.proc.view.index.len() as u32);
-        l.translations
-            .push((host.0, em.code.len() as u32, ir.start.0));
-        for s in &em.sites {
-            let kind = match s.kind {
-                EmittedSiteKind::Direct { field } => SiteKind::Direct {
-                    field: HostAddr(host.0 + field as u64),
-                },
-                EmittedSiteKind::Syscall => SiteKind::Syscall,
-                EmittedSiteKind::Trap(k) => SiteKind::Trap(k),
-            };
-            l.cache.sites.push(ExitSite {
-                kind,
-                target: s.target,
-                from: id,
-            });
-        }
-        let info = BlockInfo {
-            guest: ir.start,
-            guest_len: (ir.end.0 - ir.start.0) as u32,
-            insns: if counted { ir.guest_insns() } else { 0 },
-            host,
-            host_len: em.code.len() as u32,
-            class: ir.term.class(),
-            pc_map: em.pc_map.into_boxed_slice(),
-            counted,
-            rep_ring: em.rep_ring.into_boxed_slice(),
-        };
-        self.stats.translations += 1;
-        let got = if listed {
-            l.cache.insert(info)
-        } else {
-            l.cache.insert_unlisted(info)
-        };
-        assert_eq!(got, id, "code index and block table agree");
-        (id, host)
     }
 }
