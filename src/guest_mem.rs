@@ -14,6 +14,14 @@
 //!     free gap below it (syscall/mem.rs), as the kernel's go below its
 //!     `mmap_base`, so they come in the kernel's order whatever hotlift
 //!     itself maps meanwhile.
+//! I4: placeholders are hotlift's own `PROT_NONE` mappings that hold
+//!     address space for the guest: the guest's top-down mmap area below
+//!     the ceiling (reserved at start), and every range the guest unmapped
+//!     or moved away from. hotlift's later mappings (the monitor's heap, a
+//!     new thread's ring) cannot land there, so the guest finds its address
+//!     space as it left it, as in a process of its own. A page is never
+//!     both guest memory and a placeholder; the guest may map over a
+//!     placeholder (it replaces it), never over any other page of hotlift's.
 
 use std::collections::BTreeMap;
 
@@ -34,11 +42,79 @@ pub struct Region {
     pub prot: Prot,
 }
 
+/// Page-aligned, sorted, non-overlapping ranges with a value each (I1).
+#[derive(Debug, Default, Clone)]
+struct Spans<V: Copy> {
+    /// start → (end, value)
+    map: BTreeMap<u64, (u64, V)>,
+}
+
+impl<V: Copy> Spans<V> {
+    fn find(&self, addr: u64) -> Option<(u64, u64, V)> {
+        let (&s, &(e, v)) = self.map.range(..=addr).next_back()?;
+        (addr < e).then_some((s, e, v))
+    }
+
+    /// Forget [start, end), splitting spans that straddle its edges.
+    fn remove(&mut self, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        for edge in [start, end] {
+            if let Some((s, e, v)) = self.find(edge) {
+                if s < edge {
+                    self.map.insert(s, (edge, v));
+                    self.map.insert(edge, (e, v));
+                }
+            }
+        }
+        let keys: Vec<u64> = self.map.range(start..end).map(|(&k, _)| k).collect();
+        for k in keys {
+            self.map.remove(&k);
+        }
+    }
+
+    fn insert(&mut self, start: u64, end: u64, v: V) {
+        let (start, end) = (page_down(start), page_up(end));
+        self.remove(start, end);
+        if end > start {
+            self.map.insert(start, (end, v));
+        }
+    }
+
+    /// The parts of [start, end) the spans cover, in order.
+    fn pieces(&self, start: u64, end: u64) -> impl Iterator<Item = (u64, u64, V)> + '_ {
+        let first = self.find(start).map_or(start, |(s, _, _)| s);
+        self.map
+            .range(first..end)
+            .map(move |(&s, &(e, v))| (s.max(start), e.min(end), v))
+            .filter(|&(s, e, _)| s < e)
+    }
+
+    /// Is every page of [start, end) covered?
+    fn covers(&self, start: u64, end: u64) -> bool {
+        let (mut at, end) = (page_down(start), page_up(end));
+        while at < end {
+            match self.find(at) {
+                Some((_, e, _)) => at = e,
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct GuestMem {
-    regions: BTreeMap<u64, Region>,
+    regions: Spans<Prot>,
+    /// I4: hotlift's `PROT_NONE` placeholders for address space the guest
+    /// may take (its own top-down area, and whatever it gave back).
+    placeholders: Spans<()>,
     /// I3; `None`: guest mmaps go where the kernel puts them.
     pub mmap_ceiling: Option<u64>,
+    /// I4: what the guest unmaps becomes a placeholder (off when address
+    /// space is limited: `RLIMIT_AS` counts placeholders too).
+    pub keep_released: bool,
 }
 
 impl GuestMem {
@@ -48,46 +124,21 @@ impl GuestMem {
 
     /// The region containing `addr`, as (start, region).
     pub fn find(&self, addr: u64) -> Option<(u64, Region)> {
-        let (&s, &r) = self.regions.range(..=addr).next_back()?;
-        (addr < r.end).then_some((s, r))
+        let (s, end, prot) = self.regions.find(addr)?;
+        Some((s, Region { end, prot }))
     }
 
-    /// Forget [start, end) (I1: splits regions that straddle the edges).
+    /// Forget [start, end) as guest memory (I1: splits regions that
+    /// straddle the edges).
     pub fn remove(&mut self, start: u64, end: u64) {
-        if end <= start {
-            return;
-        }
-        if let Some((s, r)) = self.find(start) {
-            if s < start {
-                self.regions.insert(
-                    s,
-                    Region {
-                        end: start,
-                        prot: r.prot,
-                    },
-                );
-                self.regions.insert(start, r);
-            }
-        }
-        if let Some((s, r)) = self.find(end) {
-            if s < end {
-                self.regions.insert(s, Region { end, prot: r.prot });
-                self.regions.insert(end, r);
-            }
-        }
-        let keys: Vec<u64> = self.regions.range(start..end).map(|(&k, _)| k).collect();
-        for k in keys {
-            self.regions.remove(&k);
-        }
+        self.regions.remove(start, end);
     }
 
-    /// Record [start, end) as guest memory with `prot`.
+    /// Record [start, end) as guest memory with `prot` (no longer a
+    /// placeholder, I4).
     pub fn insert(&mut self, start: u64, end: u64, prot: Prot) {
-        let (start, end) = (page_down(start), page_up(end));
-        self.remove(start, end);
-        if end > start {
-            self.regions.insert(start, Region { end, prot });
-        }
+        self.regions.insert(start, end, prot);
+        self.placeholders.remove(page_down(start), page_up(end));
     }
 
     /// Change the protection of the guest-owned parts of [start, end).
@@ -95,22 +146,58 @@ impl GuestMem {
         let (start, end) = (page_down(start), page_up(end));
         let owned: Vec<(u64, u64)> = self
             .regions
-            .range(..end)
-            .filter(|(&s, r)| r.end > start && s < end)
-            .map(|(&s, r)| (s.max(start), r.end.min(end)))
+            .pieces(start, end)
+            .map(|(s, e, _)| (s, e))
             .collect();
         for (s, e) in owned {
-            self.insert(s, e, prot);
+            self.regions.insert(s, e, prot);
         }
     }
 
     /// Is every page of [start, end) guest memory?
     pub fn owns_all(&self, start: u64, end: u64) -> bool {
+        self.regions.covers(start, end)
+    }
+
+    /// Is any page of [start, end) guest memory?
+    pub fn owns_any(&self, start: u64, end: u64) -> bool {
+        self.regions.pieces(start, end).next().is_some()
+    }
+
+    /// The guest-owned parts of [start, end), in order.
+    pub fn owned(&self, start: u64, end: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.regions.pieces(start, end).map(|(s, e, _)| (s, e))
+    }
+
+    /// Record [start, end) as placeholders (I4): not guest memory any more.
+    pub fn hold(&mut self, start: u64, end: u64) {
+        self.regions.remove(page_down(start), page_up(end));
+        self.placeholders.insert(start, end, ());
+    }
+
+    /// Forget the placeholders in [start, end) (hotlift unmapped them).
+    pub fn release(&mut self, start: u64, end: u64) {
+        self.placeholders.remove(page_down(start), page_up(end));
+    }
+
+    /// Is every page of [start, end) a placeholder?
+    pub fn held_all(&self, start: u64, end: u64) -> bool {
+        self.placeholders.covers(start, end)
+    }
+
+    /// The placeholders within [start, end), in order.
+    pub fn held(&self, start: u64, end: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.placeholders.pieces(start, end).map(|(s, e, _)| (s, e))
+    }
+
+    /// May the guest take every page of [start, end): each one its own or
+    /// a placeholder (I4)?
+    pub fn claimable(&self, start: u64, end: u64) -> bool {
         let (mut at, end) = (page_down(start), page_up(end));
         while at < end {
-            match self.find(at) {
-                Some((_, r)) => at = r.end,
-                None => return false,
+            match (self.regions.find(at), self.placeholders.find(at)) {
+                (Some((_, e, _)), _) | (None, Some((_, e, _))) => at = e,
+                (None, None) => return false,
             }
         }
         true
@@ -133,7 +220,10 @@ impl GuestMem {
     }
 
     pub fn regions(&self) -> impl Iterator<Item = (u64, Region)> + '_ {
-        self.regions.iter().map(|(&s, &r)| (s, r))
+        self.regions
+            .map
+            .iter()
+            .map(|(&s, &(end, prot))| (s, Region { end, prot }))
     }
 }
 
@@ -185,5 +275,30 @@ mod tests {
         assert_eq!(m.exec_end(0x400010), Some(0x401000));
         assert_eq!(m.exec_end(0x401010), None);
         assert_eq!(m.exec_end(0x300000), None);
+    }
+
+    #[test]
+    fn placeholders_and_guest_pages_never_overlap() {
+        let mut m = GuestMem::new();
+        m.hold(0x10000, 0x20000);
+        m.insert(0x14000, 0x16000, RW);
+        assert!(m.held_all(0x10000, 0x14000) && m.held_all(0x16000, 0x20000));
+        assert!(!m.held_all(0x10000, 0x20000));
+        assert_eq!(
+            m.held(0x12000, 0x18000).collect::<Vec<_>>(),
+            [(0x12000, 0x14000), (0x16000, 0x18000)]
+        );
+        assert!(m.claimable(0x10000, 0x20000));
+        assert!(!m.claimable(0x10000, 0x21000));
+        assert!(m.owns_any(0x13000, 0x15000) && !m.owns_any(0x16000, 0x20000));
+        assert_eq!(
+            m.owned(0, u64::MAX).collect::<Vec<_>>(),
+            [(0x14000, 0x16000)]
+        );
+        // Given back: a placeholder again, not guest memory.
+        m.hold(0x15000, 0x16000);
+        assert!(!m.owns_all(0x15000, 0x16000) && m.held_all(0x15000, 0x20000));
+        m.release(0x18000, 0x19000);
+        assert!(!m.claimable(0x10000, 0x20000) && m.claimable(0x19000, 0x20000));
     }
 }

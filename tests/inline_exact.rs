@@ -70,9 +70,12 @@ const EXCLUDED: &[(&str, &str)] = &[
         "it spins in `jmp .` until a 50 ms ITIMER_REAL fires: its count is how \
      many jumps fit in 50 ms, different on every run",
     ),
+    ("c-mmap-reuse", THREADS),
+    ("cpie-mmap-reuse", THREADS),
     ("c-threads", THREADS),
     ("cpie-threads", THREADS),
     ("cdyn-threads", THREADS),
+    ("cdyn-mmap-reuse", THREADS),
     ("c-threads-jit", THREADS),
     ("cpie-threads-jit", THREADS),
     ("cdyn-threads-jit", THREADS),

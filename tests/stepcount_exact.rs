@@ -68,6 +68,8 @@ const EXCLUDED: &[(&str, &str)] = &[
      the number of jumps that fit in 50 ms: about 2,400 when single-stepped, \
      about 470,000 under hotlift, and different on every run",
     ),
+    ("c-mmap-reuse", THREADS),
+    ("cpie-mmap-reuse", THREADS),
     ("c-threads", THREADS),
     ("cpie-threads", THREADS),
     ("c-threads-jit", THREADS),

@@ -210,6 +210,7 @@ impl Vm {
             _ => 0,
         };
         mem.mmap_ceiling = syscall::mmap_ceiling(stack.region.start.0 - PAGE, above);
+        syscall::hold_guest_area(&mut mem, above);
         let proc = Arc::new(Process {
             exe_path: own_identity(execfn, &exe_file),
             locked: Mutex::new(Locked {

@@ -12,23 +12,35 @@
 //!     is free, else in the highest free gap below the guest's mmap ceiling
 //!     (guest_mem I3), placed there with `MAP_FIXED_NOREPLACE`; only if that
 //!     fails (hotlift mapped there meanwhile) does the kernel choose.
+//!     Placeholders (guest_mem I4) count as free there: the guest's
+//!     mapping replaces them.
 //! I4: the image log follows the guest's images (images.rs I4, I5): an
 //!     executable file mapping is recorded after the kernel made it, and
 //!     an image's end before the kernel unmaps, replaces or moves its code.
+//! I5: a request is made with `MAP_FIXED`/`MREMAP_FIXED` only over pages
+//!     that are the guest's or placeholders, never over a hole: a hole is
+//!     first claimed with a `MAP_FIXED_NOREPLACE` placeholder ([`claim`]), so
+//!     a mapping another hotlift thread made meanwhile is never replaced.
+//! I6: what the guest unmaps, or moves or shrinks away from, becomes a
+//!     placeholder (guest_mem I4) when `keep_released` is on: `munmap` and
+//!     a shrinking `mremap` replace the pages in one step; a moved range is
+//!     held again right after the kernel moved it (a hotlift mapping made
+//!     in that instant keeps its place, and the guest sees it as taken).
 #![allow(unsafe_code)]
 
 use super::raw::syscall6;
 use crate::dispatch::process::Locked;
 use crate::dispatch::{prot_from, Vm};
-use crate::guest_mem::{page_up, PAGE};
+use crate::guest_mem::{page_up, GuestMem, PAGE};
 use crate::loader::Prot;
 
 const ENOMEM: i64 = -(libc::ENOMEM as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
 
-/// Does [start, end) touch a mapping that is not the guest's?
+/// Does [start, end) touch a mapping that is neither the guest's nor a
+/// placeholder?
 fn touches_host(l: &Locked, start: u64, end: u64) -> bool {
-    if l.mem.owns_all(start, end) {
+    if l.mem.claimable(start, end) {
         return false;
     }
     if start < l.brk.limit && end > l.brk.start {
@@ -45,8 +57,102 @@ fn touches_host(l: &Locked, start: u64, end: u64) -> bool {
             u64::from_str_radix(b, 16).unwrap_or(0),
         );
         let (s, e) = (a.max(start), b.min(end));
-        s < e && !l.mem.owns_all(s, e)
+        s < e && !l.mem.claimable(s, e)
     })
+}
+
+/// Map a placeholder (guest_mem I4) over [start, end): over anything with
+/// `replace` (the caller knows the pages are the guest's or placeholders,
+/// I5), else only where nothing is mapped. Whether it was made.
+fn map_placeholder(start: u64, end: u64, replace: bool) -> bool {
+    let fixed = if replace {
+        libc::MAP_FIXED
+    } else {
+        libc::MAP_FIXED_NOREPLACE
+    };
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | fixed;
+    let a = [
+        start,
+        end - start,
+        libc::PROT_NONE as u64,
+        flags as u64,
+        u64::MAX,
+        0,
+    ];
+    // SAFETY: with `replace`, the pages are the guest's or placeholders
+    // (the caller's I5); else MAP_FIXED_NOREPLACE replaces nothing.
+    unsafe { syscall6(libc::SYS_mmap as u64, a) == start as i64 }
+}
+
+/// The unmapped parts of [start, end), from `/proc/self/maps`.
+fn holes(start: u64, end: u64) -> Vec<(u64, u64)> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut at = start;
+    for (a, b) in map_ranges(&maps) {
+        if b <= at {
+            continue;
+        }
+        if a >= end {
+            break;
+        }
+        if a > at {
+            out.push((at, a));
+        }
+        at = b;
+    }
+    if at < end {
+        out.push((at, end));
+    }
+    out
+}
+
+/// I5: make every page of [start, end) the guest's or a placeholder, by
+/// holding the holes in it; false if a page is hotlift's (nothing else
+/// changes then but holes held on the way, which stay placeholders).
+fn claim(l: &mut Locked, start: u64, end: u64) -> bool {
+    if l.mem.claimable(start, end) {
+        return true;
+    }
+    if touches_host(l, start, end) {
+        return false;
+    }
+    for (s, e) in holes(start, end) {
+        if !map_placeholder(s, e, false) {
+            return false;
+        }
+        l.mem.hold(s, e);
+    }
+    true
+}
+
+/// I6: the kernel unmapped [start, end) for the guest (it moved or
+/// shrank a mapping): hold the holes it left.
+fn keep_released(l: &mut Locked, start: u64, end: u64) {
+    if !l.mem.keep_released {
+        return;
+    }
+    for (s, e) in holes(start, end) {
+        if map_placeholder(s, e, false) {
+            l.mem.hold(s, e);
+        }
+    }
+}
+
+/// I6 (a guest mapping over placeholders failed, and the kernel may have
+/// removed them first): hold their pages again, or forget the ones hotlift
+/// took meanwhile.
+fn restore_held(l: &mut Locked, start: u64, end: u64) {
+    let held: Vec<(u64, u64)> = l.mem.held(start, end).collect();
+    for (hs, he) in held {
+        for (s, e) in holes(hs, he) {
+            if !map_placeholder(s, e, false) {
+                l.mem.release(s, e);
+            }
+        }
+    }
 }
 
 pub fn brk(vm: &mut Vm, want: u64) -> i64 {
@@ -114,34 +220,52 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let mut guard = proc.lock();
     let l = &mut *guard;
     let (addr, len, prot, flags) = (a[0], a[1], a[2], a[3] as i32);
-    let fixed = flags & (libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE) != 0;
-    if fixed
-        && flags & libc::MAP_FIXED != 0
-        && len != 0
-        && touches_host(l, addr, addr.saturating_add(page_up(len)))
-    {
-        return ENOMEM;
+    let end = addr.saturating_add(page_up(len));
+    let fixed = flags & libc::MAP_FIXED != 0;
+    let noreplace = !fixed && flags & libc::MAP_FIXED_NOREPLACE != 0;
+    let mut b = a;
+    if (fixed || noreplace) && len != 0 {
+        if noreplace && l.mem.owns_any(addr, end) || !claim(l, addr, end) {
+            // The guest's own page, or hotlift's: the kernel says EEXIST
+            // for MAP_FIXED_NOREPLACE; MAP_FIXED must not replace
+            // hotlift's (I1).
+            if fixed {
+                return ENOMEM;
+            }
+        } else if noreplace && l.mem.held_all(addr, end) {
+            // Free for the guest: replace the placeholders (I5).
+            b[3] = ((flags & !libc::MAP_FIXED_NOREPLACE) | libc::MAP_FIXED) as u64;
+        }
     }
     if fixed {
-        vm.code_changed(l, addr, addr.saturating_add(page_up(len)));
-        gone(vm, addr, addr.saturating_add(page_up(len)));
+        vm.code_changed(l, addr, end);
+        gone(vm, addr, end);
     }
-    let placed = if fixed { None } else { place_top_down(l, a) };
-    // SAFETY: I1 checked; a non-fixed mapping never replaces anything.
-    let r = placed.unwrap_or_else(|| unsafe { syscall6(libc::SYS_mmap as u64, a) });
-    if r >= 0 {
-        l.mem
-            .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
-        if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
-            let blocks = vm.proc.prof.blocks.len();
-            let (fd, offset) = (a[4] as i32, a[5]);
-            vm.proc
-                .prof
-                .images()
-                .mapped_file(fd, offset, r as u64, page_up(len), blocks);
-            if let Some(p) = &vm.proc.paths {
-                p.resolve(&vm.proc.prof.images());
-            }
+    let placed = if fixed || noreplace {
+        None
+    } else {
+        place_top_down(l, a)
+    };
+    // SAFETY: I1 and I5 checked; a non-fixed mapping never replaces
+    // anything.
+    let r = placed.unwrap_or_else(|| unsafe { syscall6(libc::SYS_mmap as u64, b) });
+    if r < 0 {
+        if b[3] as i32 & libc::MAP_FIXED != 0 {
+            restore_held(l, addr, end);
+        }
+        return r;
+    }
+    l.mem
+        .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
+    if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
+        let blocks = vm.proc.prof.blocks.len();
+        let (fd, offset) = (a[4] as i32, a[5]);
+        vm.proc
+            .prof
+            .images()
+            .mapped_file(fd, offset, r as u64, page_up(len), blocks);
+        if let Some(p) = &vm.proc.paths {
+            p.resolve(&vm.proc.prof.images());
         }
     }
     r
@@ -149,66 +273,93 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
 
 /// I3: the guest's mapping `a` (without MAP_FIXED) at its hint if free,
 /// else in the highest free gap below the guest's mmap ceiling; `None` when
-/// neither worked out (or the request is one the kernel places specially),
+/// the request is one the kernel places specially, or no gap was found,
 /// and the kernel should choose.
-fn place_top_down(l: &Locked, a: [u64; 6]) -> Option<i64> {
+fn place_top_down(l: &mut Locked, a: [u64; 6]) -> Option<i64> {
     let (hint, len, flags) = (a[0] & !(PAGE - 1), page_up(a[1]), a[3] as i32);
     let ceiling = l.mem.mmap_ceiling?;
     if len == 0 || len > ceiling || flags & (libc::MAP_32BIT | libc::MAP_HUGETLB) != 0 {
         return None;
     }
-    let at_hint = (hint >= crate::loader::MMAP_MIN_ADDR).then_some(hint);
-    let below = || highest_gap_below(ceiling, len);
-    for at in at_hint.into_iter().chain(std::iter::from_fn(below).take(1)) {
-        let mut b = a;
-        b[0] = at;
-        b[3] = (flags | libc::MAP_FIXED_NOREPLACE) as u64;
-        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping.
-        let r = unsafe { syscall6(libc::SYS_mmap as u64, b) };
-        if r == at as i64 {
-            return Some(r);
-        }
-        if r >= 0 {
-            // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
-            // SAFETY: the mapping was made just now by this call.
-            unsafe { syscall6(libc::SYS_munmap as u64, [r as u64, len, 0, 0, 0, 0]) };
-            return None;
-        }
-        if r != -(libc::EEXIST as i64) {
-            // Not about placement (EBADF, EACCES, ENOMEM …): the kernel's
-            // own answer to the request as made is the guest's.
-            return None;
-        }
+    let at_hint = (hint >= crate::loader::MMAP_MIN_ADDR && hint.checked_add(len).is_some())
+        .then_some(hint)
+        .filter(|&h| is_free(l, h, h + len));
+    let at = match at_hint {
+        Some(h) => h,
+        None => highest_gap_below(l, ceiling, len)?,
+    };
+    // A placeholder over every hole first (I5): if hotlift mapped there
+    // since /proc/self/maps was read, look again once.
+    let at = if claim(l, at, at + len) {
+        at
+    } else {
+        let at = highest_gap_below(l, ceiling, len)?;
+        claim(l, at, at + len).then_some(at)?
+    };
+    let mut b = a;
+    b[0] = at;
+    b[3] = ((flags & !libc::MAP_FIXED_NOREPLACE) | libc::MAP_FIXED) as u64;
+    // SAFETY: every page of the range is a placeholder (claimed above and
+    // free of guest memory, I5).
+    let r = unsafe { syscall6(libc::SYS_mmap as u64, b) };
+    if r < 0 {
+        restore_held(l, at, at + len);
     }
-    None
+    Some(r)
+}
+
+/// Is [start, end) free for a guest mapping: no page the guest's, none
+/// hotlift's but placeholders (as natively: nothing mapped there)?
+fn is_free(l: &Locked, start: u64, end: u64) -> bool {
+    !l.mem.owns_any(start, end) && !touches_host(l, start, end)
 }
 
 /// I3 for a growing `mremap(MREMAP_MAYMOVE)` of guest memory: in place
-/// when the pages above are free and not hotlift's, else moved into the
-/// highest free gap below the guest's mmap ceiling, as the kernel grows or
-/// moves it below its `mmap_base`; without this the kernel would move it
-/// next to whatever hotlift mapped last (a different place in every run).
+/// when the pages above are free, else moved into the highest free gap
+/// below the guest's mmap ceiling, as the kernel grows or moves it below
+/// its `mmap_base`; without this the kernel would move it next to
+/// whatever hotlift mapped last (a different place in every run).
 /// `None`: the kernel should decide.
-fn move_top_down(l: &Locked, a: [u64; 6]) -> Option<i64> {
+fn move_top_down(l: &mut Locked, a: [u64; 6]) -> Option<i64> {
     let (old, old_len, new_len) = (a[0], page_up(a[1]), page_up(a[2]));
     let ceiling = l.mem.mmap_ceiling?;
     let grow_end = old.checked_add(new_len)?;
-    if grow_end <= ceiling && !touches_host(l, old + old_len, grow_end) {
+    if grow_end <= ceiling && is_free(l, old + old_len, grow_end) {
+        // Placeholders above give way for the kernel's in-place growth
+        // (held again if it fails).
+        let held: Vec<(u64, u64)> = l.mem.held(old + old_len, grow_end).collect();
+        for &(s, e) in &held {
+            // SAFETY: hotlift's own placeholder.
+            unsafe { syscall6(libc::SYS_munmap as u64, [s, e - s, 0, 0, 0, 0]) };
+            l.mem.release(s, e);
+        }
         let mut b = a;
         b[3] = 0;
-        // SAFETY: the grown range is free of hotlift's mappings; without
-        // MREMAP_MAYMOVE the kernel fails rather than replace anything.
+        // SAFETY: without MREMAP_MAYMOVE the kernel fails rather than
+        // replace anything.
         let r = unsafe { syscall6(libc::SYS_mremap as u64, b) };
         if r >= 0 {
             return Some(r);
         }
+        for (s, e) in held {
+            if map_placeholder(s, e, false) {
+                l.mem.hold(s, e);
+            }
+        }
     }
-    let at = highest_gap_below(ceiling, new_len)?;
+    let at = highest_gap_below(l, ceiling, new_len)?;
+    if !claim(l, at, at + new_len) {
+        return None;
+    }
     let mut b = a;
     b[3] = (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED) as u64;
     b[4] = at;
-    // SAFETY: `at` starts a free gap of `new_len` bytes (nothing replaced).
-    Some(unsafe { syscall6(libc::SYS_mremap as u64, b) })
+    // SAFETY: every page at `at` is a placeholder (claimed, I5).
+    let r = unsafe { syscall6(libc::SYS_mremap as u64, b) };
+    if r < 0 {
+        restore_held(l, at, at + new_len);
+    }
+    Some(r)
 }
 
 /// The top of the guest's own mmap area (guest_mem I3) once hotlift has
@@ -228,6 +379,41 @@ pub fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
         .min()
 }
 
+/// Address space below the ceiling held for the guest's own mappings
+/// (guest_mem I4): as much as a process could map top-down before it ran
+/// into anything else of its own in practice; a placeholder costs one
+/// kernel VMA whatever its size.
+const GUEST_AREA: u64 = 1 << 40;
+
+/// guest_mem I4: hold the guest's top-down mmap area (the holes in the
+/// `GUEST_AREA` below the ceiling, above `floor`) and keep what the guest
+/// releases from now on; nothing when address space is limited
+/// (`RLIMIT_AS`), where placeholders would count against the guest.
+pub fn hold_guest_area(mem: &mut GuestMem, floor: u64) {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid out pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur != libc::RLIM_INFINITY
+    {
+        return;
+    }
+    mem.keep_released = true;
+    let Some(ceiling) = mem.mmap_ceiling else {
+        return;
+    };
+    let lo = ceiling
+        .saturating_sub(GUEST_AREA)
+        .max(floor)
+        .max(crate::loader::MMAP_MIN_ADDR);
+    for (s, e) in holes(lo, ceiling) {
+        if map_placeholder(s, e, false) {
+            mem.hold(s, e);
+        }
+    }
+}
+
 /// `(start, end)` of every line of `/proc/self/maps` text, ascending.
 fn map_ranges(maps: &str) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
     maps.lines().filter_map(|l| {
@@ -241,18 +427,33 @@ fn map_ranges(maps: &str) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
 
 /// The start of a `len`-byte range in the highest gap of this process's
 /// address space that ends at or below `ceiling` (the kernel's top-down
-/// search, without its randomisation).
-fn highest_gap_below(ceiling: u64, len: u64) -> Option<u64> {
+/// search, without its randomisation); placeholders count as free.
+fn highest_gap_below(l: &Locked, ceiling: u64, len: u64) -> Option<u64> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let mut top = ceiling;
+    // What is mapped and not a placeholder, highest first.
+    let mut taken: Vec<(u64, u64)> = Vec::new();
     for (start, end) in map_ranges(&maps).rev() {
+        let mut top = end;
+        let held: Vec<(u64, u64)> = l.mem.held(start, end).collect();
+        for (hs, he) in held.into_iter().rev() {
+            if he < top {
+                taken.push((he, top));
+            }
+            top = hs;
+        }
+        if start < top {
+            taken.push((start, top));
+        }
+    }
+    let mut top = ceiling;
+    for (start, end) in taken {
         if start >= top {
             continue;
         }
         if end < top && top - end >= len {
             return Some(top - len);
         }
-        top = start;
+        top = top.min(start);
     }
     (top >= crate::loader::MMAP_MIN_ADDR + len).then(|| top - len)
 }
@@ -265,23 +466,44 @@ fn gone(vm: &mut Vm, start: u64, end: u64) {
 
 pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (addr, len) = (a[0], page_up(a[1]));
-    if addr % PAGE != 0 || len == 0 {
+    if addr % PAGE != 0 || len == 0 || addr.checked_add(len).is_none() {
         return EINVAL;
     }
+    let end = addr + len;
     let proc = vm.proc.clone();
     let mut guard = proc.lock();
     let l = &mut *guard;
-    if touches_host(l, addr, addr.saturating_add(len)) {
+    if touches_host(l, addr, end) {
         return ENOMEM;
     }
-    vm.code_changed(l, addr, addr + len);
-    gone(vm, addr, addr + len);
-    // SAFETY: only guest pages or unmapped pages are in the range (I1).
-    let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
-    if r == 0 {
-        l.mem.remove(addr, addr + len);
+    vm.code_changed(l, addr, end);
+    gone(vm, addr, end);
+    if !l.mem.keep_released {
+        // SAFETY: only guest pages, placeholders or unmapped pages are in
+        // the range (I1).
+        let r = unsafe { syscall6(libc::SYS_munmap as u64, a) };
+        if r == 0 {
+            l.mem.remove(addr, end);
+            l.mem.release(addr, end);
+        }
+        return r;
     }
-    r
+    // I6: the guest's pages become placeholders in one step; holes stay
+    // holes (as natively, unmapping them changes nothing).
+    let owned: Vec<(u64, u64)> = l.mem.owned(addr, end).collect();
+    for (s, e) in owned {
+        if !map_placeholder(s, e, true) {
+            // SAFETY: the guest's own pages (I1).
+            let r = unsafe { syscall6(libc::SYS_munmap as u64, [s, e - s, 0, 0, 0, 0]) };
+            if r != 0 {
+                return r;
+            }
+            l.mem.remove(s, e);
+            continue;
+        }
+        l.mem.hold(s, e);
+    }
+    0
 }
 
 pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
@@ -313,9 +535,8 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if old_len != 0 && !l.mem.owns_all(old, old.saturating_add(old_len)) {
         return ENOMEM;
     }
-    if flags & libc::MREMAP_FIXED != 0
-        && touches_host(l, new_addr, new_addr.saturating_add(new_len))
-    {
+    let new_end = new_addr.saturating_add(new_len);
+    if flags & libc::MREMAP_FIXED != 0 && !claim(l, new_addr, new_end) {
         return ENOMEM;
     }
     let prot = l.mem.find(old).map(|(_, r)| r.prot).unwrap_or(Prot {
@@ -323,35 +544,50 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         w: true,
         x: false,
     });
+    let moving = flags & libc::MREMAP_MAYMOVE != 0;
     // An in-place grow must not run into hotlift's memory either.
-    if flags & libc::MREMAP_MAYMOVE == 0
-        && new_len > old_len
-        && touches_host(l, old + old_len, old + new_len)
-    {
+    if !moving && new_len > old_len && touches_host(l, old + old_len, old + new_len) {
         return ENOMEM;
     }
     vm.code_changed(l, old, old + old_len.max(new_len));
     gone(vm, old, old + old_len.max(new_len));
     if flags & libc::MREMAP_FIXED != 0 {
-        vm.code_changed(l, new_addr, new_addr.saturating_add(new_len));
-        gone(vm, new_addr, new_addr.saturating_add(new_len));
+        vm.code_changed(l, new_addr, new_end);
+        gone(vm, new_addr, new_end);
     }
-    let placed = if flags & (libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP) == 0
-        && flags & libc::MREMAP_MAYMOVE != 0
-        && new_len > old_len
-        && old_len != 0
-    {
+    let plain = flags & (libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP) == 0 && old_len != 0;
+    if plain && new_len != 0 && new_len < old_len && old % PAGE == 0 && l.mem.keep_released {
+        // A shrink: its tail becomes a placeholder in one step (I6).
+        let (s, e) = (old + new_len, old + old_len);
+        if map_placeholder(s, e, true) {
+            l.mem.hold(s, e);
+            return old as i64;
+        }
+    }
+    let placed = if plain && moving && new_len > old_len {
         move_top_down(l, a)
     } else {
         None
     };
-    // SAFETY: source is the guest's; destinations were checked (I1).
+    // SAFETY: the source is the guest's; a fixed destination was claimed
+    // (I5); an in-place grow was checked (I1).
     let r = placed.unwrap_or_else(|| unsafe { syscall6(libc::SYS_mremap as u64, a) });
-    if r >= 0 {
-        if flags & libc::MREMAP_DONTUNMAP == 0 {
-            l.mem.remove(old, old + old_len);
+    if r < 0 {
+        if flags & libc::MREMAP_FIXED != 0 {
+            restore_held(l, new_addr, new_end);
         }
-        l.mem.insert(r as u64, r as u64 + new_len, prot);
+        return r;
     }
+    let r_end = r as u64 + new_len;
+    if flags & libc::MREMAP_DONTUNMAP == 0 {
+        l.mem.remove(old, old + old_len);
+        // What the kernel unmapped: the old range outside the new one.
+        if (r as u64) != old {
+            keep_released(l, old, old + old_len);
+        } else if new_len < old_len {
+            keep_released(l, r_end, old + old_len);
+        }
+    }
+    l.mem.insert(r as u64, r_end, prot);
     r
 }

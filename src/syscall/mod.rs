@@ -21,7 +21,7 @@ use crate::types::GuestAddr;
 
 pub use crate::signal::state::{SignalState, ThreadSignals};
 pub use affinity::Affinity;
-pub use mem::mmap_ceiling;
+pub use mem::{hold_guest_area, mmap_ceiling};
 pub use raw::syscall6;
 
 const ENOSYS: i64 = -(libc::ENOSYS as i64);
