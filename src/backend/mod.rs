@@ -209,7 +209,7 @@ fn with_memory_at(insn: &Instruction, segment: Register, base: Register) -> Inst
 /// Emit a guest GS access (IR I1) against the guest GS base in the context.
 fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
     match op {
-        IrOp::Carry | IrOp::RepString => a.insn(insn),
+        IrOp::Carry | IrOp::RepString | IrOp::XbeginAbort => a.insn(insn),
         IrOp::ReadGsBase { dst } => {
             let code = if dst.size() == 8 {
                 Code::Mov_r64_rm64
@@ -537,7 +537,7 @@ fn condition_code(cc: ConditionCode) -> u8 {
 fn emit_body_insn(a: &mut Asm, i: &crate::ir::IrInsn, ring: bool) -> Result<(), EmitError> {
     match i.op {
         IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
-        IrOp::Carry => a.insn(&i.insn),
+        IrOp::Carry | IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
             if ring {
                 emit_ring_words(a, &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx])?;

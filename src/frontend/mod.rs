@@ -16,6 +16,8 @@ use thiserror::Error;
 use crate::ir::{IrBlock, IrInsn, IrOp, Terminator, TrapKind};
 use crate::types::GuestAddr;
 
+pub mod rtm;
+
 /// A guest instruction hotlift cannot translate (yet).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("unsupported guest instruction at {addr}: {text} ({why})")]
@@ -28,6 +30,11 @@ pub struct Unsupported {
 enum Step {
     Body(IrOp),
     End(Terminator),
+    /// `xbegin` on a host that aborts every transaction (rtm.rs): RAX = 0
+    /// (no abort reason), then on at the fallback address.
+    Abort {
+        fallback: GuestAddr,
+    },
 }
 
 /// The rewrite of an instruction with a GS-relative memory operand: two
@@ -79,6 +86,22 @@ fn is_rep_string(insn: &Instruction) -> bool {
                     | OpKind::MemoryESRDI
             )
         })
+}
+
+/// RTM's `xbegin`, `xend` and `xabort` as the host runs them (rtm.rs):
+/// all three raise #UD where the CPU has no TSX; where every transaction
+/// aborts, `xbegin` goes straight to its fallback, `xend` (never inside a
+/// transaction) raises #GP and `xabort` does nothing.
+fn lift_rtm(insn: &Instruction, host: rtm::Host) -> Step {
+    let trap = |kind| Step::End(Terminator::Trap { kind });
+    match (host, insn.mnemonic()) {
+        (rtm::Host::Undefined, _) => trap(TrapKind::InvalidOpcode),
+        (rtm::Host::Aborts, Mnemonic::Xbegin) => Step::Abort {
+            fallback: GuestAddr(insn.near_branch_target()),
+        },
+        (rtm::Host::Aborts, Mnemonic::Xend) => trap(TrapKind::GeneralProtection),
+        (rtm::Host::Aborts, _) => Step::Body(IrOp::Carry),
+    }
 }
 
 /// Classify one decoded instruction (I2).
@@ -189,11 +212,7 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
                 kind: TrapKind::GeneralProtection,
             })
         }
-        // No RTM on the target CPUs: these raise #UD natively. On a CPU with
-        // RTM an abort path would be needed (README, known limits).
-        Mnemonic::Xbegin | Mnemonic::Xend | Mnemonic::Xabort => Step::End(Terminator::Trap {
-            kind: TrapKind::InvalidOpcode,
-        }),
+        Mnemonic::Xbegin | Mnemonic::Xend | Mnemonic::Xabort => lift_rtm(insn, rtm::host()),
         Mnemonic::Sysenter
         | Mnemonic::Sysexit
         | Mnemonic::Sysret
@@ -274,6 +293,30 @@ pub fn lift_block(
                     flags_modified: insn.rflags_modified(),
                 });
             }
+            Step::Abort { fallback } => {
+                // `mov eax, 0` in xbegin's place (it writes RAX and no
+                // flags), and a plain transfer to the fallback.
+                let mut zero = Instruction::with2(Code::Mov_r32_imm32, Register::EAX, 0u32)
+                    .expect("mov eax, imm32");
+                zero.set_ip(here.0);
+                zero.set_len(insn.len());
+                body.push(IrInsn {
+                    addr: here,
+                    insn: zero,
+                    op: IrOp::XbeginAbort,
+                    flags_read: 0,
+                    flags_modified: 0,
+                });
+                // Interrupted before the transfer, the guest goes on at the
+                // xbegin, which aborts again (IrOp::XbeginAbort).
+                return Ok(IrBlock {
+                    start,
+                    body,
+                    term: Terminator::Fallthrough { next: fallback },
+                    term_addr: here,
+                    end: GuestAddr(insn.next_ip()),
+                });
+            }
             Step::End(term) => {
                 let end = GuestAddr(insn.next_ip());
                 return Ok(IrBlock {
@@ -294,6 +337,45 @@ mod tests {
 
     fn lift(bytes: &[u8]) -> IrBlock {
         lift_block(bytes, GuestAddr(0x401000), 64).expect("lift")
+    }
+
+    #[test]
+    fn rtm_as_the_host_runs_it() {
+        let decode = |bytes: &[u8]| {
+            let mut d = Decoder::with_ip(64, bytes, 0x401000, DecoderOptions::NONE);
+            d.decode()
+        };
+        let xbegin = decode(&[0xc7, 0xf8, 0x10, 0, 0, 0]);
+        let (xend, xabort) = (decode(&[0x0f, 0x01, 0xd5]), decode(&[0xc6, 0xf8, 5]));
+        let term = |s: Step| match s {
+            Step::End(t) => t.to_string(),
+            Step::Body(op) => format!("{op:?}"),
+            Step::Abort { fallback } => format!("abort to {fallback}"),
+        };
+        for i in [&xbegin, &xend, &xabort] {
+            assert_eq!(
+                term(lift_rtm(i, rtm::Host::Undefined)),
+                "trap InvalidOpcode"
+            );
+        }
+        assert_eq!(
+            term(lift_rtm(&xbegin, rtm::Host::Aborts)),
+            "abort to 0x401016"
+        );
+        assert_eq!(
+            term(lift_rtm(&xend, rtm::Host::Aborts)),
+            "trap GeneralProtection"
+        );
+        assert_eq!(term(lift_rtm(&xabort, rtm::Host::Aborts)), "Carry");
+        if rtm::host() == rtm::Host::Aborts {
+            // RAX = 0, then on at the fallback; not counted (a native
+            // single-step does not count an aborted xbegin either).
+            let b = lift(&[0xc7, 0xf8, 0x10, 0, 0, 0]);
+            assert_eq!(b.guest_insns(), 0);
+            assert_eq!(b.term_addr, GuestAddr(0x401000));
+            assert_eq!(b.term.to_string(), "fallthrough 0x401016");
+            assert_eq!(text(&b.body[0].insn), "mov eax,0");
+        }
     }
 
     #[test]

@@ -64,6 +64,19 @@ pub enum IrOp {
     /// monitor on, RCX before and after goes to the ring so the profile
     /// counts every iteration (as single-stepping does).
     RepString,
+    /// `xbegin` on a host that aborts every transaction (frontend/rtm.rs):
+    /// `insn` is `mov eax, 0` (the abort status; RAX is written, no flags)
+    /// and the block goes on at the fallback. Not counted: a native
+    /// single-step does not count an aborted `xbegin`, and its block's
+    /// terminator restarts at the `xbegin` (`term_addr`).
+    XbeginAbort,
+}
+
+impl IrOp {
+    /// Whether the instruction counts as a guest instruction.
+    pub fn counted(self) -> bool {
+        self != IrOp::XbeginAbort
+    }
 }
 
 /// One guest instruction of a block body.
@@ -198,7 +211,7 @@ impl IrBlock {
             Terminator::Trap { kind } if !kind.counted() => 0,
             _ => 1,
         };
-        self.body.len() as u32 + term
+        self.body.iter().filter(|i| i.op.counted()).count() as u32 + term
     }
 }
 
