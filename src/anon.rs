@@ -3,7 +3,8 @@
 #![allow(unsafe_code)]
 
 /// Map `len` bytes of zeroed, read-write, private anonymous memory, with
-/// `extra` flags (e.g. `MAP_32BIT`, `MAP_NORESERVE`). Never unmapped.
+/// `extra` flags (e.g. `MAP_32BIT`, `MAP_NORESERVE`). Never unmapped, but
+/// for the monitor's slot table, which its owner unmaps (tables/slots.rs).
 pub fn map(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
     // SAFETY: a fresh anonymous mapping at an address the kernel picks.
     let p = unsafe {

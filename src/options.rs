@@ -71,12 +71,20 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub sb_max_insns: u32,
 
+    /// Most blocks in one superblock tree, all its paths counted (at most --sb-max-blocks: straight traces only)
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub sb_tree_blocks: u32,
+
+    /// Lay out a branch's cold side in the superblock too (a tree) when at least this share of its passes should take it
+    #[arg(long, default_value_t = 0.02, value_parser = parse_share)]
+    pub sb_tree_share: f64,
+
     /// Lay a loop closed at a superblock's head out up to this many times in a row (1: no unrolling)
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub sb_unroll: u32,
 
     /// Build a counted superblock only where its passes should cover this many blocks per ring word they cost, and take one back whose passes cover fewer than 7/8 of it (0: build every superblock selected, never take one back; for experiments and tests)
-    #[arg(long, default_value_t = 2.0, value_parser = parse_yield)]
+    #[arg(long, default_value_t = crate::monitor::superblock::select::PAYS_OFF, value_parser = parse_yield)]
     pub sb_min_yield: f64,
 
     /// Write a text dump of each superblock into DIR as it is built
@@ -252,6 +260,13 @@ fn parse_yield(s: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{s:?} is not a share between 0 and 1")),
+    }
+}
+
 impl RunOptions {
     /// Is the monitor thread running?
     pub fn monitor(&self) -> bool {
@@ -299,8 +314,10 @@ impl Default for RunOptions {
             sb_edge_threshold: 5000,
             sb_max_blocks: 16,
             sb_max_insns: 512,
+            sb_tree_blocks: 64,
+            sb_tree_share: 0.02,
             sb_unroll: 4,
-            sb_min_yield: 2.0,
+            sb_min_yield: crate::monitor::superblock::select::PAYS_OFF,
             dump_superblocks: None,
             no_follow: false,
             sample_us: 1000,

@@ -78,8 +78,8 @@ pub struct ThreadCtx {
     pub ring_pos: u64,
     /// Base of the per-block counter array for `--count-inline`.
     pub inline_counts: u64,
-    /// A `TAG_SB_PARTIAL` record the dispatcher must push: the thread left
-    /// a superblock pass abnormally (set by the signal handler).
+    /// The partial unit the dispatcher must push (0: none): the thread
+    /// left a superblock pass abnormally (set by the signal handler).
     pub sb_partial: u32,
     /// Non-zero while the thread single-steps (TF) through glue to an
     /// instruction boundary, with the exit reason it will leave with.

@@ -196,9 +196,10 @@ fn run_paths(p: &serde_json::Value) -> std::collections::BTreeSet<Vec<(String, u
         .iter()
         .map(|s| {
             let mut seen = std::collections::HashSet::new();
-            s["members"]
-                .as_array()
-                .unwrap()
+            // A tree's first path: the trace it grew from.
+            let members = s["members"].as_array().unwrap();
+            let spine = s["spine"].as_u64().map_or(members.len(), |n| n as usize);
+            members[..spine]
                 .iter()
                 .map(|m| m["addr"].as_u64().unwrap())
                 .take_while(|&a| seen.insert(a))

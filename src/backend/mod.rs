@@ -533,17 +533,23 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
-/// Emit one body instruction; `ring`: rep iterations go to the ring.
-fn emit_body_insn(a: &mut Asm, i: &crate::ir::IrInsn, ring: bool) -> Result<(), EmitError> {
+/// Emit one body instruction; with `rep_tag` (`TAG_REP`, or `TAG_REP_SB`
+/// in a superblock) the iterations of a `rep` string instruction go to the
+/// ring under that tag.
+fn emit_body_insn(
+    a: &mut Asm,
+    i: &crate::ir::IrInsn,
+    rep_tag: Option<u32>,
+) -> Result<(), EmitError> {
     match i.op {
         IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
         IrOp::Carry | IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
-            if ring {
-                emit_ring_words(a, &[RingWord::Imm(crate::monitor::TAG_REP), RingWord::Ecx])?;
+            if let Some(tag) = rep_tag {
+                emit_ring_words(a, &[RingWord::Imm(tag), RingWord::Ecx])?;
             }
             a.insn(&i.insn)?;
-            if ring {
+            if rep_tag.is_some() {
                 emit_ring_words(a, &[RingWord::Ecx])?;
             }
             Ok(())
@@ -571,7 +577,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         if ring && i.op == IrOp::RepString {
             rep_ring.push(pc_map.len() as u32 - 1);
         }
-        emit_body_insn(&mut e.a, i, ring)?;
+        emit_body_insn(&mut e.a, i, ring.then_some(crate::monitor::TAG_REP))?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;

@@ -1,21 +1,18 @@
 //! Emit a superblock: the members of a [`Plan`] laid out as one
 //! straight-line host block.
 //!
-//! Layout: the entry record (`TAG_SB_ENTRY | id` to the ring), then each
-//! member's body and a transition into the next member — an unconditional
-//! jump disappears, a conditional branch falls through on the hot side and
-//! branches to a side exit on the cold one, a call pushes the guest return
-//! address and goes on into the callee, a hot indirect target (or return
-//! address) is checked by a flag-free guard whose failure is a side exit —
-//! then the cold exit stubs. An exit stub first pushes `TAG_SB_EXIT | k`
-//! and then jumps to the live block for its target (or leaves to the
-//! dispatcher when there is none yet: the monitor links it later), or does
-//! the inline lookup for an indirect exit. Every exit pushes its record,
-//! so the monitor never has to tell from the next block which exit was
-//! taken: a word more on a side exit, but one the monitor handles without
-//! a search and, above all, with branches it predicts (letting the
-//! target's entry say it instead cost the monitor up to 40 % more time
-//! on branchy code: c-sort 0.79 s → 0.49 s of monitor CPU).
+//! Layout: each member's body and a transition into the next member — an
+//! unconditional jump disappears, a conditional branch falls through on
+//! the hot side and branches to a side exit on the cold one, a call pushes
+//! the guest return address and goes on into the callee, a hot indirect
+//! target (or return address) is checked by a flag-free guard whose
+//! failure is a side exit, a loop back to the head pushes its exit's unit
+//! and jumps to the start — then the cold exit stubs. Nothing is pushed
+//! on the way in: a pass costs the ring one word, its exit's unit
+//! (superblock/mod.rs). An exit stub first pushes its unit and then jumps
+//! to the live block for its target (or leaves to the dispatcher when
+//! there is none yet: the monitor links it later), or does the inline
+//! lookup for an indirect exit.
 //!
 //! I1: as for blocks (backend I1, I2): no guest register or flag changes
 //!     except as the guest instructions would; RAX and RCX are borrowed
@@ -23,8 +20,7 @@
 //! I2: `pcs` covers the whole code: each guest instruction's code starts
 //!     at an exact entry (the machine state is the guest's there); glue is
 //!     covered by inexact entries naming the member whose pass is open, or
-//!     `u16::MAX` where no pass is open (before the entry record is pushed,
-//!     after an exit record is).
+//!     `u16::MAX` where no pass is open (after an exit's unit is pushed).
 
 use iced_x86::{Code, Instruction, Mnemonic, Register};
 
@@ -35,7 +31,7 @@ use super::{
 use crate::cache::SbPc;
 use crate::ir::Terminator;
 use crate::monitor::superblock::{ExitTo, Next, Plan};
-use crate::monitor::{TAG_SB_ENTRY, TAG_SB_EXIT};
+use crate::monitor::TAG_REP_SB;
 use crate::runtime::{exit_reason, off};
 
 /// Where a superblock is emitted and how it links.
@@ -46,6 +42,8 @@ pub struct SbEmitEnv<'a> {
     pub count_check: bool,
     /// Host entry and id of the live block at a guest address, if any.
     pub resolve: &'a dyn Fn(u64) -> Option<(u64, u32)>,
+    /// Exit k pushes unit `unit_base + k` (tables/units.rs).
+    pub unit_base: u32,
 }
 
 impl std::fmt::Debug for SbEmitEnv<'_> {
@@ -67,13 +65,23 @@ pub struct SbEmitted {
 
 const NO_PASS: u16 = u16::MAX;
 
+/// Where a jump inside a superblock goes.
+#[derive(Debug, Clone, Copy)]
+enum To {
+    Exit(usize),
+    Member(usize),
+}
+
 struct SbEmitter<'a> {
     e: BlockEmitter,
     plan: &'a Plan,
     pcs: Vec<SbPc>,
     /// Jumps to the stub of exit k.
     to_stub: Vec<(asm::Rel32, usize)>,
+    /// Jumps to the start of member m (a branch's cold side in a tree).
+    to_member: Vec<(asm::Rel32, usize)>,
     next_exit: usize,
+    unit_base: u32,
 }
 
 impl SbEmitter<'_> {
@@ -106,14 +114,29 @@ impl SbEmitter<'_> {
         k
     }
 
-    fn jmp_exit(&mut self, k: usize) {
+    fn jmp_to(&mut self, t: To) {
         let r = self.e.a.jmp_rel32();
-        self.to_stub.push((r, k));
+        self.note(r, t);
+    }
+
+    fn jcc_to(&mut self, cc: u8, t: To) {
+        let r = self.e.a.jcc_rel32(cc);
+        self.note(r, t);
+    }
+
+    fn note(&mut self, r: asm::Rel32, t: To) {
+        match t {
+            To::Exit(k) => self.to_stub.push((r, k)),
+            To::Member(m) => self.to_member.push((r, m)),
+        }
+    }
+
+    fn jmp_exit(&mut self, k: usize) {
+        self.jmp_to(To::Exit(k));
     }
 
     fn jcc_exit(&mut self, cc: u8, k: usize) {
-        let r = self.e.a.jcc_rel32(cc);
-        self.to_stub.push((r, k));
+        self.jcc_to(cc, To::Exit(k));
     }
 
     fn jmp_start(&mut self) {
@@ -153,12 +176,12 @@ impl SbEmitter<'_> {
 
     /// `loop*`/`jrcxz` (rel8 only): control goes on at the returned
     /// position when the branch is taken iff `on_taken`, and reaches
-    /// exit `k` otherwise.
-    fn short_branch(&mut self, insn: &Instruction, on_taken: bool, k: usize) {
+    /// `k` otherwise.
+    fn short_branch(&mut self, insn: &Instruction, on_taken: bool, k: To) {
         let rel_at = self.e.a.short_branch(insn);
         if on_taken {
             // loop L; jmp exit; L:
-            self.jmp_exit(k);
+            self.jmp_to(k);
             let l = self.e.a.len();
             self.e.a.set_rel8(rel_at, l);
         } else {
@@ -168,7 +191,7 @@ impl SbEmitter<'_> {
             let short_at = a.len() - 1;
             let lx = a.len();
             a.set_rel8(rel_at, lx);
-            self.jmp_exit(k);
+            self.jmp_to(k);
             let l = self.e.a.len();
             self.e.a.set_rel8(short_at, l);
         }
@@ -194,7 +217,11 @@ impl SbEmitter<'_> {
                 },
                 Some(hot),
             ) => {
-                let k = self.take_exit(i);
+                // The cold side: a side exit, or on in a member of its own.
+                let k = match m.cold {
+                    Some(c) => To::Member(c as usize),
+                    None => To::Exit(self.take_exit(i)),
+                };
                 let hot_taken = hot == *taken;
                 match insn.mnemonic() {
                     Mnemonic::Loop
@@ -204,9 +231,9 @@ impl SbEmitter<'_> {
                     | Mnemonic::Jecxz => self.short_branch(insn, hot_taken, k),
                     _ => {
                         let cc = condition_code(insn.condition_code());
-                        // Exit on the cold side: the inverse condition when
+                        // Off on the cold side: the inverse condition when
                         // the hot side is the taken one.
-                        self.jcc_exit(if hot_taken { cc ^ 1 } else { cc }, k);
+                        self.jcc_to(if hot_taken { cc ^ 1 } else { cc }, k);
                     }
                 }
             }
@@ -243,7 +270,7 @@ impl SbEmitter<'_> {
                     | Mnemonic::Loopne
                     | Mnemonic::Jrcxz
                     | Mnemonic::Jecxz => {
-                        self.short_branch(insn, true, kf);
+                        self.short_branch(insn, true, To::Exit(kf));
                         self.jmp_exit(kt);
                     }
                     _ => {
@@ -273,6 +300,9 @@ impl SbEmitter<'_> {
             }
         }
         if m.next == Next::Head {
+            let k = self.take_exit(i);
+            emit_ring_words(&mut self.e.a, &[RingWord::Imm(self.unit_base + k as u32)])?;
+            self.pc(NO_PASS, false, self.plan.members[0].ir.start.0, 0, false);
             self.jmp_start();
         }
         Ok(())
@@ -305,12 +335,16 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         plan,
         pcs: Vec::new(),
         to_stub: Vec::new(),
+        to_member: Vec::new(),
         next_exit: 0,
+        unit_base: env.unit_base,
     };
-    let head = plan.members[0].ir.start.0;
-    s.pc(NO_PASS, false, head, 0, false);
-    emit_ring_words(&mut s.e.a, &[RingWord::Imm(TAG_SB_ENTRY | plan.id)])?;
     for (i, m) in plan.members.iter().enumerate() {
+        // A cold side that goes on here (trees: its jump comes first).
+        let here = s.e.a.here();
+        for (r, _) in s.to_member.extract_if(.., |&mut (_, j)| j == i) {
+            s.e.a.resolve(r, here);
+        }
         let n = m.ir.guest_insns() as u16;
         s.pc(i as u16, false, m.ir.start.0, n.saturating_sub(1), false);
         if env.count_check {
@@ -320,18 +354,22 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             let rep = insn.op == crate::ir::IrOp::RepString;
             let after = n.saturating_sub(j as u16 + 1);
             s.pc(i as u16, true, insn.addr.0, after, rep);
-            emit_body_insn(&mut s.e.a, insn, true)?;
+            emit_body_insn(&mut s.e.a, insn, Some(TAG_REP_SB))?;
         }
         s.pc(i as u16, true, m.ir.term_addr.0, 0, false);
         s.transition(i)?;
     }
     assert_eq!(s.next_exit, plan.exits.len(), "every exit laid out");
+    assert!(
+        s.to_member.is_empty(),
+        "every cold side laid out (Plan::check)"
+    );
     let resolved: Vec<Option<(u64, u32)>> = plan
         .exits
         .iter()
         .map(|x| match x.to {
             ExitTo::Direct { target } => (env.resolve)(target),
-            ExitTo::Indirect => None,
+            ExitTo::Indirect | ExitTo::Loop => None,
         })
         .collect();
     // Cold exit stubs, in exit order.
@@ -340,7 +378,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
     let mut jumps = std::mem::take(&mut s.to_stub);
     jumps.sort_by_key(|&(_, k)| k);
     let mut jumps = jumps.into_iter().peekable();
-    for x in &plan.exits {
+    for x in plan.exits.iter().filter(|x| x.to != ExitTo::Loop) {
         let k = x.index as usize;
         let stub = s.e.a.here();
         while jumps.peek().is_some_and(|&(_, j)| j == k) {
@@ -349,7 +387,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         }
         let m = &plan.members[x.member as usize];
         s.pc(x.member, false, m.ir.term_addr.0, 0, false);
-        emit_ring_words(&mut s.e.a, &[RingWord::Imm(TAG_SB_EXIT | x.index)])?;
+        emit_ring_words(&mut s.e.a, &[RingWord::Imm(env.unit_base + x.index)])?;
         match x.to {
             ExitTo::Direct { target } => {
                 s.pc(NO_PASS, false, target, 0, false);
@@ -366,6 +404,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
                 s.pc(NO_PASS, false, 0, 0, false);
                 s.e.lookup_rax()?;
             }
+            ExitTo::Loop => unreachable!("loop exits are laid out inline"),
         }
     }
     // Direct exits without a target block yet leave to the dispatcher,

@@ -43,6 +43,8 @@ pub struct SbCode {
     pub host: u64,
     pub len: u32,
     pub id: u32,
+    /// The partial unit of member 0 (member m's is this + m).
+    pub partial_unit: u32,
     map: *const SbPc,
     map_len: usize,
 }
@@ -51,6 +53,8 @@ pub struct SbCode {
 #[derive(Debug, Clone, Copy)]
 pub struct SbWhere {
     pub id: u32,
+    /// The partial unit of member 0 (member m's is this + m).
+    pub partial_unit: u32,
     pub pc: SbPc,
     /// Where the map entry holding the address starts, and whether the
     /// guest's state is exact there.
@@ -89,7 +93,14 @@ impl SbRegistry {
     /// Register code (before it can run). Only the monitor calls this.
     /// `map` is leaked: handlers may read it for the rest of the run.
     /// False when the registry is full.
-    pub fn push(&self, gen: u64, host: u64, len: u32, id: u32, map: Vec<SbPc>) -> bool {
+    pub fn push(
+        &self,
+        gen: u64,
+        host: u64,
+        len: u32,
+        (id, partial_unit): (u32, u32),
+        map: Vec<SbPc>,
+    ) -> bool {
         let n = self.len.load(Ordering::Relaxed);
         if n >= self.cap {
             return false;
@@ -106,6 +117,7 @@ impl SbRegistry {
             host,
             len,
             id,
+            partial_unit,
             map: map.as_ptr(),
             map_len: map.len(),
         };
@@ -136,6 +148,7 @@ impl SbRegistry {
         };
         Some(SbWhere {
             id: e.id,
+            partial_unit: e.partial_unit,
             pc,
             start: e.host + m.off as u64,
             start_exact: m.exact,

@@ -597,7 +597,8 @@ impl Vm {
         }
         if let Some(w) = view.shared.registry.find(view.gen(), pc) {
             if w.pc.member != u16::MAX {
-                self.ctx.sb_partial = crate::monitor::TAG_SB_PARTIAL | w.pc.member as u32;
+                // The partial unit of that member (monitor/tables/units.rs).
+                self.ctx.sb_partial = w.partial_unit + w.pc.member as u32;
             }
         }
     }

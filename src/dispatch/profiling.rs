@@ -28,7 +28,7 @@ use crate::profile::{
 };
 
 /// Most blocks one run may translate (ids are never reused).
-pub const BLOCK_CAPACITY: u32 = 1 << 22;
+pub const BLOCK_CAPACITY: u32 = crate::monitor::BLOCK_ID_LIMIT;
 
 /// Profiling state of one guest process (its threads' rings and counters
 /// are theirs: [`ThreadProfiling`]).
@@ -86,6 +86,8 @@ fn start_monitor(
                     max_insns: opts.sb_max_insns,
                     unroll: opts.sb_unroll as usize,
                     min_yield: opts.sb_min_yield,
+                    tree_blocks: opts.sb_tree_blocks as usize,
+                    tree_share: opts.sb_tree_share,
                 },
                 max_block_insns: opts.max_block_insns as usize,
                 dump_dir: opts.dump_superblocks.clone(),

@@ -26,14 +26,11 @@ pub struct CtxNode {
     pub func: u64,
     pub calls: u64,
     pub self_insns: u64,
-    /// The last children entered, to skip the hash on repeated calls
-    /// (a function calling a comparator and itself alternately needs two).
-    recent: [(u64, u32); RECENT],
-    next_recent: u8,
+    /// The last two children entered (function, node), on the cache line
+    /// the call charges anyway: a function calling a comparator and
+    /// itself alternately, a recursion's two calls.
+    kids: [(u64, u32); 2],
 }
-
-/// Children a node remembers without hashing.
-const RECENT: usize = 8;
 
 impl CtxNode {
     fn new(parent: u32, func: u64) -> CtxNode {
@@ -42,16 +39,29 @@ impl CtxNode {
             func,
             calls: 0,
             self_insns: 0,
-            recent: [(u64::MAX, ROOT); RECENT],
-            next_recent: 0,
+            kids: [(u64::MAX, ROOT); 2],
         }
     }
 }
+
+/// A remembered child: (parent, function) → child, in a direct-mapped
+/// cache in front of the hash table (a comparator called from a sort, a
+/// recursion's next level: one probe, no hashing).
+#[derive(Debug, Clone, Copy)]
+struct Recent {
+    func: u64,
+    parent: u32,
+    child: u32,
+}
+
+/// Entries of the cache (16 bytes each).
+const RECENT: usize = 1 << 12;
 
 #[derive(Debug)]
 pub struct CallTree {
     pub nodes: Vec<CtxNode>,
     children: HashMap<(u32, u64), u32>,
+    recent: Box<[Recent]>,
     /// Calls not given a node of their own (I3).
     pub truncated: u64,
 }
@@ -61,9 +71,23 @@ impl Default for CallTree {
         CallTree {
             nodes: vec![CtxNode::new(ROOT, 0)],
             children: HashMap::new(),
+            recent: vec![
+                Recent {
+                    func: u64::MAX,
+                    parent: u32::MAX,
+                    child: ROOT,
+                };
+                RECENT
+            ]
+            .into_boxed_slice(),
             truncated: 0,
         }
     }
+}
+
+fn recent_index(parent: u32, func: u64) -> usize {
+    let k = (func ^ u64::from(parent).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (k >> (64 - RECENT.trailing_zeros())) as usize
 }
 
 impl CallTree {
@@ -77,32 +101,56 @@ impl CallTree {
     }
 
     /// A call from context `parent` to `func`: the callee's context.
+    #[inline]
     pub fn enter(&mut self, parent: u32, func: u64) -> u32 {
-        let p = &self.nodes[parent as usize];
-        let child = match p.recent.iter().find(|r| r.0 == func) {
-            Some(&(_, c)) => c,
-            None => {
-                let next = self.nodes.len() as u32;
-                let child = match self.children.get(&(parent, func)) {
-                    Some(&c) => c,
-                    None if self.nodes.len() >= MAX_NODES => {
-                        self.truncated += 1;
-                        return parent;
-                    }
-                    None => {
-                        self.children.insert((parent, func), next);
-                        self.nodes.push(CtxNode::new(parent, func));
-                        next
-                    }
-                };
-                let p = &mut self.nodes[parent as usize];
-                p.recent[p.next_recent as usize] = (func, child);
-                p.next_recent = (p.next_recent + 1) % RECENT as u8;
-                child
-            }
+        let p = &mut self.nodes[parent as usize];
+        let child = if p.kids[0].0 == func {
+            p.kids[0].1
+        } else if p.kids[1].0 == func {
+            p.kids.swap(0, 1);
+            p.kids[0].1
+        } else {
+            let r = self.recent[recent_index(parent, func)];
+            let c = if r.func == func && r.parent == parent {
+                r.child
+            } else {
+                match self.look_up(parent, func) {
+                    Some(c) => c,
+                    None => return parent,
+                }
+            };
+            let p = &mut self.nodes[parent as usize];
+            p.kids[1] = p.kids[0];
+            p.kids[0] = (func, c);
+            c
         };
         self.nodes[child as usize].calls += 1;
         child
+    }
+
+    /// The child of `parent` for `func`, made if new (None: the tree is
+    /// full, I3), and remembered in the cache.
+    #[cold]
+    fn look_up(&mut self, parent: u32, func: u64) -> Option<u32> {
+        let next = self.nodes.len() as u32;
+        let child = match self.children.get(&(parent, func)) {
+            Some(&c) => c,
+            None if self.nodes.len() >= MAX_NODES => {
+                self.truncated += 1;
+                return None;
+            }
+            None => {
+                self.children.insert((parent, func), next);
+                self.nodes.push(CtxNode::new(parent, func));
+                next
+            }
+        };
+        self.recent[recent_index(parent, func)] = Recent {
+            func,
+            parent,
+            child,
+        };
+        Some(child)
     }
 
     /// The stack of node `n` from the root's child down to `n`, as

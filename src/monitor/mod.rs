@@ -17,17 +17,20 @@
 //!     it uses), and stays there until told to go on: a forked child gets
 //!     no state half changed by a thread it does not have.
 //!
-//! Ring entries: a value below `TAG` is a `BlockId`. `TAG_SYSCALL | nr` is
+//! Ring entries: a value below `TAG` is a unit id: a `BlockId` (below
+//! [`UNIT_BASE`], one block ran) or a superblock unit (at or above it: a
+//! pass through a superblock ended, and with it the fixed path of member
+//! blocks the unit stands for; superblock/mod.rs). `TAG_SYSCALL | nr` is
 //! followed by three words: result (low, high) and the duration in ns
 //! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
-//! `rep` string instruction. `TAG_UNRETIRED` is followed by how many of the
-//! instructions of the block entered last did not retire (it stopped early).
-//! `TAG_UNRETIRED_REP` is the same for a block whose `rep` instruction
-//! faulted part way: the `TAG_REP` record before it (closed with ECX at the
-//! fault) counts that instruction's completed iterations only.
-//! `TAG_SB_ENTRY | id`, `TAG_SB_EXIT | k` and `TAG_SB_PARTIAL | m` are
-//! single words (superblock/mod.rs). `TAG_SIGNAL | sig` (and four words)
-//! and `TAG_SIGRETURN` mark a guest signal handler's start and end
+//! `rep` string instruction of the block entered last; `TAG_REP_SB` is the
+//! same for one inside a superblock pass, whose unit comes after it.
+//! `TAG_UNRETIRED` is followed by how many of the instructions of the unit
+//! entered last did not retire (it stopped early). `TAG_UNRETIRED_REP` is
+//! the same for a unit whose `rep` instruction faulted part way: the
+//! `TAG_REP` record before it (closed with ECX at the fault) counts that
+//! instruction's completed iterations only. `TAG_SIGNAL | sig` (and four
+//! words) and `TAG_SIGRETURN` mark a guest signal handler's start and end
 //! (signal/deliver.rs): no edge is counted across them, and the handler
 //! is a call in the calling-context tree that returns to the restorer.
 #![allow(unsafe_code)]
@@ -55,14 +58,15 @@ pub const TAG_SYSCALL: u32 = 0x8000_0000;
 pub const NR_MASK: u32 = 0x3fff_ffff;
 /// A `rep` string instruction ran: followed by ECX before and ECX after.
 pub const TAG_REP: u32 = 0xc000_0001;
-/// Bits 31..28 = 1110: superblock `id` (low 28 bits) entered.
-pub const TAG_SB_ENTRY: u32 = 0xe000_0000;
-/// Bits 31..27 = 11110: the open superblock pass left through exit `k`.
-pub const TAG_SB_EXIT: u32 = 0xf000_0000;
-/// Bits 31..27 = 11111: the open pass stopped abnormally in member `m`.
-pub const TAG_SB_PARTIAL: u32 = 0xf800_0000;
-/// Superblock ids and exit indices fit below this.
-pub const SB_ID_LIMIT: u32 = 1 << 27;
+/// A `rep` string instruction inside a superblock pass ran: as
+/// `TAG_REP`, for the unit that ends the pass (it comes after).
+pub const TAG_REP_SB: u32 = 0xc000_0005;
+/// Block ids are below this (the block table's capacity).
+pub const BLOCK_ID_LIMIT: u32 = 1 << 22;
+/// Superblock units are numbered from here (module docs).
+pub const UNIT_BASE: u32 = BLOCK_ID_LIMIT;
+/// Most superblock units one run makes (building stops beyond).
+pub const UNIT_LIMIT: u32 = 1 << 22;
 
 /// The block entered last stopped early (a fault, a trap that does not
 /// retire, a store into translated code): followed by the number of its
@@ -89,11 +93,10 @@ pub const TAG_PATH: u32 = 0xd000_0000;
 pub fn record_words(tag: u32) -> usize {
     match tag {
         t if t & 0xf000_0000 == TAG_PATH => crate::backend::paths::record_words(t),
-        TAG_REP => 2,
+        TAG_REP | TAG_REP_SB => 2,
         TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
         TAG_SIGRETURN => 0,
         t if t & !0xff == TAG_SIGNAL => 4,
-        t if t >= TAG_SB_ENTRY => 0,
         _ => 3,
     }
 }

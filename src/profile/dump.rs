@@ -159,6 +159,7 @@ pub fn render_text(e: &SuperblockEntry) -> String {
         let to = match x.to {
             ExitTo::Direct { target } => e.name(target),
             ExitTo::Indirect => "indirect (lookup)".into(),
+            ExitTo::Loop => "the head (loop)".into(),
         };
         let count = e.exit_counts.get(x.index as usize).copied().unwrap_or(0);
         let _ = writeln!(
@@ -210,23 +211,13 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
         e.entries,
         width(e.entries)
     );
-    let ir_lines: Vec<&str> = r.ir.lines().collect();
     for i in 1..r.members.len() {
         let c = runs(i);
         let _ = writeln!(
             s,
             "  m{} -> m{i} [label=\"{c}\", penwidth={:.2}];",
-            i - 1,
+            r.parent(i),
             width(c)
-        );
-    }
-    if ir_lines.iter().any(|l| l.contains("loop to head")) {
-        let last = r.members.len() - 1;
-        let _ = writeln!(
-            s,
-            "  m{last} -> m0 [label=\"loop {}\", style=bold, penwidth={:.2}];",
-            e.loops,
-            width(e.loops)
         );
     }
     for x in &r.exits {
@@ -234,6 +225,15 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
         let to = match x.to {
             ExitTo::Direct { target } => e.name(target),
             ExitTo::Indirect => "indirect".into(),
+            ExitTo::Loop => {
+                let _ = writeln!(
+                    s,
+                    "  m{} -> m0 [label=\"loop {count}\", style=bold, penwidth={:.2}];",
+                    x.member,
+                    width(count)
+                );
+                continue;
+            }
         };
         let _ = writeln!(
             s,

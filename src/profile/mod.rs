@@ -423,16 +423,15 @@ impl Profile {
             .superblocks
             .iter()
             .map(|r| {
-                let acc = t.sbs.get(r.id as usize);
                 let mut e = SuperblockEntry::unrun(r.clone());
                 e.head_symbol = modules.locate(r.head, None).2;
                 e.flushed = r.generation != inp.flushes;
-                if let Some(a) = acc {
-                    e.entries = a.entries;
-                    e.loops = a.loops;
-                    e.member_runs = a.member_runs();
-                    e.exit_counts = a.exit_counts();
-                    e.partial_exits = a.partial_exits;
+                if let Some(s) = t.sb_summary(r.id) {
+                    e.entries = s.entries;
+                    e.loops = s.loops;
+                    e.member_runs = s.member_runs;
+                    e.exit_counts = s.exit_counts;
+                    e.partial_exits = s.partial_exits;
                 }
                 e
             })

@@ -299,9 +299,8 @@ pub fn traces_of_run(tables: &Tables, images: &ImageLog) -> Vec<TracePath> {
     for r in &tables.superblocks {
         if matches!(r.trigger, Trigger::Stored { .. }) {
             let runs = tables
-                .sbs
-                .get(r.id as usize)
-                .map(|a| a.member_runs())
+                .sb_summary(r.id)
+                .map(|s| s.member_runs)
                 .unwrap_or_default();
             let head_runs: u64 = r
                 .members
@@ -365,7 +364,8 @@ fn path_of(r: &SbRecord, images: &ImageLog, cache: &mut ModuleCache) -> Option<T
         members: Vec::new(),
     };
     let mut seen = std::collections::HashSet::new();
-    for m in &r.members {
+    let spine = r.spine.map_or(r.members.len(), |n| n as usize);
+    for m in &r.members[..spine.min(r.members.len())] {
         if !seen.insert(m.addr) {
             break;
         }

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 
+use super::select::shape;
 use super::select::Graph;
 use super::{check_path, select, Limits, Member, Plan, Request, Trigger};
 use crate::backend::{emit_superblock, SbEmitEnv};
@@ -26,7 +27,8 @@ use crate::cache::CacheShared;
 use crate::frontend::lift_block;
 use crate::ir::Terminator;
 use crate::monitor::tables::SbAccount;
-use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, SB_ID_LIMIT};
+use crate::monitor::tables::SbExitAcct;
+use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables};
 use crate::types::GuestAddr;
 
 /// The bytes every ring prologue starts with: `mov gs:[disp32], rax`
@@ -55,6 +57,15 @@ pub struct SbRecord {
     pub built_at_seconds: f64,
     pub built_after_entries: u64,
     pub members: Vec<MemberRecord>,
+    /// Each member's parent (the member it follows; `u16::MAX` for the
+    /// head). Empty in profiles older than superblock trees: each member
+    /// follows the one before.
+    #[serde(default)]
+    pub parents: Vec<u16>,
+    /// Members on the first path (the trace a tree grew from); absent in
+    /// older profiles: all.
+    #[serde(default)]
+    pub spine: Option<u32>,
     pub exits: Vec<super::Exit>,
     pub host: u64,
     pub host_size: u32,
@@ -66,6 +77,16 @@ pub struct SbRecord {
     /// back (review.rs), if it was.
     #[serde(default)]
     pub retired_after_entries: Option<u64>,
+}
+
+impl SbRecord {
+    /// The parent of member `i` (> 0).
+    pub fn parent(&self, i: usize) -> usize {
+        match self.parents.get(i) {
+            Some(&p) if p != u16::MAX => p as usize,
+            _ => i - 1,
+        }
+    }
 }
 
 /// One member, with its guest bytes (for disassembly in dumps).
@@ -92,6 +113,9 @@ pub struct BuildStats {
     pub emit_errors: u64,
     pub arena_full: u64,
     pub registry_full: u64,
+    /// Superblock units ran out (monitor UNIT_LIMIT).
+    #[serde(default)]
+    pub units_full: u64,
     pub exits_linked: u64,
     /// Superblocks taken back for covering too few blocks per ring word
     /// (review.rs).
@@ -153,6 +177,9 @@ impl Graph for View<'_> {
     }
     fn is_head(&self, id: u32) -> bool {
         self.heads.contains_key(&id)
+    }
+    fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
+        self.tables.successors(id)
     }
 }
 
@@ -272,9 +299,6 @@ impl Builder {
         if self.heads.contains_key(&head) || self.failed.contains(&head) {
             return;
         }
-        if self.next_id >= SB_ID_LIMIT {
-            return;
-        }
         let metas = self.blocks.published();
         let view = View {
             tables,
@@ -283,50 +307,61 @@ impl Builder {
             heads: &self.heads,
             gen: self.gen,
         };
+        let lim = self.cfg.limits;
         let chosen = match &req.path {
-            Some(path) if path.first() == Some(&head) => check_path(path, &view, self.cfg.limits),
+            Some(path) if path.first() == Some(&head) => {
+                check_path(path, &view, lim).map(|t| shape(&t, &view, lim))
+            }
             Some(_) => None,
-            None => select(head, &view, self.cfg.limits),
+            None => select(head, &view, lim).map(|t| shape(&t, &view, lim)),
         };
         let Some(chosen) = chosen else {
             self.stats.stale += 1;
             self.failed.insert(head);
             return;
         };
-        let (last, next) = *chosen.last().expect("a head");
-        let leaves_indirectly = next == super::Next::Leave
-            && matches!(
-                metas[last as usize].exit,
-                ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
-            );
-        if (chosen.len() == 1 && next == super::Next::Leave)
-            || (chosen.len() == 2 && leaves_indirectly)
-        {
-            // Nothing to gain: one block going nowhere hot, or two that
-            // leave through an indirect exit, whose pass costs the ring two
-            // words (its entry and the exit's record) as the blocks did,
-            // and the monitor more (an interpreter's handlers).
+        if chosen.len() == 1 && chosen[0].next == super::Next::Leave {
+            // Nothing to gain: one block going nowhere hot.
             self.stats.single_member += 1;
             self.failed.insert(head);
             return;
         }
         let mut members = Vec::with_capacity(chosen.len());
-        for &(b, next) in &chosen {
-            let Some(ir) = self.lift(&metas[b as usize]) else {
+        for p in &chosen {
+            let Some(ir) = self.lift(&metas[p.block as usize]) else {
                 self.stats.lift_mismatch += 1;
                 self.failed.insert(head);
                 return;
             };
-            members.push(Member { block: b, ir, next });
+            members.push(Member {
+                block: p.block,
+                ir,
+                next: p.next,
+                cold: p.cold,
+            });
         }
+        no_rep_after_ops(&mut members);
         let id = self.next_id;
         let plan = Plan::new(id, members);
+        if !plan.check() {
+            // A cold side the block's branch does not lead to (its ways
+            // held something else): a bug of selection, never built.
+            self.stats.stale += 1;
+            self.failed.insert(head);
+            return;
+        }
+        let units = (plan.exits.len() + plan.members.len()) as u32;
+        let Some(unit_base) = tables.next_units(units) else {
+            self.stats.units_full += 1;
+            return;
+        };
         let host = self.shared.arena.rx + self.cursor as u64;
         let resolve = |g: u64| self.resolve(g);
         let env = SbEmitEnv {
             host_base: host,
             count_check: self.cfg.count_check,
             resolve: &resolve,
+            unit_base,
         };
         let em = match emit_superblock(&plan, &env) {
             Ok(em) => em,
@@ -344,27 +379,38 @@ impl Builder {
         // SAFETY: arena space past the cursor: no code there runs
         // (cache/shared.rs I2).
         unsafe { self.shared.write_code(host, &em.code) };
-        if !self
-            .shared
-            .registry
-            .push(self.gen, host, em.code.len() as u32, id, em.pcs)
-        {
+        if !self.shared.registry.push(
+            self.gen,
+            host,
+            em.code.len() as u32,
+            (id, unit_base + plan.exits.len() as u32),
+            em.pcs,
+        ) {
             self.stats.registry_full += 1;
             return;
         }
         self.cursor += size;
         self.next_id += 1;
         let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
-        let exits: Vec<u16> = plan.exits.iter().map(|x| x.member).collect();
+        let exits = plan
+            .exits
+            .iter()
+            .map(|x| SbExitAcct {
+                member: x.member,
+                to_head: x.to == super::ExitTo::Loop,
+            })
+            .collect();
         tables.add_superblock(
             id,
             SbAccount::new(
                 plan.members.iter().map(|m| m.block).collect(),
+                plan.parents(),
                 &insns,
-                &exits,
+                exits,
                 plan.pass_ops(),
-                plan.loop_transfers(),
+                unit_base,
             ),
+            metas,
         );
         let Some((head_host, _)) = self.blocks.host(head) else {
             return;
@@ -426,6 +472,8 @@ impl Builder {
                     }
                 })
                 .collect(),
+            parents: plan.parents(),
+            spine: Some(plan.spine() as u32),
             exits: plan.exits.clone(),
             host,
             host_size: em.code.len() as u32,
@@ -482,6 +530,35 @@ impl Builder {
             // thread sees the old or the new target (cache I2).
             unsafe { self.shared.patch_rel32(field, h) };
             self.stats.exits_linked += 1;
+        }
+    }
+}
+
+/// tables/units.rs I1: no `rep` string instruction after a call or return
+/// between members (its iterations come to the ring before the pass's
+/// unit, and would be charged to the context the pass started in): the
+/// trace ends before the first member that has one.
+fn no_rep_after_ops(members: &mut Vec<Member>) {
+    let transfers = |m: &Member| {
+        m.next == super::Next::Member
+            && matches!(
+                m.ir.term,
+                Terminator::Call { .. }
+                    | Terminator::IndirectCall { .. }
+                    | Terminator::Return { .. }
+            )
+    };
+    let Some(first_op) = members.iter().position(transfers) else {
+        return;
+    };
+    let has_rep = |m: &Member| m.ir.body.iter().any(|i| i.op == crate::ir::IrOp::RepString);
+    // Trees are not grown where the first path has calls or returns
+    // (select.rs I3): the path is all there is.
+    if let Some(j) = members[first_op + 1..].iter().position(has_rep) {
+        members.truncate(first_op + 1 + j);
+        if let Some(last) = members.last_mut() {
+            last.next = super::Next::Leave;
+            last.cold = None;
         }
     }
 }

@@ -10,19 +10,22 @@
 //! result by patching the head block's entry into a jump, while the guest
 //! keeps running.
 //!
-//! Exactness: a superblock pushes `TAG_SB_ENTRY | id` when entered and
-//! `TAG_SB_EXIT | k` on its way out through exit `k`; a loop back to its
-//! own start pushes nothing but the next entry record. A thread that
-//! leaves abnormally (a fault, a store into code, a signal) has
-//! `TAG_SB_PARTIAL | m` pushed for it by the dispatcher: members 0..=m ran.
-//! From these the monitor counts every member block and every edge exactly
-//! as if the members had run one by one (tables.rs).
+//! Exactness: a pass through a superblock pushes one ring word, at its
+//! end: the unit of the exit it leaves by (`unit_base + k`), a loop back
+//! to the start included (the unit of that loop exit, then on at the
+//! start). A thread that leaves abnormally (a fault, a store into code, a
+//! signal) has the partial unit of the member it was in pushed for it by
+//! the dispatcher: the members from the head to that one ran. Each unit
+//! stands for a fixed path of members, so the monitor handles a pass like
+//! one block and counts every member block and every edge exactly as if
+//! the members had run one by one (tables/units.rs).
 //!
 //! I1: a superblock's members are live blocks of one code-cache
 //!     generation, and everything it links to too; it is published only if
 //!     that generation is still current (cache/shared.rs I1).
-//! I2: the monitor knows a superblock (Tables::add_superblock) before its
-//!     code can run, so every record naming it is understood.
+//! I2: the monitor knows a superblock and has its units
+//!     (Tables::add_superblock) before its code can run, so every word
+//!     naming it is understood.
 
 pub mod build;
 pub mod pisat;
@@ -52,7 +55,11 @@ pub enum Next {
 pub struct Member {
     pub block: u32,
     pub ir: IrBlock,
+    /// How the hot side of its terminator goes on.
     pub next: Next,
+    /// A branch whose cold side goes on in this member too, instead of
+    /// leaving (a tree: select.rs I3).
+    pub cold: Option<u16>,
 }
 
 /// How a superblock was asked for.
@@ -116,6 +123,9 @@ pub enum ExitTo {
     /// Wherever an indirect jump, call or return goes (a failed guard or
     /// the last member's own lookup).
     Indirect,
+    /// Back to the superblock's own start (a loop closed at the head):
+    /// the exit's unit is pushed and the next pass begins.
+    Loop,
 }
 
 /// One exit of a superblock: leaving member `member` to `to`.
@@ -160,8 +170,10 @@ impl Plan {
                     },
                     Some(hot),
                 ) => {
-                    let cold = if hot == taken.0 { fallthrough } else { taken };
-                    add(ExitTo::Direct { target: cold.0 });
+                    if m.cold.is_none() {
+                        let cold = if hot == taken.0 { fallthrough } else { taken };
+                        add(ExitTo::Direct { target: cold.0 });
+                    }
                 }
                 (
                     Terminator::Return { .. }
@@ -197,6 +209,9 @@ impl Plan {
                     unreachable!("superblock member {i} of {n} ends in a syscall or trap")
                 }
             }
+            if m.next == Next::Head {
+                add(ExitTo::Loop);
+            }
         }
         Plan { id, members, exits }
     }
@@ -205,23 +220,67 @@ impl Plan {
         self.members.iter().map(|m| m.ir.guest_insns()).sum()
     }
 
-    /// Is the loop back to the start a call or a return (the next entry
-    /// then moves the shadow stack; the pass can not take the fast path)?
-    pub fn loop_transfers(&self) -> bool {
-        self.members.last().is_some_and(|m| {
-            m.next == Next::Head
-                && matches!(
-                    m.ir.term,
-                    Terminator::Call { .. }
-                        | Terminator::IndirectCall { .. }
-                        | Terminator::Return { .. }
-                )
-        })
+    /// Each member's parent (the member it follows; `u16::MAX` for the
+    /// head): the member before it, or the branch whose cold side it is.
+    pub fn parents(&self) -> Vec<u16> {
+        let mut parents = vec![u16::MAX; self.members.len()];
+        for (i, m) in self.members.iter().enumerate() {
+            if m.next == Next::Member {
+                parents[i + 1] = i as u16;
+            }
+            if let Some(c) = m.cold {
+                parents[c as usize] = i as u16;
+            }
+        }
+        parents
     }
 
-    /// The calls and returns between members, in order (tables/passes.rs
-    /// replays them for every pass that gets past them). A loop back to
-    /// the start is not among them: the next entry counts it.
+    /// Members on the first path (the trace the tree grew from).
+    pub fn spine(&self) -> usize {
+        self.members
+            .iter()
+            .position(|m| m.next != Next::Member)
+            .map_or(self.members.len(), |i| i + 1)
+    }
+
+    /// Is the plan well formed: every member but the head has one parent
+    /// (an earlier member), and a cold side goes on in the member at the
+    /// branch's other target?
+    pub fn check(&self) -> bool {
+        let mut seen = vec![0u32; self.members.len()];
+        for (i, m) in self.members.iter().enumerate() {
+            if m.next == Next::Member {
+                match self.members.get(i + 1) {
+                    Some(_) => seen[i + 1] += 1,
+                    None => return false,
+                }
+            }
+            if let Some(c) = m.cold {
+                let c = c as usize;
+                let hot = match m.next {
+                    Next::Member => self.members[i + 1].ir.start,
+                    Next::Head => self.members[0].ir.start,
+                    Next::Leave => return false,
+                };
+                let Terminator::Branch {
+                    taken, fallthrough, ..
+                } = m.ir.term
+                else {
+                    return false;
+                };
+                let other = if hot == taken { fallthrough } else { taken };
+                if c <= i || c >= self.members.len() || self.members[c].ir.start != other {
+                    return false;
+                }
+                seen[c] += 1;
+            }
+        }
+        seen[0] == 0 && seen[1..].iter().all(|&n| n == 1)
+    }
+
+    /// The calls and returns between members, in order (tables/units.rs
+    /// replays them for every pass whose path holds them). A loop back to
+    /// the start is not among them: it is how the loop exit's unit ends.
     pub fn pass_ops(&self) -> Vec<crate::monitor::tables::PassOp> {
         let mut ops = Vec::new();
         for (i, m) in self.members.iter().enumerate() {
@@ -265,7 +324,10 @@ impl fmt::Display for Plan {
                 Next::Head => "loop to head".to_string(),
                 Next::Leave => "leave".to_string(),
             };
-            writeln!(f, "  -> {next}")?;
+            match m.cold {
+                Some(c) => writeln!(f, "  -> {next}; cold side -> member {c}")?,
+                None => writeln!(f, "  -> {next}")?,
+            }
         }
         for e in &self.exits {
             match e.to {
@@ -276,6 +338,9 @@ impl fmt::Display for Plan {
                 )?,
                 ExitTo::Indirect => {
                     writeln!(f, "exit {} from member {} indirect", e.index, e.member)?
+                }
+                ExitTo::Loop => {
+                    writeln!(f, "exit {} from member {} loops to head", e.index, e.member)?
                 }
             }
         }

@@ -90,14 +90,14 @@ impl Review {
 /// how many passes there were.
 fn yield_of(tables: &Tables, sb: u32) -> Option<(f64, u64)> {
     let a = tables.sbs.get(sb as usize)?;
-    let passes = a.entries + a.loops;
-    let blocks: u64 = a.member_runs().iter().sum();
-    let exits: u64 = a.exits.iter().map(|x| x.count).sum();
+    let s = tables.sb_summary(sb)?;
+    // Every pass is one word (its unit).
+    let passes = s.entries + s.loops;
+    let blocks: u64 = s.member_runs.iter().sum();
     // A call or return between members is replayed on the shadow stack
     // by every pass that gets there: it costs the monitor about a word.
-    let runs = a.member_runs();
-    let replays: u64 = a.ops.iter().map(|op| runs[op.at as usize]).sum();
-    let words = passes + exits + a.partial_exits + replays;
+    let replays: u64 = a.ops.iter().map(|op| s.member_runs[op.at as usize]).sum();
+    let words = passes + replays;
     (words > 0).then(|| (blocks as f64 / words as f64, passes))
 }
 
@@ -166,31 +166,44 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::tables::SbAccount;
+    use crate::monitor::tables::{SbAccount, SbExitAcct};
     use crate::monitor::SbConfig;
 
     /// A plain superblock of three blocks, exits after each.
     fn tables_with(exit_counts: [u64; 3]) -> Tables {
         let mut t = Tables::new(SbConfig::default());
-        let mut acc = SbAccount::new(vec![10, 11, 12], &[4, 4, 4], &[0, 1, 2], Vec::new(), false);
-        for (x, n) in acc.exits.iter_mut().zip(exit_counts) {
-            x.count = n;
+        let metas = vec![crate::monitor::BlockMeta::default(); 13];
+        let exits = (0..3)
+            .map(|m| SbExitAcct {
+                member: m,
+                to_head: false,
+            })
+            .collect();
+        let base = t.next_units(6).unwrap();
+        let acc = SbAccount::new(
+            vec![10, 11, 12],
+            vec![u16::MAX, 0, 1],
+            &[4, 4, 4],
+            exits,
+            Vec::new(),
+            base,
+        );
+        t.add_superblock(0, acc, &metas);
+        for (k, n) in exit_counts.into_iter().enumerate() {
+            t.add_unit_count(base + k as u32, n);
         }
-        acc.entries = exit_counts.iter().sum();
-        t.add_superblock(0, acc);
         t
     }
 
     #[test]
     fn yield_is_blocks_per_ring_word() {
-        // Every pass runs all three blocks: an entry and an exit record,
-        // 1.5 blocks a word.
+        // Every pass runs all three blocks: one unit, 3 blocks a word.
         let (y, passes) = yield_of(&tables_with([0, 0, 30_000]), 0).unwrap();
         assert_eq!(passes, 30_000);
-        assert!((y - 1.5).abs() < 1e-9, "{y}");
-        // Most passes leave after the head: 0.55 blocks a word.
-        let (y, _) = yield_of(&tables_with([27_000, 3_000, 0]), 0).unwrap();
-        assert!((y - 0.55).abs() < 1e-9, "{y}");
+        assert!((y - 3.0).abs() < 1e-9, "{y}");
+        // Most passes leave after the head: 1.03 blocks a word.
+        let (y, _) = yield_of(&tables_with([29_000, 1_000, 0]), 0).unwrap();
+        assert!((y - 31.0 / 30.0).abs() < 1e-9, "{y}");
         assert!(y < RETIRE_SHARE * crate::monitor::superblock::select::PAYS_OFF);
         assert!(yield_of(&tables_with([0, 0, 0]), 0).is_none(), "never ran");
     }

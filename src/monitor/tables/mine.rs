@@ -27,7 +27,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Slot, Tables, ThreadState};
+use super::{Tables, ThreadState};
 use crate::monitor::superblock::select::follows;
 use crate::monitor::superblock::{Request, Trigger};
 use crate::monitor::{BlockMeta, BlockTable, ExitKind};
@@ -147,7 +147,7 @@ impl Tables {
             return;
         };
         let metas = blocks.published();
-        let slots = &self.slots;
+        let slots = &*self;
         let deadline = Instant::now() + Duration::from_micros(m.config().budget_us as u64);
         let mut admit = |p: Option<u32>, e: u32| admits(metas, slots, p, e);
         for p in m.work(&mut admit, deadline) {
@@ -167,7 +167,7 @@ impl Tables {
 }
 
 /// May block `e` start a pattern (`p` None) or follow block `p` (I3)?
-fn admits(metas: &[BlockMeta], slots: &[Slot], p: Option<u32>, e: u32) -> bool {
+fn admits(metas: &[BlockMeta], t: &Tables, p: Option<u32>, e: u32) -> bool {
     let Some(me) = metas.get(e as usize) else {
         return false;
     };
@@ -180,7 +180,7 @@ fn admits(metas: &[BlockMeta], slots: &[Slot], p: Option<u32>, e: u32) -> bool {
     let Some(mp) = metas.get(p as usize) else {
         return false;
     };
-    let seen = slots.get(p as usize).is_some_and(|s| s.way.contains(&e));
+    let seen = t.block_slot(p).is_some_and(|s| s.way.contains(&e));
     seen && match mp.exit {
         ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => true,
         _ => follows(mp, me),

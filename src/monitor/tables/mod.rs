@@ -1,19 +1,23 @@
 //! The monitor's tables and the per-entry loop (module I2).
 //!
-//! Per block id the monitor keeps one cache line, a [`Slot`]: the block's
-//! execution count, what the loop needs from the block table (guest
-//! address, instruction count, exit kind, return address), and a two-way
-//! cache of the block's successors with their counts. An entry costs one
-//! count increment and a compare of its id against the previous block's
-//! ways; a successor found in neither way takes the slow path, which moves
-//! the evicted way's count into the `edges` hash table. Calls and returns
-//! also move the thread along the calling-context tree (calltree.rs).
+//! Per unit (a block, or a superblock unit: units.rs) the monitor keeps
+//! one cache line, a [`Slot`] (slots.rs), indexed by the ring word itself:
+//! the unit's execution count, what the loop needs from the block table
+//! (instructions and blocks, how the unit ends, return address), and a
+//! two-way cache of its successors by first block, with their counts. An
+//! entry costs one count increment and a compare of its first block
+//! against the previous unit's ways, the same for a block as for a whole
+//! superblock pass; a successor found in neither way takes the slow path,
+//! which moves the evicted way's count into the `edges` hash table. Calls
+//! and returns also move the thread along the calling-context tree
+//! (calltree.rs).
 //!
-//! I1: every transition (previous block → block) of a thread is counted
-//!     exactly once, in a way of the previous block's slot or in `edges`,
-//!     so the edge profile is complete: for every block, the sum of its
-//!     outgoing edges equals its count minus the times it was a thread's
-//!     last block.
+//! I1: every transition (previous unit → unit) of a thread is counted
+//!     exactly once, in a way of the previous unit's slot or in `edges`,
+//!     as the edge from the previous unit's last block to the unit's first
+//!     block, so the edge profile is complete: for every block, the sum of
+//!     its outgoing edges equals its count minus the times it was a
+//!     thread's last block.
 //! I2: every guest instruction counted (blocks and `rep` iterations) is
 //!     charged to exactly one calling context (calltree.rs I1).
 //!
@@ -25,28 +29,20 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 mod mine;
-mod passes;
 mod sampling;
+mod slots;
+mod units;
 
 use super::calltree::{CallTree, ROOT};
 use super::superblock::{Request, Trigger};
 use super::{
-    BlockMeta, BlockTable, ExitKind, NR_MASK, TAG, TAG_REP, TAG_SB_ENTRY, TAG_SIGNAL,
-    TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
+    BlockMeta, BlockTable, NR_MASK, TAG, TAG_REP, TAG_REP_SB, TAG_SIGNAL, TAG_SIGRETURN,
+    TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE,
 };
-pub use passes::{PassOp, SbAccount};
-
-/// No block (an empty way, no previous block).
-const NONE: u32 = u32::MAX;
-/// The payload of a superblock record.
-const SB_MASK: u32 = super::SB_ID_LIMIT - 1;
-/// `Slot::flags`: the block ends with a call / a return / an indirect
-/// transfer (returns and indirect calls too).
-const F_CALL: u8 = 1;
-const F_RETURN: u8 = 2;
-const F_INDIRECT: u8 = 4;
-/// Flags that need `call_or_return`.
-const F_SHADOW: u8 = F_CALL | F_RETURN;
+use slots::{
+    Slot, SlotTable, BLOCKS_SHIFT, F_CALL, F_INDIRECT, F_OPS, F_SHADOW, F_UNIT, INSNS_MASK, NONE,
+};
+pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
 
 /// When the monitor asks for superblocks (superblock/mod.rs).
 #[derive(Debug, Clone, Copy)]
@@ -100,60 +96,6 @@ fn ecache_index(p: u32, e: u32) -> usize {
     (k >> (64 - ECACHE.trailing_zeros())) as usize
 }
 
-/// What the per-entry loop keeps per block id: one cache line.
-#[derive(Debug, Clone, Copy)]
-#[repr(C, align(64))]
-struct Slot {
-    count: u64,
-    /// Successor block ids seen (NONE = free) and transitions to each.
-    way: [u32; 2],
-    way_n: [u64; 2],
-    guest: u64,
-    /// Call blocks: the return address pushed.
-    ret: u64,
-    insns: u32,
-    /// Ask for a superblock here when `count` reaches this (u32::MAX: no).
-    trigger: u32,
-    /// Indirect blocks: ask for one at a successor when a way's count
-    /// reaches this.
-    way_trigger: u32,
-    flags: u8,
-}
-
-impl Slot {
-    fn new(m: &BlockMeta, sb: &SbConfig) -> Slot {
-        let flags = match m.exit {
-            ExitKind::Call => F_CALL,
-            ExitKind::IndirectCall => F_CALL | F_INDIRECT,
-            ExitKind::Return => F_RETURN | F_INDIRECT,
-            ExitKind::IndirectJump => F_INDIRECT,
-            _ => 0,
-        };
-        let on = |t: u32| {
-            if sb.enabled && sb.pisat.is_none() {
-                t
-            } else {
-                u32::MAX
-            }
-        };
-        Slot {
-            count: 0,
-            way: [NONE; 2],
-            way_n: [0; 2],
-            guest: m.guest,
-            ret: m.next,
-            insns: m.insns,
-            trigger: on(sb.block_threshold),
-            way_trigger: if flags & F_INDIRECT != 0 {
-                on(sb.edge_threshold)
-            } else {
-                u32::MAX
-            },
-            flags,
-        }
-    }
-}
-
 /// A shadow call stack frame: where the call returns to, and the context
 /// the thread was in before it.
 #[derive(Debug, Clone, Copy)]
@@ -175,13 +117,9 @@ struct ThreadState {
     pending_need: usize,
     /// ECX before and after of the last `TAG_REP` record.
     last_rep: (u32, u32),
-    /// The superblock whose pass is open (passes.rs), or NONE.
-    pass: u32,
-    /// While a lazy pass is open: its superblock's entry record (a loop
-    /// back to the start, passes.rs fast path) and its instructions.
-    loop_word: u32,
-    loop_insns: u64,
-    loop_blocks: u64,
+    /// `rep` iterations of a superblock pass whose unit has not come yet
+    /// (`TAG_REP_SB`), charged when it does (units.rs I1).
+    rep_next: u64,
     /// Instructions charged, block executions and ring entries, so far.
     insns: u64,
     blocks: u64,
@@ -200,10 +138,7 @@ impl Default for ThreadState {
             pending: Vec::new(),
             pending_need: 0,
             last_rep: (0, 0),
-            pass: NONE,
-            loop_word: 0,
-            loop_insns: 0,
-            loop_blocks: 0,
+            rep_next: 0,
             insns: 0,
             blocks: 0,
             entries: 0,
@@ -212,10 +147,28 @@ impl Default for ThreadState {
     }
 }
 
-/// Exact profile tables, indexed by BlockId where dense.
-#[derive(Debug, Default)]
+/// What the monitor keeps about a superblock unit (units.rs).
+#[derive(Debug, Clone)]
+pub(super) struct UnitInfo {
+    /// The block the unit's path ends at.
+    pub last: u32,
+    /// The calls and returns on the path, each with the instructions of
+    /// the path before it (units.rs I1).
+    pub ops: Box<[(u64, PassOp)]>,
+}
+
+/// Exact profile tables, indexed by unit id where dense.
+#[derive(Debug)]
 pub struct Tables {
-    slots: Vec<Slot>,
+    slots: SlotTable,
+    /// Block slots made so far: ids below this (slots.rs I2).
+    block_hw: usize,
+    /// Unit slots made so far: ids from UNIT_BASE below this.
+    unit_hw: usize,
+    /// Guest address of each block with a slot.
+    guests: Vec<u64>,
+    /// Per unit from UNIT_BASE on.
+    units: Vec<UnitInfo>,
     /// Successors beyond a block's two ways (I1).
     ecache: Vec<EdgeSlot>,
     /// (source block id, target guest address) → transitions evicted from
@@ -245,9 +198,9 @@ pub struct Tables {
     pub sb: SbConfig,
     /// Superblocks asked for since the builder last looked.
     pub requests: Vec<Request>,
-    /// Per superblock id: its members and pass counts (passes.rs).
+    /// Per superblock id: its members, exits and units (units.rs).
     pub sbs: Vec<SbAccount>,
-    /// Records that did not fit the superblock protocol (must stay 0).
+    /// Ring words naming no block or unit (must stay 0).
     pub sb_record_errors: u64,
     /// Thread id of each ring, in registration order (filled at the end).
     pub thread_tids: Vec<i32>,
@@ -265,39 +218,92 @@ pub struct Tables {
 /// The syscall log keeps this many calls; the table counts all.
 pub const SYSCALL_LOG_LIMIT: usize = 1 << 20;
 
+impl Default for Tables {
+    fn default() -> Self {
+        Tables {
+            slots: SlotTable::default(),
+            block_hw: 0,
+            unit_hw: UNIT_BASE as usize,
+            guests: Vec::new(),
+            units: Vec::new(),
+            ecache: Vec::new(),
+            edges: HashMap::new(),
+            tree: CallTree::default(),
+            returns: 0,
+            unmatched_returns: 0,
+            syscalls: BTreeMap::new(),
+            syscall_log: Vec::new(),
+            entries: 0,
+            max_lag: 0,
+            waits: 0,
+            wait_ns: 0,
+            max_shadow_depth: 0,
+            rep_extra: 0,
+            unretired: 0,
+            signals: 0,
+            threads: Vec::new(),
+            finished: false,
+            sb: SbConfig::default(),
+            requests: Vec::new(),
+            sbs: Vec::new(),
+            sb_record_errors: 0,
+            thread_tids: Vec::new(),
+            superblocks: Vec::new(),
+            build_stats: Default::default(),
+            sampler: Default::default(),
+            pisat: None,
+            paths: None,
+        }
+    }
+}
+
 impl Tables {
     /// Tables holding only block counts (`--count-inline`).
     pub fn from_counts(counts: &[u64], blocks: &[BlockMeta]) -> Tables {
-        let sb = SbConfig::default();
-        let mut slots: Vec<Slot> = blocks.iter().map(|m| Slot::new(m, &sb)).collect();
-        for (s, &c) in slots.iter_mut().zip(counts) {
-            s.count = c;
-        }
-        Tables {
-            slots,
+        let mut t = Tables {
             finished: true,
             ..Tables::default()
+        };
+        t.grow_blocks(blocks);
+        for (id, &c) in counts.iter().enumerate().take(t.block_hw) {
+            t.slots[id].count = c;
         }
+        t
     }
 
     /// Execution count of block `id`.
     pub fn count(&self, id: usize) -> u64 {
-        self.slots.get(id).map_or(0, |s| s.count)
+        if id < self.block_hw {
+            self.slots[id].count
+        } else {
+            0
+        }
     }
 
-    /// Make a slot for every published block up to `id` (I1 of the block
-    /// table: a ring only holds published ids).
-    #[cold]
-    fn grow(&mut self, id: usize, blocks: &BlockTable) {
-        let table = blocks.published();
-        assert!(
-            id < table.len(),
-            "ring entry {id} is not a published block (block table I1)"
-        );
-        let have = self.slots.len();
+    /// Make a slot for every block of `table` that has none yet.
+    fn grow_blocks(&mut self, table: &[BlockMeta]) {
         let sb = self.sb;
-        self.slots
-            .extend(table[have..].iter().map(|m| Slot::new(m, &sb)));
+        for (id, m) in table.iter().enumerate().skip(self.block_hw) {
+            self.slots[id] = Slot::block(id as u32, m, &sb);
+            self.guests.push(m.guest);
+        }
+        self.block_hw = self.block_hw.max(table.len());
+    }
+
+    /// A ring word without a slot: a block published since the slots were
+    /// last grown (block table I1: a ring only holds published ids), or
+    /// nothing hotlift made (counted, and skipped).
+    #[cold]
+    #[inline(never)]
+    fn admit(&mut self, id: usize, blocks: &BlockTable) -> bool {
+        if id < UNIT_BASE as usize {
+            self.grow_blocks(blocks.published());
+            if id < self.block_hw {
+                return true;
+            }
+        }
+        self.sb_record_errors += 1;
+        false
     }
 
     /// Tables that ask for superblocks as `sb` says.
@@ -327,49 +333,19 @@ impl Tables {
         }
         self.entries += entries.len() as u64;
         st.entries += entries.len() as u64;
-        for &e in entries {
-            if e & TAG != 0 || st.pending_need > 0 {
-                st.window.tick();
-                if let Some(p) = self.paths.as_deref_mut() {
-                    if st.pending_need == 0 && (e == st.loop_word || e >= TAG_SB_ENTRY) {
-                        p.other();
-                    }
+        // Pisat's windows and path profiling see every entry: the general
+        // loop only.
+        let fast = self.pisat.is_none() && self.paths.is_none();
+        let mut i = 0;
+        while i < entries.len() {
+            if fast {
+                i += self.run_fast(&mut st, &entries[i..]);
+                if i == entries.len() {
+                    break;
                 }
-                if e == st.loop_word && st.pending_need == 0 {
-                    // A lazy superblock looped back to its start.
-                    self.sbs[st.pass as usize].loops += 1;
-                    st.acc += st.loop_insns;
-                    st.blocks += st.loop_blocks;
-                } else if e >= TAG_SB_ENTRY && st.pending_need == 0 {
-                    self.sb_record(&mut st, e);
-                } else {
-                    self.record_word(&mut st, e);
-                }
-                continue;
             }
-            let id = e as usize;
-            if id >= self.slots.len() {
-                self.grow(id, blocks);
-            }
-            if st.pass != NONE {
-                self.stray_in_pass(&mut st);
-            }
-            let p = st.prev;
-            if p != NONE {
-                self.transition(&mut st, p, e);
-            }
-            let s = &mut self.slots[id];
-            s.count += 1;
-            st.blocks += 1;
-            st.acc += s.insns as u64;
-            if s.count == s.trigger as u64 {
-                self.count_trigger(e, p);
-            }
-            st.prev = e;
-            st.window.push(e);
-            if let Some(paths) = self.paths.as_deref_mut() {
-                paths.block(self.slots[id].guest, e);
-            }
+            self.entry(&mut st, entries[i], blocks);
+            i += 1;
         }
         if self.pisat.is_some() {
             self.window_turn(&mut st);
@@ -377,22 +353,128 @@ impl Tables {
         self.threads[t] = st;
     }
 
-    /// Count the transition `p` → `e` of a thread (I1) and move it in the
-    /// calling-context tree.
+    /// One ring entry, whatever it is.
+    #[inline(never)]
+    fn entry(&mut self, st: &mut ThreadState, e: u32, blocks: &BlockTable) {
+        if e & TAG != 0 || st.pending_need > 0 {
+            st.window.tick();
+            self.record_word(st, e);
+            return;
+        }
+        let id = e as usize;
+        // One test for both ranges (slots.rs I2): a block id without a
+        // slot yet, or a unit id beyond the units made.
+        if (id.wrapping_sub(self.block_hw) < UNIT_BASE as usize - self.block_hw
+            || id >= self.unit_hw)
+            && !self.admit(id, blocks)
+        {
+            return;
+        }
+        let first = self.slots[id].first;
+        let p = st.prev;
+        if p != NONE {
+            self.transition(st, p, e, first);
+        }
+        let s = &mut self.slots[id];
+        s.count += 1;
+        let (count, trigger, size, flags) = (s.count, s.trigger, s.size, s.flags);
+        st.blocks += (size >> BLOCKS_SHIFT) as u64;
+        // TAG_REP_SB records of a pass come before its unit (units.rs I1);
+        // zero otherwise.
+        st.acc += std::mem::take(&mut st.rep_next);
+        if flags & F_OPS != 0 {
+            self.replay_ops(st, e, size);
+        } else {
+            st.acc += (size & INSNS_MASK) as u64;
+        }
+        if count == trigger as u64 {
+            self.count_trigger(e, p);
+        }
+        st.prev = e;
+        if flags & F_UNIT == 0 {
+            st.window.push(e);
+            if let Some(paths) = self.paths.as_deref_mut() {
+                paths.block(self.guests[id], e);
+            }
+        } else {
+            st.window.tick();
+            if let Some(paths) = self.paths.as_deref_mut() {
+                paths.other();
+            }
+        }
+    }
+
+    /// I2 at its cheapest: the leading entries of `entries` that are plain
+    /// (a unit with a slot, entered from a unit with neither a call nor a
+    /// return, along a way of it, passing no threshold, with no calls or
+    /// returns inside), with the thread's state in registers; how many it
+    /// took. It stops before anything else, which [`Tables::entry`] does
+    /// (each check comes before anything changes).
+    #[inline(never)]
+    fn run_fast(&mut self, st: &mut ThreadState, entries: &[u32]) -> usize {
+        let slots = self.slots.as_mut_ptr();
+        let (block_hw, unit_hw) = (self.block_hw, self.unit_hw);
+        let (mut prev, mut acc, mut nblocks) = (st.prev, st.acc, st.blocks);
+        if prev == NONE || st.pending_need > 0 || st.rep_next != 0 {
+            return 0;
+        }
+        let mut n = 0;
+        for &e in entries {
+            let id = e as usize;
+            if e & TAG != 0
+                || id.wrapping_sub(block_hw) < UNIT_BASE as usize - block_hw
+                || id >= unit_hw
+            {
+                break;
+            }
+            // SAFETY: `id` and `prev` have slots (checked above, and when
+            // `prev` was taken); `s` and `ps` may be the same slot, so only
+            // raw pointers are used, one access at a time.
+            unsafe {
+                let s = slots.add(id);
+                let ps = slots.add(prev as usize);
+                let first = (*s).first;
+                let (h0, h1) = ((*ps).way[0] == first, (*ps).way[1] == first);
+                let way = usize::from(h1);
+                if (*s).flags & F_OPS != 0
+                    || (*ps).flags & F_SHADOW != 0
+                    || !(h0 | h1)
+                    || (*ps).way_n[way] + 1 == (*ps).way_trigger as u64
+                    || (*s).count + 1 == (*s).trigger as u64
+                {
+                    break;
+                }
+                (*ps).way_n[way] += 1;
+                (*s).count += 1;
+                let size = (*s).size;
+                acc += (size & INSNS_MASK) as u64;
+                nblocks += (size >> BLOCKS_SHIFT) as u64;
+            }
+            prev = e;
+            n += 1;
+        }
+        st.prev = prev;
+        st.acc = acc;
+        st.blocks = nblocks;
+        n
+    }
+
+    /// Count the transition `p` → `e` (whose first block is `first`) of a
+    /// thread (I1) and move it in the calling-context tree.
     #[inline(always)]
-    fn transition(&mut self, st: &mut ThreadState, p: u32, e: u32) {
+    fn transition(&mut self, st: &mut ThreadState, p: u32, e: u32, first: u32) {
         let ps = &mut self.slots[p as usize];
         // Branch-free on the hot path: which way is taken is as random as
         // the guest's branches are.
-        let (h0, h1) = (u64::from(ps.way[0] == e), u64::from(ps.way[1] == e));
+        let (h0, h1) = (u64::from(ps.way[0] == first), u64::from(ps.way[1] == first));
         ps.way_n[0] += h0;
         ps.way_n[1] += h1;
         if h0 | h1 == 0 {
-            self.edge_miss(p, e);
+            self.edge_miss(p, first);
         } else if ps.way_trigger != u32::MAX {
             let n = ps.way_n[h1 as usize];
             if n == ps.way_trigger as u64 {
-                self.edge_trigger(p, e, n);
+                self.edge_trigger(p, first, n);
             }
         }
         if self.slots[p as usize].flags & F_SHADOW != 0 {
@@ -400,7 +482,8 @@ impl Tables {
         }
     }
 
-    /// Block `e` reached its count threshold; entered from `p` this time.
+    /// Block `e` reached its count threshold; entered from unit `p` this
+    /// time.
     #[cold]
     fn count_trigger(&mut self, e: u32, p: u32) {
         let direct = p == NONE || self.slots[p as usize].flags & F_INDIRECT == 0;
@@ -424,21 +507,22 @@ impl Tables {
         }
     }
 
-    /// The indirect edge `p` → `e` reached its threshold.
+    /// The indirect edge from unit `p` to block `e` reached its threshold.
     #[cold]
     fn edge_trigger(&mut self, p: u32, e: u32, count: u64) {
+        let from = self.guests[self.last_block(p) as usize];
         self.requests.push(Request::counted(
             e,
             Trigger::IndirectEdge {
-                from: self.slots[p as usize].guest,
+                from,
                 count,
                 threshold: self.slots[p as usize].way_trigger as u64,
             },
         ));
     }
 
-    /// Successor `e` of `p` is in neither way: a free way, or the edge
-    /// cache, whose evicted entry goes to `edges` (I1).
+    /// Successor `e` (a first block) of unit `p` is in neither way: a free
+    /// way, or the edge cache, whose evicted entry goes to `edges` (I1).
     #[cold]
     fn edge_miss(&mut self, p: u32, e: u32) {
         let ps = &mut self.slots[p as usize];
@@ -461,15 +545,21 @@ impl Tables {
         }
         let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
         if old.p != NONE {
-            let to = self.slots[old.e as usize].guest;
-            *self.edges.entry((old.p, to)).or_insert(0) += old.n;
+            self.add_edge(old.p, old.e, old.n);
         }
+    }
+
+    /// `n` transitions from unit `p` to block `e` (I1).
+    fn add_edge(&mut self, p: u32, e: u32, n: u64) {
+        let key = (self.last_block(p), self.guests[e as usize]);
+        *self.edges.entry(key).or_insert(0) += n;
     }
 
     /// `p` ended with a call or a return and `e` came next: move the thread
     /// in the calling-context tree and on its shadow stack.
     fn call_or_return(&mut self, st: &mut ThreadState, p: u32, e: u32) {
-        let (ps, to) = (self.slots[p as usize], self.slots[e as usize].guest);
+        let ps = self.slots[p as usize];
+        let to = self.guests[self.slots[e as usize].first as usize];
         if ps.flags & F_CALL != 0 {
             self.do_call(st, ps.ret, to);
         } else {
@@ -558,13 +648,18 @@ impl Tables {
                 p.marker();
             }
         }
-        if rec[0] == TAG_REP {
+        if rec[0] == TAG_REP || rec[0] == TAG_REP_SB {
             // Single-stepping counts each iteration; RCX = 0 still counts
-            // the instruction once.
+            // the instruction once. Inside a superblock pass, the unit
+            // comes after (units.rs I1).
             let (before, after) = (rec[1], rec[2]);
             let extra = rep_steps(before, after) - 1;
             self.rep_extra += extra;
-            st.acc += extra;
+            if rec[0] == TAG_REP {
+                st.acc += extra;
+            } else {
+                st.rep_next += extra;
+            }
             st.last_rep = (before, after);
             return;
         }
@@ -616,20 +711,18 @@ impl Tables {
         self.finished = true;
         let mut threads = std::mem::take(&mut self.threads);
         for st in &mut threads {
-            if st.pass != NONE {
-                // A thread ended inside a pass with no record for it (it
-                // was killed there): count what must have run, its head.
-                self.close_at_end(st);
-            }
+            // `rep` iterations of a pass that never ended (the thread was
+            // killed inside it without a partial record) ran all the same.
+            st.acc += std::mem::take(&mut st.rep_next);
             self.charge(st);
         }
         self.threads = threads;
-        for p in 0..self.slots.len() {
+        let used = (0..self.block_hw).chain(UNIT_BASE as usize..self.unit_hw);
+        for p in used {
             let s = self.slots[p];
             for w in 0..2 {
                 if s.way[w] != NONE && s.way_n[w] > 0 {
-                    let to = self.slots[s.way[w] as usize].guest;
-                    *self.edges.entry((p as u32, to)).or_insert(0) += s.way_n[w];
+                    self.add_edge(p as u32, s.way[w], s.way_n[w]);
                 }
             }
             self.slots[p].way = [NONE; 2];
@@ -637,19 +730,30 @@ impl Tables {
         }
         for slot in std::mem::take(&mut self.ecache) {
             if slot.p != NONE {
-                let to = self.slots[slot.e as usize].guest;
-                *self.edges.entry((slot.p, to)).or_insert(0) += slot.n;
+                self.add_edge(slot.p, slot.e, slot.n);
             }
         }
-        self.expand_lazy_passes();
+        self.expand_units();
+    }
+
+    /// The slot of block `id`, if it has one.
+    fn block_slot(&self, id: u32) -> Option<&Slot> {
+        ((id as usize) < self.block_hw).then(|| &self.slots[id as usize])
     }
 
     /// The most frequent successor of block `id` among its two ways, that
     /// successor's transition count, and the block's own count.
     pub fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
-        let s = self.slots.get(id as usize)?;
+        let s = self.block_slot(id)?;
         let w = usize::from(s.way_n[1] > s.way_n[0]);
         (s.way[w] != NONE).then_some((s.way[w], s.way_n[w], s.count))
+    }
+
+    /// Both ways of block `id`: (successor, transitions) each, with the
+    /// block's own count (superblock trees, select.rs).
+    pub fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
+        let s = self.block_slot(id)?;
+        Some(([(s.way[0], s.way_n[0]), (s.way[1], s.way_n[1])], s.count))
     }
 
     /// Every transition counted: (source block id, target guest address)
@@ -672,6 +776,7 @@ fn rep_steps(before: u32, after: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::ExitKind;
 
     /// One block of 3 instructions with a `rep` second, entered once per
     /// record list; what the records make of the counts.
@@ -795,5 +900,75 @@ mod tests {
         assert_eq!(t.tree.nodes[f].calls, 2);
         assert_eq!(t.tree.nodes[f].self_insns, 10);
         assert_eq!(t.tree.nodes[f].parent, ROOT);
+    }
+
+    /// A superblock tree over blocks 0 (branch: 1 hot, 2 cold), 1 and 2
+    /// (both jump back to 0): exits 0 and 1 loop back from members 1 and
+    /// 2. Passes come as unit words, a block word before and after.
+    #[test]
+    fn units_of_a_tree_count_every_member_and_edge() {
+        let blocks = BlockTable::new(64).unwrap();
+        blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
+        blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
+        blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
+        blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
+        let metas = blocks.published().to_vec();
+        let mut t = Tables::new(SbConfig::default());
+        t.process(0, &[3], &blocks);
+        let base = t.next_units(5).unwrap();
+        let exits = vec![
+            SbExitAcct {
+                member: 1,
+                to_head: true,
+            },
+            SbExitAcct {
+                member: 2,
+                to_head: true,
+            },
+        ];
+        let acc = SbAccount::new(
+            vec![0, 1, 2],
+            vec![u16::MAX, 0, 0],
+            &[3, 2, 4],
+            exits,
+            Vec::new(),
+            base,
+        );
+        t.add_superblock(0, acc, &metas);
+        // Three loops through 1, two through 2, then a pass that stops in
+        // member 2 (its partial unit: base + 2 exits + member 2).
+        let partial2 = base + 2 + 2;
+        let stream = [base, base + 1, base, base + 1, base, partial2, 3];
+        t.process(0, &stream, &blocks);
+        t.finish();
+        assert_eq!(t.sb_record_errors, 0);
+        assert_eq!(
+            (t.count(0), t.count(1), t.count(2), t.count(3)),
+            (6, 3, 3, 2)
+        );
+        let s = t.sb_summary(0).unwrap();
+        assert_eq!(s.member_runs, vec![6, 3, 3]);
+        assert_eq!((s.entries, s.loops, s.partial_exits), (1, 5, 1));
+        assert_eq!(t.edges()[&(0, 0x110)], 3);
+        assert_eq!(t.edges()[&(0, 0x120)], 3);
+        // Into the head: from block 3 once, from a loop's last member five
+        // times (each loop unit's next pass).
+        assert_eq!(t.edges()[&(3, 0x100)], 1);
+        assert_eq!(t.edges()[&(1, 0x100)], 3);
+        assert_eq!(t.edges()[&(2, 0x100)], 2);
+        assert_eq!(t.edges()[&(2, 0x200)], 1, "out of the stopped pass");
+        let (insns, nblocks, _) = t.per_thread()[0];
+        assert_eq!(insns, 1 + 3 * 5 + 2 * 7 + 7 + 1);
+        assert_eq!(nblocks, 1 + 5 * 2 + 2 + 1);
+        // Edges out of each block add up to its count (but the last).
+        for b in 0..4u32 {
+            let out: u64 = t
+                .edges()
+                .iter()
+                .filter(|(k, _)| k.0 == b)
+                .map(|(_, n)| n)
+                .sum();
+            assert_eq!(out, t.count(b as usize) - u64::from(b == 3), "block {b}");
+        }
     }
 }
