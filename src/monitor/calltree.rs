@@ -128,6 +128,27 @@ impl CallTree {
         child
     }
 
+    /// The child of `parent` for `func` if the parent has it cached (no
+    /// change): the fast path's half of [`CallTree::enter`].
+    #[inline(always)]
+    pub fn cached_child(&self, parent: u32, func: u64) -> Option<u32> {
+        let k = &self.nodes[parent as usize].kids;
+        if k[0].0 == func {
+            Some(k[0].1)
+        } else if k[1].0 == func {
+            Some(k[1].1)
+        } else {
+            let r = self.recent[recent_index(parent, func)];
+            (r.func == func && r.parent == parent).then_some(r.child)
+        }
+    }
+
+    /// `child` (a [`CallTree::cached_child`]) was entered once more.
+    #[inline(always)]
+    pub fn entered(&mut self, child: u32) {
+        self.nodes[child as usize].calls += 1;
+    }
+
     /// The child of `parent` for `func`, made if new (None: the tree is
     /// full, I3), and remembered in the cache.
     #[cold]

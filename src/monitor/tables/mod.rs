@@ -213,6 +213,8 @@ pub struct Tables {
     pub pisat: Option<Box<super::superblock::pisat::Miner>>,
     /// Path profiling of one function (monitor/paths.rs), when asked for.
     pub paths: Option<Box<super::paths::PathsTables>>,
+    /// Use `run_fast` where it can (tests compare it with `entry` alone).
+    fast: bool,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -253,6 +255,7 @@ impl Default for Tables {
             sampler: Default::default(),
             pisat: None,
             paths: None,
+            fast: true,
         }
     }
 }
@@ -335,7 +338,7 @@ impl Tables {
         st.entries += entries.len() as u64;
         // Pisat's windows and path profiling see every entry: the general
         // loop only.
-        let fast = self.pisat.is_none() && self.paths.is_none();
+        let fast = self.fast && self.pisat.is_none() && self.paths.is_none();
         let mut i = 0;
         while i < entries.len() {
             if fast {
@@ -405,16 +408,18 @@ impl Tables {
     }
 
     /// I2 at its cheapest: the leading entries of `entries` that are plain
-    /// (a unit with a slot, entered from a unit with neither a call nor a
-    /// return, along a way of it, passing no threshold, with no calls or
-    /// returns inside), with the thread's state in registers; how many it
-    /// took. It stops before anything else, which [`Tables::entry`] does
-    /// (each check comes before anything changes).
+    /// (a unit with a slot, entered along a way of the unit before, passing
+    /// no threshold, with no calls or returns inside; a call into a context
+    /// its caller's node has cached, a return to the shadow stack's top),
+    /// with the thread's state in registers; how many it took. It stops
+    /// before anything else, which [`Tables::entry`] does (each check comes
+    /// before anything changes).
     #[inline(never)]
     fn run_fast(&mut self, st: &mut ThreadState, entries: &[u32]) -> usize {
         let slots = self.slots.as_mut_ptr();
         let (block_hw, unit_hw) = (self.block_hw, self.unit_hw);
         let (mut prev, mut acc, mut nblocks) = (st.prev, st.acc, st.blocks);
+        let (mut node, mut insns) = (st.node, st.insns);
         if prev == NONE || st.pending_need > 0 || st.rep_next != 0 {
             return 0;
         }
@@ -430,32 +435,82 @@ impl Tables {
             // SAFETY: `id` and `prev` have slots (checked above, and when
             // `prev` was taken); `s` and `ps` may be the same slot, so only
             // raw pointers are used, one access at a time.
-            unsafe {
-                let s = slots.add(id);
-                let ps = slots.add(prev as usize);
-                let first = (*s).first;
-                let (h0, h1) = ((*ps).way[0] == first, (*ps).way[1] == first);
-                let way = usize::from(h1);
-                if (*s).flags & F_OPS != 0
-                    || (*ps).flags & F_SHADOW != 0
-                    || !(h0 | h1)
-                    || (*ps).way_n[way] + 1 == (*ps).way_trigger as u64
+            let (ps, s) = unsafe { (slots.add(prev as usize), slots.add(id)) };
+            // SAFETY: as above.
+            let (first, sflags, pflags, ret) =
+                unsafe { ((*s).first, (*s).flags, (*ps).flags, (*ps).ret) };
+            // SAFETY: as above.
+            let (h0, h1) = unsafe { ((*ps).way[0] == first, (*ps).way[1] == first) };
+            let way = usize::from(h1);
+            // SAFETY: as above.
+            let thresholds = unsafe {
+                (*ps).way_n[way] + 1 == (*ps).way_trigger as u64
                     || (*s).count + 1 == (*s).trigger as u64
-                {
+            };
+            // Beyond the two ways: the edge cache when it holds the edge
+            // (an indirect jump's many targets); anything else stops.
+            let mut cached = usize::MAX;
+            if !(h0 | h1) {
+                let k = ecache_index(prev, first);
+                match self.ecache.get(k) {
+                    Some(c)
+                        if c.p == prev
+                            && c.e == first
+                            // SAFETY: as above.
+                            && c.n + 1 != unsafe { (*ps).way_trigger } as u64 =>
+                    {
+                        cached = k
+                    }
+                    _ => break,
+                }
+            }
+            if sflags & F_OPS != 0 || thresholds {
+                break;
+            }
+            // A call or a return: only the common cases here.
+            let mut child = NONE;
+            if pflags & F_SHADOW != 0 {
+                let to = self.guests[first as usize];
+                if pflags & F_CALL != 0 {
+                    match self.tree.cached_child(node, to) {
+                        Some(c) if st.shadow.len() < st.shadow.capacity() => child = c,
+                        _ => break,
+                    }
+                } else if st.shadow.last().is_none_or(|f| f.ret != to) {
                     break;
                 }
-                (*ps).way_n[way] += 1;
-                (*s).count += 1;
-                let size = (*s).size;
-                acc += (size & INSNS_MASK) as u64;
-                nblocks += (size >> BLOCKS_SHIFT) as u64;
+                insns = insns.wrapping_add(acc);
+                self.tree.charge(node, std::mem::take(&mut acc));
+                if pflags & F_CALL != 0 {
+                    st.shadow.push(Frame { ret, node });
+                    self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
+                    self.tree.entered(child);
+                    node = child;
+                } else {
+                    self.returns += 1;
+                    node = st.shadow.pop().map_or(node, |f| f.node);
+                }
             }
+            // SAFETY: as above.
+            let size = unsafe {
+                if cached == usize::MAX {
+                    (*ps).way_n[way] += 1;
+                } else {
+                    self.ecache[cached].n += 1;
+                }
+                (*s).count += 1;
+                (*s).size
+            };
+            acc += (size & INSNS_MASK) as u64;
+            nblocks += (size >> BLOCKS_SHIFT) as u64;
             prev = e;
             n += 1;
         }
         st.prev = prev;
         st.acc = acc;
         st.blocks = nblocks;
+        st.node = node;
+        st.insns = insns;
         n
     }
 
@@ -969,6 +1024,123 @@ mod tests {
                 .map(|(_, n)| n)
                 .sum();
             assert_eq!(out, t.count(b as usize) - u64::from(b == 3), "block {b}");
+        }
+    }
+
+    /// A random run of a program of four functions whose blocks branch,
+    /// jump indirectly, call and return, with a superblock unit now and
+    /// then, a signal frame, and a return past frames (longjmp): the fast
+    /// loop (`run_fast`) and the general one (`entry`) must agree on
+    /// everything.
+    #[test]
+    fn the_fast_loop_counts_as_the_general_one() {
+        // Function f (0..4) has blocks 4f..4f+3 at 0x1000*(f+1) + 0x10*i:
+        // i=0 branches to 1 or 2, 1 calls function (f+1)%4 and returns to
+        // 2, 2 jumps indirectly to 3 or 0, 3 returns.
+        let blocks = BlockTable::new(64).unwrap();
+        let addr = |f: u64, i: u64| 0x1000 * (f + 1) + 0x10 * i;
+        for f in 0..4u64 {
+            blocks.push(meta(
+                addr(f, 0),
+                2,
+                ExitKind::Branch,
+                addr(f, 1),
+                addr(f, 2),
+            ));
+            blocks.push(meta(
+                addr(f, 1),
+                3,
+                ExitKind::Call,
+                addr((f + 1) % 4, 0),
+                addr(f, 2),
+            ));
+            blocks.push(meta(addr(f, 2), 1, ExitKind::IndirectJump, 0, 0));
+            blocks.push(meta(addr(f, 3), 4, ExitKind::Return, 0, 0));
+        }
+        let metas = blocks.published().to_vec();
+        for seed in 1..40u64 {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut next = |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            // A superblock over f0's blocks 0 -> 2 (a unit for its exit).
+            let sb = |t: &mut Tables| {
+                let base = t.next_units(3).unwrap();
+                let exits = vec![SbExitAcct {
+                    member: 1,
+                    to_head: false,
+                }];
+                let acc =
+                    SbAccount::new(vec![0, 2], vec![u16::MAX, 0], &[2, 1], exits, vec![], base);
+                t.add_superblock(0, acc, &metas);
+                base
+            };
+            let mut fast = Tables::new(SbConfig::default());
+            let mut slow = Tables::new(SbConfig::default());
+            slow.fast = false;
+            let unit = sb(&mut fast);
+            assert_eq!(unit, sb(&mut slow));
+            let mut stream = Vec::new();
+            let mut stack: Vec<(u64, u32)> = Vec::new();
+            let (mut f, mut i) = (0u64, 0u32);
+            for _ in 0..3000 {
+                let id = (4 * f) as u32 + i;
+                if f == 0 && i == 0 && next(5) == 0 {
+                    // The superblock's pass: blocks 0 and 2.
+                    stream.push(unit);
+                    i = 2;
+                } else {
+                    stream.push(id);
+                }
+                match next(40) {
+                    0 => {
+                        stream.extend_from_slice(&[TAG_SIGNAL | 10, 0x10, 0, addr(2, 0) as u32, 0])
+                    }
+                    1 => stream.extend_from_slice(&[TAG_REP, 9, 2]),
+                    _ => {}
+                }
+                (f, i) = match i {
+                    0 => (f, 1 + next(2) as u32),
+                    1 => {
+                        stack.push((f, 2));
+                        ((f + 1) % 4, 0)
+                    }
+                    2 => (f, if next(2) == 0 { 3 } else { 0 }),
+                    _ => {
+                        let depth = next(3).min(stack.len() as u64) as usize;
+                        let keep = stack.len().saturating_sub(depth.max(1));
+                        let back = stack.get(keep).copied();
+                        stack.truncate(keep);
+                        back.map_or((0, 0), |(g, j)| (g, j))
+                    }
+                };
+            }
+            for chunk in stream.chunks(97) {
+                fast.process(0, chunk, &blocks);
+                slow.process(0, chunk, &blocks);
+            }
+            fast.finish();
+            slow.finish();
+            let counts = |t: &Tables| (0..16).map(|b| t.count(b)).collect::<Vec<_>>();
+            assert_eq!(counts(&fast), counts(&slow), "seed {seed}");
+            assert_eq!(fast.edges(), slow.edges(), "seed {seed}");
+            assert_eq!(fast.per_thread(), slow.per_thread(), "seed {seed}");
+            assert_eq!(
+                (fast.returns, fast.unmatched_returns, fast.max_shadow_depth),
+                (slow.returns, slow.unmatched_returns, slow.max_shadow_depth)
+            );
+            let tree = |t: &Tables| {
+                t.tree
+                    .nodes
+                    .iter()
+                    .map(|n| (n.parent, n.func, n.calls, n.self_insns))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(tree(&fast), tree(&slow), "seed {seed}");
+            assert_eq!(fast.sb_summary(0), slow.sb_summary(0));
         }
     }
 }
