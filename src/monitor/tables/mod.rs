@@ -1143,4 +1143,40 @@ mod tests {
             assert_eq!(fast.sb_summary(0), slow.sb_summary(0));
         }
     }
+
+    /// What an entry costs the monitor, on a stream of branchy blocks
+    /// (each goes on to one of two successors at random) with no calls,
+    /// through the fast loop and through the general one alone:
+    /// `cargo test --release --lib ns_per_entry -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn ns_per_entry() {
+        let blocks = BlockTable::new(4096).unwrap();
+        for b in 0..1024u64 {
+            blocks.push(meta(0x1000 + 16 * b, 3, ExitKind::Branch, 0, 0));
+        }
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut cur = 0u32;
+        let stream: Vec<u32> = (0..1 << 22)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                cur = (cur * 2 + 1 + (rng & 1) as u32) % 1024;
+                cur
+            })
+            .collect();
+        for fast in [false, true, false, true] {
+            let mut t = Tables::new(SbConfig::default());
+            t.fast = fast;
+            let t0 = std::time::Instant::now();
+            for _ in 0..8 {
+                for chunk in stream.chunks(1 << 15) {
+                    t.process(0, chunk, &blocks);
+                }
+            }
+            let ns = t0.elapsed().as_nanos() as f64 / (8 * stream.len()) as f64;
+            println!("fast loop {fast}: {ns:.2} ns per entry");
+        }
+    }
 }
