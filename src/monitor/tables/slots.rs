@@ -58,6 +58,10 @@ pub(super) struct Slot {
     /// reaches this.
     pub way_trigger: u32,
     pub flags: u8,
+    /// `F_OPS` units: how many calls and returns the path has, from
+    /// `Tables::unit_ops[ops_at]` on (units.rs I1).
+    pub ops_n: u16,
+    pub ops_at: u32,
 }
 
 /// The flags of a unit that ends the way block `m` does.
@@ -96,6 +100,8 @@ impl Slot {
                 u32::MAX
             },
             flags,
+            ops_n: 0,
+            ops_at: 0,
         }
     }
 }

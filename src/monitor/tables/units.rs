@@ -28,7 +28,7 @@
 //! I3: member counts are final only after `finish`.
 
 use super::slots::{exit_flags, Slot, BLOCKS_SHIFT, F_OPS, F_UNIT, INSNS_MASK};
-use super::{ThreadState, UnitInfo};
+use super::{Frame, UnitInfo};
 use crate::monitor::{BlockMeta, Tables, UNIT_BASE, UNIT_LIMIT};
 
 /// A call or return between two members of a superblock, replayed by
@@ -41,6 +41,16 @@ pub struct PassOp {
     pub call: Option<u64>,
     /// Guest address of member `at` (the callee, or where the return goes).
     pub to: u64,
+}
+
+/// A [`PassOp`] as a unit's replay reads it (I1).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UnitOp {
+    /// Instructions of the path before the call or return.
+    before: u64,
+    /// The return address of a call; 0 for a return.
+    ret: u64,
+    to: u64,
 }
 
 /// One exit of a superblock, as the monitor needs it.
@@ -204,12 +214,18 @@ impl Tables {
             let ops = acc.path_ops(m);
             if !ops.is_empty() {
                 slot.flags |= F_OPS;
+                slot.ops_at = u32::try_from(self.unit_ops.len()).expect("fewer ops than units");
+                slot.ops_n = u16::try_from(ops.len()).expect("a path is shorter");
+                self.unit_ops.extend(ops.iter().map(|&(before, op)| UnitOp {
+                    before,
+                    ret: op.call.unwrap_or(0),
+                    to: op.to,
+                }));
             }
             self.slots[self.unit_hw] = slot;
             self.unit_hw += 1;
             self.units.push(UnitInfo {
                 last: acc.members[m],
-                ops: ops.into_boxed_slice(),
             });
         }
         let i = id as usize;
@@ -234,21 +250,36 @@ impl Tables {
         }
     }
 
-    /// I1: unit `u` (`size` in its slot) arrived: replay the calls and
-    /// returns of its path, charging its instructions where they ran.
-    pub(super) fn replay_ops(&mut self, st: &mut ThreadState, u: u32, size: u32) {
-        let i = (u - UNIT_BASE) as usize;
+    /// I1: a unit (`size`, and `n` calls and returns from `unit_ops[at]`
+    /// on, in its slot) arrived: replay the calls and returns of its path
+    /// on the thread's `shadow` stack, charging its instructions where
+    /// they ran. `cx` is the thread's (context, instructions not charged
+    /// yet, instructions charged).
+    #[inline(always)]
+    pub(super) fn replay_ops(
+        &mut self,
+        shadow: &mut Vec<Frame>,
+        cx: &mut (u32, u64, u64),
+        at: u32,
+        n: u16,
+        size: u32,
+    ) {
+        let (mut node, mut acc, mut insns) = *cx;
         let mut done = 0;
-        for k in 0..self.units[i].ops.len() {
-            let (before, op) = self.units[i].ops[k];
-            st.acc += before - done;
-            done = before;
-            match op.call {
-                Some(ret) => self.do_call(st, ret, op.to),
-                None => self.do_return(st, op.to),
-            }
+        for k in at as usize..at as usize + n as usize {
+            let op = self.unit_ops[k];
+            acc += op.before - done;
+            done = op.before;
+            insns = insns.wrapping_add(acc);
+            self.tree.charge(node, std::mem::take(&mut acc));
+            node = if op.ret != 0 {
+                self.call(shadow, node, op.ret, op.to)
+            } else {
+                self.ret(shadow, node, op.to)
+            };
         }
-        st.acc += (size & INSNS_MASK) as u64 - done;
+        acc += (size & INSNS_MASK) as u64 - done;
+        *cx = (node, acc, insns);
     }
 
     /// How superblock `id`'s passes ended so far.
