@@ -19,7 +19,7 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cache_mib: u32,
 
-    /// Report unhandled syscalls, guest traps and faults with their guest address
+    /// Report every unsupported syscall (the first of each number is always reported), guest traps and faults with their guest address
     #[arg(long, short = 'v')]
     pub verbose: bool,
 

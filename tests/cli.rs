@@ -197,3 +197,29 @@ fn unsupported_instruction_stops_with_its_address() {
         "{err}"
     );
 }
+
+#[test]
+fn unsupported_syscalls_are_named_once_or_each_time_with_verbose() {
+    // kcmp (312) twice, then exit with its result's low byte: -ENOSYS.
+    let body = "mov r12d, 2\n\
+        1: mov eax, 312\nxor edi, edi\nxor esi, esi\nxor edx, edx\nsyscall\n\
+        dec r12d\njnz 1b\n\
+        mov edi, eax\nneg edi\nmov eax, 60\nsyscall\n";
+    let exe = build_asm("kcmp", body);
+    for (verbose, lines) in [(false, 1), (true, 2)] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"));
+        cmd.arg("run");
+        if verbose {
+            cmd.arg("-v");
+        }
+        let out = cmd.arg("--").arg(&exe).output().unwrap();
+        assert_eq!(out.status.code(), Some(libc::ENOSYS), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let said: Vec<&str> = err.lines().filter(|l| l.contains("kcmp (312)")).collect();
+        assert_eq!(said.len(), lines, "verbose {verbose}: {err}");
+        assert!(
+            said[0].contains("at 0x401011") && said[0].contains("not supported"),
+            "{err}"
+        );
+    }
+}

@@ -236,9 +236,9 @@ fn native_counts_of_real_programs_are_exact() {
     }
 }
 
-#[test]
-fn planted_difference_is_caught() {
-    let dir = workdir("planted");
+/// tests/compare/maps.c built in `dir`: its output depends on how many
+/// mappings the process has, which differs under hotlift.
+fn maps_program(dir: &Path) -> PathBuf {
     let exe = dir.join("maps");
     let st = Command::new("gcc")
         .args(["-O1", "-static", "-o"])
@@ -247,6 +247,13 @@ fn planted_difference_is_caught() {
         .status()
         .expect("gcc");
     assert!(st.success());
+    exe
+}
+
+#[test]
+fn planted_difference_is_caught() {
+    let dir = workdir("planted");
+    let exe = maps_program(&dir);
     let (j, x) = (dir.join("m.json"), dir.join("m.xml"));
     let o = compare(
         &dir,
@@ -301,6 +308,105 @@ fn planted_difference_is_caught() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn threads_times_and_the_options_that_shape_a_comparison() {
+    let dir = workdir("options");
+    let j = dir.join("o.json");
+    let js = j.to_str().unwrap();
+    // Eight threads: the initial thread's syscalls are compared (the
+    // native trace follows it only), the others' are left out and said so.
+    let exe = guest("c-threads");
+    let o = compare(&dir, &["--json", js, "--", exe.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("syscalls of other threads and processes not compared"),
+        "{}",
+        text(&o)
+    );
+    // Wall time counts from before the fork: a one-thread program's is at
+    // least its CPU time, however short the run (hotlift's has a monitor
+    // thread).
+    let bb = busybox();
+    let o = compare(&dir, &["--json", js, "--", bb, "echo", "hi"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let doc = json(&j);
+    let (wall, cpu) = (
+        doc["native"]["wall_seconds"].as_f64().unwrap(),
+        doc["native"]["cpu_seconds"].as_f64().unwrap(),
+    );
+    assert!(wall + 1e-4 >= cpu, "native: wall {wall} s, CPU {cpu} s");
+    // --max-slowdown.
+    let o = compare(&dir, &["--max-slowdown", "1e-6", "--", bb, "echo", "hi"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("over --max-slowdown"), "{}", text(&o));
+    let o = compare(&dir, &["--max-slowdown", "1e9", "--", bb, "echo", "hi"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // --stdin and --cwd reach both runs.
+    std::fs::create_dir_all(dir.join("tree/sub")).unwrap();
+    std::fs::write(dir.join("tree/a.txt"), "x").unwrap();
+    std::fs::write(dir.join("in.txt"), "one\ntwo\nthree\n").unwrap();
+    let o = compare(&dir, &["--json", js, "--stdin", "in.txt", "--", bb, "cat"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(json(&j)["native"]["stdout_bytes"], 14);
+    let o = compare(&dir, &["--json", js, "--cwd", "tree", "--", bb, "ls"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(json(&j)["hotlift"]["stdout_bytes"], "a.txt\nsub\n".len());
+
+    // A different exit status is a mismatch.
+    let maps = maps_program(&dir);
+    let m = maps.to_str().unwrap();
+    let o = compare(&dir, &["--json", js, "--no-syscalls", "--", m, "status"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(outcome(&json(&j), "exit status"), "fail");
+    assert!(text(&o).contains("FAIL  exit status"), "{}", text(&o));
+    // A difference on stderr: caught, then ignored or filtered away; the
+    // syscalls then differ only in what `read` returned and the line
+    // written, which --ignore-syscall and --syscall-mask take out.
+    let same_calls = [
+        "--ignore-syscall",
+        "read",
+        "--syscall-mask",
+        r"has \d+ lines",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = vec!["--json", js];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&same_calls);
+        a.extend_from_slice(&["--", m, "stderr"]);
+        compare(&dir, &a)
+    };
+    let o = with(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let doc = json(&j);
+    assert_eq!(outcome(&doc, "stderr"), "fail");
+    assert_eq!(outcome(&doc, "syscalls"), "pass", "{}", text(&o));
+    let o = with(&["--ignore-stderr"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(outcome(&json(&j), "stderr"), "skip");
+    let o = with(&["--filter-stderr", "^/proc/self/maps has"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(outcome(&json(&j), "stderr"), "pass");
+    // --ignore-stdout, and --context: more context, longer diff.
+    let o = compare(&dir, &["--ignore-stdout", "--no-syscalls", "--", m]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let diff_lines = |ctx: &str| {
+        let o = compare(
+            &dir,
+            &["--context", ctx, "--ignore-syscall", "read", "--", m],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("         "))
+            .count()
+    };
+    let (narrow, wide) = (diff_lines("0"), diff_lines("5"));
+    assert!(
+        narrow < wide,
+        "context 0: {narrow} lines, context 5: {wide}"
+    );
 }
 
 #[test]

@@ -73,6 +73,8 @@ fn dumps_show_what_was_built_in_every_format() {
         "IR:",
         "host code at",
         "<main",
+        // module+offset beside the symbol (stripped code has only it)
+        ", workload+0x",
         "mov qword ptr gs:[",
     ] {
         assert!(text.contains(want), "text dump lacks {want:?}:\n{text}");

@@ -79,6 +79,9 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("c-threads-jit", THREADS),
     ("cpie-threads-jit", THREADS),
     ("cdyn-threads-jit", THREADS),
+    ("c-threads-robust", THREADS),
+    ("cpie-threads-robust", THREADS),
+    ("cdyn-threads-robust", THREADS),
 ];
 
 /// Why the multi-threaded guest tests are left out.

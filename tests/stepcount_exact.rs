@@ -74,6 +74,8 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("cpie-threads", THREADS),
     ("c-threads-jit", THREADS),
     ("cpie-threads-jit", THREADS),
+    ("c-threads-robust", THREADS),
+    ("cpie-threads-robust", THREADS),
 ];
 
 /// Why the multi-threaded guest tests are left out.

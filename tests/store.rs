@@ -601,6 +601,55 @@ fn corrupt_store_never_breaks_a_run() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A server that accepts the connection and never answers (pg.rs I3): a
+/// run still ends when its guest does, with a one-line warning, and a
+/// command gives up with status 2, both within the URL's connect_timeout.
+#[test]
+fn a_silent_postgres_server_never_hangs_a_run() {
+    let _serial = serial();
+    let dirs = built();
+    let d = scratch("silent");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c);
+        }
+    });
+    let url = format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=1");
+    let t0 = std::time::Instant::now();
+    let (code, out, err) = tool(&["store", "list", &url]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("no answer from the server within 1 s"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let program = dirs.build.join("c-latehot");
+    let p = d.join("w.json");
+    let r = run(
+        &program,
+        ARGS,
+        &["--store", &url, "--store-mode", "write"],
+        &p,
+    );
+    ok(&r, "a write to a silent server");
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.lines()
+            .all(|l| l.starts_with("hotlift: store: cannot "))
+            && err.contains("no answer from the server"),
+        "{err}"
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(60),
+        "gave up in time: {:?}",
+        t0.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 // ---- hotlift store --------------------------------------------------------
 
 #[test]

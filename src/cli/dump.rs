@@ -32,11 +32,24 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
             crate::profile::SCHEMA_VERSION
         );
     }
+    // Each block's symbol and module+offset (stripped code has only the
+    // latter; it survives ASLR, an address does not).
     let mut names = HashMap::new();
     for b in v["blocks"].as_array().into_iter().flatten() {
-        if let (Some(a), Some(s)) = (b["addr"].as_u64(), b["symbol"].as_str()) {
-            names.insert(a, s.to_string());
-        }
+        let Some(a) = b["addr"].as_u64() else {
+            continue;
+        };
+        let place = match (b["module"].as_str(), b["offset"].as_u64()) {
+            (Some(m), Some(o)) => Some(format!("{m}+{o:#x}")),
+            _ => None,
+        };
+        let name = match (b["symbol"].as_str(), place) {
+            (Some(s), Some(p)) => format!("{s}, {p}"),
+            (Some(s), None) => s.to_string(),
+            (None, Some(p)) => p,
+            (None, None) => continue,
+        };
+        names.insert(a, name);
     }
     let Some(sbs) = v.get("superblocks") else {
         bail!("{}: the profile has no superblocks section", path.display());

@@ -30,10 +30,18 @@
 //! - N7 Restarts: a syscall the kernel interrupted and runs again (a
 //!   native `= -1 ERESTART…` line, seen only under ptrace, and hotlift's
 //!   `= ? (restarted after a signal handler)`) is dropped: the program
-//!   sees one call.
+//!   sees one call. A native `ERESTART…` call that is not run again (the
+//!   same call is neither the next line nor the line after the signal
+//!   handler's `rt_sigreturn`) returned `EINTR` to the program (a handler
+//!   without `SA_RESTART`, `sigsuspend`, `pause`), and reads so.
 //!
 //! - N8 `rt_sigreturn`: its result becomes `?`: it returns no value of
 //!   its own (the tracer shows the restored RAX, hotlift none).
+//! - N9 Threads: once the trace has started a thread (`clone`/`clone3`
+//!   with `CLONE_THREAD`), its `futex` and `sched_yield` calls are
+//!   dropped: whether a `pthread_join` or a contended lock waits in the
+//!   kernel, and how often a spin loop yields, depend on how far the
+//!   other threads got, which differs between any two runs.
 //!
 //! I1: normalising is a pure function of the line and the run's pid; the
 //!     native and hotlift lines go through the same rules.
@@ -124,20 +132,47 @@ fn replace_token(s: &str, token: &str, by: &str) -> String {
     out
 }
 
-/// N7: the kernel runs this call again.
-fn restarted(l: &str) -> bool {
-    let result = split(l).1;
-    result.starts_with("-1 ERESTART") || result.starts_with("? (restarted")
+/// N7: the kernel runs line `i`'s call again (dropped), or it returned
+/// `EINTR` to the program (its line rewritten), or neither (None).
+fn restart(lines: &[String], i: usize) -> Option<Option<String>> {
+    let (call, result) = split(&lines[i]);
+    if result.starts_with("? (restarted") || result.starts_with("-1 ERESTARTNOINTR") {
+        return Some(None);
+    }
+    if !result.starts_with("-1 ERESTART") {
+        return None;
+    }
+    let again = |j: usize| lines.get(j).is_some_and(|l| split(l).0 == call);
+    let after_handler = lines[i + 1..]
+        .iter()
+        .position(|l| l.starts_with("rt_sigreturn("))
+        .map(|k| i + 1 + k + 1);
+    if again(i + 1) || after_handler.is_some_and(again) {
+        return Some(None);
+    }
+    Some(Some(format!("{call} = -1 EINTR (Interrupted system call)")))
 }
 
 /// Normalise a whole trace: N1–N4 on every line, N5 on the last when
 /// the run died of a signal.
 pub fn trace(lines: &[String], pid: u32, killed: bool) -> Vec<String> {
-    let mut v: Vec<String> = lines
-        .iter()
-        .filter(|l| !restarted(l))
-        .map(|l| line(l, pid))
+    let mut v: Vec<String> = (0..lines.len())
+        .filter_map(|i| match restart(lines, i) {
+            None => Some(line(&lines[i], pid)),
+            Some(None) => None,
+            Some(Some(eintr)) => Some(line(&eintr, pid)),
+        })
         .collect();
+    // N9.
+    if let Some(first) = v.iter().position(|l| {
+        (l.starts_with("clone(") || l.starts_with("clone3(")) && l.contains("CLONE_THREAD")
+    }) {
+        let mut i = 0;
+        v.retain(|l| {
+            i += 1;
+            i <= first || !(l.starts_with("futex(") || l.starts_with("sched_yield("))
+        });
+    }
     // N4 for random devices: the data read from their descriptors.
     let mut random_fds: Vec<String> = Vec::new();
     for l in v.iter_mut() {
@@ -211,6 +246,67 @@ mod tests {
         ];
         assert_eq!(trace(&native, 5, true), trace(&hotlift, 6, true));
         assert_ne!(trace(&native, 5, false), trace(&hotlift, 6, false));
+    }
+
+    #[test]
+    fn n9_futex_calls_once_there_are_threads() {
+        let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let wait = "futex(0x7f0000001000, FUTEX_WAIT_PRIVATE, 2, NULL) = 0";
+        let before = lines(&[wait, "getpid() = 7"]);
+        assert_eq!(trace(&before, 7, false).len(), 2, "no thread yet: kept");
+        let clone = "clone3({flags=CLONE_VM|CLONE_THREAD|CLONE_SETTLS}, 88) = 8";
+        let a = lines(&[
+            wait,
+            clone,
+            wait,
+            "sched_yield() = 0",
+            "write(1, \"x\", 1) = 1",
+            wait,
+        ]);
+        let b = lines(&[wait, clone, "write(1, \"x\", 1) = 1"]);
+        assert_eq!(trace(&a, 7, false), trace(&b, 7, false));
+        assert_eq!(trace(&a, 7, false).len(), 3);
+    }
+
+    #[test]
+    fn n7_a_call_not_run_again_returned_eintr() {
+        // sigsuspend: the handler runs, the call is not run again.
+        let native: Vec<String> = [
+            "kill(9, SIGUSR1) = 0",
+            "rt_sigsuspend([], 8) = -1 ERESTARTNOHAND (To be restarted if no handler)",
+            "write(1, \"h\", 1) = 1",
+            "rt_sigreturn({mask=[USR1]}) = -1 EINTR (Interrupted system call)",
+            "write(1, \"after\", 5) = 5",
+            // A read restarted after its handler (SA_RESTART) ...
+            "read(3, 0x7ffe0000, 4) = -1 ERESTARTSYS (To be restarted if SA_RESTART is set)",
+            "rt_sigreturn({mask=[]}) = 0",
+            "read(3, 0x7ffe0000, 4) = 4",
+            // ... and one restarted without a handler.
+            "read(3, 0x7ffe0000, 4) = -1 ERESTARTSYS (To be restarted if SA_RESTART is set)",
+            "read(3, 0x7ffe0000, 4) = 4",
+        ]
+        .map(String::from)
+        .to_vec();
+        let hotlift: Vec<String> = [
+            "kill(9, SIGUSR1) = 0",
+            "rt_sigsuspend([], 8) = -1 EINTR (Interrupted system call)",
+            "write(1, \"h\", 1) = 1",
+            "rt_sigreturn({mask=[USR1]}) = ?",
+            "write(1, \"after\", 5) = 5",
+            "read(3, 0x7ffe0000, 4) = ? (restarted after a signal handler)",
+            "rt_sigreturn({mask=[]}) = ?",
+            "read(3, 0x7ffe0000, 4) = 4",
+            "read(3, 0x7ffe0000, 4) = 4",
+        ]
+        .map(String::from)
+        .to_vec();
+        let n = trace(&native, 9, false);
+        assert_eq!(n, trace(&hotlift, 9, false));
+        assert_eq!(
+            n[1],
+            "rt_sigsuspend([], 8) = -1 EINTR (Interrupted system call)"
+        );
+        assert_eq!(n.len(), 8);
     }
 
     #[test]

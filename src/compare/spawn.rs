@@ -150,6 +150,9 @@ pub fn start(
             Ok(())
         });
     }
+    // Wall time runs from before the fork: a short program may be mostly
+    // done by the time `spawn` returns (its CPU time counts from the fork).
+    let started = Instant::now();
     let child = cmd.spawn().map_err(|e| CompareError::Spawn {
         program: argv[0].to_string_lossy().into_owned(),
         error: e,
@@ -174,7 +177,7 @@ pub fn start(
     });
     Ok(Started {
         pid,
-        started: Instant::now(),
+        started,
         out,
         err,
         cancel,

@@ -9,8 +9,11 @@
 //!     ` = ?`.
 //! I2: signals the program receives are passed on at their delivery stop,
 //!     so it runs and ends as it would untraced (bar timing).
-//! I3: only the initial thread is traced (hotlift runs one thread today);
-//!     a task it creates runs untraced (no `PTRACE_O_TRACECLONE`).
+//! I3: only the initial thread is traced; a task it creates runs
+//!     untraced (no `PTRACE_O_TRACECLONE`). hotlift marks the lines of its
+//!     other threads and processes (strace I6), and the comparison leaves
+//!     them out, so both sides cover the same task. (Other threads' calls
+//!     interleave by timing, and their futex calls depend on it.)
 
 use nix::sys::ptrace;
 use nix::unistd::Pid;

@@ -11,7 +11,12 @@
 //!     runs that find an empty database at once do not race on
 //!     `CREATE TABLE`.
 //! I3: a connection attempt gives up after [`super::CONNECT_TIMEOUT`]
-//!     unless the URL sets `connect_timeout`.
+//!     unless the URL sets `connect_timeout`, as libpq's does: the whole
+//!     attempt (TCP, the start-up handshake, authentication), not only the
+//!     TCP connect the driver bounds, so a server that accepts and never
+//!     answers cannot hang a run or a command. Statements and lock waits
+//!     are bounded by the server (`statement_timeout`, `lock_timeout`:
+//!     [`super::WAIT`] each).
 
 use postgres::error::SqlState;
 use postgres::{Client, IsolationLevel, NoTls, Transaction};
@@ -73,6 +78,35 @@ fn retryable(e: &postgres::Error) -> bool {
     )
 }
 
+/// Connect on a thread of its own, giving up after `limit` (I3): None
+/// when the server did not answer in time (the thread is left to the
+/// blocked socket; the process ends or goes on without the store).
+fn connect_within(
+    cfg: postgres::Config,
+    limit: std::time::Duration,
+) -> Result<Client, Option<postgres::Error>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Every signal blocked, as on the store's reader thread (run.rs I4).
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow};
+    let mut old = SigSet::empty();
+    let blocked = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), Some(&mut old));
+    let spawned = std::thread::Builder::new()
+        .name("hotlift-pg".into())
+        .spawn(move || {
+            let _ = tx.send(cfg.connect(NoTls));
+        });
+    if blocked.is_ok() {
+        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    }
+    if spawned.is_err() {
+        return Err(None);
+    }
+    match rx.recv_timeout(limit) {
+        Ok(r) => r.map_err(Some),
+        Err(_) => Err(None),
+    }
+}
+
 impl PgStore {
     pub fn open(url: &str, what: &str, how: Open) -> Result<PgStore, StoreError> {
         let mut cfg: postgres::Config = url.parse().map_err(|e| StoreError::BadUrl {
@@ -82,7 +116,23 @@ impl PgStore {
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(super::CONNECT_TIMEOUT);
         }
-        let client = cfg.connect(NoTls).map_err(|e| err(what, e))?;
+        let limit = cfg
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(super::CONNECT_TIMEOUT);
+        let wait_ms = super::WAIT.as_millis();
+        let options = format!(
+            "{} -c statement_timeout={wait_ms} -c lock_timeout={wait_ms}",
+            cfg.get_options().unwrap_or("")
+        );
+        cfg.options(options.trim_start());
+        let client = connect_within(cfg, limit).map_err(|e| match e {
+            Some(e) => err(what, e),
+            None => StoreError::Postgres {
+                what: what.into(),
+                why: format!("no answer from the server within {} s", limit.as_secs_f64()),
+            },
+        })?;
         let mut s = PgStore {
             client,
             what: what.into(),

@@ -7,7 +7,9 @@
 //! I2: after a syscall the guest sees the kernel's convention: RAX = result,
 //!     RCX = address of the next instruction, R11 = RFLAGS.
 //! I3: an unknown syscall returns exactly -ENOSYS (glibc falls back from
-//!     clone3 only on that value) and is reported with `--verbose`.
+//!     clone3 only on that value) and is reported on stderr, naming it and
+//!     the guest address: the first time each number is seen (as Valgrind
+//!     does), every time with `--verbose`.
 #![allow(unsafe_code)]
 
 mod affinity;
@@ -33,6 +35,18 @@ enum Plan {
     Pass,
     Emulate,
     NoSys,
+}
+
+/// I3: is this the first unsupported call of number `nr` in this process?
+fn first_unhandled(nr: u64) -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEEN: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+    let Some(word) = SEEN.get((nr / 64) as usize) else {
+        // Beyond 511: rare enough to say every time.
+        return true;
+    };
+    let bit = 1u64 << (nr % 64);
+    word.fetch_or(bit, Ordering::Relaxed) & bit == 0
 }
 
 #[allow(non_upper_case_globals)]
@@ -801,9 +815,12 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         // guest interrupts it (signal I4).
         Plan::Pass => unsafe { crate::runtime::guest_syscall(nr, a) },
         Plan::NoSys => {
-            if vm.opts().verbose {
+            if first_unhandled(nr) || vm.opts().verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");
-                eprintln!("hotlift: unhandled guest syscall {name} ({nr}) at {at}: -ENOSYS");
+                eprintln!(
+                    "hotlift: guest syscall {name} ({nr}) at {at} is not supported: it returns -ENOSYS{}",
+                    if vm.opts().verbose { "" } else { " (said once; --verbose says it each time)" }
+                );
             }
             ENOSYS
         }

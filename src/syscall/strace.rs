@@ -29,8 +29,11 @@
 //!   one `write`: the processes of a tree share the log, and a line is
 //!   never split by another process's.
 //! - I6: a process of a tree other than its first marks its lines with
-//!   `[pid N] ` (`set_process_prefix`); `hotlift compare` keeps the first
-//!   process's lines only, as its native trace follows only that one.
+//!   `[pid N] ` (`set_process_prefix`), and a guest thread other than its
+//!   process's first with `[pid TID] ` (`set_thread_prefix`), as `strace
+//!   -f` marks the tasks it follows; `hotlift compare` keeps the unmarked
+//!   lines only (the first process's initial thread), as its native trace
+//!   follows only that thread.
 //!
 //! Argument kinds (the signature letters):
 //! `f` fd, `a` dirfd (`AT_FDCWD`), `i` int, `d` long, `u` unsigned, `x` hex,
@@ -149,14 +152,29 @@ static PREFIX: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 /// I6: this process's lines carry `[pid N] ` (`pid` Some), as `strace -f`
 /// marks the processes it follows, or none (the tree's first process).
 pub fn set_process_prefix(pid: Option<u32>) {
+    // A forked child runs on the thread that forked: its first thread.
+    THREAD_PREFIX.with(|p| *p.borrow_mut() = None);
     *PREFIX.lock().unwrap_or_else(|e| e.into_inner()) =
         pid.map_or_else(String::new, |p| format!("[pid {p}] "));
+}
+
+thread_local! {
+    /// `[pid TID] ` on a guest thread other than its process's first (I6).
+    static THREAD_PREFIX: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// I6: the calling host thread runs guest thread `tid`, not its process's
+/// first: its lines carry `[pid TID] `, as `strace -f` marks threads.
+pub fn set_thread_prefix(tid: u32) {
+    THREAD_PREFIX.with(|p| *p.borrow_mut() = Some(format!("[pid {tid}] ")));
 }
 
 /// Whole lines, prefixed (I6), in one write (I5).
 fn write_lines(lines: &str) {
     use std::io::Write as _;
-    let prefix = PREFIX.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let prefix = THREAD_PREFIX
+        .with(|p| p.borrow().clone())
+        .unwrap_or_else(|| PREFIX.lock().unwrap_or_else(|e| e.into_inner()).clone());
     let text = if prefix.is_empty() {
         lines.to_string()
     } else {

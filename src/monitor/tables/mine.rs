@@ -4,8 +4,10 @@
 //!
 //! I1: the per-entry loop pays one decrement and compare per ring entry
 //!     (with `--selector counting` the countdown starts at 2^64-1 and never
-//!     ends); with Pisat, a call that stores the block id while a window
-//!     is open (`window` block ids from every `interval` ring entries of
+//!     ends), and the fast loop one subtraction per run, as it never takes
+//!     more entries than the countdown has left, nor a block id while a
+//!     window is open (`quiet`); with Pisat, a
+//!     call that stores the block id while a window is open (`window` block ids from every `interval` ring entries of
 //!     the thread: records and superblock passes count towards the
 //!     interval, so windows keep coming when most code runs in
 //!     superblocks). Handing windows over happens once per batch, mining
@@ -69,6 +71,32 @@ impl Capture {
         self.countdown -= 1;
         if self.countdown == 0 {
             self.turn(e);
+        }
+    }
+
+    /// Entries that may go by before the capture must see one, and
+    /// whether they must be superblock passes (an open window takes every
+    /// block id): the fast loop takes at most these and then
+    /// [`Capture::skip`]s them, exactly as `push`/`tick` would have
+    /// counted them down.
+    #[inline(always)]
+    pub(super) fn quiet(&self) -> (u64, bool) {
+        if self.open {
+            (self.span - 1, true)
+        } else {
+            (self.countdown - 1, false)
+        }
+    }
+
+    /// `n` entries, at most [`Capture::quiet`]'s, went by in the fast loop.
+    #[inline(always)]
+    pub(super) fn skip(&mut self, n: u64) {
+        if self.open {
+            debug_assert!(n < self.span && self.countdown == 1);
+            self.span -= n;
+        } else {
+            debug_assert!(n < self.countdown);
+            self.countdown -= n;
         }
     }
 
@@ -262,6 +290,85 @@ mod tests {
         let mut mined = Tables::new(low(pisat().pisat));
         mined.process(0, &stream, &blocks);
         assert!(mined.requests.is_empty());
+    }
+
+    /// The fast loop takes the entries between windows, and the passes
+    /// while one is open (I1): the windows are the general loop's,
+    /// whatever the batches, records and superblock passes.
+    #[test]
+    fn the_fast_loop_cuts_the_windows_the_general_one_does() {
+        use crate::monitor::tables::{SbAccount, SbExitAcct};
+        let blocks = loop_table(7);
+        let metas = blocks.published().to_vec();
+        // A superblock of blocks 0 and 1, leaving from 1.
+        let sb = |t: &mut Tables| {
+            let base = t.next_units(3).unwrap();
+            let exit = SbExitAcct {
+                member: 1,
+                to_head: false,
+            };
+            let acc = SbAccount::new(
+                vec![0, 1],
+                vec![u16::MAX, 0],
+                &[4, 4],
+                vec![exit],
+                vec![],
+                base,
+            );
+            t.add_superblock(0, acc, &metas);
+            base
+        };
+        for seed in 1..20u64 {
+            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut next = |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            let mut stream = Vec::new();
+            let mut b = 0u32;
+            let passes = next(4);
+            let mut cfg = pisat();
+            if let Some(c) = cfg.pisat.as_mut() {
+                c.window = 1 + next(80) as u32;
+                c.interval = 1 + next(300);
+            }
+            let mut fast = Tables::new(cfg);
+            let mut slow = Tables::new(cfg);
+            slow.fast = false;
+            let unit = sb(&mut fast);
+            assert_eq!(unit, sb(&mut slow));
+            for _ in 0..20_000 {
+                if b == 0 && next(4) < passes {
+                    stream.push(unit);
+                    b = 1;
+                } else {
+                    stream.push(b);
+                }
+                b = (b + 1 + next(2) as u32) % 7;
+                if next(50) == 0 {
+                    // A rep record: the fast loop leaves it to the general.
+                    stream.extend_from_slice(&[crate::monitor::TAG_REP, 9, 2]);
+                }
+            }
+            let (mut wf, mut ws) = (Vec::new(), Vec::new());
+            let mut i = 0;
+            while i < stream.len() {
+                let n = (1 + next(600) as usize).min(stream.len() - i);
+                fast.process(0, &stream[i..i + n], &blocks);
+                slow.process(0, &stream[i..i + n], &blocks);
+                wf.extend(fast.pisat.as_mut().unwrap().take_pending());
+                ws.extend(slow.pisat.as_mut().unwrap().take_pending());
+                i += n;
+            }
+            assert!(ws.len() > 10, "seed {seed}: {} windows", ws.len());
+            assert_eq!(wf, ws, "seed {seed}");
+            fast.finish();
+            slow.finish();
+            assert_eq!(fast.count(0), slow.count(0));
+            assert_eq!(fast.edges(), slow.edges());
+        }
     }
 
     /// What the per-entry loop costs with and without Pisat, and what

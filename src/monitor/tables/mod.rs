@@ -338,13 +338,22 @@ impl Tables {
         }
         self.entries += entries.len() as u64;
         st.entries += entries.len() as u64;
-        // Pisat's windows and path profiling see every entry: the general
-        // loop only.
-        let fast = self.fast && self.pisat.is_none() && self.paths.is_none();
+        // Path profiling sees every entry: the general loop only. Pisat's
+        // windows see the entries while one is open (mine.rs I1).
+        let fast = self.fast && self.paths.is_none();
         let mut i = 0;
         while i < entries.len() {
             if fast {
-                i += self.run_fast(&mut st, &entries[i..]);
+                let (quiet, units) = st.window.quiet();
+                let quiet = usize::try_from(quiet).unwrap_or(usize::MAX);
+                let end = entries.len().min(i.saturating_add(quiet));
+                let n = if units {
+                    self.run_fast::<true>(&mut st, &entries[i..end])
+                } else {
+                    self.run_fast::<false>(&mut st, &entries[i..end])
+                };
+                st.window.skip(n as u64);
+                i += n;
                 if i == entries.len() {
                     break;
                 }
@@ -422,9 +431,10 @@ impl Tables {
     /// [`Tables::entry`] does (each check comes before anything changes).
     /// Passes with calls inside were two fifths of c-switch's and nine
     /// tenths of c-recursion's ring words: replaying them here cut the
-    /// monitor's time on those by 30–45 %.
+    /// monitor's time on those by 30–45 %. `UNITS`: superblock passes
+    /// only (a Pisat window is open and takes every block id, mine.rs I1).
     #[inline(never)]
-    fn run_fast(&mut self, st: &mut ThreadState, entries: &[u32]) -> usize {
+    fn run_fast<const UNITS: bool>(&mut self, st: &mut ThreadState, entries: &[u32]) -> usize {
         let slots = self.slots.as_mut_ptr();
         let (block_hw, unit_hw) = (self.block_hw, self.unit_hw);
         let (mut prev, mut acc, mut nblocks) = (st.prev, st.acc, st.blocks);
@@ -448,6 +458,9 @@ impl Tables {
             // SAFETY: as above.
             let (first, sflags, pflags, ret) =
                 unsafe { ((*s).first, (*s).flags, (*ps).flags, (*ps).ret) };
+            if UNITS && sflags & F_UNIT == 0 {
+                break;
+            }
             // SAFETY: as above.
             let (h0, h1) = unsafe { ((*ps).way[0] == first, (*ps).way[1] == first) };
             let way = usize::from(h1);

@@ -171,6 +171,12 @@ impl Miner {
         self.pending.push_back(window);
     }
 
+    /// The windows waiting to be fed, taken (tests of the capture).
+    #[cfg(test)]
+    pub fn take_pending(&mut self) -> Vec<Vec<u32>> {
+        self.pending.drain(..).collect()
+    }
+
     pub fn has_work(&self) -> bool {
         self.feeding.is_some() || !self.pending.is_empty()
     }
