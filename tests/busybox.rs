@@ -7,7 +7,10 @@
 //! generated deterministically into a fresh temporary directory; every case
 //! runs with that directory as its working directory, a fixed environment
 //! (LC_ALL=C, TZ=UTC) and either /dev/null or one of the generated files as
-//! stdin. Only applets that do not fork are used.
+//! stdin. The `sh-*` cases run shell scripts whose pipelines, subshells
+//! and command substitutions fork and exec under hotlift; their `hotlift`
+//! run also writes a profile per process of the tree with `--count-check`,
+//! and every one must be exact and name its parent's.
 //!
 //! Environment:
 //!   HOTLIFT_BUSYBOX_FILTER=SUBSTR   run only cases whose name contains SUBSTR
@@ -1171,7 +1174,7 @@ END { printf "n=%d sum=%.3f mean=%.6f var=%.4f min=%s max=%s int=%d\n", NR, s, s
 // Running
 // ---------------------------------------------------------------------------
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Mode {
     Native,
     Hotlift,
@@ -1507,7 +1510,22 @@ fn run_case(case: &Case, full: &Path, small: Option<&Path>, timeout: Duration) -
         }
 
         for mode in modes {
-            let got = run(&mode.argv(&case.args), stdin, dir, timeout);
+            let profiled = mode == Mode::Hotlift && case.name.starts_with("sh-");
+            let profile = std::env::temp_dir().join(format!(
+                "hotlift-busybox-{}-{}.json",
+                std::process::id(),
+                case.name
+            ));
+            let mut argv = mode.argv(&case.args);
+            if profiled {
+                let at = argv.iter().position(|a| a == "--").expect("run ... --");
+                let extra = ["--count-check".to_string(), "--profile".into()];
+                argv.splice(
+                    at..at,
+                    extra.into_iter().chain([profile.display().to_string()]),
+                );
+            }
+            let got = run(&argv, stdin, dir, timeout);
             report.times.push((mode.name().to_string(), got.elapsed));
             let mut diffs = vec![];
             if let Some(e) = &got.error {
@@ -1532,6 +1550,11 @@ fn run_case(case: &Case, full: &Path, small: Option<&Path>, timeout: Duration) -
                     first_difference(&native.stderr, &got.stderr)
                 ));
             }
+            if profiled {
+                if let Err(e) = check_tree_profiles(&profile) {
+                    diffs.push(format!("profiles: {e}"));
+                }
+            }
             if !diffs.is_empty() {
                 report.failures.push(format!(
                     "{} [{}{note}]\n      command: {cmdline}{stdin_note}\n      {}",
@@ -1543,6 +1566,57 @@ fn run_case(case: &Case, full: &Path, small: Option<&Path>, timeout: Duration) -
         }
     }
     report
+}
+
+/// The profiles of a process tree written to `base` and `base.N…`: each
+/// exact by `--count-check`, each naming a parent profile of the tree;
+/// removed afterwards.
+fn check_tree_profiles(base: &Path) -> Result<(), String> {
+    let dir = base.parent().expect("a directory");
+    let name = base
+        .file_name()
+        .expect("a name")
+        .to_string_lossy()
+        .into_owned();
+    let files: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            n == name.as_str() || n.starts_with(&format!("{name}."))
+        })
+        .collect();
+    let result = (|| {
+        if !files.contains(&base.to_path_buf()) {
+            return Err("no profile of the shell".to_string());
+        }
+        for f in &files {
+            let text = fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+            let p: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+            let c = &p["count_check"];
+            if c["block_mismatch_total"] != 0
+                || c["thread_mismatches"] != 0
+                || c["blocks_compared"].as_u64().unwrap_or(0) == 0
+            {
+                return Err(format!("{}: count check {c}", f.display()));
+            }
+            if p["totals"]["guest_instructions"].as_u64().unwrap_or(0) == 0 {
+                return Err(format!("{}: no instructions", f.display()));
+            }
+            if let Some(parent) = p["process"]["parent_profile"].as_str() {
+                if !files.iter().any(|g| g == Path::new(parent)) {
+                    return Err(format!("{}: parent {parent} not in the tree", f.display()));
+                }
+            }
+        }
+        Ok(())
+    })();
+    for f in &files {
+        let _ = fs::remove_file(f);
+    }
+    result.map(|_| ())
 }
 
 fn applet_list() -> BTreeSet<String> {
