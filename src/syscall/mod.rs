@@ -9,7 +9,9 @@
 //! I3: an unknown syscall returns exactly -ENOSYS (glibc falls back from
 //!     clone3 only on that value) and is reported on stderr, naming it and
 //!     the guest address: the first time each number is seen (as Valgrind
-//!     does), every time with `--verbose`.
+//!     does), every time with `--verbose`. A number that is no syscall at
+//!     all fails natively the same way and is reported only with
+//!     `--verbose`.
 #![allow(unsafe_code)]
 
 mod affinity;
@@ -815,7 +817,10 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         // guest interrupts it (signal I4).
         Plan::Pass => unsafe { crate::runtime::guest_syscall(nr, a) },
         Plan::NoSys => {
-            if first_unhandled(nr) || vm.opts().verbose {
+            // A number the kernel has no syscall for fails with ENOSYS
+            // natively too: said only with --verbose.
+            let known = strace::syscall_name(nr).is_some();
+            if (known && first_unhandled(nr)) || vm.opts().verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");
                 eprintln!(
                     "hotlift: guest syscall {name} ({nr}) at {at} is not supported: it returns -ENOSYS{}",
