@@ -512,3 +512,51 @@ fn threads_are_profiled_each_and_together() {
         assert_eq!(c["thread_mismatches"], 0, "{extra:?}: {c}");
     }
 }
+
+/// Code that changes is counted by cause: stores into translated code
+/// (`asm-smc-rwx` rewrites its code 1000 times) and code re-protected
+/// under its translation (`asm-jit-mprotect` makes new code 100 times).
+#[test]
+fn invalidations_are_counted_by_cause() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
+    let dir = workdir();
+    for (test, cause, at_least) in [
+        ("asm-smc-rwx", "code_written", 1000),
+        ("asm-jit-mprotect", "code_changed", 100),
+    ] {
+        let st = Command::new("make")
+            .args(["-s", "-C"])
+            .arg(&root)
+            .arg(format!("build/{test}"))
+            .status()
+            .expect("make (guest-tests)");
+        assert!(st.success(), "building {test}");
+        let exe = root.join("build").join(test);
+        let out = dir.join(format!("{test}.json"));
+        let _ = std::fs::remove_file(&out);
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("run")
+            .arg("--profile")
+            .arg(&out)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{test}: {o:?}");
+        let p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let by = p["code_cache_flushes_by_cause"]
+            .as_object()
+            .expect("causes");
+        assert!(
+            by[cause].as_u64().unwrap() >= at_least,
+            "{test}: {cause} in {by:?}"
+        );
+        let sum: u64 = by.values().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(
+            sum,
+            p["code_cache_flushes"].as_u64().unwrap(),
+            "{test}: {by:?}"
+        );
+    }
+}

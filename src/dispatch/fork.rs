@@ -133,7 +133,7 @@ impl Vm {
             drop(monitor);
             drop(images);
             drop(publish);
-            self.flush(&mut locked);
+            self.flush(&mut locked, super::process::FlushCause::Fork);
             drop(locked);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);

@@ -172,7 +172,7 @@ impl Vm {
                 if attempt == 1 {
                     return Err(VmError::BlockTooLarge(addr));
                 }
-                self.flush(l);
+                self.flush(l, process::FlushCause::CacheFull);
                 continue;
             }
             let (id, host) = self.commit_block(l, &block, em, reusable, reusable);
@@ -427,7 +427,7 @@ impl Vm {
                 .smc_flush_pending
                 .load(std::sync::atomic::Ordering::Acquire)
             {
-                self.flush(&mut l);
+                self.flush(&mut l, process::FlushCause::CodeWritten);
             }
         }
     }
@@ -607,14 +607,15 @@ impl Vm {
     /// (translation lock held as `l`).
     pub fn code_changed(&mut self, l: &mut Locked, start: u64, end: u64) {
         if l.cache.has_code_in(start, end) {
-            self.flush(l);
+            self.flush(l, process::FlushCause::CodeChanged);
         }
     }
 
     /// Drop every translation, and the write protection that guarded them
-    /// (I1: the other threads are stopped for it).
-    pub fn flush(&mut self, l: &mut Locked) {
+    /// (I1: the other threads are stopped for it), for `cause`.
+    pub fn flush(&mut self, l: &mut Locked, cause: process::FlushCause) {
         let proc = self.proc.clone();
+        proc.flush_causes[cause as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         proc.flush(l, &self.entry);
         self.sync_ibl();
     }

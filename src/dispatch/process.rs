@@ -364,6 +364,48 @@ fn word_prot(w: u64) -> Prot {
     }
 }
 
+/// Why every translation was dropped (the profile's
+/// `code_cache_flushes_by_cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushCause {
+    /// The guest stored into translated code (smc.rs).
+    CodeWritten,
+    /// Guest memory under translated code was unmapped, remapped or
+    /// re-protected.
+    CodeChanged,
+    /// The code cache was full.
+    CacheFull,
+    /// The table of write-protected code pages was full (smc.rs).
+    ProtectionTableFull,
+    /// A syscall was about to write into write-protected code pages.
+    SyscallIntoCode,
+    /// A forked child starts with no translations.
+    Fork,
+}
+
+impl FlushCause {
+    pub const COUNT: usize = 6;
+    pub const ALL: [FlushCause; Self::COUNT] = [
+        FlushCause::CodeWritten,
+        FlushCause::CodeChanged,
+        FlushCause::CacheFull,
+        FlushCause::ProtectionTableFull,
+        FlushCause::SyscallIntoCode,
+        FlushCause::Fork,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushCause::CodeWritten => "code_written",
+            FlushCause::CodeChanged => "code_changed",
+            FlushCause::CacheFull => "cache_full",
+            FlushCause::ProtectionTableFull => "protection_table_full",
+            FlushCause::SyscallIntoCode => "syscall_into_code",
+            FlushCause::Fork => "fork",
+        }
+    }
+}
+
 /// One guest process under translation (module docs).
 #[derive(Debug)]
 pub struct Process {
@@ -377,6 +419,8 @@ pub struct Process {
     /// A store to protected code happened where the guest state could not
     /// be recovered exactly; flush at the next exit (smc.rs I3).
     pub smc_flush_pending: AtomicBool,
+    /// Flushes by cause ([`FlushCause`]), for the profile.
+    pub flush_causes: [AtomicU64; FlushCause::COUNT],
     /// Guest signal dispositions.
     pub sig: SignalState,
     /// The CPU affinity the guest sees (syscall/affinity.rs).

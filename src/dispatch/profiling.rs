@@ -496,6 +496,13 @@ impl super::process::Process {
         });
         let mut profile = profile;
         profile.count_check = count_check;
+        profile.code_cache_flushes_by_cause = super::process::FlushCause::ALL
+            .iter()
+            .map(|&c| {
+                let n = self.flush_causes[c as usize].load(std::sync::atomic::Ordering::Relaxed);
+                (c.name(), n)
+            })
+            .collect();
         profile.store = prof.store.as_ref().map(|s| s.report(&tables));
         profile.process = Some(
             prof.process

@@ -54,7 +54,7 @@ impl Vm {
                         // Full: the flush gives every page its protection
                         // back; this block's own translation survives it
                         // only as unlinked code, so it is dropped too.
-                        self.flush(l);
+                        self.flush(l, super::process::FlushCause::ProtectionTableFull);
                         continue;
                     }
                     let ro = Prot { w: false, ..r.prot };
@@ -76,7 +76,7 @@ impl Vm {
         self.stats.code_writes += 1;
         let proc = self.proc.clone();
         let mut l = proc.lock();
-        self.flush(&mut l);
+        self.flush(&mut l, super::process::FlushCause::CodeWritten);
         let id = self.translate_with(&mut l, GuestAddr(self.ctx.rip), 1, false)?;
         Ok(l.cache.block(id).host)
     }

@@ -222,6 +222,7 @@ impl Vm {
             view,
             protected: ProtectedPages::new(PROTECTED_SLOTS),
             smc_flush_pending: AtomicBool::new(false),
+            flush_causes: Default::default(),
             sig,
             affinity: Mutex::new(affinity),
             prof,

@@ -233,6 +233,9 @@ pub struct Profile {
     pub syscall_log: Vec<(u64, i64)>,
     pub ring: Option<RingStats>,
     pub code_cache_flushes: u64,
+    /// The flushes by why they happened (`dispatch::process::FlushCause`;
+    /// every cause listed, zeros too).
+    pub code_cache_flushes_by_cause: std::collections::BTreeMap<&'static str, u64>,
     pub translations: Vec<Translation>,
     pub superblocks: Vec<SuperblockEntry>,
     pub superblock_stats: SuperblockStats,
@@ -463,6 +466,7 @@ impl Profile {
             syscall_log: t.syscall_log.clone(),
             ring,
             code_cache_flushes: inp.flushes,
+            code_cache_flushes_by_cause: Default::default(),
             translations,
             superblocks,
             count_check: None,

@@ -803,7 +803,10 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         // hotlift write-protected; give the pages back first.
         let proc = vm.proc.clone();
         let mut l = proc.lock();
-        vm.flush(&mut l);
+        vm.flush(
+            &mut l,
+            crate::dispatch::process::FlushCause::SyscallIntoCode,
+        );
     }
     if let Some(sig) = fatal_self_signal(vm, nr, &a) {
         // The kernel is about to kill us: the profile goes first.

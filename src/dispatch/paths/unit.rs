@@ -112,7 +112,7 @@ impl Vm {
             })
             .sum();
         if estimate + 4096 > l.cache.mem.remaining() {
-            self.flush(l);
+            self.flush(l, crate::dispatch::process::FlushCause::CacheFull);
             inner.stubs.clear();
             if estimate + 4096 > l.cache.mem.remaining() {
                 return Err(VmError::Host(format!(
