@@ -6,9 +6,9 @@
 //!     (with `--selector counting` the countdown starts at 2^64-1 and never
 //!     ends), and the fast loop one subtraction per run, as it never takes
 //!     more entries than the countdown has left, nor a block id while a
-//!     window is open (`quiet`); with Pisat, a
-//!     call that stores the block id while a window is open (`window` block ids from every `interval` ring entries of
-//!     the thread: records and superblock passes count towards the
+//!     window is open (`quiet`); with Pisat, a call that stores the block
+//!     id while a window is open (`window` block ids from every `interval`
+//!     ring entries of the thread: records and superblock passes count towards the
 //!     interval, so windows keep coming when most code runs in
 //!     superblocks). Handing windows over happens once per batch, mining
 //!     once per round.
