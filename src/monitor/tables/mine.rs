@@ -319,13 +319,8 @@ mod tests {
             base
         };
         for seed in 1..20u64 {
-            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-            let mut next = |n: u64| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % n
-            };
+            let mut rng = crate::monitor::tables::TestRng::new(seed);
+            let mut next = |n: u64| rng.below(n);
             let mut stream = Vec::new();
             let mut b = 0u32;
             let passes = next(4);

@@ -883,6 +883,25 @@ fn rep_steps(before: u32, after: u32) -> u64 {
     }
 }
 
+/// A xorshift generator for the property tests of the per-entry loops.
+#[cfg(test)]
+pub(super) struct TestRng(u64);
+
+#[cfg(test)]
+impl TestRng {
+    pub(super) fn new(seed: u64) -> TestRng {
+        TestRng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    /// A number below `n`.
+    pub(super) fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1114,13 +1133,8 @@ mod tests {
         }
         let metas = blocks.published().to_vec();
         for seed in 1..40u64 {
-            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-            let mut next = |n: u64| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % n
-            };
+            let mut rng = TestRng::new(seed);
+            let mut next = |n: u64| rng.below(n);
             // Superblocks, each with a unit for its exit: f0's blocks
             // 0 -> 2; f1's 0 -> 1, calling f2's 0; f3's 3, returning to
             // f2's 2.
@@ -1252,14 +1266,11 @@ mod tests {
         for b in 0..1024u64 {
             blocks.push(meta(0x1000 + 16 * b, 3, ExitKind::Branch, 0, 0));
         }
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = TestRng::new(1);
         let mut cur = 0u32;
         let stream: Vec<u32> = (0..1 << 22)
             .map(|_| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                cur = (cur * 2 + 1 + (rng & 1) as u32) % 1024;
+                cur = (cur * 2 + 1 + rng.below(2) as u32) % 1024;
                 cur
             })
             .collect();
