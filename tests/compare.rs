@@ -7,6 +7,8 @@
 //! JUnit XML is checked with Python's XML parser). A missing tool fails the
 //! test.
 
+mod guest;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -20,18 +22,6 @@ fn workdir(name: &str) -> PathBuf {
     ));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn guest(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
-    let st = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(&root)
-        .arg(format!("build/{name}"))
-        .status()
-        .expect("make (guest-tests)");
-    assert!(st.success(), "building guest test {name}");
-    root.join("build").join(name)
 }
 
 fn busybox() -> &'static str {
@@ -166,7 +156,7 @@ fn guest_tests_exit_codes_signals_and_native_counts() {
     let dir = workdir("guest");
     // Exit status 3, and a death by SIGABRT (its fatal tgkill: N5).
     for (name, status) in [("c-atexit", "exit 3"), ("c-abort", "killed by SIGABRT")] {
-        let exe = guest(name);
+        let exe = guest::build_one(name);
         let o = compare(&dir, &["--", exe.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(0), "{name}: {}", text(&o));
         let report = String::from_utf8_lossy(&o.stdout);
@@ -176,7 +166,7 @@ fn guest_tests_exit_codes_signals_and_native_counts() {
         );
     }
     // An exact native count by single-stepping.
-    let exe = guest("asm-loops");
+    let exe = guest::build_one("asm-loops");
     let j = dir.join("loops.json");
     let o = compare(
         &dir,
@@ -317,7 +307,7 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     let js = j.to_str().unwrap();
     // Eight threads: the initial thread's syscalls are compared (the
     // native trace follows it only), the others' are left out and said so.
-    let exe = guest("c-threads");
+    let exe = guest::build_one("c-threads");
     let o = compare(&dir, &["--json", js, "--", exe.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(

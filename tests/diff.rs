@@ -4,6 +4,8 @@
 //! shows up as the largest changes and fails past the threshold, profiles
 //! of different binaries and bad files are clear errors with status 2.
 
+mod guest;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -14,18 +16,6 @@ fn workdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hotlift-diff-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn guest(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
-    let st = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(&root)
-        .arg(format!("build/{name}"))
-        .status()
-        .expect("make (guest-tests)");
-    assert!(st.success(), "building guest test {name}");
-    root.join("build").join(name)
 }
 
 fn busybox() -> &'static str {
@@ -70,8 +60,8 @@ fn show(o: &Output) -> String {
 fn repeated_runs_do_not_differ() {
     let dir = workdir("same");
     std::fs::write(dir.join("in.txt"), "b\na\nc\n").unwrap();
-    let qsort = guest("cpie-qsort");
-    let rec = guest("c-recursion");
+    let qsort = guest::build_one("cpie-qsort");
+    let rec = guest::build_one("c-recursion");
     let bb = busybox();
     let cases: [Vec<&str>; 6] = [
         vec![qsort.to_str().unwrap()],
@@ -131,7 +121,11 @@ fn a_bigger_input_is_reported_and_fails_past_the_threshold() {
 fn different_binaries_and_bad_files_are_errors() {
     let dir = workdir("bad");
     let (a, b) = (dir.join("a.json"), dir.join("b.json"));
-    profile(&dir, &a, &[guest("c-recursion").to_str().unwrap()]);
+    profile(
+        &dir,
+        &a,
+        &[guest::build_one("c-recursion").to_str().unwrap()],
+    );
     profile(&dir, &b, &[busybox(), "true"]);
     let o = diff(&[&a, &b], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));

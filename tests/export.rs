@@ -7,6 +7,8 @@
 //! Needs (CI installs them, `.ci/run`): gcc, binutils (objcopy, strip),
 //! busybox-static, valgrind, python3. A missing tool fails the test.
 
+mod guest;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,18 +21,6 @@ fn workdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hotlift-export-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn guest(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
-    let st = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(&root)
-        .arg(format!("build/{name}"))
-        .status()
-        .expect("make (guest-tests)");
-    assert!(st.success(), "building guest test {name}");
-    root.join("build").join(name)
 }
 
 fn busybox() -> &'static str {
@@ -81,8 +71,8 @@ fn programs(dir: &Path) -> Vec<Vec<String>> {
         vec![bb, "md5sum".into(), "in.txt".into()],
         vec!["/usr/bin/sort".into(), "in.txt".into()],
         vec!["/usr/bin/gzip".into(), "-c".into(), "in.txt".into()],
-        vec![guest("c-recursion").display().to_string()],
-        vec![guest("cpie-qsort").display().to_string()],
+        vec![guest::build_one("c-recursion").display().to_string()],
+        vec![guest::build_one("cpie-qsort").display().to_string()],
     ]
 }
 
@@ -210,7 +200,7 @@ fn callgrind_totals_of_programs_that_fault_trap_or_rewrite_their_code() {
         "asm-fault-rep",
         "asm-smc-rwx",
     ] {
-        let exe = guest(name);
+        let exe = guest::build_one(name);
         let (p, out) = (
             dir.join(format!("{name}.json")),
             dir.join(format!("{name}.cg")),

@@ -2,6 +2,8 @@
 //! inline counters' (`--count-inline`), with chaining on and off, and a
 //! profile is written however the guest ends.
 
+mod guest;
+
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -518,20 +520,12 @@ fn threads_are_profiled_each_and_together() {
 /// under its translation (`asm-jit-mprotect` makes new code 100 times).
 #[test]
 fn invalidations_are_counted_by_cause() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
     let dir = workdir();
     for (test, cause, at_least) in [
         ("asm-smc-rwx", "code_written", 1000),
         ("asm-jit-mprotect", "code_changed", 100),
     ] {
-        let st = Command::new("make")
-            .args(["-s", "-C"])
-            .arg(&root)
-            .arg(format!("build/{test}"))
-            .status()
-            .expect("make (guest-tests)");
-        assert!(st.success(), "building {test}");
-        let exe = root.join("build").join(test);
+        let exe = guest::build_one(test);
         let out = dir.join(format!("{test}.json"));
         let _ = std::fs::remove_file(&out);
         let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))

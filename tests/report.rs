@@ -7,6 +7,8 @@
 //! on its own entries; the timeline SVG parses
 //! as XML and names the phases; bad input is a one-line error, status 2.
 
+mod guest;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -21,18 +23,6 @@ fn workdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("hotlift-report-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn guest(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
-    let st = Command::new("make")
-        .args(["-s", "-C"])
-        .arg(&root)
-        .arg(format!("build/{name}"))
-        .status()
-        .expect("make (guest-tests)");
-    assert!(st.success(), "building guest test {name}");
-    root.join("build").join(name)
 }
 
 fn show(o: &Output) -> String {
@@ -51,7 +41,7 @@ fn profile(out: &Path, opts: &[&str], units: &str) -> Value {
         .arg(out)
         .args(opts)
         .arg("--")
-        .arg(guest("c-phases"))
+        .arg(guest::build_one("c-phases"))
         .arg(units)
         .output()
         .unwrap();
@@ -348,7 +338,7 @@ fn every_thread_is_sampled_on_its_own_entries() {
         ])
         .arg(&path)
         .arg("--")
-        .arg(guest("c-threads"))
+        .arg(guest::build_one("c-threads"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));

@@ -236,29 +236,15 @@ impl Monitor {
             }
         }
         let s2 = shared.clone();
-        // Signals sent to the process belong to the guest threads: the
-        // monitor must never be the one the kernel picks, not even in its
-        // first instructions, so it is born with every signal blocked (a
-        // new thread inherits its creator's mask, restored right after).
-        // SAFETY: changes the calling thread's mask and puts it back.
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        }
-        let thread = std::thread::Builder::new()
-            .name("hotlift-monitor".into())
-            .spawn(move || {
-                let pinned = monitor_core
-                    .map(core_affinity::set_for_current)
-                    .unwrap_or(false);
-                let tables = run(&s2, sb, builder, sampling, paths);
-                (tables, thread_cpu_seconds(), pinned)
-            })
-            .expect("spawn the monitor thread");
-        // SAFETY: restores the mask saved above.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        // Born with every signal blocked: they belong to the guest threads.
+        let thread = crate::signal::spawn_blocked("hotlift-monitor", move || {
+            let pinned = monitor_core
+                .map(core_affinity::set_for_current)
+                .unwrap_or(false);
+            let tables = run(&s2, sb, builder, sampling, paths);
+            (tables, thread_cpu_seconds(), pinned)
+        })
+        .expect("spawn the monitor thread");
         if let Some(m) = monitor_core {
             info.monitor_core = Some(m.id);
             info.pinned = info.guest_core.is_some();

@@ -87,17 +87,9 @@ fn connect_within(
 ) -> Result<Client, Option<postgres::Error>> {
     let (tx, rx) = std::sync::mpsc::channel();
     // Every signal blocked, as on the store's reader thread (run.rs I4).
-    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow};
-    let mut old = SigSet::empty();
-    let blocked = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), Some(&mut old));
-    let spawned = std::thread::Builder::new()
-        .name("hotlift-pg".into())
-        .spawn(move || {
-            let _ = tx.send(cfg.connect(NoTls));
-        });
-    if blocked.is_ok() {
-        let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
-    }
+    let spawned = crate::signal::spawn_blocked("hotlift-pg", move || {
+        let _ = tx.send(cfg.connect(NoTls));
+    });
     if spawned.is_err() {
         return Err(None);
     }

@@ -181,18 +181,8 @@ impl RunStore {
             let _ = feed.loaded.set(res);
             reading.store(false, Ordering::SeqCst);
         };
-        // I4: born with every signal blocked (a new thread inherits its
-        // creator's mask, put back right after).
-        use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow};
-        let mut old = SigSet::empty();
-        let blocked = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&SigSet::all()), Some(&mut old));
-        let spawned = std::thread::Builder::new()
-            .name("hotlift-store".into())
-            .spawn(body);
-        if blocked.is_ok() {
-            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
-        }
-        if let Err(e) = spawned {
+        // I4: born with every signal blocked.
+        if let Err(e) = crate::signal::spawn_blocked("hotlift-store", body) {
             self.reading.store(false, Ordering::SeqCst);
             eprintln!("hotlift: store: cannot start the reader thread: {e}");
         }

@@ -1,7 +1,8 @@
 //! What the guest-program tests share: the run list (`guest-tests/build/TESTS`,
 //! `COUNT`) and how one run of a guest program is started, watched and
-//! ended. Used by `guest_diff.rs` (native vs hotlift output) and
-//! `stepcount_exact.rs` (native single-step count vs hotlift's count).
+//! ended, and building one guest test (`build_one`). Used by `guest_diff.rs`
+//! (native vs hotlift output), `stepcount_exact.rs` (native single-step
+//! count vs hotlift's count) and the other suites that run guest tests.
 //!
 //! Invariants (the `D` rules of `guest_diff.rs` live here):
 //! - D1. Every run gets the argv, fixed environment and stdin its [`Launch`]
@@ -402,6 +403,20 @@ impl Dirs {
         }
         cases
     }
+}
+
+/// Build one guest test (`make -C guest-tests build/NAME`; make is
+/// incremental) and return its path.
+pub fn build_one(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests");
+    let st = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(&root)
+        .arg(format!("build/{name}"))
+        .status()
+        .expect("make (guest-tests)");
+    assert!(st.success(), "building guest test {name}");
+    root.join("build").join(name)
 }
 
 pub fn build_guests(guest: &Path) {
