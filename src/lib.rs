@@ -15,6 +15,7 @@ pub mod backend;
 pub mod cache;
 pub mod cli;
 pub mod compare;
+pub mod contract;
 pub mod dispatch;
 pub mod frontend;
 pub mod guest_mem;

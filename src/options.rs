@@ -79,6 +79,14 @@ pub struct RunOptions {
     #[arg(long, default_value_t = 0.02, value_parser = parse_share)]
     pub sb_tree_share: f64,
 
+    /// Push a ring word for every pass of a superblock that loops back to its head, instead of counting such passes in the thread's loop counters and pushing the counts when the loop is left
+    #[arg(long)]
+    pub sb_no_loop_counters: bool,
+
+    /// Push the loop counters' record after at most this many passes of one loop exit, also while the thread stays in the loop (1 pushes a record every pass: for tests)
+    #[arg(long, value_name = "N", default_value_t = crate::contract::LOOP_LIMIT, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::contract::LOOP_PASSES_N)))]
+    pub sb_loop_limit: u32,
+
     /// Lay a loop closed at a superblock's head out up to this many times in a row (1: no unrolling)
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub sb_unroll: u32,
@@ -295,49 +303,18 @@ impl RunOptions {
     }
 }
 
+/// `RunOptions` as the command line makes them, for [`Default`].
+#[derive(clap::Parser)]
+struct NoArguments {
+    #[command(flatten)]
+    run: RunOptions,
+}
+
 impl Default for RunOptions {
+    /// The defaults declared above: a parse of no arguments, so they exist
+    /// once.
     fn default() -> Self {
-        RunOptions {
-            no_chain: false,
-            max_block_insns: 128,
-            cache_mib: 256,
-            verbose: false,
-            strace: false,
-            strace_file: None,
-            no_monitor: false,
-            count_inline: false,
-            count_check: false,
-            ring_entries: 1 << 22,
-            profile: None,
-            no_superblocks: false,
-            sb_threshold: 3000,
-            sb_edge_threshold: 5000,
-            sb_max_blocks: 16,
-            sb_max_insns: 512,
-            sb_tree_blocks: 64,
-            sb_tree_share: 0.02,
-            sb_unroll: 4,
-            sb_min_yield: crate::monitor::superblock::select::PAYS_OFF,
-            dump_superblocks: None,
-            no_follow: false,
-            sample_us: 1000,
-            sample_entries: None,
-            no_sampling: false,
-            tree_leaf: 100,
-            tree_coverage: 95.0,
-            tree_fanout: 2,
-            selector: Selector::Counting,
-            pisat_window: 256,
-            pisat_interval: 8192,
-            pisat_sequences: 16,
-            pisat_support1: 0.5,
-            pisat_support2: 8,
-            pisat_nodes: 65536,
-            pisat_budget_us: 200,
-            store: None,
-            store_mode: StoreMode::Both,
-            store_min_runs: 1,
-            paths: None,
-        }
+        use clap::Parser;
+        NoArguments::parse_from(["hotlift"]).run
     }
 }

@@ -23,6 +23,8 @@ use std::alloc::{alloc_zeroed, Layout};
 use std::arch::global_asm;
 use std::mem::offset_of;
 
+use crate::contract::{LOOP_COUNTERS, LOOP_LIMIT};
+
 /// Why translated code came back to the dispatcher.
 pub mod exit_reason {
     /// An exit site (`ThreadCtx::exit_arg` = site id): direct miss, syscall, trap.
@@ -109,6 +111,16 @@ pub struct ThreadCtx {
     pub path_left: u64,
     /// Spill slots of path-profiling probes.
     pub path_scratch: [u64; PATH_SCRATCH],
+    /// Counted loops (contract I2): passes each loop exit of the
+    /// superblock running may still end before its record is pushed;
+    /// `loop_limit` outside a counted loop.
+    pub loop_left: [u32; LOOP_COUNTERS],
+    pub loop_limit: u32,
+    /// The `TAG_LOOP` header and first unit of the superblock the thread
+    /// left abnormally with its loops counted (set with `sb_partial`;
+    /// zero: none): the dispatcher pushes the counters before the partial
+    /// unit.
+    pub sb_loop: [u32; 2],
 }
 
 /// Spill slots path-profiling probes use (backend/paths.rs).
@@ -144,6 +156,11 @@ pub mod off {
     pub const fn path_scratch(i: usize) -> usize {
         assert!(i < super::PATH_SCRATCH);
         offset_of!(ThreadCtx, path_scratch) + 8 * i
+    }
+    /// Loop counter `l` (contract I2).
+    pub const fn loop_left(l: usize) -> usize {
+        assert!(l < crate::contract::LOOP_COUNTERS);
+        offset_of!(ThreadCtx, loop_left) + 4 * l
     }
 }
 
@@ -357,6 +374,9 @@ impl ThreadCtx {
             path_sp: 0,
             path_left: 0,
             path_scratch: [0; PATH_SCRATCH],
+            loop_left: [LOOP_LIMIT; LOOP_COUNTERS],
+            loop_limit: LOOP_LIMIT,
+            sb_loop: [0; 2],
         };
         // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
         unsafe { p.write(ctx) };
@@ -394,6 +414,13 @@ impl ThreadCtx {
         // SAFETY: an aligned u64 in the context's mapping, accessed only
         // atomically (by this thread and its signal handler).
         unsafe { &*(&self.sig_queued as *const u64 as *const std::sync::atomic::AtomicU64) }
+    }
+
+    /// Counted loops start from `limit` (contract I2; before the thread
+    /// runs translated code).
+    pub fn set_loop_limit(&mut self, limit: u32) {
+        self.loop_limit = limit;
+        self.loop_left = [limit; LOOP_COUNTERS];
     }
 
     /// The producer position as the monitor reads it.

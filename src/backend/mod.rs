@@ -96,26 +96,99 @@ const S_PRO: usize = off::scratch(5);
 enum RingWord {
     Imm(u32),
     Ecx,
+    /// The passes loop counter `l` counted down from `limit`, as a
+    /// `TAG_LOOP_PASSES` word, and only if it counted any (contract I2);
+    /// the counter is then reset to `limit`.
+    Counter {
+        l: usize,
+        limit: u32,
+    },
+    /// The time stamp counter read before the first word (`rdtsc`): its
+    /// low and high halves (before any `Counter`).
+    TscLo,
+    TscHi,
 }
 
-/// Append `words` to the thread's ring (I1: `mov`/`lea` only, RAX
+/// Spill slots of RCX and RDX while loop counters and time stamps are
+/// pushed.
+const S_CNT: usize = S_TMP2;
+const S_DX: usize = off::scratch(6);
+
+/// Append `words` to the thread's ring (I1: `mov`/`lea` only, RAX and RCX
 /// restored). Each store is at `[rax]` followed by `lea rax, [rax+4]`, so a
 /// store into a guard page is retried by the fault handler with RAX moved
 /// to the next segment (monitor/ring.rs).
 fn emit_ring_words(a: &mut Asm, words: &[RingWord]) -> Result<(), EmitError> {
+    let tsc = words.iter().any(|w| matches!(w, RingWord::TscLo));
+    let counters = tsc || words.iter().any(|w| matches!(w, RingWord::Counter { .. }));
     a.store_gs(S_PRO, Register::RAX)?;
+    if counters {
+        a.store_gs(S_CNT, Register::RCX)?;
+    }
+    if tsc {
+        // rdtsc: EDX:EAX (no flags); the low half waits in ECX.
+        a.store_gs(S_DX, Register::RDX)?;
+        a.bytes(&[0x0f, 0x31]);
+        a.insn(
+            &Instruction::with2(Code::Mov_r32_rm32, Register::ECX, Register::EAX).expect("mov"),
+        )?;
+    }
     a.load_gs(Register::RAX, off::RING_POS)?;
     for w in words {
         let slot = asm::mem(Register::RAX, 0);
         let store = match *w {
             RingWord::Imm(v) => Instruction::with2(Code::Mov_rm32_imm32, slot, v),
-            RingWord::Ecx => Instruction::with2(Code::Mov_rm32_r32, slot, Register::ECX),
+            RingWord::Ecx | RingWord::TscLo => {
+                Instruction::with2(Code::Mov_rm32_r32, slot, Register::ECX)
+            }
+            RingWord::TscHi => Instruction::with2(Code::Mov_rm32_r32, slot, Register::EDX),
+            RingWord::Counter { l, limit } => {
+                emit_counter_word(a, l, limit)?;
+                continue;
+            }
         };
         a.insn(&store.expect("mov"))?;
         a.lea(Register::RAX, asm::mem(Register::RAX, 4))?;
     }
     a.store_gs(off::RING_POS, Register::RAX)?;
+    if tsc {
+        a.load_gs(Register::RDX, S_DX)?;
+    }
+    if counters {
+        a.load_gs(Register::RCX, S_CNT)?;
+    }
     a.load_gs(Register::RAX, S_PRO)
+}
+
+/// Loop counter `l` as a `TAG_LOOP_PASSES` word at `[rax]` (RAX on past
+/// it, the counter reset to `limit`), if it counted any pass; ECX is
+/// borrowed. Flag-free: the passes are `limit - left` = `not(left) + 1 +
+/// limit`, and `jrcxz` skips a counter with none.
+fn emit_counter_word(a: &mut Asm, l: usize, limit: u32) -> Result<(), EmitError> {
+    use crate::contract::TAG_LOOP_PASSES;
+    let c = asm::gs_mem(off::loop_left(l));
+    a.insn(&Instruction::with2(Code::Mov_r32_rm32, Register::ECX, c).expect("mov"))?;
+    a.insn(&Instruction::with1(Code::Not_rm32, Register::ECX).expect("not"))?;
+    let passes = asm::mem(Register::RCX, i64::from(limit) + 1);
+    a.insn(&Instruction::with2(Code::Lea_r32_m, Register::ECX, passes).expect("lea"))?;
+    a.bytes(&[0xe3, 0]);
+    let skip = a.len() - 1;
+    let tag = (TAG_LOOP_PASSES | (l as u32) << 24) as i32;
+    let word = asm::mem(Register::RCX, i64::from(tag));
+    a.insn(&Instruction::with2(Code::Lea_r32_m, Register::ECX, word).expect("lea"))?;
+    a.insn(
+        &Instruction::with2(
+            Code::Mov_rm32_r32,
+            asm::mem(Register::RAX, 0),
+            Register::ECX,
+        )
+        .expect("mov"),
+    )?;
+    a.lea(Register::RAX, asm::mem(Register::RAX, 4))?;
+    a.store_gs_imm32(off::loop_left(l), limit)?;
+    let to = a.len();
+    a.set_rel8(skip, to);
+    Ok(())
 }
 
 /// The prologue (I1: only `mov` and `lea`, RAX restored).
@@ -577,7 +650,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         if ring && i.op == IrOp::RepString {
             rep_ring.push(pc_map.len() as u32 - 1);
         }
-        emit_body_insn(&mut e.a, i, ring.then_some(crate::monitor::TAG_REP))?;
+        emit_body_insn(&mut e.a, i, ring.then_some(crate::contract::TAG_REP))?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;

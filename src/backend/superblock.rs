@@ -29,9 +29,9 @@ use super::{
     Prologue, RingWord, S_RAX, S_RCX,
 };
 use crate::cache::SbPc;
+use crate::contract::{TAG_LOOP, TAG_REP_SB};
 use crate::ir::Terminator;
 use crate::monitor::superblock::{ExitTo, Next, Plan};
-use crate::monitor::TAG_REP_SB;
 use crate::runtime::{exit_reason, off};
 
 /// Where a superblock is emitted and how it links.
@@ -44,6 +44,8 @@ pub struct SbEmitEnv<'a> {
     pub resolve: &'a dyn Fn(u64) -> Option<(u64, u32)>,
     /// Exit k pushes unit `unit_base + k` (tables/units.rs).
     pub unit_base: u32,
+    /// What loop counters start from (contract I2; with `Plan::count_loops`).
+    pub loop_limit: u32,
 }
 
 impl std::fmt::Debug for SbEmitEnv<'_> {
@@ -82,6 +84,12 @@ struct SbEmitter<'a> {
     to_member: Vec<(asm::Rel32, usize)>,
     next_exit: usize,
     unit_base: u32,
+    /// Counted loops (contract I2): the exit index of each loop counter's
+    /// exit (empty: every pass pushes its unit).
+    loops: Vec<u32>,
+    /// The status flags are dead at the head (a counter may use `sub`).
+    head_flags_dead: bool,
+    loop_limit: u32,
 }
 
 impl SbEmitter<'_> {
@@ -301,10 +309,73 @@ impl SbEmitter<'_> {
         }
         if m.next == Next::Head {
             let k = self.take_exit(i);
-            emit_ring_words(&mut self.e.a, &[RingWord::Imm(self.unit_base + k as u32)])?;
-            self.pc(NO_PASS, false, self.plan.members[0].ir.start.0, 0, false);
-            self.jmp_start();
+            match self.loops.iter().position(|&x| x as usize == k) {
+                Some(l) => self.count_loop(l)?,
+                None => {
+                    emit_ring_words(&mut self.e.a, &[RingWord::Imm(self.unit_base + k as u32)])?;
+                    self.pc(NO_PASS, false, self.plan.members[0].ir.start.0, 0, false);
+                    self.jmp_start();
+                }
+            }
         }
+        Ok(())
+    }
+
+    /// The words that carry the loop counters (contract I2), if counted.
+    fn loop_words(&self) -> Vec<RingWord> {
+        if self.loops.is_empty() {
+            return Vec::new();
+        }
+        let mut w = vec![
+            RingWord::Imm(TAG_LOOP),
+            RingWord::Imm(self.unit_base),
+            RingWord::TscLo,
+            RingWord::TscHi,
+        ];
+        let limit = self.loop_limit;
+        w.extend((0..self.loops.len()).map(|l| RingWord::Counter { l, limit }));
+        w
+    }
+
+    /// A pass loops back through counted exit `l`: count it down, and when
+    /// the counter runs out push every counter's record; then on at the
+    /// start. Where the flags are dead at the head, `sub` and `jnz`;
+    /// elsewhere flag-free through RCX (`lea`, `jrcxz`).
+    fn count_loop(&mut self, l: usize) -> Result<(), EmitError> {
+        let head = self.plan.members[0].ir.start.0;
+        let counter = asm::gs_mem(off::loop_left(l));
+        if self.head_flags_dead {
+            self.e.a.insn(
+                &Instruction::with2(Code::Sub_rm32_imm8, counter, 1u32).expect("sub gs:[d], 1"),
+            )?;
+            self.pc(NO_PASS, false, head, 0, false);
+            let r = self.e.a.jcc_rel32(5); // jnz: iterations left
+            let start = self.e.a.addr_of(0);
+            self.e.a.resolve(r, start);
+        } else {
+            let a = &mut self.e.a;
+            a.store_gs(S_RCX, Register::RCX)?;
+            a.insn(&Instruction::with2(Code::Mov_r32_rm32, Register::ECX, counter).expect("mov"))?;
+            a.insn(
+                &Instruction::with2(Code::Lea_r32_m, Register::ECX, asm::mem(Register::RCX, -1))
+                    .expect("lea"),
+            )?;
+            a.insn(&Instruction::with2(Code::Mov_rm32_r32, counter, Register::ECX).expect("mov"))?;
+            self.pc(NO_PASS, false, head, 0, false);
+            // jrcxz flush; restore RCX and on at the start.
+            let a = &mut self.e.a;
+            a.bytes(&[0xe3, 0]);
+            let rel8 = a.len() - 1;
+            a.load_gs(Register::RCX, S_RCX)?;
+            self.jmp_start();
+            let a = &mut self.e.a;
+            let flush = a.len();
+            a.set_rel8(rel8, flush);
+            a.load_gs(Register::RCX, S_RCX)?;
+        }
+        let words = self.loop_words();
+        emit_ring_words(&mut self.e.a, &words)?;
+        self.jmp_start();
         Ok(())
     }
 
@@ -338,6 +409,13 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         to_member: Vec::new(),
         next_exit: 0,
         unit_base: env.unit_base,
+        loops: if plan.count_loops {
+            plan.loop_exits()
+        } else {
+            Vec::new()
+        },
+        head_flags_dead: plan.members[0].ir.status_flags_dead_at_start(),
+        loop_limit: env.loop_limit,
     };
     for (i, m) in plan.members.iter().enumerate() {
         // A cold side that goes on here (trees: its jump comes first).
@@ -387,7 +465,9 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         }
         let m = &plan.members[x.member as usize];
         s.pc(x.member, false, m.ir.term_addr.0, 0, false);
-        emit_ring_words(&mut s.e.a, &[RingWord::Imm(env.unit_base + x.index)])?;
+        let mut words = s.loop_words();
+        words.push(RingWord::Imm(env.unit_base + x.index));
+        emit_ring_words(&mut s.e.a, &words)?;
         match x.to {
             ExitTo::Direct { target } => {
                 s.pc(NO_PASS, false, target, 0, false);

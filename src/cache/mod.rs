@@ -30,7 +30,7 @@ pub mod shared;
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
 pub use index::CodeIndex;
-pub use shared::{Arena, CacheShared, SbPc, SbRegistry};
+pub use shared::{Arena, CacheShared, SbIds, SbPc, SbRegistry};
 
 use hashbrown::HashMap;
 

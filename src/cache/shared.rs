@@ -36,15 +36,26 @@ pub struct SbPc {
     pub guest: u64,
 }
 
+/// Who a superblock is, for the dispatcher's records of a pass it left
+/// abnormally.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SbIds {
+    pub id: u32,
+    /// Its first unit.
+    pub unit_base: u32,
+    /// The partial unit of member 0 (member m's is this + m).
+    pub partial_unit: u32,
+    /// `TAG_LOOP | n` when its loops are counted (contract I2), else 0.
+    pub loop_hdr: u32,
+}
+
 /// One superblock's code, as the registry holds it (I3).
 #[derive(Debug, Clone, Copy)]
 pub struct SbCode {
     pub gen: u64,
     pub host: u64,
     pub len: u32,
-    pub id: u32,
-    /// The partial unit of member 0 (member m's is this + m).
-    pub partial_unit: u32,
+    pub ids: SbIds,
     map: *const SbPc,
     map_len: usize,
 }
@@ -52,9 +63,7 @@ pub struct SbCode {
 /// What a signal handler learns about a host pc inside a superblock.
 #[derive(Debug, Clone, Copy)]
 pub struct SbWhere {
-    pub id: u32,
-    /// The partial unit of member 0 (member m's is this + m).
-    pub partial_unit: u32,
+    pub ids: SbIds,
     pub pc: SbPc,
     /// Where the map entry holding the address starts, and whether the
     /// guest's state is exact there.
@@ -93,14 +102,7 @@ impl SbRegistry {
     /// Register code (before it can run). Only the monitor calls this.
     /// `map` is leaked: handlers may read it for the rest of the run.
     /// False when the registry is full.
-    pub fn push(
-        &self,
-        gen: u64,
-        host: u64,
-        len: u32,
-        (id, partial_unit): (u32, u32),
-        map: Vec<SbPc>,
-    ) -> bool {
+    pub fn push(&self, gen: u64, host: u64, len: u32, ids: SbIds, map: Vec<SbPc>) -> bool {
         let n = self.len.load(Ordering::Relaxed);
         if n >= self.cap {
             return false;
@@ -116,8 +118,7 @@ impl SbRegistry {
             gen,
             host,
             len,
-            id,
-            partial_unit,
+            ids,
             map: map.as_ptr(),
             map_len: map.len(),
         };
@@ -147,8 +148,7 @@ impl SbRegistry {
             SbPc { exact: false, ..m }
         };
         Some(SbWhere {
-            id: e.id,
-            partial_unit: e.partial_unit,
+            ids: e.ids,
             pc,
             start: e.host + m.off as u64,
             start_exact: m.exact,

@@ -372,6 +372,7 @@ impl Vm {
                 // before anything else reaches the ring (superblock/mod.rs;
                 // a fault's record_fault does it in its own order).
                 let w = std::mem::take(&mut self.ctx.sb_partial);
+                self.push_loop_counters();
                 self.push_words(&[w]);
             }
             let unretired = std::mem::take(&mut self.unretired_pending);
@@ -597,8 +598,10 @@ impl Vm {
         }
         if let Some(w) = view.shared.registry.find(view.gen(), pc) {
             if w.pc.member != u16::MAX {
-                // The partial unit of that member (monitor/tables/units.rs).
-                self.ctx.sb_partial = w.partial_unit + w.pc.member as u32;
+                // The partial unit of that member (monitor/tables/units.rs),
+                // after the loops counted so far (contract I2).
+                self.ctx.sb_partial = w.ids.partial_unit + w.pc.member as u32;
+                self.ctx.sb_loop = [w.ids.loop_hdr, w.ids.unit_base];
             }
         }
     }

@@ -28,7 +28,7 @@ use crate::profile::{
 };
 
 /// Most blocks one run may translate (ids are never reused).
-pub const BLOCK_CAPACITY: u32 = crate::monitor::BLOCK_ID_LIMIT;
+pub const BLOCK_CAPACITY: u32 = crate::contract::BLOCK_ID_LIMIT;
 
 /// Profiling state of one guest process (its threads' rings and counters
 /// are theirs: [`ThreadProfiling`]).
@@ -38,6 +38,8 @@ pub struct Profiling {
     pub monitor: Mutex<Option<Monitor>>,
     /// Monitor settings for the rings of threads to come.
     ring_entries: usize,
+    /// What loop counters start from (contract I2).
+    loop_limit: u32,
     /// `--count-inline` and `--count-check`: every thread's counter array,
     /// indexed by block id, in the order the threads started (as their
     /// rings).
@@ -88,6 +90,8 @@ fn start_monitor(
                     min_yield: opts.sb_min_yield,
                     tree_blocks: opts.sb_tree_blocks as usize,
                     tree_share: opts.sb_tree_share,
+                    count_loops: !opts.sb_no_loop_counters,
+                    loop_limit: opts.sb_loop_limit,
                 },
                 max_block_insns: opts.max_block_insns as usize,
                 dump_dir: opts.dump_superblocks.clone(),
@@ -142,6 +146,7 @@ impl Profiling {
             blocks,
             monitor: Mutex::new(monitor),
             ring_entries: opts.ring_entries as usize,
+            loop_limit: opts.sb_loop_limit,
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
             started: Mutex::new(Instant::now()),
@@ -236,6 +241,7 @@ impl Profiling {
         };
         let ring = Ring::new(self.ring_entries)?;
         ctx.ring_pos = ring.start(0);
+        ctx.set_loop_limit(self.loop_limit);
         let tr = Arc::new(ThreadRing {
             ring,
             pos: ctx.ring_pos_atomic(),
@@ -323,6 +329,30 @@ impl Vm {
         unsafe { (*self.ctx.ring_pos_atomic()).store(p, Ordering::Release) };
     }
 
+    /// The thread left a superblock whose loops are counted (`sb_loop`,
+    /// set with `sb_partial`): push the counters and reset them, before
+    /// the partial unit (contract I2).
+    pub(super) fn push_loop_counters(&mut self) {
+        let [hdr, base] = std::mem::take(&mut self.ctx.sb_loop);
+        if hdr == 0 {
+            return;
+        }
+        use crate::contract::{TAG_LOOP, TAG_LOOP_PASSES};
+        let n = (hdr & 0xff) as usize;
+        let limit = self.ctx.loop_limit;
+        let mut words = Vec::with_capacity(4 + n);
+        // SAFETY: rdtsc has no preconditions.
+        let tsc = unsafe { std::arch::x86_64::_rdtsc() };
+        words.extend([TAG_LOOP, base, tsc as u32, (tsc >> 32) as u32]);
+        for (l, c) in self.ctx.loop_left[..n].iter_mut().enumerate() {
+            let passes = limit.wrapping_sub(std::mem::replace(c, limit));
+            if passes > 0 {
+                words.push(TAG_LOOP_PASSES | (l as u32) << 24 | passes);
+            }
+        }
+        self.push_words(&words);
+    }
+
     /// Tell the monitor that `n` counted instructions of the block entered
     /// last did not retire (monitor `TAG_UNRETIRED`).
     pub fn record_unretired(&mut self, n: u32) {
@@ -343,6 +373,7 @@ impl Vm {
         let partial = std::mem::take(&mut self.ctx.sb_partial);
         let Some((loc, rcx)) = self.fault.take() else {
             if partial != 0 {
+                self.push_loop_counters();
                 self.push_words(&[partial]);
             }
             return;
@@ -354,6 +385,7 @@ impl Vm {
             self.push_words(&[rcx as u32]);
         }
         if partial != 0 {
+            self.push_loop_counters();
             self.push_words(&[partial]);
         }
         if !loc.counted {

@@ -202,7 +202,46 @@ pub struct IrBlock {
     pub end: GuestAddr,
 }
 
+/// The six status flags (OF SF ZF AF CF PF, iced `RflagsBits`).
+const STATUS_FLAGS: u32 = 0x3f;
+
 impl IrBlock {
+    /// Are the status flags dead where the block starts: does an
+    /// instruction of its body overwrite all six before any is read? Only
+    /// writes that always happen count: a shift or rotate by zero and a
+    /// `rep` string instruction that runs no iteration leave the flags as
+    /// they were, and flags an instruction leaves undefined keep whatever
+    /// the CPU makes of them, which a guest may read (the CPU is the
+    /// oracle). Emitted glue may then use flag-writing instructions at the
+    /// block's start.
+    pub fn status_flags_dead_at_start(&self) -> bool {
+        use iced_x86::Mnemonic as M;
+        for i in &self.body {
+            if i.flags_read & STATUS_FLAGS != 0 {
+                return false;
+            }
+            let sometimes = i.op != IrOp::Carry
+                || matches!(
+                    i.insn.mnemonic(),
+                    M::Shl
+                        | M::Sal
+                        | M::Shr
+                        | M::Sar
+                        | M::Rol
+                        | M::Ror
+                        | M::Rcl
+                        | M::Rcr
+                        | M::Shld
+                        | M::Shrd
+                );
+            let always = i.insn.rflags_written() | i.insn.rflags_cleared() | i.insn.rflags_set();
+            if !sometimes && always & STATUS_FLAGS == STATUS_FLAGS {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Guest instructions in the block, the terminator's included when it is
     /// an instruction.
     pub fn guest_insns(&self) -> u32 {

@@ -17,22 +17,9 @@
 //!     it uses), and stays there until told to go on: a forked child gets
 //!     no state half changed by a thread it does not have.
 //!
-//! Ring entries: a value below `TAG` is a unit id: a `BlockId` (below
-//! [`UNIT_BASE`], one block ran) or a superblock unit (at or above it: a
-//! pass through a superblock ended, and with it the fixed path of member
-//! blocks the unit stands for; superblock/mod.rs). `TAG_SYSCALL | nr` is
-//! followed by three words: result (low, high) and the duration in ns
-//! (saturated at 2^32-1). `TAG_REP` is followed by ECX before and after a
-//! `rep` string instruction of the block entered last; `TAG_REP_SB` is the
-//! same for one inside a superblock pass, whose unit comes after it.
-//! `TAG_UNRETIRED` is followed by how many of the instructions of the unit
-//! entered last did not retire (it stopped early). `TAG_UNRETIRED_REP` is
-//! the same for a unit whose `rep` instruction faulted part way: the
-//! `TAG_REP` record before it (closed with ECX at the fault) counts that
-//! instruction's completed iterations only. `TAG_SIGNAL | sig` (and four
-//! words) and `TAG_SIGRETURN` mark a guest signal handler's start and end
-//! (signal/deliver.rs): no edge is counted across them, and the handler
-//! is a call in the calling-context tree that returns to the restorer.
+//! Ring entries: the words of `crate::contract` (units, and tagged
+//! records: syscalls, `rep` iterations, instructions that did not retire,
+//! signal handlers, counted loop iterations, path records).
 #![allow(unsafe_code)]
 
 pub mod blocks;
@@ -51,55 +38,11 @@ pub use blocks::{BlockMeta, BlockTable, ExitKind};
 pub use ring::Ring;
 pub use tables::{SbConfig, SyscallStat, Tables};
 
-/// Entries with this bit set are tagged records, not block ids.
-pub const TAG: u32 = 0x8000_0000;
-/// Bits 31..30 = 10: a syscall record; the number is in the low 30 bits.
-pub const TAG_SYSCALL: u32 = 0x8000_0000;
-pub const NR_MASK: u32 = 0x3fff_ffff;
-/// A `rep` string instruction ran: followed by ECX before and ECX after.
-pub const TAG_REP: u32 = 0xc000_0001;
-/// A `rep` string instruction inside a superblock pass ran: as
-/// `TAG_REP`, for the unit that ends the pass (it comes after).
-pub const TAG_REP_SB: u32 = 0xc000_0005;
-/// Block ids are below this (the block table's capacity).
-pub const BLOCK_ID_LIMIT: u32 = 1 << 22;
-/// Superblock units are numbered from here (module docs).
-pub const UNIT_BASE: u32 = BLOCK_ID_LIMIT;
-/// Most superblock units one run makes (building stops beyond).
-pub const UNIT_LIMIT: u32 = 1 << 22;
-
-/// The block entered last stopped early (a fault, a trap that does not
-/// retire, a store into translated code): followed by the number of its
-/// counted instructions that did not retire.
-pub const TAG_UNRETIRED: u32 = 0xc000_0002;
-/// The `rep` string instruction of the last `TAG_REP` record faulted: it
-/// retired only its completed iterations (ECX before minus ECX at the
-/// fault); followed by the number of counted instructions after it in its
-/// block (which did not retire).
-pub const TAG_UNRETIRED_REP: u32 = 0xc000_0003;
-/// A frame for signal `sig` (low 8 bits) was built: the next entry is the
-/// guest's handler. Followed by the restorer's and the handler's
-/// addresses (low, high words each).
-pub const TAG_SIGNAL: u32 = 0xc000_0100;
-/// `rt_sigreturn` replaced the thread's context: the next entry does not
-/// follow the block before.
-pub const TAG_SIGRETURN: u32 = 0xc000_0004;
-
-/// Bits 31..28 = 1101: a path-profiling record (backend/paths.rs): kind
-/// in bits 27..24, the function's version in bits 23..16.
-pub const TAG_PATH: u32 = 0xd000_0000;
-
-/// Words that follow a tagged entry.
-pub fn record_words(tag: u32) -> usize {
-    match tag {
-        t if t & 0xf000_0000 == TAG_PATH => crate::backend::paths::record_words(t),
-        TAG_REP | TAG_REP_SB => 2,
-        TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
-        TAG_SIGRETURN => 0,
-        t if t & !0xff == TAG_SIGNAL => 4,
-        _ => 3,
-    }
-}
+pub use crate::contract::{
+    record_words, BLOCK_ID_LIMIT, NR_MASK, TAG, TAG_LOOP, TAG_PATH, TAG_REP, TAG_REP_SB,
+    TAG_SIGNAL, TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE,
+    UNIT_LIMIT,
+};
 
 /// One guest thread's ring and where its producer position lives.
 #[derive(Debug)]

@@ -34,6 +34,12 @@
 //!     are not in time order (the tree sorts them).
 //! I3: within one thread, sample times are nondecreasing: intervals
 //!     follow each other and interpolation is monotonic within one.
+//! I4: a counted loop's record (contract I2) carries the time stamp
+//!     counter of when it was made, and a loop pushes few words for the
+//!     time it runs; so the records of a batch are found before it is
+//!     processed ([`Sampler::stamps`]) and the interpolation goes through
+//!     them (piecewise linear: exact at each record), once the time stamp
+//!     counter's rate is known (after a millisecond of checkpoints).
 //!
 //! Usage: `Sampler::new(config)`; per drain of thread t's ring
 //! `checkpoint(t, lag)`; then per piece of the batch `until(t)` and
@@ -100,6 +106,13 @@ pub struct Sampler {
     last_checkpoint: u64,
     threads: Vec<ThreadClock>,
     interned: HashMap<(u32, u32), u32>,
+    /// Per thread: (entry, time) of the time-stamped records found in the
+    /// current interval, ascending (I4).
+    knots: Vec<Vec<(u64, u64)>>,
+    /// The time stamp counter and the clock at the first checkpoint and at
+    /// the last one (I4).
+    tsc_first: Option<(u64, u64)>,
+    tsc_last: (u64, u64),
     /// Stack types: (thread index, context id) (I2).
     pub stacks: Vec<(u32, u32)>,
     pub samples: Vec<Sample>,
@@ -149,6 +162,13 @@ impl Sampler {
     pub fn checkpoint(&mut self, t: usize, lag: u64) {
         let Some(cfg) = self.config else { return };
         let now = self.now();
+        // SAFETY: rdtsc has no preconditions.
+        let tsc = unsafe { std::arch::x86_64::_rdtsc() };
+        self.tsc_first.get_or_insert((tsc, now));
+        self.tsc_last = (tsc, now);
+        if let Some(k) = self.knots.get_mut(t) {
+            k.clear();
+        }
         let last_any = std::mem::replace(&mut self.last_checkpoint, now);
         let c = self.thread(t);
         if !c.seen {
@@ -166,7 +186,59 @@ impl Sampler {
         if let Period::Micros(_) = cfg.period {
             // A sample due in an idle stretch is not taken late.
             c.due_run = c.due_run.max(c.run);
-            schedule_time(c);
+            schedule_time(c, &[]);
+        }
+    }
+
+    /// Does the sampler place samples by time (then the records of counted
+    /// loops are time stamps it wants, I4)?
+    pub fn wants_stamps(&self) -> bool {
+        matches!(self.config.map(|c| c.period), Some(Period::Micros(_)))
+    }
+
+    /// The clock's time of time stamp counter value `tsc`, once its rate
+    /// is known (I4).
+    fn tsc_ns(&self, tsc: u64) -> Option<u64> {
+        let (t0, n0) = self.tsc_first?;
+        let (t1, n1) = self.tsc_last;
+        if n1.saturating_sub(n0) < 1_000_000 || t1 <= t0 {
+            return None;
+        }
+        let rate = (n1 - n0) as f64 / (t1 - t0) as f64;
+        let d = (tsc as i128 - t1 as i128) as f64 * rate;
+        Some((n1 as f64 + d).max(0.0) as u64)
+    }
+
+    /// The next entries of thread `t` hold time-stamped records at these
+    /// offsets (I4): interpolate through them.
+    pub fn stamps(&mut self, t: usize, at: &[(usize, u64)]) {
+        if !self.wants_stamps() {
+            return;
+        }
+        let times: Vec<(usize, u64)> = at
+            .iter()
+            .filter_map(|&(i, tsc)| Some((i, self.tsc_ns(tsc)?)))
+            .collect();
+        if times.is_empty() {
+            return;
+        }
+        if self.knots.len() <= t {
+            self.knots.resize(t + 1, Vec::new());
+        }
+        let c = *self.thread(t);
+        let knots = &mut self.knots[t];
+        for (i, ns) in times {
+            let pos = c.done + i as u64;
+            let (lp, lt) = knots.last().copied().unwrap_or((c.e0, c.t0));
+            if pos <= lp || pos >= c.e1 {
+                continue;
+            }
+            // Within the interval, and never back in time (I3).
+            knots.push((pos, ns.clamp(lt, c.t1)));
+        }
+        let c = &mut self.threads[t];
+        if c.next != u64::MAX {
+            schedule_time(c, &self.knots[t]);
         }
     }
 
@@ -186,11 +258,13 @@ impl Sampler {
     #[inline]
     pub fn passed(&mut self, t: usize, n: usize, node: u32) {
         let Some(cfg) = self.config else { return };
-        let c = self.thread(t);
+        self.thread(t);
+        let c = &mut self.threads[t];
         c.done += n as u64;
         if c.done < c.next {
             return;
         }
+        let knots = self.knots.get(t).map_or(&[][..], |k| k.as_slice());
         let at = match cfg.period {
             Period::Entries(k) => {
                 let e = c.next;
@@ -206,7 +280,7 @@ impl Sampler {
             Period::Micros(us) => {
                 let at = c.next_t;
                 c.due_run = c.due_run.saturating_add(us.saturating_mul(1000).max(1));
-                schedule_time(c);
+                schedule_time(c, knots);
                 Some(at)
             }
         };
@@ -230,16 +304,29 @@ impl Sampler {
 }
 
 /// Time mode: where in the current interval the next sample falls (the
-/// entry produced when the running time reaches `due_run`), or none yet.
-fn schedule_time(c: &mut ThreadClock) {
+/// entry produced when the running time reaches `due_run`), or none yet;
+/// through the interval's time-stamped `knots` (I4).
+fn schedule_time(c: &mut ThreadClock, knots: &[(u64, u64)]) {
     let len = c.t1 - c.t0;
     c.next = u64::MAX;
     if c.e1 <= c.e0 || c.due_run >= c.run + len {
         return;
     }
     let into = c.due_run - c.run;
-    let f = into as f64 / len.max(1) as f64;
-    let e = c.e0 + ((c.e1 - c.e0) as f64 * f).ceil() as u64;
+    let at = c.t0 + into;
+    // The stretch of the interval that holds time `at`.
+    let mut from = (c.e0, c.t0);
+    let mut to = (c.e1, c.t1);
+    for &k in knots {
+        if k.1 < at {
+            from = k;
+        } else {
+            to = k;
+            break;
+        }
+    }
+    let f = (at - from.1) as f64 / (to.1 - from.1).max(1) as f64;
+    let e = from.0 + ((to.0 - from.0) as f64 * f).ceil() as u64;
     // Never behind what was processed (the ring's lag may be off by a
     // few entries at a segment switch), never an inverted range.
     let lo = (c.e0 + 1).max(c.done);

@@ -43,8 +43,8 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::contract::{TAG_SIGNAL, TAG_SIGRETURN};
 use crate::dispatch::{Vm, VmError};
-use crate::monitor::{TAG_SIGNAL, TAG_SIGRETURN};
 use crate::runtime::{exit_reason, stub_place, StubPlace};
 use crate::syscall::syscall6;
 

@@ -33,8 +33,8 @@ use iced_x86::{Code, Instruction, MemoryOperand, Register};
 
 use super::asm::{gs_mem, mem};
 use super::{Asm, BlockEmitter, EmitError, Emitted, Rel32};
+use crate::contract::TAG_PATH;
 use crate::ir::IrBlock;
-use crate::monitor::TAG_PATH;
 use crate::paths::plan::{Check, ExitStep, Step};
 use crate::runtime::off;
 use crate::types::GuestAddr;
@@ -51,22 +51,7 @@ const F_TOT: i64 = 24;
 const F_SEG: i64 = 32;
 const F_SERIAL: i64 = 40;
 
-/// Record kinds (bits 27..24 of a `TAG_PATH` word; bits 23..16 hold the
-/// version). Words after the tag: END serial, tot lo, tot hi, seg; CHUNK
-/// serial, tot lo, tot hi; TERM serial; LOST serial.
-pub const REC_END: u32 = 1;
-pub const REC_CHUNK: u32 = 2;
-pub const REC_TERM: u32 = 3;
-pub const REC_LOST: u32 = 4;
-
-/// Words after a `TAG_PATH` record's tag.
-pub fn record_words(tag: u32) -> usize {
-    match (tag >> 24) & 0xf {
-        REC_END => 4,
-        REC_CHUNK => 3,
-        _ => 1,
-    }
-}
+pub use crate::contract::{REC_CHUNK, REC_END, REC_LOST, REC_TERM};
 
 /// A path record's tag word.
 pub fn tag(kind: u32, version: u8) -> u32 {

@@ -342,7 +342,10 @@ impl Builder {
         }
         no_rep_after_ops(&mut members);
         let id = self.next_id;
-        let plan = Plan::new(id, members);
+        let mut plan = Plan::new(id, members);
+        plan.count_loops = self.cfg.limits.count_loops
+            && plan.loops_countable()
+            && select::counting_pays(&chosen, &view, lim);
         if !plan.check() {
             // A cold side the block's branch does not lead to (its ways
             // held something else): a bug of selection, never built.
@@ -362,6 +365,7 @@ impl Builder {
             count_check: self.cfg.count_check,
             resolve: &resolve,
             unit_base,
+            loop_limit: self.cfg.limits.loop_limit,
         };
         let em = match emit_superblock(&plan, &env) {
             Ok(em) => em,
@@ -379,13 +383,22 @@ impl Builder {
         // SAFETY: arena space past the cursor: no code there runs
         // (cache/shared.rs I2).
         unsafe { self.shared.write_code(host, &em.code) };
-        if !self.shared.registry.push(
-            self.gen,
-            host,
-            em.code.len() as u32,
-            (id, unit_base + plan.exits.len() as u32),
-            em.pcs,
-        ) {
+        let loop_hdr = if plan.count_loops {
+            crate::contract::TAG_LOOP | plan.loop_exits().len() as u32
+        } else {
+            0
+        };
+        let ids = crate::cache::SbIds {
+            id,
+            unit_base,
+            partial_unit: unit_base + plan.exits.len() as u32,
+            loop_hdr,
+        };
+        if !self
+            .shared
+            .registry
+            .push(self.gen, host, em.code.len() as u32, ids, em.pcs)
+        {
             self.stats.registry_full += 1;
             return;
         }
@@ -400,18 +413,16 @@ impl Builder {
                 to_head: x.to == super::ExitTo::Loop,
             })
             .collect();
-        tables.add_superblock(
-            id,
-            SbAccount::new(
-                plan.members.iter().map(|m| m.block).collect(),
-                plan.parents(),
-                &insns,
-                exits,
-                plan.pass_ops(),
-                unit_base,
-            ),
-            metas,
+        let mut acc = SbAccount::new(
+            plan.members.iter().map(|m| m.block).collect(),
+            plan.parents(),
+            &insns,
+            exits,
+            plan.pass_ops(),
+            unit_base,
         );
+        acc.loops_counted = plan.count_loops;
+        tables.add_superblock(id, acc, metas);
         let Some((head_host, _)) = self.blocks.host(head) else {
             return;
         };

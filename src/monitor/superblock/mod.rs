@@ -142,6 +142,10 @@ pub struct Plan {
     pub id: u32,
     pub members: Vec<Member>,
     pub exits: Vec<Exit>,
+    /// Passes that loop back to the head are counted in the thread's loop
+    /// counters instead of pushing their unit (contract I2): set by the
+    /// builder where [`Plan::loops_countable`].
+    pub count_loops: bool,
 }
 
 impl Plan {
@@ -213,7 +217,41 @@ impl Plan {
                 add(ExitTo::Loop);
             }
         }
-        Plan { id, members, exits }
+        Plan {
+            id,
+            members,
+            exits,
+            count_loops: false,
+        }
+    }
+
+    /// The exits that loop back to the head, in exit order: loop counter
+    /// `l` counts the passes that end at the l-th (contract I2).
+    pub fn loop_exits(&self) -> Vec<u32> {
+        self.exits
+            .iter()
+            .filter(|x| x.to == ExitTo::Loop)
+            .map(|x| x.index)
+            .collect()
+    }
+
+    /// Can the passes that loop back be counted (contract I2)? At most
+    /// `LOOP_COUNTERS` loop exits, each closed by a direct jump or
+    /// branch, and no call or return between members: a counted pass
+    /// stands for its path's blocks and edges alone, nothing to replay.
+    pub fn loops_countable(&self) -> bool {
+        let n = self.loop_exits().len();
+        (1..=crate::contract::LOOP_COUNTERS).contains(&n)
+            && self.pass_ops().is_empty()
+            && self.members.iter().all(|m| {
+                m.next != Next::Head
+                    || matches!(
+                        m.ir.term,
+                        Terminator::Jump { .. }
+                            | Terminator::Branch { .. }
+                            | Terminator::Fallthrough { .. }
+                    )
+            })
     }
 
     pub fn guest_insns(&self) -> u32 {

@@ -91,13 +91,19 @@ impl Review {
 fn yield_of(tables: &Tables, sb: u32) -> Option<(f64, u64)> {
     let a = tables.sbs.get(sb as usize)?;
     let s = tables.sb_summary(sb)?;
-    // Every pass is one word (its unit).
+    // Every pass is one word (its unit), except counted loop passes
+    // (contract I2), which cost a record of the counters per pass left.
     let passes = s.entries + s.loops;
+    let pushed = if a.loops_counted {
+        s.entries * (3 + a.loops.len() as u64)
+    } else {
+        passes
+    };
     let blocks: u64 = s.member_runs.iter().sum();
     // A call or return between members is replayed on the shadow stack
     // by every pass that gets there: it costs the monitor about a word.
     let replays: u64 = a.ops.iter().map(|op| s.member_runs[op.at as usize]).sum();
-    let words = passes + replays;
+    let words = pushed + replays;
     (words > 0).then(|| (blocks as f64 / words as f64, passes))
 }
 

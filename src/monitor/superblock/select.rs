@@ -51,6 +51,11 @@ pub struct Limits {
     /// I3: lay out a branch's cold side when at least this share of the
     /// passes should take it (`--sb-tree-share`).
     pub tree_share: f64,
+    /// Passes that loop back are counted, not pushed (contract I2), where
+    /// the plan allows (`--sb-no-loop-counters` turns it off), from
+    /// `loop_limit` (`--sb-loop-limit`).
+    pub count_loops: bool,
+    pub loop_limit: u32,
 }
 
 /// What selection needs to know about blocks.
@@ -423,9 +428,10 @@ pub fn shape(trace: &[(u32, Next)], g: &impl Graph, lim: Limits) -> Vec<Pick> {
     // I5: the fewest ring words per iteration; on a tie, the first of
     // one iteration's tree, the unrolled tree, the unrolled trace.
     let unrolled_tree = grow_tree_over(&unrolled, g, lim, copies);
-    let mut best = (words_per_iteration(&tree, g), tree);
+    let cost = |t: &[Pick]| words_per_iteration(t, g, lim);
+    let mut best = (cost(&tree), tree);
     for t in [unrolled_tree, straight] {
-        let w = words_per_iteration(&t, g);
+        let w = cost(&t);
         if w < best.0 {
             best = (w, t);
         }
@@ -433,12 +439,49 @@ pub fn shape(trace: &[(u32, Next)], g: &impl Graph, lim: Limits) -> Vec<Pick> {
     best.1
 }
 
-/// Ring words a loop's superblock `tree` should cost per iteration: a
-/// word per pass, and [`OFF_TRACE_WORDS`] more for a pass that leaves,
-/// over the iterations a pass begins (the head's copies it reaches).
-fn words_per_iteration(tree: &[Pick], g: &impl Graph) -> f64 {
+/// Ring words a loop's superblock `tree` should cost per iteration, laid
+/// out the cheaper way (see [`loop_costs`]).
+fn words_per_iteration(tree: &[Pick], g: &impl Graph, lim: Limits) -> f64 {
+    let (pushed, counted) = loop_costs(tree, g, lim);
+    counted.map_or(pushed, |c| c.min(pushed))
+}
+
+/// Ring words a loop's superblock `tree` should cost per iteration (over
+/// the iterations a pass begins: the head's copies it reaches), with every
+/// pass pushing its unit, and with its loop passes counted (contract I2)
+/// where they can be. Pushed, a pass costs its word, and one that leaves
+/// [`OFF_TRACE_WORDS`] more before the loop is back at the head; counted,
+/// only the passes that leave cost words: their unit, [`OFF_TRACE_WORDS`]
+/// and the loop record (four words and one per loop exit that counted
+/// any pass: at most as many as the passes since the loop was entered),
+/// whose words the monitor takes on its general path, at about twice a
+/// unit word's cost.
+fn loop_costs(tree: &[Pick], g: &impl Graph, lim: Limits) -> (f64, Option<f64>) {
     let (share, iterations) = tree_loop_share(tree, g);
-    (1.0 + (1.0 - share) * OFF_TRACE_WORDS) / iterations.max(f64::MIN_POSITIVE)
+    let iterations = iterations.max(f64::MIN_POSITIVE);
+    let loops = tree.iter().filter(|p| p.next == Next::Head).count();
+    let pushed = (1.0 + (1.0 - share) * OFF_TRACE_WORDS) / iterations;
+    let countable = lim.count_loops && (1..=crate::contract::LOOP_COUNTERS).contains(&loops);
+    let counted = countable.then(|| {
+        let passes = 1.0 / (1.0 - share).max(f64::MIN_POSITIVE);
+        let record = 4.0 + (loops as f64).min(passes);
+        (1.0 - share) * (1.0 + OFF_TRACE_WORDS + 2.0 * record) / iterations
+    });
+    (pushed, counted)
+}
+
+/// Should the passes of `tree` that loop back be counted instead of
+/// pushed (contract I2)? Where that should cost fewer ring words by the
+/// edge counts now ([`loop_costs`]); without a bar (`min_yield` 0:
+/// experiments and tests) wherever the plan allows.
+pub fn counting_pays(tree: &[Pick], g: &impl Graph, lim: Limits) -> bool {
+    if lim.min_yield == 0.0 {
+        return true;
+    }
+    match loop_costs(tree, g, lim) {
+        (pushed, Some(counted)) => counted < pushed,
+        _ => false,
+    }
 }
 
 /// Ring words a pass that leaves a loop's superblock costs before the loop
@@ -558,6 +601,8 @@ mod tests {
         min_yield: PAYS_OFF,
         tree_blocks: 1,
         tree_share: 0.02,
+        count_loops: false,
+        loop_limit: 1,
     };
 
     #[test]
@@ -861,15 +906,24 @@ mod tests {
                 p(2, Next::Head, None),
             ]
         );
-        assert!((words_per_iteration(&tree, &g) - 0.5).abs() < 1e-9);
+        assert!((words_per_iteration(&tree, &g, lim) - 0.5).abs() < 1e-9);
         let one = grow_tree(&trace, &g, lim);
-        assert!((words_per_iteration(&one, &g) - 1.0).abs() < 1e-9);
+        assert!((words_per_iteration(&one, &g, lim) - 1.0).abs() < 1e-9);
+        // With loop passes counted (contract I2) a loop that never leaves
+        // costs no word at all: one iteration's tree, the smallest, wins.
+        let counted = Limits {
+            count_loops: true,
+            ..lim
+        };
+        assert_eq!(words_per_iteration(&one, &g, counted), 0.0);
+        assert_eq!(shape(&trace, &g, counted), one);
+        assert!(counting_pays(&one, &g, counted));
         // Without room for the second iteration's paths, one iteration's
         // tree is as good as it gets.
         let small = Limits {
             tree_blocks: 4,
             ..lim
         };
-        assert!(words_per_iteration(&shape(&trace, &g, small), &g) >= 0.75 - 1e-9);
+        assert!(words_per_iteration(&shape(&trace, &g, small), &g, small) >= 0.75 - 1e-9);
     }
 }

@@ -36,9 +36,10 @@ mod units;
 use super::calltree::{CallTree, ROOT};
 use super::superblock::{Request, Trigger};
 use super::{
-    BlockMeta, BlockTable, NR_MASK, TAG, TAG_REP, TAG_REP_SB, TAG_SIGNAL, TAG_SIGRETURN,
+    BlockMeta, BlockTable, NR_MASK, TAG, TAG_LOOP, TAG_REP, TAG_REP_SB, TAG_SIGNAL, TAG_SIGRETURN,
     TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE,
 };
+use crate::contract::{LOOP_PASSES_MASK, LOOP_PASSES_N, TAG_LOOP_PASSES};
 use slots::{
     Slot, SlotTable, BLOCKS_SHIFT, F_CALL, F_INDIRECT, F_OPS, F_SHADOW, F_UNIT, INSNS_MASK, NONE,
 };
@@ -127,6 +128,9 @@ struct ThreadState {
     entries: u64,
     /// The Pisat window being filled (mine.rs).
     window: mine::Capture,
+    /// The first unit of the superblock of the last `TAG_LOOP` record
+    /// (NONE: none understood).
+    loop_base: u32,
 }
 
 impl Default for ThreadState {
@@ -144,6 +148,7 @@ impl Default for ThreadState {
             blocks: 0,
             entries: 0,
             window: mine::Capture::default(),
+            loop_base: NONE,
         }
     }
 }
@@ -153,6 +158,8 @@ impl Default for ThreadState {
 pub(super) struct UnitInfo {
     /// The block the unit's path ends at.
     pub last: u32,
+    /// The superblock the unit belongs to (blocks have no `UnitInfo`).
+    pub sb: u32,
 }
 
 /// Exact profile tables, indexed by unit id where dense.
@@ -336,8 +343,6 @@ impl Tables {
         if let Some(p) = self.paths.as_deref_mut() {
             p.set_thread(t);
         }
-        self.entries += entries.len() as u64;
-        st.entries += entries.len() as u64;
         // Path profiling sees every entry: the general loop only. Pisat's
         // windows see the entries while one is open (mine.rs I1).
         let fast = self.fast && self.paths.is_none();
@@ -364,6 +369,8 @@ impl Tables {
         if self.pisat.is_some() {
             self.window_turn(&mut st);
         }
+        self.entries += entries.len() as u64;
+        st.entries += entries.len() as u64;
         self.threads[t] = st;
     }
 
@@ -556,7 +563,7 @@ impl Tables {
         ps.way_n[0] += h0;
         ps.way_n[1] += h1;
         if h0 | h1 == 0 {
-            self.edge_miss(p, first);
+            self.edge_miss(p, first, 1);
         } else if ps.way_trigger != u32::MAX {
             let n = ps.way_n[h1 as usize];
             if n == ps.way_trigger as u64 {
@@ -608,13 +615,14 @@ impl Tables {
     }
 
     /// Successor `e` (a first block) of unit `p` is in neither way: a free
-    /// way, or the edge cache, whose evicted entry goes to `edges` (I1).
+    /// way, or the edge cache, whose evicted entry goes to `edges` (I1);
+    /// `n` transitions at once.
     #[cold]
-    fn edge_miss(&mut self, p: u32, e: u32) {
+    fn edge_miss(&mut self, p: u32, e: u32, n: u64) {
         let ps = &mut self.slots[p as usize];
         if let Some(w) = ps.way.iter().position(|&w| w == NONE) {
             ps.way[w] = e;
-            ps.way_n[w] = 1;
+            ps.way_n[w] = n;
             return;
         }
         if self.ecache.is_empty() {
@@ -622,17 +630,72 @@ impl Tables {
         }
         let slot = &mut self.ecache[ecache_index(p, e)];
         if slot.p == p && slot.e == e {
-            slot.n += 1;
-            let n = slot.n;
-            if n == self.slots[p as usize].way_trigger as u64 {
-                self.edge_trigger(p, e, n);
+            slot.n += n;
+            let (now, trigger) = (slot.n, self.slots[p as usize].way_trigger as u64);
+            if now >= trigger && now - n < trigger {
+                self.edge_trigger(p, e, now);
             }
             return;
         }
-        let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
+        let old = std::mem::replace(slot, EdgeSlot { p, e, n });
         if old.p != NONE {
             self.add_edge(old.p, old.e, old.n);
         }
+    }
+
+    /// `n` transitions at once from unit `p` to a unit whose first block is
+    /// `first`, where no threshold can be passed (a direct exit: counted
+    /// loops, contract I2).
+    fn count_edge_n(&mut self, p: u32, first: u32, n: u64) {
+        let ps = &mut self.slots[p as usize];
+        match ps.way.iter().position(|&w| w == first) {
+            Some(w) => ps.way_n[w] += n,
+            None => self.edge_miss(p, first, n),
+        }
+    }
+
+    /// A `TAG_LOOP` record (contract I2): the `TAG_LOOP_PASSES` words
+    /// after it count passes of the superblock whose first unit is
+    /// `rec[1]`.
+    fn loop_record(&mut self, st: &mut ThreadState, rec: &[u32]) {
+        let base = rec[1];
+        let known = (UNIT_BASE as usize..self.unit_hw).contains(&(base as usize))
+            && self.sbs[self.unit(base).sb as usize].unit_base == base;
+        st.loop_base = if known { base } else { NONE };
+        if !known {
+            self.sb_record_errors += 1;
+        }
+    }
+
+    /// A `TAG_LOOP_PASSES` word (contract I2): `n` passes ended at the
+    /// `l`-th exit looping back to the head of the superblock of the last
+    /// `TAG_LOOP` record. Each is a pass of that exit's unit followed by a
+    /// pass into the head, exactly as if its word had come; the first
+    /// counted pass was entered from the unit before, and the pass after
+    /// the last one (counted, or the unit of the exit the loop is left by)
+    /// has had its transition into the head counted here already.
+    fn loop_passes(&mut self, st: &mut ThreadState, w: u32) {
+        let (l, n) = (((w >> 24) & 0x1f) as usize, u64::from(w & LOOP_PASSES_N));
+        let base = st.loop_base;
+        let loops = match base {
+            NONE => None,
+            _ => Some(&self.sbs[self.unit(base).sb as usize].loops),
+        };
+        let Some(&k) = loops.and_then(|loops| loops.get(l)) else {
+            self.sb_record_errors += 1;
+            return;
+        };
+        let u = base + k;
+        let head = self.slots[u as usize].first;
+        if st.prev != NONE {
+            self.transition(st, st.prev, u, head);
+            st.prev = NONE;
+        }
+        self.count_edge_n(u, head, n);
+        let s = &mut self.slots[u as usize];
+        s.count += n;
+        st.blocks += n * u64::from(s.size >> BLOCKS_SHIFT);
+        st.acc += n * u64::from(s.size & INSNS_MASK);
     }
 
     /// `n` transitions from unit `p` to block `e` (I1).
@@ -734,6 +797,10 @@ impl Tables {
                 st.prev = NONE;
                 return;
             }
+            if e & LOOP_PASSES_MASK == TAG_LOOP_PASSES {
+                self.loop_passes(st, e);
+                return;
+            }
             st.pending.push(e);
             st.pending_need = super::record_words(e);
             return;
@@ -771,6 +838,10 @@ impl Tables {
                 st.rep_next += extra;
             }
             st.last_rep = (before, after);
+            return;
+        }
+        if rec[0] == TAG_LOOP {
+            self.loop_record(st, rec);
             return;
         }
         if rec[0] == TAG_UNRETIRED {
@@ -1099,6 +1170,83 @@ mod tests {
                 .sum();
             assert_eq!(out, t.count(b as usize) - u64::from(b == 3), "block {b}");
         }
+    }
+
+    /// The superblock of `units_of_a_tree_count_every_member_and_edge`
+    /// (exits 0 and 1 loop back from members 1 and 2) after a block 4 that
+    /// calls into its head; `stream` after [4] (units from `base`, which
+    /// the closure gets). What the tables hold at the end.
+    fn loop_tables(stream: impl Fn(u32) -> Vec<u32>) -> String {
+        let blocks = BlockTable::new(64).unwrap();
+        blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
+        blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
+        blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
+        blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
+        blocks.push(meta(0x300, 5, ExitKind::Call, 0x100, 0x305));
+        let metas = blocks.published().to_vec();
+        let mut t = Tables::new(SbConfig::default());
+        let base = t.next_units(5).unwrap();
+        let exits = (1..3)
+            .map(|member| SbExitAcct {
+                member,
+                to_head: true,
+            })
+            .collect();
+        let acc = SbAccount::new(
+            vec![0, 1, 2],
+            vec![u16::MAX, 0, 0],
+            &[3, 2, 4],
+            exits,
+            Vec::new(),
+            base,
+        );
+        t.add_superblock(0, acc, &metas);
+        let mut all = vec![4];
+        all.extend(stream(base));
+        for chunk in all.chunks(3) {
+            t.process(0, chunk, &blocks);
+        }
+        t.finish();
+        assert_eq!(t.sb_record_errors, 0);
+        let mut edges: Vec<_> = t.edges().iter().map(|(k, v)| (*k, *v)).collect();
+        edges.sort();
+        let tree: Vec<_> = t
+            .tree
+            .nodes
+            .iter()
+            .map(|n| (n.parent, n.func, n.calls, n.self_insns))
+            .collect();
+        let counts: Vec<u64> = (0..5).map(|b| t.count(b)).collect();
+        // Instructions and block executions of the thread (not its ring
+        // entries, which differ by design).
+        let (insns, nblocks, _) = t.per_thread()[0];
+        format!(
+            "{counts:?} {edges:?} {tree:?} {insns} {nblocks} {:?}",
+            t.sb_summary(0)
+        )
+    }
+
+    /// Contract I2: `TAG_LOOP_PASSES` words stand for the loop units they
+    /// count, pushed one by one, whatever their order, however many
+    /// records carry them; a record counting nothing changes nothing.
+    #[test]
+    fn counted_loop_passes_count_as_pushed_ones() {
+        let pushed = loop_tables(|b| vec![b, b + 1, b, b + 1, b, b + 4, 3]);
+        let at = |l: u32, n: u32| TAG_LOOP_PASSES | l << 24 | n;
+        let counted = loop_tables(|b| vec![TAG_LOOP, b, 7, 0, at(0, 3), at(1, 2), b + 4, 3]);
+        assert_eq!(pushed, counted);
+        let split = loop_tables(|b| {
+            let mut v = vec![TAG_LOOP, b, 5, 0, at(0, 1)];
+            v.extend([TAG_LOOP, b, 6, 0, at(1, 2)]);
+            v.extend([TAG_LOOP, b, 7, 0, at(0, 2), b + 4, 3]);
+            v
+        });
+        assert_eq!(pushed, split);
+        // A loop entered and left at once: its record counts nothing.
+        let once = loop_tables(|b| vec![b + 4, 3]);
+        let nothing = loop_tables(|b| vec![TAG_LOOP, b, 9, 0, b + 4, 3]);
+        assert_eq!(once, nothing);
+        assert_ne!(once, pushed);
     }
 
     /// A random run of a program of four functions whose blocks branch,

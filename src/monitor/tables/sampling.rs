@@ -4,12 +4,21 @@
 //! a batch is one piece.
 
 use super::Tables;
+use crate::contract::{record_words, TAG, TAG_LOOP};
 use crate::monitor::BlockTable;
 
 impl Tables {
     /// Process a batch of entries of guest thread `t` (monitor I1),
     /// sampling its calling context as `self.sampler` asks.
     pub fn process(&mut self, t: usize, entries: &[u32], blocks: &BlockTable) {
+        if self.sampler.wants_stamps() {
+            // sampler.rs I4: the counted loops' time stamps first.
+            let skip = self.threads.get(t).map_or(0, |s| s.pending_need);
+            let stamps = loop_stamps(entries, skip);
+            if !stamps.is_empty() {
+                self.sampler.stamps(t, &stamps);
+            }
+        }
         let mut rest = entries;
         while !rest.is_empty() {
             let n = self.sampler.until(t).min(rest.len());
@@ -20,4 +29,27 @@ impl Tables {
             rest = later;
         }
     }
+}
+
+/// The offsets and time stamps of the counted loops' records in `entries`
+/// (contract I2), the first `skip` words being the rest of a record begun
+/// in the batch before.
+fn loop_stamps(entries: &[u32], skip: usize) -> Vec<(usize, u64)> {
+    let mut v = Vec::new();
+    let mut i = skip;
+    while i < entries.len() {
+        let w = entries[i];
+        if w & TAG == 0 {
+            i += 1;
+            continue;
+        }
+        if w == TAG_LOOP && i + 3 < entries.len() {
+            v.push((
+                i,
+                u64::from(entries[i + 2]) | u64::from(entries[i + 3]) << 32,
+            ));
+        }
+        i += 1 + record_words(w);
+    }
+    v
 }

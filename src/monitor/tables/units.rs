@@ -78,6 +78,11 @@ pub struct SbAccount {
     pub ops: Vec<PassOp>,
     /// The first unit (module docs).
     pub unit_base: u32,
+    /// The exits that loop back to the head, in order: loop counter `l`
+    /// counts passes of exit `loops[l]` (contract I2).
+    pub loops: Vec<u32>,
+    /// Those passes are counted, not pushed (set by the builder).
+    pub loops_counted: bool,
 }
 
 /// How a superblock's passes ended, from its unit counts.
@@ -125,6 +130,9 @@ impl SbAccount {
             insns_through[i] = before + insns[i] as u64;
             depth[i] = d + 1;
         }
+        let loops = (0..exits.len() as u32)
+            .filter(|&k| exits[k as usize].to_head)
+            .collect();
         SbAccount {
             members,
             parent,
@@ -133,6 +141,8 @@ impl SbAccount {
             exits,
             ops,
             unit_base,
+            loops,
+            loops_counted: false,
         }
     }
 
@@ -226,6 +236,7 @@ impl Tables {
             self.unit_hw += 1;
             self.units.push(UnitInfo {
                 last: acc.members[m],
+                sb: id,
             });
         }
         let i = id as usize;
