@@ -4,11 +4,17 @@
 //! depends on the other for the format (a leaf: this module uses nothing
 //! of the crate).
 //!
-//! A ring word below [`TAG`] is a unit id: a block id (below
-//! [`UNIT_BASE`]: one block ran) or a superblock unit (at or above it: a
-//! pass through a superblock ended, and with it the fixed path of member
-//! blocks the unit stands for). A word with [`TAG`] set opens a tagged
-//! record of [`record_words`] more words.
+//! A ring word below [`TAG`] is an *exit word*: a piece of guest code ran
+//! to its end and left by one of its exits. Block `b` has three words,
+//! [`block_word`]`(b, k)`: [`EXIT_FALL`] (a branch's fall-through side, or
+//! the only exit of any other block: where an indirect exit went, the
+//! next exit word's code tells), [`EXIT_TAKEN`] (a branch's taken side),
+//! and [`PARTIAL`] (the block stopped inside, pushed by the dispatcher,
+//! with a `TAG_UNRETIRED` record after it). A superblock's words are its
+//! units, from [`UNIT_BASE`] on: one per exit, standing for the path of
+//! member blocks that ends there, and one per member for a pass that
+//! stopped inside it. A word with [`TAG`] set opens a tagged record of
+//! [`record_words`] more words.
 //!
 //! I1: [`record_words`] is the only place that says how long a record is.
 //! I2: a counted loop's iterations (a superblock whose passes loop back to
@@ -22,34 +28,35 @@
 //!     dispatcher pushes) or when a counter reaches zero. Outside a
 //!     counted loop every counter holds the limit, so all superblocks
 //!     share the same counters.
+//! I3: an exit word comes after every record about its code's own run (a
+//!     `rep` string instruction's `TAG_REP`), and a `TAG_UNRETIRED` or
+//!     `TAG_UNRETIRED_REP` record right after the (partial) word it
+//!     corrects.
 
-/// Entries with this bit set are tagged records, not unit ids.
+/// Entries with this bit set are tagged records, not exit words.
 pub const TAG: u32 = 0x8000_0000;
 /// Bits 31..30 = 10: a syscall record; the number is in the low 30 bits.
 /// Followed by three words: result (low, high) and the duration in ns
 /// (saturated at 2^32-1).
 pub const TAG_SYSCALL: u32 = 0x8000_0000;
 pub const NR_MASK: u32 = 0x3fff_ffff;
-/// A `rep` string instruction of the block entered last ran: followed by
-/// ECX before and ECX after.
+/// A `rep` string instruction of the code whose exit word comes next ran
+/// (I3): followed by ECX before and ECX after.
 pub const TAG_REP: u32 = 0xc000_0001;
-/// A `rep` string instruction inside a superblock pass ran: as `TAG_REP`,
-/// for the unit that ends the pass (it comes after).
-pub const TAG_REP_SB: u32 = 0xc000_0005;
-/// The block entered last stopped early (a fault, a trap that does not
-/// retire, a store into translated code): followed by the number of its
-/// counted instructions that did not retire.
+/// The exit word before stood for code that stopped early (a fault, a
+/// trap that does not retire, a store into translated code): followed by
+/// the number of its counted instructions that did not retire.
 pub const TAG_UNRETIRED: u32 = 0xc000_0002;
 /// The `rep` string instruction of the last `TAG_REP` record faulted: it
 /// retired only its completed iterations (ECX before minus ECX at the
 /// fault); followed by the number of counted instructions after it in its
 /// block (which did not retire).
 pub const TAG_UNRETIRED_REP: u32 = 0xc000_0003;
-/// `rt_sigreturn` replaced the thread's context: the next entry does not
-/// follow the block before.
+/// `rt_sigreturn` replaced the thread's context: what runs next does not
+/// follow the code before.
 pub const TAG_SIGRETURN: u32 = 0xc000_0004;
-/// A frame for signal `sig` (low 8 bits) was built: the next entry is the
-/// guest's handler. Followed by the restorer's and the handler's
+/// A frame for signal `sig` (low 8 bits) was built: the next exit word is
+/// the guest's handler's. Followed by the restorer's and the handler's
 /// addresses (low, high words each).
 pub const TAG_SIGNAL: u32 = 0xc000_0100;
 /// Counted loop iterations (I2): `TAG_LOOP` is followed by the first unit
@@ -78,10 +85,29 @@ pub const REC_LOST: u32 = 4;
 
 /// Block ids are below this (the block table's capacity).
 pub const BLOCK_ID_LIMIT: u32 = 1 << 22;
-/// Superblock units are numbered from here.
-pub const UNIT_BASE: u32 = BLOCK_ID_LIMIT;
+/// The exits of a block: the fall-through side of a branch, or the only
+/// exit of any other block.
+pub const EXIT_FALL: u32 = 0;
+/// A branch's taken side.
+pub const EXIT_TAKEN: u32 = 1;
+/// The block stopped inside (pushed by the dispatcher, I3).
+pub const PARTIAL: u32 = 2;
+/// Superblock units are numbered from here (above every block's words).
+pub const UNIT_BASE: u32 = 4 * BLOCK_ID_LIMIT;
 /// Most superblock units one run makes (building stops beyond).
 pub const UNIT_LIMIT: u32 = 1 << 22;
+/// Every exit word is below this.
+pub const WORD_LIMIT: u32 = UNIT_BASE + UNIT_LIMIT;
+
+/// The exit word of block `b` leaving by `k` (`EXIT_FALL` …).
+pub const fn block_word(b: u32, k: u32) -> u32 {
+    b << 2 | k
+}
+
+/// The block and exit of a word below [`UNIT_BASE`].
+pub const fn word_block(w: u32) -> (u32, u32) {
+    (w >> 2, w & 3)
+}
 
 /// Loop counters per guest thread (I2): a superblock with more loop exits
 /// than this pushes a word per pass instead (at most 32: the counter's
@@ -97,6 +123,8 @@ pub const LOOP_LIMIT: u32 = 1 << 12;
 
 // A `TAG_LOOP_PASSES` word holds the counter's index in 5 bits.
 const _: () = assert!(LOOP_COUNTERS <= 32);
+// Exit words stay below the tags.
+const _: () = assert!(WORD_LIMIT <= TAG);
 
 /// Words that follow the tagged word `tag` (I1).
 pub fn record_words(tag: u32) -> usize {
@@ -106,7 +134,7 @@ pub fn record_words(tag: u32) -> usize {
             REC_CHUNK => 3,
             _ => 1,
         },
-        TAG_REP | TAG_REP_SB => 2,
+        TAG_REP => 2,
         TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
         TAG_SIGRETURN => 0,
         t if t & !0xff == TAG_SIGNAL => 4,
@@ -125,7 +153,6 @@ mod tests {
         // Syscall records are bits 31..30 = 10; every other tag is 11.
         for t in [
             TAG_REP,
-            TAG_REP_SB,
             TAG_UNRETIRED,
             TAG_UNRETIRED_REP,
             TAG_SIGRETURN,
@@ -135,13 +162,16 @@ mod tests {
         ] {
             assert_eq!(t >> 30, 3, "{t:#x}");
             assert_ne!(t & !0xff, TAG_SYSCALL, "{t:#x}");
+            assert_ne!(t & LOOP_PASSES_MASK, TAG_LOOP_PASSES, "{t:#x}");
         }
         assert_eq!(record_words(TAG_LOOP), 3);
         assert_eq!(record_words(TAG_LOOP_PASSES | 15 << 24 | LOOP_PASSES_N), 0);
-        for t in [TAG_REP, TAG_SIGNAL, TAG_LOOP, TAG_PATH, TAG_SYSCALL | 5] {
-            assert_ne!(t & LOOP_PASSES_MASK, TAG_LOOP_PASSES, "{t:#x}");
-        }
         assert_eq!(record_words(TAG_SYSCALL | 60), 3);
         assert_eq!(record_words(TAG_PATH | REC_CHUNK << 24), 3);
+        assert_eq!(
+            word_block(block_word(BLOCK_ID_LIMIT - 1, PARTIAL)).1,
+            PARTIAL
+        );
+        assert!(block_word(BLOCK_ID_LIMIT - 1, 3) < UNIT_BASE);
     }
 }

@@ -140,13 +140,13 @@ fn different_binaries_and_bad_files_are_errors() {
     let wrong = dir.join("w.json");
     std::fs::write(
         &wrong,
-        text.replacen("\"schema_version\":2", "\"schema_version\":3", 1),
+        text.replacen("\"schema_version\":3", "\"schema_version\":4", 1),
     )
     .unwrap();
     let missing = dir.join("missing.json");
     for (bad, want) in [
         (&truncated, "truncated"),
-        (&wrong, "schema_version 3"),
+        (&wrong, "schema_version 4"),
         (&missing, "cannot read"),
     ] {
         let o = diff(&[&a, bad], &[]);

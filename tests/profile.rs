@@ -195,8 +195,28 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
     );
     let p: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(p["schema_version"], 2);
+    assert_eq!(p["schema_version"], 3);
     assert_eq!(p["binary"]["sha256"].as_str().unwrap().len(), 64);
+    // The monitor's cost, in the profile and the summary (issue 17 goal 4).
+    let ring = &p["ring"];
+    let words = ring["entries"].as_u64().unwrap();
+    let blocks = p["totals"]["block_executions"].as_u64().unwrap();
+    let per_block = ring["words_per_block"].as_f64().unwrap();
+    assert!((per_block - words as f64 / blocks as f64).abs() < 1e-9);
+    let cpu = p["times"]["monitor_cpu_seconds"].as_f64().unwrap();
+    let ns = ring["monitor_ns_per_word"].as_f64().unwrap();
+    assert!((ns - cpu * 1e9 / words as f64).abs() < 1e-6 * ns.max(1.0));
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("monitor: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("{words} ring words"))
+            && line.contains(&format!("{per_block:.3} per block run"))
+            && line.contains("ns per word")
+            && line.contains("guest waited"),
+        "{line}"
+    );
     let syms: Vec<&str> = p["blocks"]
         .as_array()
         .unwrap()

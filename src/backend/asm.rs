@@ -181,6 +181,13 @@ impl Asm {
         self.buf[at] = u8::try_from(to - (at + 1)).expect("short branch span");
     }
 
+    /// `jcc rel8` (condition code 0..=15 as in the opcode) with its rel8
+    /// still 0: the rel8's buffer offset, for [`Asm::set_rel8`].
+    pub fn jcc_rel8(&mut self, cc: u8) -> usize {
+        self.buf.extend_from_slice(&[0x70 | cc, 0]);
+        self.buf.len() - 1
+    }
+
     /// `jcc rel32` (condition code 0..=15 as in the opcode) with an aligned field (I1).
     pub fn jcc_rel32(&mut self, cc: u8) -> Rel32 {
         self.pad_for_field(2);

@@ -44,18 +44,37 @@ pub struct EmitEnv {
     pub prologue: Prologue,
 }
 
-/// The block prologue: how a block's execution is counted.
+/// How a block's execution is counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prologue {
     /// Nothing (monitor off).
     None,
-    /// Append the block id to the thread's ring (the monitor's input).
+    /// Each exit appends the block's exit word to the thread's ring (the
+    /// monitor's input, contract); the block starts with the 8-byte
+    /// [`PATCH_NOP`] a superblock's head patch replaces (superblock/build.rs
+    /// I2).
     Ring { id: u32 },
-    /// Increment the block's own 64-bit counter (`--count-inline`).
+    /// Increment the block's own 64-bit counter at its start
+    /// (`--count-inline`).
     Count { id: u32 },
-    /// Both, ring first (`--count-check`).
+    /// Both (`--count-check`).
     Both { id: u32 },
 }
+
+impl Prologue {
+    /// The block id whose exit words the block pushes, if it pushes any.
+    pub fn ring_id(self) -> Option<u32> {
+        match self {
+            Prologue::Ring { id } | Prologue::Both { id } => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The first 8 bytes of a block that pushes exit words: `nop dword
+/// [rax+rax*1+0]`, which publishing a superblock replaces with a jump to it
+/// in one aligned store (blocks start 16-byte aligned).
+pub const PATCH_NOP: [u8; 8] = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00];
 
 /// An exit site as emitted; the cache turns it into an `ExitSite`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,10 +214,13 @@ fn emit_counter_word(a: &mut Asm, l: usize, limit: u32) -> Result<(), EmitError>
 fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
     match p {
         Prologue::None => Ok(()),
-        Prologue::Ring { id } => emit_ring_words(a, &[RingWord::Imm(id)]),
+        Prologue::Ring { .. } => {
+            a.bytes(&PATCH_NOP);
+            Ok(())
+        }
         Prologue::Count { id } => emit_count(a, id),
         Prologue::Both { id } => {
-            emit_ring_words(a, &[RingWord::Imm(id)])?;
+            a.bytes(&PATCH_NOP);
             emit_count(a, id)
         }
     }
@@ -489,13 +511,33 @@ impl BlockEmitter {
         }
     }
 
+    /// Push the block's exit word for exit `k` (contract), if it pushes
+    /// any.
+    fn push_exit(&mut self, k: u32) -> Result<(), EmitError> {
+        match self.env.prologue.ring_id() {
+            Some(id) => emit_ring_words(
+                &mut self.a,
+                &[RingWord::Imm(crate::contract::block_word(id, k))],
+            ),
+            None => Ok(()),
+        }
+    }
+
     fn terminator(&mut self, b: &IrBlock) -> Result<(), EmitError> {
+        use crate::contract::{EXIT_FALL, EXIT_TAKEN};
+        let ring = self.env.prologue.ring_id().is_some();
         match &b.term {
             Terminator::Jump { target } | Terminator::Fallthrough { next: target } => {
+                self.push_exit(EXIT_FALL)?;
                 self.jump_to(*target)
             }
+            // The exit word goes after every instruction of the
+            // terminator that can fault (a push into an unmapped stack, a
+            // load of the target): a faulting block is the dispatcher's
+            // PARTIAL word instead.
             Terminator::Call { target, return_to } => {
                 self.push_return(*return_to)?;
+                self.push_exit(EXIT_FALL)?;
                 self.jump_to(*target);
             }
             Terminator::Branch {
@@ -509,28 +551,49 @@ impl BlockEmitter {
                 | Mnemonic::Jrcxz
                 | Mnemonic::Jecxz => {
                     // loopX/jrcxz only have rel8: branch over the
-                    // fall-through jump to the taken jump.
+                    // fall-through side to the taken side.
                     let rel8 = self.a.short_branch(insn);
+                    self.push_exit(EXIT_FALL)?;
                     let fall = self.a.jmp_rel32();
                     self.direct(fall, *fallthrough);
-                    let t = self.a.jmp_rel32();
-                    self.a.set_rel8(rel8, t.field - 1);
-                    self.direct(t, *taken);
+                    if ring {
+                        let here = self.a.len();
+                        self.a.set_rel8(rel8, here);
+                        self.push_exit(EXIT_TAKEN)?;
+                        self.jump_to(*taken);
+                    } else {
+                        let t = self.a.jmp_rel32();
+                        self.a.set_rel8(rel8, t.field - 1);
+                        self.direct(t, *taken);
+                    }
                 }
                 _ => {
                     let cc = condition_code(insn.condition_code());
-                    let t = self.a.jcc_rel32(cc);
-                    self.direct(t, *taken);
-                    self.jump_to(*fallthrough);
+                    if ring {
+                        // Each side pushes its own exit word.
+                        let rel8 = self.a.jcc_rel8(cc);
+                        self.push_exit(EXIT_FALL)?;
+                        self.jump_to(*fallthrough);
+                        let here = self.a.len();
+                        self.a.set_rel8(rel8, here);
+                        self.push_exit(EXIT_TAKEN)?;
+                        self.jump_to(*taken);
+                    } else {
+                        let t = self.a.jcc_rel32(cc);
+                        self.direct(t, *taken);
+                        self.jump_to(*fallthrough);
+                    }
                 }
             },
             Terminator::IndirectJump { insn } => {
                 self.load_target(insn)?;
+                self.push_exit(EXIT_FALL)?;
                 self.lookup_rax()?;
             }
             Terminator::IndirectCall { insn, return_to } => {
                 self.load_target(insn)?;
                 self.push_return(*return_to)?;
+                self.push_exit(EXIT_FALL)?;
                 self.lookup_rax()?;
             }
             Terminator::Return { pop } => {
@@ -538,13 +601,16 @@ impl BlockEmitter {
                 self.a.mov_load(Register::RAX, asm::mem(Register::RSP, 0))?;
                 self.a
                     .lea(Register::RSP, asm::mem(Register::RSP, 8 + *pop as i64))?;
+                self.push_exit(EXIT_FALL)?;
                 self.lookup_rax()?;
             }
             Terminator::Syscall { next } => {
+                self.push_exit(EXIT_FALL)?;
                 let id = self.site(EmittedSiteKind::Syscall, *next);
                 self.exit_via_site(id)?;
             }
             Terminator::Trap { kind } => {
+                self.push_exit(EXIT_FALL)?;
                 let id = self.site(EmittedSiteKind::Trap(*kind), b.term_addr);
                 self.exit_via_site(id)?;
             }
@@ -606,9 +672,8 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
-/// Emit one body instruction; with `rep_tag` (`TAG_REP`, or `TAG_REP_SB`
-/// in a superblock) the iterations of a `rep` string instruction go to the
-/// ring under that tag.
+/// Emit one body instruction; with `rep_tag` (`TAG_REP`) the iterations of
+/// a `rep` string instruction go to the ring under that tag.
 fn emit_body_insn(
     a: &mut Asm,
     i: &crate::ir::IrInsn,

@@ -135,30 +135,31 @@ fn far_rip_relative_goes_through_a_register() {
     );
 }
 
+/// The prologue and the exit words of whole blocks (contract): a `ret`
+/// block and a branch block pushing their exit words, and the
+/// `--count-inline` prologue.
 #[test]
 fn prologues_match_golden() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/prologue.txt");
     let mut out = String::new();
     let mut f = IntelFormatter::new();
-    for (name, p) in [
-        ("ring", super::Prologue::Ring { id: 0x1234 }),
-        ("count-inline", super::Prologue::Count { id: 7 }),
+    // `ret`; `test eax, eax; jne +0x10`.
+    let ret: &[u8] = &[0xc3];
+    let branch: &[u8] = &[0x85, 0xc0, 0x75, 0x10];
+    for (name, p, code) in [
+        ("ring, ret", super::Prologue::Ring { id: 0x1234 }, ret),
+        ("ring, branch", super::Prologue::Ring { id: 0x1234 }, branch),
+        ("count-inline", super::Prologue::Count { id: 7 }, ret),
     ] {
         let env = EmitEnv {
             host_base: 0x1000_0000,
             first_site: 0,
             prologue: p,
         };
-        let block = lift_block(&[0xc3], GuestAddr(0x401000), 64).expect("lift");
+        let block = lift_block(code, GuestAddr(0x401000), 64).expect("lift");
         let em = emit_block(&block, &env).expect("emit");
         out.push_str(&format!("== {name}\n"));
-        let first_term = em.pc_map[0].0 as usize;
-        for insn in Decoder::with_ip(
-            64,
-            &em.code[..first_term],
-            env.host_base,
-            DecoderOptions::NONE,
-        ) {
+        for insn in Decoder::with_ip(64, &em.code, env.host_base, DecoderOptions::NONE) {
             let mut s = String::new();
             f.format(&insn, &mut s);
             out.push_str(&format!("    {s}\n"));

@@ -122,6 +122,7 @@ impl CodeIndex {
             },
             rep_ring: b.rep_ring.contains(&(index as u32)),
             counted: b.counted,
+            term: index + 1 == b.pc_map.len(),
             host_start: b.host.0 + start as u64,
             start_exact: true,
         })

@@ -74,6 +74,9 @@ pub struct PcLocation {
     pub rep_ring: bool,
     /// Its execution was counted.
     pub counted: bool,
+    /// It is a block's terminator (its exit's code, where the block's exit
+    /// word is pushed; contract).
+    pub term: bool,
     /// The first host instruction of the code `pc` lies in, and whether
     /// the guest's machine state is exact there (a guest instruction's
     /// start, not glue): with `exact` false, the host code from there to
@@ -152,6 +155,7 @@ impl CodeView {
                 after: if counted { w.pc.after as u32 } else { 0 },
                 rep_ring: w.pc.rep,
                 counted,
+                term: false,
                 host_start: w.start,
                 start_exact: w.start_exact,
             });

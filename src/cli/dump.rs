@@ -24,12 +24,14 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
     let v: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a JSON profile", path.display()))?;
     let version = v["schema_version"].as_u64();
-    if version != Some(crate::profile::SCHEMA_VERSION as u64) {
+    let readable = crate::profile::OLDEST_READABLE as u64..=crate::profile::SCHEMA_VERSION as u64;
+    if !version.is_some_and(|x| readable.contains(&x)) {
         bail!(
-            "{}: profile schema version {} is not the supported {}",
+            "{}: profile schema version {} is not a supported one ({} to {})",
             path.display(),
             version.map_or("missing".into(), |x| x.to_string()),
-            crate::profile::SCHEMA_VERSION
+            readable.start(),
+            readable.end()
         );
     }
     // Each block's symbol and module+offset (stripped code has only the

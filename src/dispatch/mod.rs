@@ -100,6 +100,11 @@ pub struct Vm {
     /// code that did not retire (smc.rs); set by the signal handler,
     /// reported to the monitor by the dispatcher.
     pub unretired_pending: u32,
+    /// The block the thread left before its end (a fault, a kick at an
+    /// instruction boundary, a store into code, a signal): its `PARTIAL`
+    /// word goes to the ring before the `TAG_UNRETIRED` record (contract
+    /// I3); set with `unretired_pending` or `fault` by the signal handler.
+    pub partial_block: Option<u32>,
     /// Where translated code faulted fatally, and the guest's RCX then;
     /// set by the signal handler, reported by [`Vm::record_fault`].
     pub fault: Option<(crate::cache::PcLocation, u64)>,
@@ -367,13 +372,17 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
-            if self.ctx.sb_partial != 0 && self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
-                // The thread left a superblock pass abnormally: close it
-                // before anything else reaches the ring (superblock/mod.rs;
-                // a fault's record_fault does it in its own order).
-                let w = std::mem::take(&mut self.ctx.sb_partial);
-                self.push_loop_counters();
-                self.push_words(&[w]);
+            if self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
+                // The thread left a superblock pass or a block before its
+                // end: close it before anything else reaches the ring
+                // (superblock/mod.rs, contract I3; a fault's record_fault
+                // does it in its own order).
+                if self.ctx.sb_partial != 0 {
+                    let w = std::mem::take(&mut self.ctx.sb_partial);
+                    self.push_loop_counters();
+                    self.push_words(&[w]);
+                }
+                self.push_partial_block();
             }
             let unretired = std::mem::take(&mut self.unretired_pending);
             self.record_unretired(unretired);
@@ -592,8 +601,21 @@ impl Vm {
     /// a store into code, a signal): if a superblock pass is open there,
     /// the dispatcher pushes its partial record. Async-signal-safe.
     pub(crate) fn note_leave(&mut self, pc: u64) {
+        self.note_leave_at(pc, false);
+    }
+
+    /// [`Vm::note_leave`], `killed`: a signal from outside stops the
+    /// thread wherever it is, also in a block's exit code, where its exit
+    /// word may be pushed already: there it counts as having left (a
+    /// killed run's last block is approximate).
+    pub(crate) fn note_leave_at(&mut self, pc: u64, killed: bool) {
         let view = &self.proc.view;
         if pc < view.shared.arena.rx {
+            if let Some(loc) = view.index.locate(pc) {
+                if loc.counted && !(killed && loc.term && !loc.exact) {
+                    self.partial_block = loc.block.map(|b| b.0);
+                }
+            }
             return;
         }
         if let Some(w) = view.shared.registry.find(view.gen(), pc) {

@@ -353,8 +353,17 @@ impl Vm {
         self.push_words(&words);
     }
 
-    /// Tell the monitor that `n` counted instructions of the block entered
-    /// last did not retire (monitor `TAG_UNRETIRED`).
+    /// The block the thread left before its end ran as far as it got: its
+    /// `PARTIAL` word (contract I3).
+    pub(super) fn push_partial_block(&mut self) {
+        if let Some(b) = self.partial_block.take() {
+            let w = crate::contract::block_word(b, crate::contract::PARTIAL);
+            self.push_words(&[w]);
+        }
+    }
+
+    /// Tell the monitor that `n` counted instructions of the code whose
+    /// exit word came last did not retire (monitor `TAG_UNRETIRED`).
     pub fn record_unretired(&mut self, n: u32) {
         if n > 0 {
             self.push_words(&[TAG_UNRETIRED, n]);
@@ -376,6 +385,7 @@ impl Vm {
                 self.push_loop_counters();
                 self.push_words(&[partial]);
             }
+            self.push_partial_block();
             return;
         };
         let in_rep = !loc.exact && loc.rep_ring;
@@ -388,6 +398,7 @@ impl Vm {
             self.push_loop_counters();
             self.push_words(&[partial]);
         }
+        self.push_partial_block();
         if !loc.counted {
             return;
         }

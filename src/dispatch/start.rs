@@ -270,6 +270,7 @@ impl Vm {
             entry,
             stats: Stats::default(),
             unretired_pending: 0,
+            partial_block: None,
             fault: None,
             clear_tid: 0,
             sig: syscall::ThreadSignals::default(),

@@ -39,9 +39,8 @@ pub use ring::Ring;
 pub use tables::{SbConfig, SyscallStat, Tables};
 
 pub use crate::contract::{
-    record_words, BLOCK_ID_LIMIT, NR_MASK, TAG, TAG_LOOP, TAG_PATH, TAG_REP, TAG_REP_SB,
-    TAG_SIGNAL, TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE,
-    UNIT_LIMIT,
+    record_words, BLOCK_ID_LIMIT, NR_MASK, TAG, TAG_LOOP, TAG_PATH, TAG_REP, TAG_SIGNAL,
+    TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE, UNIT_LIMIT,
 };
 
 /// One guest thread's ring and where its producer position lives.

@@ -34,7 +34,10 @@ pub use modules::{hex, Module, Modules, ANON};
 pub use process::ProcessInfo;
 pub use symbols::Symbols;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+/// The oldest schema the reader takes: 2 differs from 3 only in what
+/// `edges` leaves out (docs/PROFILE.md) and has no `unresolved_exits`.
+pub const OLDEST_READABLE: u32 = 2;
 
 #[derive(Debug, Serialize)]
 pub struct Binary {
@@ -114,6 +117,13 @@ pub struct RingStats {
     pub waits: u64,
     pub wait_seconds: f64,
     pub peak_lag_entries: u64,
+    /// `entries` over `totals.block_executions`: what the profile cost the
+    /// guest in ring words per block it ran (superblocks and counted loops
+    /// bring it below 1).
+    pub words_per_block: f64,
+    /// The monitor's CPU time (all of it: tables, the calling-context
+    /// tree, sampling, building superblocks) over `entries`, in ns.
+    pub monitor_ns_per_word: f64,
 }
 
 /// A block-to-block transition, or an indirect/call edge, by guest address.
@@ -225,6 +235,8 @@ pub struct Profile {
     pub call_edges: Vec<Edge>,
     pub returns: u64,
     pub unmatched_returns: u64,
+    /// Indirect exits whose target never came (monitor tables I1).
+    pub unresolved_exits: u64,
     pub max_call_depth: usize,
     pub call_tree: Vec<ContextRecord>,
     pub call_tree_truncated_calls: u64,
@@ -411,6 +423,8 @@ impl Profile {
             waits: t.waits,
             wait_seconds: t.wait_ns as f64 * 1e-9,
             peak_lag_entries: t.max_lag,
+            words_per_block: t.entries as f64 / totals.block_executions.max(1) as f64,
+            monitor_ns_per_word: inp.times.monitor_cpu_seconds * 1e9 / t.entries.max(1) as f64,
         });
         let translations = inp
             .translations
@@ -459,6 +473,7 @@ impl Profile {
             call_edges: edge_list(calls),
             returns: t.returns,
             unmatched_returns: t.unmatched_returns,
+            unresolved_exits: t.unresolved_exits,
             max_call_depth: t.max_shadow_depth,
             call_tree,
             call_tree_truncated_calls: t.tree.truncated,

@@ -4,8 +4,8 @@
 //! I1: `read_bytes` never panics, whatever the bytes (fuzzed by
 //!     `fuzz/fuzz_targets/profile_read.rs`); every failure is a `ReadError`
 //!     whose `Display` is one line.
-//! I2: a document is accepted only with `schema_version` ==
-//!     `super::SCHEMA_VERSION`; unknown fields are ignored (additions within
+//! I2: a document is accepted only with `schema_version` from
+//!     `super::OLDEST_READABLE` to `super::SCHEMA_VERSION`; unknown fields are ignored (additions within
 //!     one schema version are additive, docs/PROFILE.md), and fields added
 //!     after the first version of schema 1 (`pid`, `modules`, `edges`,
 //!     `call_tree`, `translations`) are optional.
@@ -237,7 +237,7 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
                 reason: "no schema_version field".into(),
             })
         }
-        Some(v) if v != SCHEMA_VERSION as u64 => {
+        Some(v) if !(super::OLDEST_READABLE as u64..=SCHEMA_VERSION as u64).contains(&v) => {
             return Err(ReadError::WrongVersion { path, found: v })
         }
         Some(_) => {}

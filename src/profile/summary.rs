@@ -64,13 +64,16 @@ impl Profile {
         if let Some(r) = &self.ring {
             let _ = writeln!(
                 s,
-                "ring: {} entries, {} waits ({:.6} s), peak lag {} entries; monitor {} ({:.3} s CPU)",
+                "monitor: {} ring words ({:.3} per block run), {:.3} s CPU ({}), {:.2} ns per word; \
+                 guest waited {} times ({:.6} s), peak lag {} words",
                 r.entries,
+                r.words_per_block,
+                self.times.monitor_cpu_seconds,
+                if self.monitor.pinned { "pinned" } else { "unpinned" },
+                r.monitor_ns_per_word,
                 r.waits,
                 r.wait_seconds,
                 r.peak_lag_entries,
-                if self.monitor.pinned { "pinned" } else { "unpinned" },
-                self.times.monitor_cpu_seconds
             );
         }
         s

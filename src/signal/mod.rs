@@ -595,7 +595,7 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
         // a partial record must not follow: the pass then closes at its
         // head at the end (a killed run's last block is approximate).
         if !view.locate(pc).is_some_and(|l| l.rep_ring) {
-            vm.note_leave(pc);
+            vm.note_leave_at(pc, true);
         }
         vm.ctx.exit_arg = sig;
         uc.uc_mcontext.gregs[libc::REG_RIP as usize] = view.fatal_stub.0 as i64;

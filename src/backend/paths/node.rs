@@ -5,6 +5,8 @@
 use iced_x86::{Code, Instruction, Mnemonic, Register};
 
 use super::super::asm::mem;
+use crate::contract::{EXIT_FALL, EXIT_TAKEN};
+
 use super::super::{
     condition_code, emit_body_insn, emit_prologue, BlockEmitter, EmitEnv, Prologue, S_RAX,
 };
@@ -301,9 +303,16 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
     })
 }
 
-/// The side of a transfer to guest `t`: an edge probe, or the exit probe
-/// and an ordinary jump out.
-fn side(e: &mut BlockEmitter, l: &mut Labels, s: &NodeSpec, t: GuestAddr) -> Result<(), EmitError> {
+/// The side of a transfer to guest `t`, exit `k` of the block: its exit
+/// word, then an edge probe, or the exit probe and an ordinary jump out.
+fn side(
+    e: &mut BlockEmitter,
+    l: &mut Labels,
+    s: &NodeSpec,
+    t: GuestAddr,
+    k: u32,
+) -> Result<(), EmitError> {
+    e.push_exit(k)?;
     if let Some(edge) = s.edges.iter().find(|x| x.target == t) {
         return emit_edge(e, l, s, edge);
     }
@@ -316,7 +325,7 @@ fn emit_terminator(e: &mut BlockEmitter, l: &mut Labels, s: &NodeSpec) -> Result
     let b = s.ir;
     match &b.term {
         Terminator::Jump { target } | Terminator::Fallthrough { next: target } => {
-            side(e, l, s, *target)
+            side(e, l, s, *target, EXIT_FALL)
         }
         Terminator::Branch {
             insn,
@@ -344,9 +353,9 @@ fn emit_terminator(e: &mut BlockEmitter, l: &mut Labels, s: &NodeSpec) -> Result
                     l.to(&mut e.a, r, lt);
                 }
             }
-            side(e, l, s, *fallthrough)?;
+            side(e, l, s, *fallthrough, EXIT_FALL)?;
             l.bind(&mut e.a, lt);
-            side(e, l, s, *taken)
+            side(e, l, s, *taken, EXIT_TAKEN)
         }
         Terminator::Call { return_to, .. } | Terminator::IndirectCall { return_to, .. } => {
             call_or_syscall(e, l, s, *return_to)
@@ -411,6 +420,7 @@ fn indirect_jump(
     insn: &Instruction,
 ) -> Result<(), EmitError> {
     e.load_target(insn)?;
+    e.push_exit(EXIT_FALL)?;
     let a = &mut e.a;
     a.store_gs(P_TGT, Register::RAX)?;
     a.store_gs(P_RCX, Register::RCX)?;

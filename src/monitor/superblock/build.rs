@@ -8,11 +8,11 @@
 //! I1: the guest thread never waits for a build: everything but the
 //!     final patches happens without the publish lock, and the lock is
 //!     held only for a generation check and a few aligned stores.
-//! I2: a head's first instruction is the ring prologue's
-//!     `mov gs:[disp32], rax` (9 bytes, 16-byte aligned block start): the
-//!     patch replaces its first 8 bytes with `jmp rel32` + `int3`s in one
-//!     store, so a thread sees the old instruction or the jump, and no
-//!     thread can be inside those bytes.
+//! I2: a head's first instruction is the 8-byte `backend::PATCH_NOP` every
+//!     block that pushes exit words starts with (16-byte aligned block
+//!     start): the patch replaces it with `jmp rel32` + `int3`s in one
+//!     store, so a thread sees the nop or the jump, and no thread can be
+//!     inside those bytes.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -30,10 +30,6 @@ use crate::monitor::tables::SbAccount;
 use crate::monitor::tables::SbExitAcct;
 use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables};
 use crate::types::GuestAddr;
-
-/// The bytes every ring prologue starts with: `mov gs:[disp32], rax`
-/// (backend::asm::gs_mem: SIB without base, 9 bytes in all).
-const PROLOGUE_START: [u8; 5] = [0x65, 0x48, 0x89, 0x04, 0x25];
 
 /// What the builder was told at start.
 #[derive(Debug, Clone)]
@@ -411,6 +407,7 @@ impl Builder {
             .map(|x| SbExitAcct {
                 member: x.member,
                 to_head: x.to == super::ExitTo::Loop,
+                to: x.to,
             })
             .collect();
         let mut acc = SbAccount::new(
@@ -447,7 +444,7 @@ impl Builder {
                     (head_host as i64 - self.shared.arena.rw_delta) as *const u8,
                     8,
                 );
-                if first[..5] != PROLOGUE_START {
+                if first != crate::backend::PATCH_NOP {
                     return;
                 }
                 let original: [u8; 8] = first.try_into().expect("8 bytes");

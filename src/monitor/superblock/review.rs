@@ -179,12 +179,7 @@ mod tests {
     fn tables_with(exit_counts: [u64; 3]) -> Tables {
         let mut t = Tables::new(SbConfig::default());
         let metas = vec![crate::monitor::BlockMeta::default(); 13];
-        let exits = (0..3)
-            .map(|m| SbExitAcct {
-                member: m,
-                to_head: false,
-            })
-            .collect();
+        let exits = (0..3).map(|m| SbExitAcct::direct(m, 0x1000)).collect();
         let base = t.next_units(6).unwrap();
         let acc = SbAccount::new(
             vec![10, 11, 12],

@@ -208,7 +208,7 @@ fn admits(metas: &[BlockMeta], t: &Tables, p: Option<u32>, e: u32) -> bool {
     let Some(mp) = metas.get(p as usize) else {
         return false;
     };
-    let seen = t.block_slot(p).is_some_and(|s| s.way.contains(&e));
+    let seen = t.successor_blocks(p).contains(&e);
     seen && match mp.exit {
         ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => true,
         _ => follows(mp, me),
@@ -262,7 +262,8 @@ mod tests {
     fn windows_are_cut_across_batches_and_mined_into_requests() {
         let blocks = loop_table(5);
         let mut t = Tables::new(pisat());
-        let stream: Vec<u32> = (0..5000u32).map(|i| i % 5).collect();
+        let taken = |b: u32| crate::contract::block_word(b, crate::contract::EXIT_TAKEN);
+        let stream: Vec<u32> = (0..5000u32).map(|i| taken(i % 5)).collect();
         for chunk in stream.chunks(777) {
             t.process(0, chunk, &blocks);
         }
@@ -300,21 +301,14 @@ mod tests {
         use crate::monitor::tables::{SbAccount, SbExitAcct};
         let blocks = loop_table(7);
         let metas = blocks.published().to_vec();
-        // A superblock of blocks 0 and 1, leaving from 1.
+        // A superblock of blocks 0 and 1, leaving from 1 by either side.
         let sb = |t: &mut Tables| {
-            let base = t.next_units(3).unwrap();
-            let exit = SbExitAcct {
-                member: 1,
-                to_head: false,
-            };
-            let acc = SbAccount::new(
-                vec![0, 1],
-                vec![u16::MAX, 0],
-                &[4, 4],
-                vec![exit],
-                vec![],
-                base,
-            );
+            let base = t.next_units(4).unwrap();
+            let exits = vec![
+                SbExitAcct::direct(1, 0x1000 + 16 * 2),
+                SbExitAcct::direct(1, 0x1000 + 16 * 3),
+            ];
+            let acc = SbAccount::new(vec![0, 1], vec![u16::MAX, 0], &[4, 4], exits, vec![], base);
             t.add_superblock(0, acc, &metas);
             base
         };
@@ -335,13 +329,21 @@ mod tests {
             let unit = sb(&mut fast);
             assert_eq!(unit, sb(&mut slow));
             for _ in 0..20_000 {
+                let t = next(2) as u32;
                 if b == 0 && next(4) < passes {
-                    stream.push(unit);
+                    // The pass leaves block 1 by its taken or its
+                    // fall-through side.
+                    stream.push(unit + t);
                     b = 1;
                 } else {
-                    stream.push(b);
+                    let k = if t == 0 {
+                        crate::contract::EXIT_TAKEN
+                    } else {
+                        crate::contract::EXIT_FALL
+                    };
+                    stream.push(crate::contract::block_word(b, k));
                 }
-                b = (b + 1 + next(2) as u32) % 7;
+                b = (b + 1 + t) % 7;
                 if next(50) == 0 {
                     // A rep record: the fast loop leaves it to the general.
                     stream.extend_from_slice(&[crate::monitor::TAG_REP, 9, 2]);
@@ -373,7 +375,9 @@ mod tests {
     #[ignore]
     fn cost_per_entry() {
         let blocks = loop_table(7);
-        let stream: Vec<u32> = (0..1u32 << 22).map(|i| (i * 3 + i / 7) % 7).collect();
+        let stream: Vec<u32> = (0..1u32 << 22)
+            .map(|i| crate::contract::block_word((i * 3 + i / 7) % 7, crate::contract::EXIT_FALL))
+            .collect();
         let counting = SbConfig {
             pisat: None,
             block_threshold: u32::MAX,

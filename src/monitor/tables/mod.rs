@@ -1,25 +1,33 @@
 //! The monitor's tables and the per-entry loop (module I2).
 //!
-//! Per unit (a block, or a superblock unit: units.rs) the monitor keeps
-//! one cache line, a [`Slot`] (slots.rs), indexed by the ring word itself:
-//! the unit's execution count, what the loop needs from the block table
-//! (instructions and blocks, how the unit ends, return address), and a
-//! two-way cache of its successors by first block, with their counts. An
-//! entry costs one count increment and a compare of its first block
-//! against the previous unit's ways, the same for a block as for a whole
-//! superblock pass; a successor found in neither way takes the slow path,
-//! which moves the evicted way's count into the `edges` hash table. Calls
-//! and returns also move the thread along the calling-context tree
-//! (calltree.rs).
+//! A ring word is an exit word (contract): a block, or a superblock pass
+//! (a unit, units.rs), ran and left by one exit. Per word the monitor
+//! keeps a count and the instructions and blocks the word stands for
+//! (words.rs `Hot`), and what else it needs of it (`Info`): how it ends,
+//! its static target, its first and last blocks. A batch is taken in two
+//! passes (pass.rs): the first counts every word, branch-free, and notes
+//! where the *special* words are (words.rs I3: calls, returns, indirect
+//! transfers, syscalls, calls and returns inside a superblock pass,
+//! superblock triggers still counting) with how many instructions had
+//! run by then; the second takes only those, in order: it moves the
+//! thread in the calling-context tree (calltree.rs) and counts where
+//! indirect transfers went, from the next exit word's first block.
 //!
-//! I1: every transition (previous unit → unit) of a thread is counted
-//!     exactly once, in a way of the previous unit's slot or in `edges`,
-//!     as the edge from the previous unit's last block to the unit's first
-//!     block, so the edge profile is complete: for every block, the sum of
-//!     its outgoing edges equals its count minus the times it was a
-//!     thread's last block.
+//! I1: every exit is counted exactly once: a direct exit's edge is its
+//!     word's count (to its static target, at the end), an indirect exit's
+//!     is counted by the second pass in a way of the word, the edge cache
+//!     or `edges`, once the next word tells its target, and a syscall's
+//!     when its record comes. So for every block, the sum of its outgoing
+//!     edges equals its count minus its `PARTIAL` runs, the times it was a
+//!     thread's last block, and the indirect exits whose target never came
+//!     (`unresolved_exits`: a signal frame or the end of the thread came
+//!     first).
 //! I2: every guest instruction counted (blocks and `rep` iterations) is
-//!     charged to exactly one calling context (calltree.rs I1).
+//!     charged to exactly one calling context (calltree.rs I1), the one it
+//!     ran in: a word's instructions are charged before the call or return
+//!     it ends with moves the thread.
+//! I3: the two passes and the general per-word path ([`Tables::entry`],
+//!     for path profiling and open Pisat windows) make the same tables.
 //!
 //! Usage: `tables.process(thread, entries, &block_table)` for each batch a
 //! ring hands out, in order; `tables.finish()` once, then read.
@@ -29,22 +37,20 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 mod mine;
+mod pass;
+mod records;
 mod sampling;
-mod slots;
+mod special;
 mod units;
+mod words;
 
 use super::calltree::{CallTree, ROOT};
-use super::superblock::{Request, Trigger};
-use super::{
-    BlockMeta, BlockTable, NR_MASK, TAG, TAG_LOOP, TAG_REP, TAG_REP_SB, TAG_SIGNAL, TAG_SIGRETURN,
-    TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE,
-};
-use crate::contract::{LOOP_PASSES_MASK, LOOP_PASSES_N, TAG_LOOP_PASSES};
-use slots::{
-    Slot, SlotTable, BLOCKS_SHIFT, F_CALL, F_INDIRECT, F_OPS, F_SHADOW, F_UNIT, INSNS_MASK, NONE,
-};
+use super::superblock::Request;
+use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
+use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL};
 use units::UnitOp;
 pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
+use words::{End, Ways, Word, WordTable, NONE, SPECIAL, W_BLOCKS, W_INSNS};
 
 /// When the monitor asks for superblocks (superblock/mod.rs).
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +75,13 @@ impl Default for SbConfig {
     }
 }
 
+impl SbConfig {
+    /// Does counting ask for superblocks (the thresholds are live)?
+    fn counting(&self) -> bool {
+        self.enabled && self.pisat.is_none()
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct SyscallStat {
     pub count: u64,
@@ -79,7 +92,7 @@ pub struct SyscallStat {
 /// Entries of the direct-mapped edge cache (16 bytes each).
 const ECACHE: usize = 1 << 16;
 
-/// An edge-cache entry: transitions from block `p` to block `e`.
+/// An edge-cache entry: transitions from word `p` to first block `e`.
 #[derive(Debug, Clone, Copy)]
 struct EdgeSlot {
     p: u32,
@@ -106,40 +119,42 @@ struct Frame {
     node: u32,
 }
 
-/// Per guest thread: the previous block, the shadow call stack, the
-/// calling context, and a tagged record split across ring segments.
+/// Per guest thread: its calling context and shadow stack, what it ran,
+/// the special word waiting for the next word to tell its target, and a
+/// tagged record split across batches.
 #[derive(Debug, Clone)]
 struct ThreadState {
-    prev: u32,
     shadow: Vec<Frame>,
     node: u32,
-    /// Instructions not yet charged to `node`.
-    acc: u64,
+    /// A word whose indirect end waits for the next exit word (special.rs).
+    peek: u32,
+    /// The last block that ended in a syscall whose record has not come.
+    syscall_from: u32,
     pending: Vec<u32>,
     pending_need: usize,
     /// ECX before and after of the last `TAG_REP` record.
     last_rep: (u32, u32),
-    /// `rep` iterations of a superblock pass whose unit has not come yet
-    /// (`TAG_REP_SB`), charged when it does (units.rs I1).
+    /// `rep` iterations of the code whose word comes next (contract I3),
+    /// charged when it does.
     rep_next: u64,
     /// Instructions charged, block executions and ring entries, so far.
     insns: u64,
     blocks: u64,
     entries: u64,
-    /// The Pisat window being filled (mine.rs).
-    window: mine::Capture,
     /// The first unit of the superblock of the last `TAG_LOOP` record
     /// (NONE: none understood).
     loop_base: u32,
+    /// The Pisat window being filled (mine.rs).
+    window: mine::Capture,
 }
 
 impl Default for ThreadState {
     fn default() -> Self {
         ThreadState {
-            prev: NONE,
             shadow: Vec::new(),
             node: ROOT,
-            acc: 0,
+            peek: NONE,
+            syscall_from: NONE,
             pending: Vec::new(),
             pending_need: 0,
             last_rep: (0, 0),
@@ -147,45 +162,45 @@ impl Default for ThreadState {
             insns: 0,
             blocks: 0,
             entries: 0,
-            window: mine::Capture::default(),
             loop_base: NONE,
+            window: mine::Capture::default(),
         }
     }
 }
 
-/// What the monitor keeps about a superblock unit (units.rs).
-#[derive(Debug, Clone)]
-pub(super) struct UnitInfo {
-    /// The block the unit's path ends at.
-    pub last: u32,
-    /// The superblock the unit belongs to (blocks have no `UnitInfo`).
-    pub sb: u32,
-}
-
-/// Exact profile tables, indexed by unit id where dense.
+/// Exact profile tables, indexed by exit word where dense.
 #[derive(Debug)]
 pub struct Tables {
-    slots: SlotTable,
-    /// Block slots made so far: ids below this (slots.rs I2).
+    words: WordTable<Word>,
+    /// Where each indirect end went (words.rs `Ways`).
+    ways: WordTable<Ways>,
+    /// Blocks with words made so far: ids below this (words.rs I2).
     block_hw: usize,
-    /// Unit slots made so far: ids from UNIT_BASE below this.
+    /// Unit words made so far: from UNIT_BASE below this.
     unit_hw: usize,
-    /// Guest address of each block with a slot.
+    /// Guest address of each block with words.
     guests: Vec<u64>,
-    /// Per unit from UNIT_BASE on.
-    units: Vec<UnitInfo>,
-    /// The calls and returns of `F_OPS` units' paths, each unit's in a
-    /// row (`Slot::ops_at`, units.rs I1).
+    /// Guest address → the latest block there (targets into block ids).
+    by_guest: HashMap<u64, u32>,
+    /// Per unit from UNIT_BASE on: its superblock.
+    unit_sb: Vec<u32>,
+    /// The calls and returns of units' paths, each unit's in a row
+    /// (`Info::ops_at`, units.rs I1).
     unit_ops: Vec<UnitOp>,
-    /// Successors beyond a block's two ways (I1).
+    /// Indirect successors beyond a word's two ways (I1).
     ecache: Vec<EdgeSlot>,
     /// (source block id, target guest address) → transitions evicted from
-    /// the edge cache, and at the end everything (I1).
+    /// the edge cache, syscall edges, and at the end everything (I1).
     edges: HashMap<(u32, u64), u64>,
+    /// Superblock triggers: direct entries counted so far per target guest
+    /// address while its trigger is open; `u32::MAX` once it fired.
+    warm: HashMap<u64, u32>,
     pub tree: CallTree,
     pub returns: u64,
     /// Returns that did not go back to the shadow stack's top (longjmp, …).
     pub unmatched_returns: u64,
+    /// Indirect exits whose target never came (I1).
+    pub unresolved_exits: u64,
     pub syscalls: BTreeMap<u64, SyscallStat>,
     pub syscall_log: Vec<(u64, i64)>,
     pub entries: u64,
@@ -196,7 +211,7 @@ pub struct Tables {
     /// Iterations of `rep` string instructions beyond their first (the
     /// block counts count each such instruction once).
     pub rep_extra: u64,
-    /// Instructions of entered blocks that did not retire because the block
+    /// Instructions of blocks that did not retire because the block
     /// stopped early (`TAG_UNRETIRED`); the block counts include them.
     pub unretired: u64,
     /// Frames built for guest signal handlers (`TAG_SIGNAL`).
@@ -221,7 +236,14 @@ pub struct Tables {
     pub pisat: Option<Box<super::superblock::pisat::Miner>>,
     /// Path profiling of one function (monitor/paths.rs), when asked for.
     pub paths: Option<Box<super::paths::PathsTables>>,
-    /// Use `run_fast` where it can (tests compare it with `entry` alone).
+    /// A superblock counts its loops (contract I2): batches may hold
+    /// time-stamped loop records (sampling.rs).
+    loops_counted: bool,
+    /// `--sb-edge-threshold` while counting asks for superblocks, else
+    /// never reached.
+    edge_threshold: u64,
+    /// Use the two passes where they can (tests compare them with the
+    /// general path alone, I3).
     fast: bool,
 }
 
@@ -231,17 +253,21 @@ pub const SYSCALL_LOG_LIMIT: usize = 1 << 20;
 impl Default for Tables {
     fn default() -> Self {
         Tables {
-            slots: SlotTable::default(),
+            words: WordTable::default(),
+            ways: WordTable::default(),
             block_hw: 0,
             unit_hw: UNIT_BASE as usize,
             guests: Vec::new(),
-            units: Vec::new(),
+            by_guest: HashMap::new(),
+            unit_sb: Vec::new(),
             unit_ops: Vec::new(),
             ecache: Vec::new(),
             edges: HashMap::new(),
+            warm: HashMap::new(),
             tree: CallTree::default(),
             returns: 0,
             unmatched_returns: 0,
+            unresolved_exits: 0,
             syscalls: BTreeMap::new(),
             syscall_log: Vec::new(),
             entries: 0,
@@ -264,64 +290,42 @@ impl Default for Tables {
             sampler: Default::default(),
             pisat: None,
             paths: None,
+            edge_threshold: u64::MAX,
+            loops_counted: false,
             fast: true,
         }
     }
 }
 
+/// The `End` of a block's exit word `k`, and where it goes on.
+fn block_end(m: &BlockMeta, k: u32) -> (End, u64, u64) {
+    if k == PARTIAL {
+        return (End::Partial, 0, 0);
+    }
+    match (m.exit, k) {
+        (ExitKind::Branch, EXIT_TAKEN) => (End::Direct, m.target, 0),
+        (ExitKind::Branch, _) => (End::Direct, m.next, 0),
+        (_, EXIT_TAKEN) => (End::Direct, 0, 0),
+        (ExitKind::Jump | ExitKind::Fallthrough, _) => (End::Direct, m.target, 0),
+        (ExitKind::Call, _) => (End::Call, m.target, m.next),
+        (ExitKind::IndirectJump, _) => (End::IndirectJump, 0, 0),
+        (ExitKind::IndirectCall, _) => (End::IndirectCall, 0, m.next),
+        (ExitKind::Return, _) => (End::Return, 0, 0),
+        (ExitKind::Syscall, _) => (End::Syscall, m.target, 0),
+        (ExitKind::Trap, _) => (End::Direct, 0, 0),
+    }
+}
+
 impl Tables {
-    /// Tables holding only block counts (`--count-inline`).
-    pub fn from_counts(counts: &[u64], blocks: &[BlockMeta]) -> Tables {
-        let mut t = Tables {
-            finished: true,
-            ..Tables::default()
-        };
-        t.grow_blocks(blocks);
-        for (id, &c) in counts.iter().enumerate().take(t.block_hw) {
-            t.slots[id].count = c;
-        }
-        t
-    }
-
-    /// Execution count of block `id`.
-    pub fn count(&self, id: usize) -> u64 {
-        if id < self.block_hw {
-            self.slots[id].count
-        } else {
-            0
-        }
-    }
-
-    /// Make a slot for every block of `table` that has none yet.
-    fn grow_blocks(&mut self, table: &[BlockMeta]) {
-        let sb = self.sb;
-        for (id, m) in table.iter().enumerate().skip(self.block_hw) {
-            self.slots[id] = Slot::block(id as u32, m, &sb);
-            self.guests.push(m.guest);
-        }
-        self.block_hw = self.block_hw.max(table.len());
-    }
-
-    /// A ring word without a slot: a block published since the slots were
-    /// last grown (block table I1: a ring only holds published ids), or
-    /// nothing hotlift made (counted, and skipped).
-    #[cold]
-    #[inline(never)]
-    fn admit(&mut self, id: usize, blocks: &BlockTable) -> bool {
-        if id < UNIT_BASE as usize {
-            self.grow_blocks(blocks.published());
-            if id < self.block_hw {
-                return true;
-            }
-        }
-        self.sb_record_errors += 1;
-        false
-    }
-
     /// Tables that ask for superblocks as `sb` says.
     pub fn new(sb: SbConfig) -> Tables {
         Tables {
             sb,
+            edge_threshold: if sb.counting() {
+                u64::from(sb.edge_threshold)
+            } else {
+                u64::MAX
+            },
             pisat: sb
                 .pisat
                 .filter(|_| sb.enabled)
@@ -330,399 +334,108 @@ impl Tables {
         }
     }
 
-    /// The per-entry loop over a piece of a batch of thread `t`
-    /// (sampling.rs cuts batches where samples fall).
-    fn process_entries(&mut self, t: usize, entries: &[u32], blocks: &BlockTable) {
-        if self.threads.len() <= t {
-            self.threads.resize(t + 1, ThreadState::default());
+    /// Tables holding only block counts (`--count-inline`).
+    pub fn from_counts(counts: &[u64], blocks: &[BlockMeta]) -> Tables {
+        let mut t = Tables {
+            finished: true,
+            ..Tables::default()
+        };
+        t.grow_blocks(blocks);
+        for (id, &c) in counts.iter().enumerate().take(t.block_hw) {
+            t.words[block_word(id as u32, EXIT_FALL)].count = c;
         }
-        let mut st = std::mem::take(&mut self.threads[t]);
-        if self.pisat.is_some() {
-            self.window_turn(&mut st);
-        }
-        if let Some(p) = self.paths.as_deref_mut() {
-            p.set_thread(t);
-        }
-        // Path profiling sees every entry: the general loop only. Pisat's
-        // windows see the entries while one is open (mine.rs I1).
-        let fast = self.fast && self.paths.is_none();
-        let mut i = 0;
-        while i < entries.len() {
-            if fast {
-                let (quiet, units) = st.window.quiet();
-                let quiet = usize::try_from(quiet).unwrap_or(usize::MAX);
-                let end = entries.len().min(i.saturating_add(quiet));
-                let n = if units {
-                    self.run_fast::<true>(&mut st, &entries[i..end])
-                } else {
-                    self.run_fast::<false>(&mut st, &entries[i..end])
-                };
-                st.window.skip(n as u64);
-                i += n;
-                if i == entries.len() {
-                    break;
-                }
-            }
-            self.entry(&mut st, entries[i], blocks);
-            i += 1;
-        }
-        if self.pisat.is_some() {
-            self.window_turn(&mut st);
-        }
-        self.entries += entries.len() as u64;
-        st.entries += entries.len() as u64;
-        self.threads[t] = st;
+        t
     }
 
-    /// One ring entry, whatever it is.
-    #[inline(never)]
-    fn entry(&mut self, st: &mut ThreadState, e: u32, blocks: &BlockTable) {
-        if e & TAG != 0 || st.pending_need > 0 {
-            st.window.tick();
-            self.record_word(st, e);
-            return;
-        }
-        let id = e as usize;
-        // One test for both ranges (slots.rs I2): a block id without a
-        // slot yet, or a unit id beyond the units made.
-        if (id.wrapping_sub(self.block_hw) < UNIT_BASE as usize - self.block_hw
-            || id >= self.unit_hw)
-            && !self.admit(id, blocks)
-        {
-            return;
-        }
-        let first = self.slots[id].first;
-        let p = st.prev;
-        if p != NONE {
-            self.transition(st, p, e, first);
-        }
-        let s = &mut self.slots[id];
-        s.count += 1;
-        let (count, trigger, size, flags) = (s.count, s.trigger, s.size, s.flags);
-        st.blocks += (size >> BLOCKS_SHIFT) as u64;
-        // TAG_REP_SB records of a pass come before its unit (units.rs I1);
-        // zero otherwise.
-        st.acc += std::mem::take(&mut st.rep_next);
-        if flags & F_OPS != 0 {
-            let (at, n) = (s.ops_at, s.ops_n);
-            let mut cx = (st.node, st.acc, st.insns);
-            self.replay_ops(&mut st.shadow, &mut cx, at, n, size);
-            (st.node, st.acc, st.insns) = cx;
-        } else {
-            st.acc += (size & INSNS_MASK) as u64;
-        }
-        if count == trigger as u64 {
-            self.count_trigger(e, p);
-        }
-        st.prev = e;
-        if flags & F_UNIT == 0 {
-            st.window.push(e);
-            if let Some(paths) = self.paths.as_deref_mut() {
-                paths.block(self.guests[id], e);
-            }
-        } else {
-            st.window.tick();
-            if let Some(paths) = self.paths.as_deref_mut() {
-                paths.other();
-            }
-        }
-    }
-
-    /// I2 at its cheapest: the leading entries of `entries` that are plain
-    /// (a unit with a slot, entered along a way of the unit before or an
-    /// edge the edge cache holds, passing no threshold; a call into a
-    /// context its caller's node has cached, a return to the shadow
-    /// stack's top; the calls and returns inside a superblock pass
-    /// replayed as the general loop does), with the thread's state in
-    /// registers; how many it took. It stops before anything else, which
-    /// [`Tables::entry`] does (each check comes before anything changes).
-    /// Passes with calls inside were two fifths of c-switch's and nine
-    /// tenths of c-recursion's ring words: replaying them here cut the
-    /// monitor's time on those by 30–45 %. `UNITS`: superblock passes
-    /// only (a Pisat window is open and takes every block id, mine.rs I1).
-    #[inline(never)]
-    fn run_fast<const UNITS: bool>(&mut self, st: &mut ThreadState, entries: &[u32]) -> usize {
-        let slots = self.slots.as_mut_ptr();
-        let (block_hw, unit_hw) = (self.block_hw, self.unit_hw);
-        let (mut prev, mut acc, mut nblocks) = (st.prev, st.acc, st.blocks);
-        let (mut node, mut insns) = (st.node, st.insns);
-        if prev == NONE || st.pending_need > 0 || st.rep_next != 0 {
+    /// Execution count of block `id` (its runs to either exit, and
+    /// stopped inside).
+    pub fn count(&self, id: usize) -> u64 {
+        if id >= self.block_hw {
             return 0;
         }
-        let mut n = 0;
-        for &e in entries {
-            let id = e as usize;
-            if e & TAG != 0
-                || id.wrapping_sub(block_hw) < UNIT_BASE as usize - block_hw
-                || id >= unit_hw
-            {
-                break;
-            }
-            // SAFETY: `id` and `prev` have slots (checked above, and when
-            // `prev` was taken); `s` and `ps` may be the same slot, so only
-            // raw pointers are used, one access at a time.
-            let (ps, s) = unsafe { (slots.add(prev as usize), slots.add(id)) };
-            // SAFETY: as above.
-            let (first, sflags, pflags, ret) =
-                unsafe { ((*s).first, (*s).flags, (*ps).flags, (*ps).ret) };
-            if UNITS && sflags & F_UNIT == 0 {
-                break;
-            }
-            // SAFETY: as above.
-            let (h0, h1) = unsafe { ((*ps).way[0] == first, (*ps).way[1] == first) };
-            let way = usize::from(h1);
-            // SAFETY: as above.
-            let thresholds = unsafe {
-                (*ps).way_n[way] + 1 == (*ps).way_trigger as u64
-                    || (*s).count + 1 == (*s).trigger as u64
-            };
-            // Beyond the two ways: the edge cache when it holds the edge
-            // (an indirect jump's many targets); anything else stops.
-            let mut cached = usize::MAX;
-            if !(h0 | h1) {
-                let k = ecache_index(prev, first);
-                match self.ecache.get(k) {
-                    Some(c)
-                        if c.p == prev
-                            && c.e == first
-                            // SAFETY: as above.
-                            && c.n + 1 != unsafe { (*ps).way_trigger } as u64 =>
-                    {
-                        cached = k
-                    }
-                    _ => break,
-                }
-            }
-            if thresholds {
-                break;
-            }
-            // A call or a return: only the common cases here.
-            let mut child = NONE;
-            if pflags & F_SHADOW != 0 {
-                let to = self.guests[first as usize];
-                if pflags & F_CALL != 0 {
-                    match self.tree.cached_child(node, to) {
-                        Some(c) if st.shadow.len() < st.shadow.capacity() => child = c,
-                        _ => break,
-                    }
-                } else if st.shadow.last().is_none_or(|f| f.ret != to) {
-                    break;
-                }
-                insns = insns.wrapping_add(acc);
-                self.tree.charge(node, std::mem::take(&mut acc));
-                if pflags & F_CALL != 0 {
-                    st.shadow.push(Frame { ret, node });
-                    self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
-                    self.tree.entered(child);
-                    node = child;
-                } else {
-                    self.returns += 1;
-                    node = st.shadow.pop().map_or(node, |f| f.node);
-                }
-            }
-            // SAFETY: as above.
-            let size = unsafe {
-                if cached == usize::MAX {
-                    (*ps).way_n[way] += 1;
-                } else {
-                    self.ecache[cached].n += 1;
-                }
-                (*s).count += 1;
-                (*s).size
-            };
-            if sflags & F_OPS != 0 {
-                // The calls and returns inside a superblock pass.
-                // SAFETY: as above.
-                let (at, n) = unsafe { ((*s).ops_at, (*s).ops_n) };
-                let mut cx = (node, acc, insns);
-                self.replay_ops(&mut st.shadow, &mut cx, at, n, size);
-                (node, acc, insns) = cx;
-            } else {
-                acc += (size & INSNS_MASK) as u64;
-            }
-            nblocks += (size >> BLOCKS_SHIFT) as u64;
-            prev = e;
-            n += 1;
-        }
-        st.prev = prev;
-        st.acc = acc;
-        st.blocks = nblocks;
-        st.node = node;
-        st.insns = insns;
-        n
+        (0..3)
+            .map(|k| self.words[block_word(id as u32, k)].n())
+            .sum()
     }
 
-    /// Count the transition `p` → `e` (whose first block is `first`) of a
-    /// thread (I1) and move it in the calling-context tree.
+    /// Count of exit word `w` (a unit's passes that ended at its exit).
+    fn word_count(&self, w: u32) -> u64 {
+        self.words[w].n()
+    }
+
+    /// Make the words of every block of `table` that has none yet.
+    fn grow_blocks(&mut self, table: &[BlockMeta]) {
+        let triggers = self.sb.counting();
+        for (id, m) in table.iter().enumerate().skip(self.block_hw) {
+            let id = id as u32;
+            self.guests.push(m.guest);
+            self.by_guest.insert(m.guest, id);
+            let weight = u64::from(m.insns) | 1 << W_BLOCKS;
+            for k in 0..3 {
+                let (end, target, ret) = block_end(m, k);
+                let warm = triggers && self.opens_trigger(end, target);
+                let w = block_word(id, k);
+                self.words[w] = Word {
+                    count: if end.special() || warm { SPECIAL } else { 0 },
+                    weight,
+                    end,
+                    warm,
+                    first: id,
+                    last: id,
+                    target,
+                    ret,
+                    ..Word::default()
+                };
+                self.ways[w] = Ways {
+                    to: [NONE; 2],
+                    n: [0; 2],
+                };
+            }
+        }
+        self.block_hw = self.block_hw.max(table.len());
+    }
+
+    /// Does a word that ends `end` at `target` count toward a superblock
+    /// trigger there (a direct transfer into a block whose trigger has not
+    /// fired)?
+    fn opens_trigger(&self, end: End, target: u64) -> bool {
+        (end == End::Direct || end == End::Call)
+            && target != 0
+            && self.warm.get(&target) != Some(&u32::MAX)
+    }
+
+    /// Is `w` a word with entries made (words.rs I2)?
     #[inline(always)]
-    fn transition(&mut self, st: &mut ThreadState, p: u32, e: u32, first: u32) {
-        let ps = &mut self.slots[p as usize];
-        // Branch-free on the hot path: which way is taken is as random as
-        // the guest's branches are.
-        let (h0, h1) = (u64::from(ps.way[0] == first), u64::from(ps.way[1] == first));
-        ps.way_n[0] += h0;
-        ps.way_n[1] += h1;
-        if h0 | h1 == 0 {
-            self.edge_miss(p, first, 1);
-        } else if ps.way_trigger != u32::MAX {
-            let n = ps.way_n[h1 as usize];
-            if n == ps.way_trigger as u64 {
-                self.edge_trigger(p, first, n);
+    fn known(&self, w: u32) -> bool {
+        (w as usize) < 4 * self.block_hw
+            || (UNIT_BASE as usize..self.unit_hw).contains(&(w as usize))
+    }
+
+    /// A ring word without entries: a block published since the words
+    /// were last grown (block table I1: a ring only holds published ids),
+    /// or nothing hotlift made (counted, and skipped).
+    #[cold]
+    #[inline(never)]
+    fn admit(&mut self, w: u32, blocks: &BlockTable) -> bool {
+        if w < UNIT_BASE {
+            self.grow_blocks(blocks.published());
+            if self.known(w) {
+                return true;
             }
         }
-        if self.slots[p as usize].flags & F_SHADOW != 0 {
-            self.call_or_return(st, p, e);
-        }
+        self.sb_record_errors += 1;
+        false
     }
 
-    /// Block `e` reached its count threshold; entered from unit `p` this
-    /// time.
-    #[cold]
-    fn count_trigger(&mut self, e: u32, p: u32) {
-        let direct = p == NONE || self.slots[p as usize].flags & F_INDIRECT == 0;
-        let s = &mut self.slots[e as usize];
-        if direct {
-            let threshold = s.trigger as u64;
-            s.trigger = u32::MAX;
-            self.requests.push(Request::counted(
-                e,
-                Trigger::Block {
-                    count: s.count,
-                    threshold,
-                },
-            ));
-        } else {
-            // Entered indirectly: ask again at a later direct entry. Not at
-            // the very next execution: a block most returns land in would
-            // come here on every one (c-qsort: 6 % of the monitor's time).
-            let later = s.count + (s.count / 8).max(64);
-            s.trigger = later.min(u64::from(u32::MAX - 1)) as u32;
-        }
+    /// The guest address of block `b`'s code.
+    #[inline(always)]
+    fn guest(&self, b: u32) -> u64 {
+        self.guests.get(b as usize).copied().unwrap_or(0)
     }
 
-    /// The indirect edge from unit `p` to block `e` reached its threshold.
-    #[cold]
-    fn edge_trigger(&mut self, p: u32, e: u32, count: u64) {
-        let from = self.guests[self.last_block(p) as usize];
-        self.requests.push(Request::counted(
-            e,
-            Trigger::IndirectEdge {
-                from,
-                count,
-                threshold: self.slots[p as usize].way_trigger as u64,
-            },
-        ));
-    }
-
-    /// Successor `e` (a first block) of unit `p` is in neither way: a free
-    /// way, or the edge cache, whose evicted entry goes to `edges` (I1);
-    /// `n` transitions at once.
-    #[cold]
-    fn edge_miss(&mut self, p: u32, e: u32, n: u64) {
-        let ps = &mut self.slots[p as usize];
-        if let Some(w) = ps.way.iter().position(|&w| w == NONE) {
-            ps.way[w] = e;
-            ps.way_n[w] = n;
-            return;
-        }
-        if self.ecache.is_empty() {
-            self.ecache = vec![EMPTY_EDGE; ECACHE];
-        }
-        let slot = &mut self.ecache[ecache_index(p, e)];
-        if slot.p == p && slot.e == e {
-            slot.n += n;
-            let (now, trigger) = (slot.n, self.slots[p as usize].way_trigger as u64);
-            if now >= trigger && now - n < trigger {
-                self.edge_trigger(p, e, now);
-            }
-            return;
-        }
-        let old = std::mem::replace(slot, EdgeSlot { p, e, n });
-        if old.p != NONE {
-            self.add_edge(old.p, old.e, old.n);
-        }
-    }
-
-    /// `n` transitions at once from unit `p` to a unit whose first block is
-    /// `first`, where no threshold can be passed (a direct exit: counted
-    /// loops, contract I2).
-    fn count_edge_n(&mut self, p: u32, first: u32, n: u64) {
-        let ps = &mut self.slots[p as usize];
-        match ps.way.iter().position(|&w| w == first) {
-            Some(w) => ps.way_n[w] += n,
-            None => self.edge_miss(p, first, n),
-        }
-    }
-
-    /// A `TAG_LOOP` record (contract I2): the `TAG_LOOP_PASSES` words
-    /// after it count passes of the superblock whose first unit is
-    /// `rec[1]`.
-    fn loop_record(&mut self, st: &mut ThreadState, rec: &[u32]) {
-        let base = rec[1];
-        let known = (UNIT_BASE as usize..self.unit_hw).contains(&(base as usize))
-            && self.sbs[self.unit(base).sb as usize].unit_base == base;
-        st.loop_base = if known { base } else { NONE };
-        if !known {
-            self.sb_record_errors += 1;
-        }
-    }
-
-    /// A `TAG_LOOP_PASSES` word (contract I2): `n` passes ended at the
-    /// `l`-th exit looping back to the head of the superblock of the last
-    /// `TAG_LOOP` record. Each is a pass of that exit's unit followed by a
-    /// pass into the head, exactly as if its word had come; the first
-    /// counted pass was entered from the unit before, and the pass after
-    /// the last one (counted, or the unit of the exit the loop is left by)
-    /// has had its transition into the head counted here already.
-    fn loop_passes(&mut self, st: &mut ThreadState, w: u32) {
-        let (l, n) = (((w >> 24) & 0x1f) as usize, u64::from(w & LOOP_PASSES_N));
-        let base = st.loop_base;
-        let loops = match base {
-            NONE => None,
-            _ => Some(&self.sbs[self.unit(base).sb as usize].loops),
-        };
-        let Some(&k) = loops.and_then(|loops| loops.get(l)) else {
-            self.sb_record_errors += 1;
-            return;
-        };
-        let u = base + k;
-        let head = self.slots[u as usize].first;
-        if st.prev != NONE {
-            self.transition(st, st.prev, u, head);
-            st.prev = NONE;
-        }
-        self.count_edge_n(u, head, n);
-        let s = &mut self.slots[u as usize];
-        s.count += n;
-        st.blocks += n * u64::from(s.size >> BLOCKS_SHIFT);
-        st.acc += n * u64::from(s.size & INSNS_MASK);
-    }
-
-    /// `n` transitions from unit `p` to block `e` (I1).
-    fn add_edge(&mut self, p: u32, e: u32, n: u64) {
-        let key = (self.last_block(p), self.guests[e as usize]);
-        *self.edges.entry(key).or_insert(0) += n;
-    }
-
-    /// `p` ended with a call or a return and `e` came next: move the thread
-    /// in the calling-context tree and on its shadow stack.
-    fn call_or_return(&mut self, st: &mut ThreadState, p: u32, e: u32) {
-        let ps = self.slots[p as usize];
-        let to = self.guests[self.slots[e as usize].first as usize];
-        if ps.flags & F_CALL != 0 {
-            self.do_call(st, ps.ret, to);
-        } else {
-            self.do_return(st, to);
-        }
-    }
-
-    /// Charge the thread's pending instructions to its calling context
-    /// (I2) and to its own total.
-    #[inline]
-    fn charge(&mut self, st: &mut ThreadState) {
-        let n = std::mem::take(&mut st.acc);
-        st.insns = st.insns.wrapping_add(n);
-        self.tree.charge(st.node, n);
+    /// The latest block at guest address `g`, if any (NONE).
+    fn block_at(&self, g: u64) -> u32 {
+        self.by_guest.get(&g).copied().unwrap_or(NONE)
     }
 
     /// What each guest thread (by ring, in registration order) executed:
@@ -735,156 +448,54 @@ impl Tables {
             .collect()
     }
 
-    /// A call to `to` that returns to `ret`.
-    fn do_call(&mut self, st: &mut ThreadState, ret: u64, to: u64) {
-        self.charge(st);
-        st.node = self.call(&mut st.shadow, st.node, ret, to);
-    }
-
-    /// A return to `to`.
-    fn do_return(&mut self, st: &mut ThreadState, to: u64) {
-        self.charge(st);
-        st.node = self.ret(&mut st.shadow, st.node, to);
-    }
-
-    /// A call from context `node` to `to` that returns to `ret`: the
-    /// callee's context.
-    #[inline(always)]
-    fn call(&mut self, shadow: &mut Vec<Frame>, node: u32, ret: u64, to: u64) -> u32 {
-        shadow.push(Frame { ret, node });
-        self.max_shadow_depth = self.max_shadow_depth.max(shadow.len());
-        self.tree.enter(node, to)
-    }
-
-    /// A return from context `node` to `to`: the context returned to.
-    #[inline(always)]
-    fn ret(&mut self, shadow: &mut Vec<Frame>, node: u32, to: u64) -> u32 {
-        self.returns += 1;
-        match shadow.last() {
-            Some(f) if f.ret == to => {
-                let n = f.node;
-                shadow.pop();
-                n
-            }
-            _ => self.unmatched_return(shadow, node, to),
+    /// Block `id`'s successors seen so far: a branch's two sides (taken
+    /// first), another block's one target, or the first two targets an
+    /// indirect exit had, by block id (NONE: not taken yet, not
+    /// translated, or none), each with its count, and the block's own
+    /// count (superblock selection, select.rs).
+    pub fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
+        if id as usize >= self.block_hw {
+            return None;
         }
-    }
-
-    /// A return that does not go to the shadow stack's top (longjmp, a
-    /// thread switching stacks): to the newest frame returning there, if
-    /// any.
-    #[cold]
-    fn unmatched_return(&mut self, shadow: &mut Vec<Frame>, node: u32, to: u64) -> u32 {
-        self.unmatched_returns += 1;
-        match shadow.iter().rposition(|f| f.ret == to) {
-            Some(i) => {
-                let n = shadow[i].node;
-                shadow.truncate(i);
-                n
-            }
-            None => node,
-        }
-    }
-
-    /// A word of a tagged record (or its first word).
-    fn record_word(&mut self, st: &mut ThreadState, e: u32) {
-        if st.pending_need == 0 {
-            if e == TAG_SIGRETURN {
-                // The context the handler returns to follows no block.
-                if let Some(p) = self.paths.as_deref_mut() {
-                    p.marker();
-                }
-                st.prev = NONE;
-                return;
-            }
-            if e & LOOP_PASSES_MASK == TAG_LOOP_PASSES {
-                self.loop_passes(st, e);
-                return;
-            }
-            st.pending.push(e);
-            st.pending_need = super::record_words(e);
-            return;
-        }
-        st.pending.push(e);
-        st.pending_need -= 1;
-        if st.pending_need == 0 {
-            let rec = std::mem::take(&mut st.pending);
-            self.tagged(st, &rec);
-            st.pending = rec;
-            st.pending.clear();
-        }
-    }
-
-    fn tagged(&mut self, st: &mut ThreadState, rec: &[u32]) {
-        if let Some(p) = self.paths.as_deref_mut() {
-            if rec[0] & 0xf000_0000 == super::TAG_PATH {
-                p.record(rec);
-                return;
-            }
-            if matches!(rec[0], TAG_UNRETIRED | TAG_UNRETIRED_REP) || rec[0] & !0xff == TAG_SIGNAL {
-                p.marker();
-            }
-        }
-        if rec[0] == TAG_REP || rec[0] == TAG_REP_SB {
-            // Single-stepping counts each iteration; RCX = 0 still counts
-            // the instruction once. Inside a superblock pass, the unit
-            // comes after (units.rs I1).
-            let (before, after) = (rec[1], rec[2]);
-            let extra = rep_steps(before, after) - 1;
-            self.rep_extra += extra;
-            if rec[0] == TAG_REP {
-                st.acc += extra;
+        let total = self.count(id as usize);
+        // A side counts once it was taken.
+        let way = |k: u32| {
+            let w = block_word(id, k);
+            let (target, n) = (self.words[w].target, self.word_count(w));
+            let to = if target != 0 && n > 0 {
+                self.block_at(target)
             } else {
-                st.rep_next += extra;
-            }
-            st.last_rep = (before, after);
-            return;
-        }
-        if rec[0] == TAG_LOOP {
-            self.loop_record(st, rec);
-            return;
-        }
-        if rec[0] == TAG_UNRETIRED {
-            self.unretired += rec[1] as u64;
-            st.acc = st.acc.wrapping_sub(rec[1] as u64);
-            return;
-        }
-        if rec[0] == TAG_UNRETIRED_REP {
-            // The block counted the rep once and TAG_REP added steps - 1;
-            // it retired only the iterations it completed before the fault.
-            let (before, after) = st.last_rep;
-            let completed = before.wrapping_sub(after) as u64;
-            let n = rep_steps(before, after) - completed + rec[1] as u64;
-            self.unretired += n;
-            st.acc = st.acc.wrapping_sub(n);
-            return;
-        }
-        if rec[0] & !0xff == TAG_SIGNAL {
-            // The handler is entered from no block, as a call that returns
-            // to the restorer.
-            let word = |i: usize| rec[i] as u64 | (rec[i + 1] as u64) << 32;
-            st.prev = NONE;
-            self.do_call(st, word(1), word(3));
-            self.signals += 1;
-            return;
-        }
-        if rec[0] & !NR_MASK == TAG_SYSCALL {
-            let nr = (rec[0] & NR_MASK) as u64;
-            let ret = (rec[1] as u64 | (rec[2] as u64) << 32) as i64;
-            let s = self.syscalls.entry(nr).or_default();
-            s.count += 1;
-            s.nanos += rec[3] as u64;
-            if (-4095..0).contains(&ret) {
-                s.errors += 1;
-            }
-            if self.syscall_log.len() < SYSCALL_LOG_LIMIT {
-                self.syscall_log.push((nr, ret));
-            }
-        }
+                NONE
+            };
+            (to, if to == NONE { 0 } else { n })
+        };
+        let fall = block_word(id, EXIT_FALL);
+        let ways = if self.words[fall].end.indirect() {
+            let w = &self.ways[fall];
+            [(w.to[0], w.n[0]), (w.to[1], w.n[1])]
+        } else {
+            [way(EXIT_TAKEN), way(EXIT_FALL)]
+        };
+        Some((ways, total))
     }
 
-    /// After the last batch: charge what each thread has not charged yet
-    /// (I2) and move every way's count into `edges` (I1).
+    /// The most frequent successor of block `id` among its two ways, that
+    /// successor's transition count, and the block's own count.
+    pub fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
+        let (ways, total) = self.successors(id)?;
+        let w = usize::from(ways[1].1 > ways[0].1);
+        (ways[w].0 != NONE).then_some((ways[w].0, ways[w].1, total))
+    }
+
+    /// Every transition counted: (source block id, target guest address)
+    /// → count. Complete only after [`Tables::finish`].
+    pub fn edges(&self) -> &HashMap<(u32, u64), u64> {
+        &self.edges
+    }
+
+    /// After the last batch: the words still waiting for a target stay
+    /// unresolved (I1), what each thread has not charged is charged (I2),
+    /// and every word's exits go into `edges`.
     pub fn finish(&mut self) {
         if self.finished {
             return;
@@ -892,22 +503,26 @@ impl Tables {
         self.finished = true;
         let mut threads = std::mem::take(&mut self.threads);
         for st in &mut threads {
-            // `rep` iterations of a pass that never ended (the thread was
-            // killed inside it without a partial record) ran all the same.
-            st.acc += std::mem::take(&mut st.rep_next);
-            self.charge(st);
+            self.resolve(st, NONE);
+            // `rep` iterations of code whose word never came (the thread
+            // was killed inside it) ran all the same.
+            let extra = std::mem::take(&mut st.rep_next);
+            self.charge(st, extra);
         }
         self.threads = threads;
-        let used = (0..self.block_hw).chain(UNIT_BASE as usize..self.unit_hw);
-        for p in used {
-            let s = self.slots[p];
-            for w in 0..2 {
-                if s.way[w] != NONE && s.way_n[w] > 0 {
-                    self.add_edge(p as u32, s.way[w], s.way_n[w]);
+        let words = (0..4 * self.block_hw as u32).chain(UNIT_BASE..self.unit_hw as u32);
+        for w in words {
+            let (n, i) = (self.word_count(w), self.words[w]);
+            if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {
+                *self.edges.entry((i.last, i.target)).or_insert(0) += n;
+            } else if i.end.indirect() {
+                let ways = self.ways[w];
+                for k in 0..2 {
+                    if ways.to[k] != NONE && ways.n[k] > 0 {
+                        self.add_edge(w, ways.to[k], ways.n[k]);
+                    }
                 }
             }
-            self.slots[p].way = [NONE; 2];
-            self.slots[p].way_n = [0; 2];
         }
         for slot in std::mem::take(&mut self.ecache) {
             if slot.p != NONE {
@@ -917,31 +532,24 @@ impl Tables {
         self.expand_units();
     }
 
-    /// The slot of block `id`, if it has one.
-    fn block_slot(&self, id: u32) -> Option<&Slot> {
-        ((id as usize) < self.block_hw).then(|| &self.slots[id as usize])
+    /// `n` transitions from word `p` into block `e` (I1).
+    fn add_edge(&mut self, p: u32, e: u32, n: u64) {
+        let key = (self.words[p].last, self.guest(e));
+        *self.edges.entry(key).or_insert(0) += n;
     }
 
-    /// The most frequent successor of block `id` among its two ways, that
-    /// successor's transition count, and the block's own count.
-    pub fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {
-        let s = self.block_slot(id)?;
-        let w = usize::from(s.way_n[1] > s.way_n[0]);
-        (s.way[w] != NONE).then_some((s.way[w], s.way_n[w], s.count))
+    /// The blocks `p` went on to directly (a branch's sides, a jump's
+    /// target) or was seen to go on to (indirect), for Pisat's admission
+    /// rule (mine.rs I3).
+    fn successor_blocks(&self, p: u32) -> [u32; 2] {
+        self.successors(p)
+            .map_or([NONE; 2], |(w, _)| [w[0].0, w[1].0])
     }
+}
 
-    /// Both ways of block `id`: (successor, transitions) each, with the
-    /// block's own count (superblock trees, select.rs).
-    pub fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
-        let s = self.block_slot(id)?;
-        Some(([(s.way[0], s.way_n[0]), (s.way[1], s.way_n[1])], s.count))
-    }
-
-    /// Every transition counted: (source block id, target guest address)
-    /// → count. Complete only after [`Tables::finish`].
-    pub fn edges(&self) -> &HashMap<(u32, u64), u64> {
-        &self.edges
-    }
+/// A word's instructions (the low half of its weight).
+fn insns_of(weight: u64) -> u64 {
+    weight & W_INSNS
 }
 
 /// How many steps a `rep` instruction that ran from ECX `before` to
@@ -952,6 +560,12 @@ fn rep_steps(before: u32, after: u32) -> u64 {
     } else {
         before.wrapping_sub(after) as u64
     }
+}
+
+/// The block and exit of a word below `UNIT_BASE` (tests and Pisat).
+#[allow(dead_code)]
+fn split(w: u32) -> (u32, u32) {
+    word_block(w)
 }
 
 /// A xorshift generator for the property tests of the per-entry loops.
@@ -969,470 +583,9 @@ impl TestRng {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
-        self.0 % n
+        self.0 % n.max(1)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::monitor::ExitKind;
-
-    /// One block of 3 instructions with a `rep` second, entered once per
-    /// record list; what the records make of the counts.
-    fn rep_counts(records: &[u32]) -> (u64, u64) {
-        let blocks = BlockTable::new(4).unwrap();
-        blocks.push(BlockMeta {
-            insns: 3,
-            ..BlockMeta::default()
-        });
-        let mut t = Tables::default();
-        t.process(0, records, &blocks);
-        t.finish();
-        let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
-        assert_eq!(charged, 3 + t.rep_extra - t.unretired, "call tree I2");
-        (t.rep_extra, t.unretired)
-    }
-
-    #[test]
-    fn unretired_instructions_leave_the_count() {
-        // rep ran 96 of 200 iterations, then the block ran to its end.
-        assert_eq!(rep_counts(&[0, TAG_REP, 200, 104]), (95, 0));
-        // ud2 ends the block: 1 instruction did not retire.
-        assert_eq!(rep_counts(&[0, TAG_UNRETIRED, 1]), (0, 1));
-        // The rep faulted after 96 iterations: they count, the last
-        // instruction does not.
-        assert_eq!(
-            rep_counts(&[0, TAG_REP, 200, 104, TAG_UNRETIRED_REP, 1]),
-            (95, 1)
-        );
-        // The rep faulted on its first iteration: it did not retire either.
-        assert_eq!(
-            rep_counts(&[0, TAG_REP, 200, 200, TAG_UNRETIRED_REP, 1]),
-            (0, 2)
-        );
-        // rep with RCX = 0 counts once.
-        assert_eq!(rep_counts(&[0, TAG_REP, 0, 0]), (0, 0));
-    }
-
-    fn meta(guest: u64, insns: u32, exit: ExitKind, target: u64, next: u64) -> BlockMeta {
-        BlockMeta {
-            guest,
-            target,
-            next,
-            guest_len: insns,
-            insns,
-            exit,
-        }
-    }
-
-    /// Blocks: 0 main (calls 1, returns to 2), 1 f (returns), 2 after the
-    /// call (branches to 0 or falls to 3), 3 indirect jump, 4..7 targets.
-    fn table() -> BlockTable {
-        let t = BlockTable::new(64).unwrap();
-        t.push(meta(0x100, 3, ExitKind::Call, 0x200, 0x110));
-        t.push(meta(0x200, 5, ExitKind::Return, 0, 0));
-        t.push(meta(0x110, 2, ExitKind::Branch, 0x100, 0x120));
-        t.push(meta(0x120, 1, ExitKind::IndirectJump, 0, 0));
-        for i in 0..4 {
-            t.push(meta(0x300 + i * 16, 1, ExitKind::Jump, 0x120, 0));
-        }
-        t
-    }
-
-    #[test]
-    fn every_transition_is_counted_once_through_the_edge_cache() {
-        let blocks = table();
-        let mut t = Tables::new(SbConfig::default());
-        let mut stream = vec![];
-        // The indirect block goes to four different targets in turn: two
-        // stay in the ways, two go through the edge cache (I1).
-        for round in 0..50u32 {
-            stream.extend_from_slice(&[0, 1, 2]);
-            stream.push(3);
-            stream.push(4 + round % 4);
-        }
-        stream.push(3);
-        // Split into uneven batches, as rings hand them out.
-        for chunk in stream.chunks(7) {
-            t.process(0, chunk, &blocks);
-        }
-        t.finish();
-        let mut by_src: BTreeMap<u32, u64> = BTreeMap::new();
-        for (&(p, _), &c) in t.edges() {
-            *by_src.entry(p).or_default() += c;
-        }
-        for id in 0..8u32 {
-            let last = u64::from(id == 3);
-            assert_eq!(
-                by_src.get(&id).copied().unwrap_or(0),
-                t.count(id as usize) - last,
-                "out-edges of block {id}"
-            );
-        }
-        for i in 0..4u64 {
-            assert_eq!(
-                t.edges()[&(3, 0x300 + i * 16)],
-                50 / 4 + u64::from(i < 50 % 4)
-            );
-        }
-        assert_eq!(t.edges()[&(2, 0x120)], 50, "fall-through edge");
-        assert_eq!(t.returns, 50);
-        assert_eq!(t.unmatched_returns, 0);
-    }
-
-    #[test]
-    fn call_tree_charges_every_instruction_once() {
-        let blocks = table();
-        let mut t = Tables::default();
-        let stream: Vec<u32> = [0, 1, 2, 0, 1, 2, 3, 4].to_vec();
-        t.process(0, &stream, &blocks);
-        // rep iterations land in the current context too.
-        t.process(0, &[TAG_REP, 10, 0], &blocks);
-        t.finish();
-        let total: u64 = (0..8)
-            .map(|i| t.count(i) * blocks.published()[i].insns as u64)
-            .sum();
-        let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
-        assert_eq!(charged, total + 9, "I2");
-        // f (0x200) ran twice as a child of the root, 5 instructions each.
-        let f = t.tree.nodes.iter().position(|n| n.func == 0x200).unwrap();
-        assert_eq!(t.tree.nodes[f].calls, 2);
-        assert_eq!(t.tree.nodes[f].self_insns, 10);
-        assert_eq!(t.tree.nodes[f].parent, ROOT);
-    }
-
-    /// A superblock tree over blocks 0 (branch: 1 hot, 2 cold), 1 and 2
-    /// (both jump back to 0): exits 0 and 1 loop back from members 1 and
-    /// 2. Passes come as unit words, a block word before and after.
-    #[test]
-    fn units_of_a_tree_count_every_member_and_edge() {
-        let blocks = BlockTable::new(64).unwrap();
-        blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
-        blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
-        blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
-        blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
-        let metas = blocks.published().to_vec();
-        let mut t = Tables::new(SbConfig::default());
-        t.process(0, &[3], &blocks);
-        let base = t.next_units(5).unwrap();
-        let exits = vec![
-            SbExitAcct {
-                member: 1,
-                to_head: true,
-            },
-            SbExitAcct {
-                member: 2,
-                to_head: true,
-            },
-        ];
-        let acc = SbAccount::new(
-            vec![0, 1, 2],
-            vec![u16::MAX, 0, 0],
-            &[3, 2, 4],
-            exits,
-            Vec::new(),
-            base,
-        );
-        t.add_superblock(0, acc, &metas);
-        // Three loops through 1, two through 2, then a pass that stops in
-        // member 2 (its partial unit: base + 2 exits + member 2).
-        let partial2 = base + 2 + 2;
-        let stream = [base, base + 1, base, base + 1, base, partial2, 3];
-        t.process(0, &stream, &blocks);
-        t.finish();
-        assert_eq!(t.sb_record_errors, 0);
-        assert_eq!(
-            (t.count(0), t.count(1), t.count(2), t.count(3)),
-            (6, 3, 3, 2)
-        );
-        let s = t.sb_summary(0).unwrap();
-        assert_eq!(s.member_runs, vec![6, 3, 3]);
-        assert_eq!((s.entries, s.loops, s.partial_exits), (1, 5, 1));
-        assert_eq!(t.edges()[&(0, 0x110)], 3);
-        assert_eq!(t.edges()[&(0, 0x120)], 3);
-        // Into the head: from block 3 once, from a loop's last member five
-        // times (each loop unit's next pass).
-        assert_eq!(t.edges()[&(3, 0x100)], 1);
-        assert_eq!(t.edges()[&(1, 0x100)], 3);
-        assert_eq!(t.edges()[&(2, 0x100)], 2);
-        assert_eq!(t.edges()[&(2, 0x200)], 1, "out of the stopped pass");
-        let (insns, nblocks, _) = t.per_thread()[0];
-        assert_eq!(insns, 1 + 3 * 5 + 2 * 7 + 7 + 1);
-        assert_eq!(nblocks, 1 + 5 * 2 + 2 + 1);
-        // Edges out of each block add up to its count (but the last).
-        for b in 0..4u32 {
-            let out: u64 = t
-                .edges()
-                .iter()
-                .filter(|(k, _)| k.0 == b)
-                .map(|(_, n)| n)
-                .sum();
-            assert_eq!(out, t.count(b as usize) - u64::from(b == 3), "block {b}");
-        }
-    }
-
-    /// The superblock of `units_of_a_tree_count_every_member_and_edge`
-    /// (exits 0 and 1 loop back from members 1 and 2) after a block 4 that
-    /// calls into its head; `stream` after [4] (units from `base`, which
-    /// the closure gets). What the tables hold at the end.
-    fn loop_tables(stream: impl Fn(u32) -> Vec<u32>) -> String {
-        let blocks = BlockTable::new(64).unwrap();
-        blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
-        blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
-        blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
-        blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
-        blocks.push(meta(0x300, 5, ExitKind::Call, 0x100, 0x305));
-        let metas = blocks.published().to_vec();
-        let mut t = Tables::new(SbConfig::default());
-        let base = t.next_units(5).unwrap();
-        let exits = (1..3)
-            .map(|member| SbExitAcct {
-                member,
-                to_head: true,
-            })
-            .collect();
-        let acc = SbAccount::new(
-            vec![0, 1, 2],
-            vec![u16::MAX, 0, 0],
-            &[3, 2, 4],
-            exits,
-            Vec::new(),
-            base,
-        );
-        t.add_superblock(0, acc, &metas);
-        let mut all = vec![4];
-        all.extend(stream(base));
-        for chunk in all.chunks(3) {
-            t.process(0, chunk, &blocks);
-        }
-        t.finish();
-        assert_eq!(t.sb_record_errors, 0);
-        let mut edges: Vec<_> = t.edges().iter().map(|(k, v)| (*k, *v)).collect();
-        edges.sort();
-        let tree: Vec<_> = t
-            .tree
-            .nodes
-            .iter()
-            .map(|n| (n.parent, n.func, n.calls, n.self_insns))
-            .collect();
-        let counts: Vec<u64> = (0..5).map(|b| t.count(b)).collect();
-        // Instructions and block executions of the thread (not its ring
-        // entries, which differ by design).
-        let (insns, nblocks, _) = t.per_thread()[0];
-        format!(
-            "{counts:?} {edges:?} {tree:?} {insns} {nblocks} {:?}",
-            t.sb_summary(0)
-        )
-    }
-
-    /// Contract I2: `TAG_LOOP_PASSES` words stand for the loop units they
-    /// count, pushed one by one, whatever their order, however many
-    /// records carry them; a record counting nothing changes nothing.
-    #[test]
-    fn counted_loop_passes_count_as_pushed_ones() {
-        let pushed = loop_tables(|b| vec![b, b + 1, b, b + 1, b, b + 4, 3]);
-        let at = |l: u32, n: u32| TAG_LOOP_PASSES | l << 24 | n;
-        let counted = loop_tables(|b| vec![TAG_LOOP, b, 7, 0, at(0, 3), at(1, 2), b + 4, 3]);
-        assert_eq!(pushed, counted);
-        let split = loop_tables(|b| {
-            let mut v = vec![TAG_LOOP, b, 5, 0, at(0, 1)];
-            v.extend([TAG_LOOP, b, 6, 0, at(1, 2)]);
-            v.extend([TAG_LOOP, b, 7, 0, at(0, 2), b + 4, 3]);
-            v
-        });
-        assert_eq!(pushed, split);
-        // A loop entered and left at once: its record counts nothing.
-        let once = loop_tables(|b| vec![b + 4, 3]);
-        let nothing = loop_tables(|b| vec![TAG_LOOP, b, 9, 0, b + 4, 3]);
-        assert_eq!(once, nothing);
-        assert_ne!(once, pushed);
-    }
-
-    /// A random run of a program of four functions whose blocks branch,
-    /// jump indirectly, call and return, with a superblock unit now and
-    /// then, a signal frame, and a return past frames (longjmp): the fast
-    /// loop (`run_fast`) and the general one (`entry`) must agree on
-    /// everything.
-    #[test]
-    fn the_fast_loop_counts_as_the_general_one() {
-        // Function f (0..4) has blocks 4f..4f+3 at 0x1000*(f+1) + 0x10*i:
-        // i=0 branches to 1 or 2, 1 calls function (f+1)%4 and returns to
-        // 2, 2 jumps indirectly to 3 or 0, 3 returns.
-        let blocks = BlockTable::new(64).unwrap();
-        let addr = |f: u64, i: u64| 0x1000 * (f + 1) + 0x10 * i;
-        for f in 0..4u64 {
-            blocks.push(meta(
-                addr(f, 0),
-                2,
-                ExitKind::Branch,
-                addr(f, 1),
-                addr(f, 2),
-            ));
-            blocks.push(meta(
-                addr(f, 1),
-                3,
-                ExitKind::Call,
-                addr((f + 1) % 4, 0),
-                addr(f, 2),
-            ));
-            blocks.push(meta(addr(f, 2), 1, ExitKind::IndirectJump, 0, 0));
-            blocks.push(meta(addr(f, 3), 4, ExitKind::Return, 0, 0));
-        }
-        let metas = blocks.published().to_vec();
-        for seed in 1..40u64 {
-            let mut rng = TestRng::new(seed);
-            let mut next = |n: u64| rng.below(n);
-            // Superblocks, each with a unit for its exit: f0's blocks
-            // 0 -> 2; f1's 0 -> 1, calling f2's 0; f3's 3, returning to
-            // f2's 2.
-            let sb = |t: &mut Tables| {
-                let exit = |member| SbExitAcct {
-                    member,
-                    to_head: false,
-                };
-                let call = PassOp {
-                    at: 2,
-                    call: Some(addr(1, 2)),
-                    to: addr(2, 0),
-                };
-                let ret = PassOp {
-                    at: 1,
-                    call: None,
-                    to: addr(2, 2),
-                };
-                let sbs = [
-                    (vec![0, 2], vec![u16::MAX, 0], vec![2, 1], vec![]),
-                    (
-                        vec![4, 5, 8],
-                        vec![u16::MAX, 0, 1],
-                        vec![2, 3, 2],
-                        vec![call],
-                    ),
-                    (vec![15, 10], vec![u16::MAX, 0], vec![4, 1], vec![ret]),
-                ];
-                let mut units = Vec::new();
-                for (id, (members, parent, insns, ops)) in sbs.into_iter().enumerate() {
-                    let last = members.len() as u16 - 1;
-                    let base = t.next_units(members.len() as u32 + 1).unwrap();
-                    let acc = SbAccount::new(members, parent, &insns, vec![exit(last)], ops, base);
-                    t.add_superblock(id as u32, acc, &metas);
-                    units.push(base);
-                }
-                units
-            };
-            let mut fast = Tables::new(SbConfig::default());
-            let mut slow = Tables::new(SbConfig::default());
-            slow.fast = false;
-            let units = sb(&mut fast);
-            assert_eq!(units, sb(&mut slow));
-            let mut stream = Vec::new();
-            let mut stack: Vec<(u64, u32)> = Vec::new();
-            let (mut f, mut i) = (0u64, 0u32);
-            for _ in 0..3000 {
-                let id = (4 * f) as u32 + i;
-                if f == 0 && i == 0 && next(5) == 0 {
-                    // The first superblock's pass: blocks 0 and 2.
-                    stream.push(units[0]);
-                    i = 2;
-                } else if f == 1 && i == 0 && next(3) == 0 {
-                    // The second's: f1's blocks 0 and 1, and f2's 0.
-                    stream.push(units[1]);
-                    stack.push((1, 2));
-                    f = 2;
-                } else if f == 3 && i == 3 && stack.last() == Some(&(2, 2)) && next(2) == 0 {
-                    // The third's: f3's return and f2's block 2.
-                    stream.push(units[2]);
-                    stack.pop();
-                    (f, i) = (2, 2);
-                } else {
-                    stream.push(id);
-                }
-                match next(40) {
-                    0 => {
-                        stream.extend_from_slice(&[TAG_SIGNAL | 10, 0x10, 0, addr(2, 0) as u32, 0])
-                    }
-                    1 => stream.extend_from_slice(&[TAG_REP, 9, 2]),
-                    _ => {}
-                }
-                (f, i) = match i {
-                    0 => (f, 1 + next(2) as u32),
-                    1 => {
-                        stack.push((f, 2));
-                        ((f + 1) % 4, 0)
-                    }
-                    2 => (f, if next(2) == 0 { 3 } else { 0 }),
-                    _ => {
-                        let depth = next(3).min(stack.len() as u64) as usize;
-                        let keep = stack.len().saturating_sub(depth.max(1));
-                        let back = stack.get(keep).copied();
-                        stack.truncate(keep);
-                        back.map_or((0, 0), |(g, j)| (g, j))
-                    }
-                };
-            }
-            for chunk in stream.chunks(97) {
-                fast.process(0, chunk, &blocks);
-                slow.process(0, chunk, &blocks);
-            }
-            fast.finish();
-            slow.finish();
-            let counts = |t: &Tables| (0..16).map(|b| t.count(b)).collect::<Vec<_>>();
-            assert_eq!(counts(&fast), counts(&slow), "seed {seed}");
-            assert_eq!(fast.edges(), slow.edges(), "seed {seed}");
-            assert_eq!(fast.per_thread(), slow.per_thread(), "seed {seed}");
-            assert_eq!(
-                (fast.returns, fast.unmatched_returns, fast.max_shadow_depth),
-                (slow.returns, slow.unmatched_returns, slow.max_shadow_depth)
-            );
-            let tree = |t: &Tables| {
-                t.tree
-                    .nodes
-                    .iter()
-                    .map(|n| (n.parent, n.func, n.calls, n.self_insns))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(tree(&fast), tree(&slow), "seed {seed}");
-            for id in 0..3 {
-                assert_eq!(fast.sb_summary(id), slow.sb_summary(id));
-                assert!(
-                    fast.sb_summary(id).unwrap().entries > 0,
-                    "seed {seed}: {id} ran"
-                );
-            }
-        }
-    }
-
-    /// What an entry costs the monitor, on a stream of branchy blocks
-    /// (each goes on to one of two successors at random) with no calls,
-    /// through the fast loop and through the general one alone:
-    /// `cargo test --release --lib ns_per_entry -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn ns_per_entry() {
-        let blocks = BlockTable::new(4096).unwrap();
-        for b in 0..1024u64 {
-            blocks.push(meta(0x1000 + 16 * b, 3, ExitKind::Branch, 0, 0));
-        }
-        let mut rng = TestRng::new(1);
-        let mut cur = 0u32;
-        let stream: Vec<u32> = (0..1 << 22)
-            .map(|_| {
-                cur = (cur * 2 + 1 + rng.below(2) as u32) % 1024;
-                cur
-            })
-            .collect();
-        for fast in [false, true, false, true] {
-            let mut t = Tables::new(SbConfig::default());
-            t.fast = fast;
-            let t0 = std::time::Instant::now();
-            for _ in 0..8 {
-                for chunk in stream.chunks(1 << 15) {
-                    t.process(0, chunk, &blocks);
-                }
-            }
-            let ns = t0.elapsed().as_nanos() as f64 / (8 * stream.len()) as f64;
-            println!("fast loop {fast}: {ns:.2} ns per entry");
-        }
-    }
-}
+mod tests;

@@ -11,7 +11,7 @@ impl Tables {
     /// Process a batch of entries of guest thread `t` (monitor I1),
     /// sampling its calling context as `self.sampler` asks.
     pub fn process(&mut self, t: usize, entries: &[u32], blocks: &BlockTable) {
-        if self.sampler.wants_stamps() {
+        if self.loops_counted && self.sampler.wants_stamps() {
             // sampler.rs I4: the counted loops' time stamps first.
             let skip = self.threads.get(t).map_or(0, |s| s.pending_need);
             let stamps = loop_stamps(entries, skip);

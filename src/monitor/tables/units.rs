@@ -9,27 +9,26 @@
 //! or a loop back to the head) or stops abnormally inside a member (a
 //! fault, a store into code, a signal). Every exit `k` has its unit
 //! `unit_base + k`, every member `m` its partial unit
-//! `unit_base + exits + m`: the word a pass pushes (the dispatcher pushes
-//! the partial one) names the whole path of blocks that ran, so the
-//! per-entry loop handles a pass exactly like one block: a count, the
-//! transition from the unit before (into the head), and the instructions.
+//! `unit_base + exits + m`: the exit word a pass pushes (the dispatcher
+//! pushes the partial one) names the whole path of blocks that ran and
+//! the exit it left by, so the per-entry loop handles a pass exactly like
+//! one block's exit word (contract).
 //!
-//! I1: a unit whose path has calls or returns between members (`F_OPS`)
-//!     replays them on the shadow stack when it arrives, with the
-//!     instructions before each charged where they ran. A path never has a
-//!     `rep` string instruction after such a call or return (build.rs), so
-//!     the `TAG_REP_SB` records of the pass, which come before its unit,
-//!     belong to the context the pass started in.
+//! I1: a unit whose path has calls or returns between members replays
+//!     them on the shadow stack when it comes, with the instructions
+//!     before each charged where they ran. A path never has a `rep` string
+//!     instruction after such a call or return (build.rs), so the
+//!     `TAG_REP` records of the pass, which come before its unit, belong
+//!     to the context the pass started in.
 //! I2: member counts and the edges inside a superblock are derived at the
 //!     end from the unit counts ([`Tables::expand_units`]): a member ran
-//!     once for every pass whose path holds it. The transitions into the
-//!     head (from outside, or from a loop's unit before) and out of a
-//!     unit's last block are counted by the per-entry loop like any other.
+//!     once for every pass whose path holds it. An exit's own edge is its
+//!     unit's count like any exit word's (tables I1).
 //! I3: member counts are final only after `finish`.
 
-use super::slots::{exit_flags, Slot, BLOCKS_SHIFT, F_OPS, F_UNIT, INSNS_MASK};
-use super::{Frame, UnitInfo};
-use crate::monitor::{BlockMeta, Tables, UNIT_BASE, UNIT_LIMIT};
+use super::words::{End, Ways, Word, NONE, SPECIAL, W_BLOCKS};
+use crate::monitor::superblock::ExitTo;
+use crate::monitor::{BlockMeta, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
 
 /// A call or return between two members of a superblock, replayed by
 /// every pass whose path holds it (I1).
@@ -47,10 +46,10 @@ pub struct PassOp {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct UnitOp {
     /// Instructions of the path before the call or return.
-    before: u64,
+    pub before: u64,
     /// The return address of a call; 0 for a return.
-    ret: u64,
-    to: u64,
+    pub ret: u64,
+    pub to: u64,
 }
 
 /// One exit of a superblock, as the monitor needs it.
@@ -60,6 +59,29 @@ pub struct SbExitAcct {
     pub member: u16,
     /// A loop back to the head.
     pub to_head: bool,
+    /// Where it goes (a direct target, or wherever an indirect transfer
+    /// goes).
+    pub to: ExitTo,
+}
+
+impl SbExitAcct {
+    /// An exit to a direct target.
+    pub fn direct(member: u16, target: u64) -> SbExitAcct {
+        SbExitAcct {
+            member,
+            to_head: false,
+            to: ExitTo::Direct { target },
+        }
+    }
+
+    /// A loop back to the head.
+    pub fn to_head(member: u16) -> SbExitAcct {
+        SbExitAcct {
+            member,
+            to_head: true,
+            to: ExitTo::Loop,
+        }
+    }
 }
 
 /// The monitor's view of one superblock (module docs).
@@ -70,9 +92,9 @@ pub struct SbAccount {
     /// member otherwise).
     pub parent: Vec<u16>,
     /// Instructions along the path from the head through member i.
-    insns_through: Vec<u64>,
+    pub(super) insns_through: Vec<u64>,
     /// Blocks on that path.
-    depth: Vec<u32>,
+    pub(super) depth: Vec<u32>,
     pub exits: Vec<SbExitAcct>,
     /// Calls and returns into members, by the member they enter (I1).
     pub ops: Vec<PassOp>,
@@ -165,7 +187,7 @@ impl SbAccount {
 
     /// The calls and returns on the path to `m`, each with the
     /// instructions of the path before it.
-    fn path_ops(&self, m: usize) -> Vec<(u64, PassOp)> {
+    pub(super) fn path_ops(&self, m: usize) -> Vec<(u64, PassOp)> {
         self.path(m)
             .into_iter()
             .filter_map(|i| {
@@ -173,11 +195,6 @@ impl SbAccount {
                 Some((self.insns_through[self.parent[i] as usize], *op))
             })
             .collect()
-    }
-
-    /// `Slot::size` of a unit whose path ends at member `m`.
-    fn size(&self, m: usize) -> u32 {
-        (self.insns_through[m] as u32).min(INSNS_MASK) | self.depth[m] << BLOCKS_SHIFT
     }
 
     /// Passes that ran each member, given how many ended at each.
@@ -203,94 +220,83 @@ impl Tables {
     pub fn add_superblock(&mut self, id: u32, acc: SbAccount, metas: &[BlockMeta]) {
         assert_eq!(acc.unit_base as usize, self.unit_hw, "units in order");
         let head = acc.members[0];
+        let head_guest = metas.get(head as usize).map_or(0, |m| m.guest);
         let (nx, nm) = (acc.exits.len(), acc.members.len());
+        // Its head's trigger has done its work.
+        self.warm.insert(head_guest, u32::MAX);
+        let triggers = self.sb.counting();
         for u in 0..nx + nm {
             let (m, exit) = if u < nx {
-                (acc.exits[u].member as usize, Some(u as u16))
+                (acc.exits[u].member as usize, Some(acc.exits[u]))
             } else {
                 (u - nx, None)
             };
-            // An exit leaves the way its member's block does (a branch's
-            // side exit has no call or return either); a partial pass
-            // never got to its member's end.
-            let meta = &metas[acc.members[m] as usize];
-            let mut slot = Slot::block(head, meta, &self.sb);
-            slot.size = acc.size(m);
-            slot.trigger = u32::MAX;
-            slot.flags = if exit.is_some() { exit_flags(meta) } else { 0 } | F_UNIT;
-            if exit.is_none() {
-                slot.way_trigger = u32::MAX;
-            }
+            let meta = metas
+                .get(acc.members[m] as usize)
+                .copied()
+                .unwrap_or_default();
+            // An exit leaves the way its member's block does; a partial
+            // pass never got to its member's end.
+            let (end, target, ret) = match exit.map(|x| x.to) {
+                None => (End::Partial, 0, 0),
+                Some(to) => {
+                    let direct = match to {
+                        ExitTo::Direct { target } => target,
+                        ExitTo::Loop => head_guest,
+                        ExitTo::Indirect => 0,
+                    };
+                    // A loop back to the head may be a call, a return or
+                    // an indirect transfer (a guard that held) too.
+                    match meta.exit {
+                        ExitKind::Call => (End::Call, direct, meta.next),
+                        ExitKind::Return => (End::Return, 0, 0),
+                        ExitKind::IndirectCall => (End::IndirectCall, 0, meta.next),
+                        ExitKind::IndirectJump => (End::IndirectJump, 0, 0),
+                        _ => (End::Direct, direct, 0),
+                    }
+                }
+            };
             let ops = acc.path_ops(m);
-            if !ops.is_empty() {
-                slot.flags |= F_OPS;
-                slot.ops_at = u32::try_from(self.unit_ops.len()).expect("fewer ops than units");
-                slot.ops_n = u16::try_from(ops.len()).expect("a path is shorter");
+            let (ops_at, ops_n) = if ops.is_empty() {
+                (0, 0)
+            } else {
+                let at = u32::try_from(self.unit_ops.len()).expect("fewer ops than units");
                 self.unit_ops.extend(ops.iter().map(|&(before, op)| UnitOp {
                     before,
                     ret: op.call.unwrap_or(0),
                     to: op.to,
                 }));
-            }
-            self.slots[self.unit_hw] = slot;
-            self.unit_hw += 1;
-            self.units.push(UnitInfo {
+                (at, u16::try_from(ops.len()).expect("a path is shorter"))
+            };
+            let warm = triggers && exit.is_some() && self.opens_trigger(end, target);
+            let w = self.unit_hw as u32;
+            let special = end.special() || warm || ops_n > 0;
+            self.words[w] = Word {
+                count: if special { SPECIAL } else { 0 },
+                weight: acc.insns_through[m] | u64::from(acc.depth[m]) << W_BLOCKS,
+                end,
+                unit: true,
+                warm,
+                ops_n,
+                ops_at,
+                first: head,
                 last: acc.members[m],
-                sb: id,
-            });
+                target,
+                ret,
+            };
+            self.ways[w] = Ways {
+                to: [NONE; 2],
+                n: [0; 2],
+            };
+            self.unit_hw += 1;
+            self.unit_sb.push(id);
         }
+        self.loops_counted |= acc.loops_counted;
         let i = id as usize;
         if self.sbs.len() <= i {
             self.sbs.resize(i + 1, SbAccount::default());
         }
         self.sbs[i] = acc;
-    }
-
-    /// The unit's info (`u` at or above `UNIT_BASE`).
-    pub(super) fn unit(&self, u: u32) -> &UnitInfo {
-        &self.units[(u - UNIT_BASE) as usize]
-    }
-
-    /// The last block of unit `u` (a block is its own).
-    #[inline]
-    pub(super) fn last_block(&self, u: u32) -> u32 {
-        if u < UNIT_BASE {
-            u
-        } else {
-            self.unit(u).last
-        }
-    }
-
-    /// I1: a unit (`size`, and `n` calls and returns from `unit_ops[at]`
-    /// on, in its slot) arrived: replay the calls and returns of its path
-    /// on the thread's `shadow` stack, charging its instructions where
-    /// they ran. `cx` is the thread's (context, instructions not charged
-    /// yet, instructions charged).
-    #[inline(always)]
-    pub(super) fn replay_ops(
-        &mut self,
-        shadow: &mut Vec<Frame>,
-        cx: &mut (u32, u64, u64),
-        at: u32,
-        n: u16,
-        size: u32,
-    ) {
-        let (mut node, mut acc, mut insns) = *cx;
-        let mut done = 0;
-        for k in at as usize..at as usize + n as usize {
-            let op = self.unit_ops[k];
-            acc += op.before - done;
-            done = op.before;
-            insns = insns.wrapping_add(acc);
-            self.tree.charge(node, std::mem::take(&mut acc));
-            node = if op.ret != 0 {
-                self.call(shadow, node, op.ret, op.to)
-            } else {
-                self.ret(shadow, node, op.to)
-            };
-        }
-        acc += (size & INSNS_MASK) as u64 - done;
-        *cx = (node, acc, insns);
     }
 
     /// How superblock `id`'s passes ended so far.
@@ -299,7 +305,7 @@ impl Tables {
             .sbs
             .get(id as usize)
             .filter(|a| !a.members.is_empty())?;
-        let count = |u: u32| self.slots[u as usize].count;
+        let count = |u: u32| self.word_count(u);
         let nx = a.exits.len() as u32;
         let exit_counts: Vec<u64> = (0..nx).map(|k| count(a.unit_base + k)).collect();
         let mut ends: Vec<u64> = (0..a.members.len() as u32)
@@ -333,7 +339,11 @@ impl Tables {
             let a = &self.sbs[id as usize];
             for (i, &b) in a.members.iter().enumerate() {
                 let runs = s.member_runs[i];
-                self.slots[b as usize].count += runs;
+                // The member ran that many times to the next member (its
+                // fall-through word stands for it; its own exits' edges
+                // are the units').
+                self.words[crate::contract::block_word(b, crate::contract::EXIT_FALL)].count +=
+                    runs;
                 let p = a.parent[i];
                 if p != u16::MAX && runs > 0 {
                     let from = a.members[p as usize];
@@ -348,6 +358,6 @@ impl Tables {
     #[cfg(test)]
     pub(crate) fn add_unit_count(&mut self, u: u32, n: u64) {
         assert!((UNIT_BASE as usize..self.unit_hw).contains(&(u as usize)));
-        self.slots[u as usize].count += n;
+        self.words[u].count += n;
     }
 }

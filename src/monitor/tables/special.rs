@@ -1,0 +1,295 @@
+//! The second pass (tables module docs): what a special word does besides
+//! its count — calls and returns in the calling-context tree, where an
+//! indirect transfer went, a syscall's block, the replay of calls and
+//! returns inside a superblock pass (units.rs I1), and direct entries
+//! counted toward a superblock trigger — and the charging of instructions
+//! to calling contexts (tables I2).
+
+use super::words::{End, NONE, W_BLOCKS, W_INSNS};
+use super::{ecache_index, EdgeSlot, Frame, Tables, ThreadState, ECACHE, EMPTY_EDGE};
+use crate::monitor::superblock::{Request, Trigger};
+
+impl Tables {
+    /// Special word `w` (words.rs I3), whose segment's running weight sum
+    /// is `after` after it, of which `charged` is charged already; `next`
+    /// is the word after it when the segment holds it. Returns how much of
+    /// the sum is charged now.
+    #[inline(always)]
+    pub(super) fn special(
+        &mut self,
+        st: &mut ThreadState,
+        w: u32,
+        after: u64,
+        mut charged: u64,
+        next: Option<u32>,
+    ) -> u64 {
+        let i = &self.words[w];
+        let (end, warm, ops_at, ops_n) = (i.end, i.warm, i.ops_at, i.ops_n);
+        if warm {
+            self.warm_entry(w);
+        }
+        if ops_n > 0 {
+            // Everything before the pass, then its path piece by piece.
+            let weight = self.words[w].weight;
+            self.charge_weight(st, after - weight - charged);
+            let done = self.replay_ops(st, ops_at, ops_n);
+            st.blocks += weight >> W_BLOCKS;
+            charged = after - ((weight & W_INSNS) - done);
+        }
+        // Conditional branches by what the ends have in common, not one
+        // indirect jump by end: calls and returns alternate.
+        if end.has(End::MOVES) {
+            self.charge_weight(st, after - charged);
+            charged = after;
+            if end.has(End::PEEK) {
+                self.wait_for_target(st, w, next);
+            } else {
+                let (ret, target) = (self.words[w].ret, self.words[w].target);
+                self.call(st, ret, target);
+            }
+        } else if end.has(End::PEEK) {
+            self.wait_for_target(st, w, next);
+        } else if end.has(End::SYS) {
+            st.syscall_from = self.words[w].last;
+        }
+        charged
+    }
+
+    /// Word `w` ends in an indirect transfer: its target is the first
+    /// block of the next exit word's code, `next` if known now.
+    #[inline(always)]
+    fn wait_for_target(&mut self, st: &mut ThreadState, w: u32, next: Option<u32>) {
+        st.peek = w;
+        if let Some(n) = next {
+            let first = self.words[n].first;
+            self.resolve(st, first);
+        }
+    }
+
+    /// The word waiting for its target (if any) went to block `to` (NONE:
+    /// no code came, tables I1): count the transition, and move the thread
+    /// for a call or a return.
+    #[inline(always)]
+    pub(super) fn resolve(&mut self, st: &mut ThreadState, to: u32) {
+        let w = st.peek;
+        if w == NONE {
+            return;
+        }
+        st.peek = NONE;
+        if to == NONE {
+            return self.unresolved(st, w);
+        }
+        self.transition(w, to);
+        let (end, ret) = (self.words[w].end, self.words[w].ret);
+        if end.has(End::CALL) {
+            let guest = self.guest(to);
+            self.call(st, ret, guest);
+        } else if end.has(End::RET) {
+            let guest = self.guest(to);
+            self.ret(st, guest);
+        }
+    }
+
+    /// A word waiting for its target got none (tables I1).
+    #[cold]
+    fn unresolved(&mut self, st: &mut ThreadState, w: u32) {
+        self.unresolved_exits += 1;
+        let (end, ret) = (self.words[w].end, self.words[w].ret);
+        if end.has(End::CALL) {
+            // The call happened, to code never seen: its return comes back
+            // to the frame.
+            let node = st.node;
+            self.push_frame(st, ret, node);
+        } else if end.has(End::RET) {
+            self.ret(st, 0);
+        }
+    }
+
+    /// Count one transition of indirect word `p` into block `e` (I1): a
+    /// way of the word, or the edge cache, whose evicted entry goes to
+    /// `edges`; a way or cached edge reaching the edge threshold asks for
+    /// a superblock at `e`.
+    #[inline(always)]
+    fn transition(&mut self, p: u32, e: u32) {
+        let i = &mut self.ways[p];
+        let n = if i.to[0] == e {
+            i.n[0] += 1;
+            i.n[0]
+        } else if i.to[1] == e {
+            i.n[1] += 1;
+            i.n[1]
+        } else {
+            self.way_miss(p, e)
+        };
+        if n == self.edge_threshold {
+            self.edge_trigger(p, e, n);
+        }
+    }
+
+    /// A successor in neither way: a free way, or the edge cache.
+    #[cold]
+    #[inline(never)]
+    fn way_miss(&mut self, p: u32, e: u32) -> u64 {
+        let i = &mut self.ways[p];
+        if let Some(k) = i.to.iter().position(|&x| x == NONE) {
+            i.to[k] = e;
+            i.n[k] = 1;
+            return 1;
+        }
+        self.cached_transition(p, e)
+    }
+
+    /// The indirect edge from word `p` into block `e` was taken `n` times,
+    /// the threshold.
+    #[cold]
+    fn edge_trigger(&mut self, p: u32, e: u32, n: u64) {
+        self.requests.push(Request::counted(
+            e,
+            Trigger::IndirectEdge {
+                from: self.guest(self.words[p].last),
+                count: n,
+                threshold: n,
+            },
+        ));
+    }
+
+    /// A transition beyond the word's two ways (I1); its count so far.
+    fn cached_transition(&mut self, p: u32, e: u32) -> u64 {
+        if self.ecache.is_empty() {
+            self.ecache = vec![EMPTY_EDGE; ECACHE];
+        }
+        let slot = &mut self.ecache[ecache_index(p, e)];
+        if slot.p == p && slot.e == e {
+            slot.n += 1;
+            return slot.n;
+        }
+        let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
+        if old.p != NONE {
+            self.add_edge(old.p, old.e, old.n);
+        }
+        1
+    }
+
+    /// A direct entry of word `w` into its target, toward the target's
+    /// superblock trigger (`--sb-threshold`); once it fired, `w` stops
+    /// counting (words.rs I3).
+    #[cold]
+    #[inline(never)]
+    fn warm_entry(&mut self, w: u32) {
+        let target = self.words[w].target;
+        let threshold = self.sb.block_threshold;
+        let n = self.warm.entry(target).or_insert(0);
+        if *n == u32::MAX {
+            let i = &mut self.words[w];
+            i.warm = false;
+            i.refresh_special();
+            return;
+        }
+        *n += 1;
+        let count = *n;
+        if count < threshold {
+            return;
+        }
+        let head = self.block_at(target);
+        if head == NONE {
+            // Not among the monitor's blocks yet: at a later entry.
+            return;
+        }
+        self.warm.insert(target, u32::MAX);
+        let count = u64::from(count);
+        self.requests.push(Request::counted(
+            head,
+            Trigger::Block {
+                count,
+                threshold: u64::from(threshold),
+            },
+        ));
+    }
+
+    /// Charge `n` instructions (wrapping: instructions that did not retire
+    /// are taken back) to the thread's context (I2) and total.
+    #[inline(always)]
+    pub(super) fn charge(&mut self, st: &mut ThreadState, n: u64) {
+        if n != 0 {
+            st.insns = st.insns.wrapping_add(n);
+            self.tree.charge(st.node, n);
+        }
+    }
+
+    /// Charge a sum of word weights: its instructions to the context, its
+    /// blocks to the thread.
+    #[inline(always)]
+    pub(super) fn charge_weight(&mut self, st: &mut ThreadState, weight: u64) {
+        st.blocks += weight >> W_BLOCKS;
+        self.charge(st, weight & W_INSNS);
+    }
+
+    #[inline(always)]
+    fn push_frame(&mut self, st: &mut ThreadState, ret: u64, node: u32) {
+        st.shadow.push(Frame { ret, node });
+        self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
+    }
+
+    /// A call to `to` that returns to `ret`: the thread enters the
+    /// callee's context.
+    #[inline(always)]
+    pub(super) fn call(&mut self, st: &mut ThreadState, ret: u64, to: u64) {
+        let node = st.node;
+        self.push_frame(st, ret, node);
+        // A child the node has cached (its two last, or the recent
+        // cache): no write to the parent, whose two cached children a
+        // three-way rotating call would replace on every call.
+        st.node = match self.tree.cached_child(node, to) {
+            Some(c) => {
+                self.tree.entered(c);
+                c
+            }
+            None => self.tree.enter(node, to),
+        };
+    }
+
+    /// A return to `to`: the thread is back in the context of the call.
+    #[inline(always)]
+    pub(super) fn ret(&mut self, st: &mut ThreadState, to: u64) {
+        self.returns += 1;
+        match st.shadow.last() {
+            Some(f) if f.ret == to => {
+                st.node = f.node;
+                st.shadow.pop();
+            }
+            _ => self.unmatched_return(st, to),
+        }
+    }
+
+    /// A return that does not go to the shadow stack's top (longjmp, a
+    /// thread switching stacks): to the newest frame returning there, if
+    /// any.
+    #[cold]
+    fn unmatched_return(&mut self, st: &mut ThreadState, to: u64) {
+        self.unmatched_returns += 1;
+        if let Some(i) = st.shadow.iter().rposition(|f| f.ret == to) {
+            st.node = st.shadow[i].node;
+            st.shadow.truncate(i);
+        }
+    }
+
+    /// Replay the calls and returns of a superblock pass's path (units.rs
+    /// I1), from `unit_ops[at]`, `n` of them, charging the path's
+    /// instructions before each where they ran; how many instructions of
+    /// the path came before the last.
+    #[inline(always)]
+    fn replay_ops(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
+        let mut done = 0;
+        for k in at as usize..at as usize + n as usize {
+            let op = self.unit_ops[k];
+            self.charge(st, op.before - done);
+            done = op.before;
+            if op.ret != 0 {
+                self.call(st, op.ret, op.to);
+            } else {
+                self.ret(st, op.to);
+            }
+        }
+        done
+    }
+}

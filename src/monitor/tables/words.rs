@@ -1,0 +1,209 @@
+//! What the monitor keeps per exit word (contract): its count and the
+//! instructions and blocks it stands for, which the first pass bumps for
+//! every word, and in the same cache line what the second pass (special
+//! words) and the end read; beside them, for indirect ends, where they
+//! went. Both are tables indexed by the word itself: no hashing, and a
+//! word costs one cache line.
+//!
+//! I1: the tables are `MAP_NORESERVE` mappings of [`WORD_LIMIT`] entries;
+//!     only the entries in use take memory.
+//! I2: an entry is read only after it was initialised: block words up to
+//!     `Tables::block_hw` blocks (grown from the block table), unit words
+//!     up to `Tables::unit_hw` (made when the superblock is added, before
+//!     its code can run: superblock/mod.rs I2).
+//! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
+//!     needs the second pass: its code ends in a call, a return, an
+//!     indirect transfer or a syscall, its path has calls or returns
+//!     between members, or its target's superblock trigger is still
+//!     counting ([`Word::warm`]).
+#![allow(unsafe_code)]
+
+use crate::contract::WORD_LIMIT;
+
+/// `Hot::count`'s flag: the word goes to the second pass (I3).
+pub(super) const SPECIAL: u64 = 1 << 63;
+/// `Hot::weight`: instructions in the low 32 bits, blocks above.
+pub(super) const W_INSNS: u64 = (1 << 32) - 1;
+pub(super) const W_BLOCKS: u32 = 32;
+/// No block (an empty way, no target).
+pub(super) const NONE: u32 = u32::MAX;
+
+/// How a word's code left: what the second pass does with it. Bit flags,
+/// so the second pass tests what ends have in common with plain branches
+/// rather than dispatching on the end (calls and returns alternate, and
+/// an indirect jump by end mispredicts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub(super) struct End(u8);
+
+#[allow(non_upper_case_globals)]
+impl End {
+    /// Charges its instructions, then moves the thread in the
+    /// calling-context tree.
+    pub const MOVES: u8 = 1;
+    /// Its target is the next exit word's code.
+    pub const PEEK: u8 = 2;
+    pub const CALL: u8 = 4;
+    pub const RET: u8 = 8;
+    pub const SYS: u8 = 16;
+    pub const PART: u8 = 32;
+    /// To `Word::target` (0: nowhere the monitor follows, a trap).
+    pub const Direct: End = End(0);
+    /// A direct call of `Word::target`, returning to `Word::ret`.
+    pub const Call: End = End(Self::MOVES | Self::CALL);
+    pub const IndirectJump: End = End(Self::PEEK);
+    /// An indirect call returning to `Word::ret`.
+    pub const IndirectCall: End = End(Self::MOVES | Self::PEEK | Self::CALL);
+    pub const Return: End = End(Self::MOVES | Self::PEEK | Self::RET);
+    /// A syscall, which goes on at `Word::target` when it completes.
+    pub const Syscall: End = End(Self::SYS);
+    /// Stopped inside (a block's `PARTIAL` word, a superblock's partial
+    /// unit): no exit.
+    pub const Partial: End = End(Self::PART);
+
+    #[inline(always)]
+    pub fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Where the code went is the next exit word's code.
+    pub fn indirect(self) -> bool {
+        self.has(Self::PEEK)
+    }
+
+    /// The second pass has something to do for every execution.
+    pub fn special(self) -> bool {
+        self.0 & !Self::PART != 0
+    }
+}
+
+/// Everything the monitor keeps per word in one cache line: the first
+/// pass reads `count` and `weight`, the second pass (special words) the
+/// rest, which the first just brought in.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct Word {
+    /// Executions, and [`SPECIAL`].
+    pub count: u64,
+    /// Instructions and blocks of one execution (`W_INSNS`, `W_BLOCKS`).
+    pub weight: u64,
+    /// `Direct`, `Call`, `Syscall`: the guest address it goes on at (0:
+    /// none).
+    pub target: u64,
+    /// `Call`, `IndirectCall`: the return address pushed.
+    pub ret: u64,
+    /// The first block of the word's code (the block itself, or the
+    /// superblock's head): where an indirect transfer into it went.
+    pub first: u32,
+    /// The block the word's path ends at (edges start there).
+    pub last: u32,
+    /// Calls and returns between members (units.rs I1): from
+    /// `Tables::unit_ops[ops_at]` on, `ops_n` of them.
+    pub ops_at: u32,
+    pub ops_n: u16,
+    pub end: End,
+    /// A superblock unit (not a block's word).
+    pub unit: bool,
+    /// Its target's direct-entry count toward a superblock is still open
+    /// (I3; `Tables::warm_entry`).
+    pub warm: bool,
+}
+
+impl Default for Word {
+    fn default() -> Self {
+        Word {
+            count: 0,
+            weight: 0,
+            target: 0,
+            ret: 0,
+            first: NONE,
+            last: NONE,
+            ops_at: 0,
+            ops_n: 0,
+            end: End::Direct,
+            unit: false,
+            warm: false,
+        }
+    }
+}
+
+impl Word {
+    pub fn n(&self) -> u64 {
+        self.count & !SPECIAL
+    }
+
+    /// Set [`SPECIAL`] as I3 says.
+    pub fn refresh_special(&mut self) {
+        let on = self.end.special() || self.warm || self.ops_n > 0;
+        self.count = self.count & !SPECIAL | if on { SPECIAL } else { 0 };
+    }
+}
+
+/// Where an indirect end went: the first two successors seen (by first
+/// block, `NONE`: free), with their transitions (tables I1).
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
+pub(super) struct Ways {
+    pub to: [u32; 2],
+    pub n: [u64; 2],
+}
+
+/// A table of `T` indexed by exit word (I1).
+#[derive(Debug)]
+pub(super) struct WordTable<T> {
+    base: *mut T,
+}
+
+// SAFETY: the table is owned by one `Tables`, used by one thread at a time.
+unsafe impl<T> Send for WordTable<T> {}
+
+impl<T> Default for WordTable<T> {
+    fn default() -> Self {
+        let bytes = WORD_LIMIT as usize * std::mem::size_of::<T>();
+        let p = crate::anon::map(bytes, libc::MAP_NORESERVE).unwrap_or_else(|e| {
+            panic!("cannot map the monitor's {bytes}-byte table of exit words: {e}")
+        });
+        WordTable { base: p as *mut T }
+    }
+}
+
+impl<T> Drop for WordTable<T> {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `default`, no longer referenced.
+        unsafe {
+            libc::munmap(
+                self.base as *mut libc::c_void,
+                WORD_LIMIT as usize * std::mem::size_of::<T>(),
+            )
+        };
+    }
+}
+
+impl<T> WordTable<T> {
+    /// The first entry, for the first pass, which keeps within the
+    /// initialised entries (I2) on its own.
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.base
+    }
+}
+
+impl<T> std::ops::Index<u32> for WordTable<T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, w: u32) -> &T {
+        assert!(w < WORD_LIMIT, "exit word {w:#x} out of the table");
+        // SAFETY: w < WORD_LIMIT, inside the mapping; zeroed memory is a
+        // valid `Word` and `Ways` (an empty way is written before it is
+        // compared, and a word before it is read: I2).
+        unsafe { &*self.base.add(w as usize) }
+    }
+}
+
+impl<T> std::ops::IndexMut<u32> for WordTable<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, w: u32) -> &mut T {
+        assert!(w < WORD_LIMIT, "exit word {w:#x} out of the table");
+        // SAFETY: as for `index`; `&mut self` makes it the only reference.
+        unsafe { &mut *self.base.add(w as usize) }
+    }
+}
