@@ -4,7 +4,8 @@
 
 /// Map `len` bytes of zeroed, read-write, private anonymous memory, with
 /// `extra` flags (e.g. `MAP_32BIT`, `MAP_NORESERVE`). Never unmapped, but
-/// for the monitor's slot table, which its owner unmaps (tables/slots.rs).
+/// for the monitor's word tables, which their owner unmaps
+/// (monitor/tables/words.rs).
 pub fn map(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
     // SAFETY: a fresh anonymous mapping at an address the kernel picks.
     let p = unsafe {
@@ -21,4 +22,21 @@ pub fn map(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(p as *mut u8)
+}
+
+/// As [`map`], for memory a forked child never uses (a guest thread's
+/// ring, the monitor's tables: the child has a monitor and rings of its
+/// own, dispatch/fork.rs F3): `MADV_DONTFORK` keeps it out of the child,
+/// so a `fork` neither copies its page tables nor makes the parent's next
+/// write to each of its pages a copy-on-write fault.
+pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
+    let p = map(len, extra)?;
+    // SAFETY: advice on the mapping just made.
+    if unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_DONTFORK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        // SAFETY: ours, unused yet.
+        unsafe { libc::munmap(p as *mut libc::c_void, len) };
+        return Err(e);
+    }
+    Ok(p)
 }

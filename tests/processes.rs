@@ -112,10 +112,35 @@ fn counts(seen: &[(String, String)], began: &str) -> usize {
 fn every_image_of_a_process_tree_writes_an_exact_profile() {
     let exe = guest_program("c-processes");
     let exe = exe.to_str().unwrap();
-    let dir = scratch("tree");
-    let (code, profiles) = run_tree(&dir, &["--count-check"], &[exe]);
-    assert_eq!(code, 0);
-    let seen = check_tree(&dir, &profiles);
+    // The second time with superblocks built early: the parent has
+    // superblocks over the code its first child runs again (fork.rs F2).
+    for (k, opts) in [
+        &["--count-check"][..],
+        &["--count-check", "--sb-threshold", "20"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = scratch(&format!("tree{k}"));
+        let (code, profiles) = run_tree(&dir, opts, &[exe]);
+        assert_eq!(code, 0);
+        check_tree_profiles(&dir, &profiles, k == 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// The tree c-processes makes, every profile exact (`--count-check`).
+fn check_tree_profiles(dir: &Path, profiles: &BTreeMap<String, Value>, superblocks: bool) {
+    if superblocks {
+        assert!(
+            !profiles["p.json"]["superblocks"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "the first image built superblocks before it forked"
+        );
+    }
+    let seen = check_tree(dir, profiles);
     // c-processes: 15 forks (vforks and posix_spawn included) and 5
     // execve calls that succeed (the four failing ones write nothing).
     assert_eq!(counts(&seen, "program"), 1, "{seen:?}");
@@ -127,7 +152,7 @@ fn every_image_of_a_process_tree_writes_an_exact_profile() {
         BTreeSet::from(["exec", "exit", "signal"]),
         "exits, the aborted child's signal and the images an execve replaced"
     );
-    for (name, p) in &profiles {
+    for (name, p) in profiles {
         let check = &p["count_check"];
         assert_eq!(
             check["block_mismatch_total"], 0,
@@ -138,7 +163,6 @@ fn every_image_of_a_process_tree_writes_an_exact_profile() {
             "{name}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

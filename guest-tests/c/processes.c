@@ -1,6 +1,7 @@
 /* processes: fork, vfork, posix_spawn, execve and pipes, as a shell uses
  * them.
  *
+ *   0. a hot recursion, run again by the first child;
  *   1. fork + pipe: the child computes, writes to the pipe and exits with
  *      a status the parent reads back with waitpid;
  *   2. a child killed by a signal (abort) and one that stops itself;
@@ -88,6 +89,10 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "count") != 0)
         return role(argc, argv);
     setvbuf(stdout, NULL, _IONBF, 0);
+
+    /* 0: hot code the first child runs again (a forked child keeps its
+       parent's translations, without its superblocks) */
+    printf("0. fib(20) = %d\n", fib(20));
 
     /* 1 */
     int p[2];

@@ -131,71 +131,93 @@ impl CodeMem {
     /// After `fork`: give this process code memory of its own. Both views
     /// map one memfd `MAP_SHARED`, which a forked child shares with its
     /// parent, so each would run the code the other writes. A new memfd
-    /// takes the committed code (the arena's is dropped by the flush that
-    /// follows, dispatch/fork.rs) and replaces both views at the same
-    /// addresses. Only the calling thread may exist (a fresh child).
+    /// takes the committed code (not the arena's) and replaces both views
+    /// at the same addresses. Only the calling thread may exist (a fresh
+    /// child), and what it copies may be changing under it (the parent
+    /// goes on): only for a child that flushes every translation next.
     pub fn unshare(&mut self) -> std::io::Result<()> {
+        let fd = self.snapshot()?;
+        self.adopt(fd)
+    }
+
+    /// A new memfd holding this code memory's committed code as it is now
+    /// (the arena's is not copied), for a child to [`CodeMem::adopt`]
+    /// after a fork: taken by the parent before the fork while no thread
+    /// can write code (dispatch/fork.rs F2), so the copy is consistent.
+    pub fn snapshot(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::FromRawFd;
         // SAFETY: memfd_create with a static name; checked below.
-        let fd = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
+        let raw = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        let result = (|| {
-            // SAFETY: fd is a fresh memfd of ours.
-            if unsafe { libc::ftruncate(fd, self.mapped as libc::off_t) } != 0 {
-                return Err(std::io::Error::last_os_error());
+        // SAFETY: a fresh descriptor of ours.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+        // A file size limit the guest set applies to the memfd too, and
+        // going past it would raise SIGXFSZ: lift it for the copy.
+        let _limit = FileSizeLimit::lift(self.mapped as u64)?;
+        // SAFETY: fd is a fresh memfd of ours.
+        if unsafe { libc::ftruncate(raw, self.mapped as libc::off_t) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // The kernel copies into the new memfd's pages directly: no
+        // temporary mapping to fault in page by page.
+        let mut done = 0usize;
+        while done < self.used {
+            // SAFETY: [done, used) is inside the RW view.
+            let n = unsafe {
+                libc::pwrite(
+                    raw,
+                    self.rw.add(done) as *const libc::c_void,
+                    self.used - done,
+                    done as libc::off_t,
+                )
+            };
+            if n <= 0 {
+                return Err(if n == 0 {
+                    std::io::Error::from(std::io::ErrorKind::WriteZero)
+                } else {
+                    std::io::Error::last_os_error()
+                });
             }
-            // SAFETY: a fresh mapping of the new memfd, anywhere.
-            let tmp = unsafe {
+            done += n as usize;
+        }
+        Ok(fd)
+    }
+
+    /// Map memfd `fd` (a [`CodeMem::snapshot`] of this code memory) over
+    /// both views, at the same addresses. Only the calling thread may
+    /// exist (a fresh child).
+    pub fn adopt(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        for (at, prot) in [
+            (
+                self.rx as *mut libc::c_void,
+                libc::PROT_READ | libc::PROT_EXEC,
+            ),
+            (
+                self.rw as *mut libc::c_void,
+                libc::PROT_READ | libc::PROT_WRITE,
+            ),
+        ] {
+            // SAFETY: replaces exactly this code memory's own views (no
+            // other thread runs: a fresh child); the mappings keep the
+            // memfd alive after `fd` is closed.
+            let p = unsafe {
                 libc::mmap(
-                    std::ptr::null_mut(),
-                    self.used.max(1),
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    fd,
+                    at,
+                    self.mapped,
+                    prot,
+                    libc::MAP_SHARED | libc::MAP_FIXED,
+                    fd.as_raw_fd(),
                     0,
                 )
             };
-            if tmp == libc::MAP_FAILED {
+            if p == libc::MAP_FAILED {
                 return Err(std::io::Error::last_os_error());
             }
-            // SAFETY: [0, used) is inside the old RW view and the new
-            // mapping; then the temporary mapping goes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.rw, tmp as *mut u8, self.used);
-                libc::munmap(tmp, self.used.max(1));
-            }
-            for (at, prot) in [
-                (
-                    self.rx as *mut libc::c_void,
-                    libc::PROT_READ | libc::PROT_EXEC,
-                ),
-                (
-                    self.rw as *mut libc::c_void,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                ),
-            ] {
-                // SAFETY: replaces exactly this code memory's own views
-                // (no other thread runs: a fresh child).
-                let p = unsafe {
-                    libc::mmap(
-                        at,
-                        self.mapped,
-                        prot,
-                        libc::MAP_SHARED | libc::MAP_FIXED,
-                        fd,
-                        0,
-                    )
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        })();
-        // SAFETY: the mappings keep the memfd alive.
-        unsafe { libc::close(fd) };
-        result
+        }
+        Ok(())
     }
 
     pub fn cursor(&self) -> HostAddr {
@@ -278,5 +300,48 @@ impl CodeMem {
         // SAFETY: [floor, used) is inside the RW view.
         unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, self.used - self.floor) };
         self.used = self.floor;
+    }
+}
+
+/// `RLIMIT_FSIZE` raised to its hard limit while hotlift writes a file of
+/// its own (a memfd), put back when dropped.
+struct FileSizeLimit(Option<libc::rlimit>);
+
+impl FileSizeLimit {
+    /// Make room for a file of `size` bytes, or fail with `EFBIG` (without
+    /// the signal) when the hard limit is below it.
+    fn lift(size: u64) -> std::io::Result<FileSizeLimit> {
+        let mut old = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into `old`.
+        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut old) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if old.rlim_cur == libc::RLIM_INFINITY || old.rlim_cur >= size {
+            return Ok(FileSizeLimit(None));
+        }
+        if old.rlim_max != libc::RLIM_INFINITY && old.rlim_max < size {
+            return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
+        }
+        let new = libc::rlimit {
+            rlim_cur: old.rlim_max,
+            rlim_max: old.rlim_max,
+        };
+        // SAFETY: setrlimit reads `new`.
+        if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &new) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(FileSizeLimit(Some(old)))
+    }
+}
+
+impl Drop for FileSizeLimit {
+    fn drop(&mut self) {
+        if let Some(old) = self.0 {
+            // SAFETY: setrlimit reads `old`, the limit as it was.
+            unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &old) };
+        }
     }
 }

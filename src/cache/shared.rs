@@ -13,6 +13,12 @@
 //! I3: registry entries are appended in (generation, host address) order
 //!     and never change once `len` covers them, so a signal handler can
 //!     binary-search them without a lock.
+//! I4: the publish lock holds every head patched in the current
+//!     generation with the bytes it replaced, so a forked child, whose
+//!     translations stay but whose parent's monitor did not come along,
+//!     can take all its superblocks back (dispatch/fork.rs F2); the
+//!     child's monitor then builds from the arena's start in the same
+//!     generation.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -93,6 +99,13 @@ impl SbRegistry {
         })
     }
 
+    /// Drop the entries of generation `gen` (a forked child's, I4: no
+    /// thread of it runs their code, and no signal handler is searching).
+    fn forget_gen(&self, gen: u64) {
+        let keep = self.entries().partition_point(|e| e.gen < gen);
+        self.len.store(keep, Ordering::Release);
+    }
+
     fn entries(&self) -> &[SbCode] {
         let n = self.len.load(Ordering::Acquire);
         // SAFETY: entries below len are initialised and immutable (I3).
@@ -167,11 +180,24 @@ pub struct Arena {
     pub rw_delta: i64,
 }
 
+/// The superblock heads patched in the current generation: each head's
+/// execute-view address and the 8 bytes the patch replaced (I4).
+#[derive(Debug, Default)]
+pub struct Heads(Vec<(u64, [u8; 8])>);
+
+impl Heads {
+    /// The monitor patched the head at `at`, which held `original`.
+    pub fn push(&mut self, at: u64, original: [u8; 8]) {
+        self.0.push((at, original));
+    }
+}
+
 /// State shared by the dispatcher and the monitor (module docs).
 #[derive(Debug)]
 pub struct CacheShared {
     pub gen: AtomicU64,
-    pub publish: Mutex<()>,
+    /// Held to publish or take back a superblock, and to flush (I1).
+    pub publish: Mutex<Heads>,
     pub arena: Arena,
     pub registry: SbRegistry,
 }
@@ -186,7 +212,7 @@ impl CacheShared {
     pub fn new(arena: Arena) -> std::io::Result<CacheShared> {
         Ok(CacheShared {
             gen: AtomicU64::new(0),
-            publish: Mutex::new(()),
+            publish: Mutex::new(Heads::default()),
             arena,
             registry: SbRegistry::new()?,
         })
@@ -198,8 +224,23 @@ impl CacheShared {
 
     /// The dispatcher dropped every translation (I1).
     pub fn bump_gen(&self) {
-        let _g = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        let mut heads = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        heads.0.clear();
         self.gen.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// In a forked child that keeps its parent's translations (I4): put
+    /// back every head the parent's monitor patched and forget its
+    /// superblocks, so that the child's monitor starts with none. `heads`
+    /// is the publish lock's content, held across the fork.
+    pub fn take_back_all(&self, heads: &mut Heads) {
+        for (at, original) in heads.0.drain(..) {
+            // SAFETY: the head is live code of this generation (heads are
+            // cleared when it ends); the only thread of the child is in
+            // the dispatcher, and the store is one aligned 8-byte write.
+            unsafe { self.patch8(at, original) };
+        }
+        self.registry.forget_gen(self.gen());
     }
 
     /// Write `bytes` at execute-view address `at` through the read-write

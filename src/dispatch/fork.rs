@@ -15,9 +15,20 @@
 //!     registry across the fork (in that order, the order every other path
 //!     takes them in); glibc's `fork` makes its own allocator safe.
 //! F2: the child gives itself code memory of its own (the code cache is a
-//!     shared memfd, cache/codemem.rs) before anything writes code, then
-//!     flushes every translation: the superblocks and edge counts in it
-//!     belong to the parent's monitor, which is not in the child.
+//!     shared memfd, cache/codemem.rs) before anything writes code, and
+//!     keeps every block translation: blocks push the same exit words in
+//!     any process, and the child's monitor makes a block's entries when
+//!     it first sees one (tables words.rs I2). The superblocks go (their
+//!     units are the parent's monitor's, which is not in the child): every
+//!     head is put back and the registry forgets them (cache/shared.rs
+//!     I4). The copy of the code is made by the parent before the fork,
+//!     while nothing can write code: once the fork returns the parent
+//!     goes on writing into the memfd both still share (a copy the child
+//!     made raced with the parent's new links and crashed children). A
+//!     child of a run with path profiling (path-profiled code reports to
+//!     the parent's path tables), or one whose copy the parent could not
+//!     make, copies the code itself and flushes every translation
+//!     instead.
 //! F3: the child's profile starts empty at the fork (a new monitor, a new
 //!     ring for its one thread; the parent's monitor state is abandoned,
 //!     never joined) and is written to its own file (profile/process.rs).
@@ -89,7 +100,7 @@ impl Vm {
             .as_ref()
             .map(|m| m.pause());
         let mut locked = proc.lock();
-        let publish = proc
+        let mut publish = proc
             .view
             .shared
             .publish
@@ -98,6 +109,18 @@ impl Vm {
         let images = proc.prof.images();
         let mut monitor = proc.prof.monitor.lock().unwrap_or_else(|e| e.into_inner());
         let (mut threads, stop) = proc.threads.for_fork();
+        // F2: a child that keeps the translations gets a copy made now,
+        // while nothing can write code (the parent goes on writing into
+        // the memfd both share once it returns; a vfork parent's other
+        // threads and monitor too); path-profiled code is the parent's.
+        let snapshot = if proc.opts.paths.is_none() {
+            // Failing that (no memory, a file size limit), the child
+            // copies and flushes.
+            locked.cache.mem.snapshot().ok()
+        } else {
+            None
+        };
+        let keep = snapshot.is_some();
         // SAFETY: glibc's fork; the child is this thread alone, with every
         // lock it could need held by itself (F1).
         let pid = unsafe { libc::fork() };
@@ -116,7 +139,11 @@ impl Vm {
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);
             drop(threads);
             // F2.
-            if let Err(e) = locked.cache.mem.unshare() {
+            let own = match snapshot {
+                Some(fd) => locked.cache.mem.adopt(fd),
+                None => locked.cache.mem.unshare(),
+            };
+            if let Err(e) = own {
                 return Err(VmError::Host(format!(
                     "forked child: cannot copy the code cache: {e}"
                 )));
@@ -132,12 +159,19 @@ impl Vm {
             );
             drop(monitor);
             drop(images);
-            drop(publish);
-            self.flush(&mut locked, super::process::FlushCause::Fork);
+            if keep {
+                // F2: the parent's translations stay, its superblocks go.
+                proc.view.shared.take_back_all(&mut publish);
+                drop(publish);
+            } else {
+                drop(publish);
+                self.flush(&mut locked, super::process::FlushCause::Fork);
+            }
             drop(locked);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);
         }
+        drop(snapshot);
         drop(threads);
         drop(monitor);
         drop(images);

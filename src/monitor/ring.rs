@@ -86,7 +86,7 @@ impl Ring {
     pub fn new(entries: usize) -> std::io::Result<Ring> {
         let seg_bytes = segment_bytes(entries);
         let total = 2 * (seg_bytes + PAGE);
-        let p = crate::anon::map(total, libc::MAP_NORESERVE)?;
+        let p = crate::anon::map_unforked(total, libc::MAP_NORESERVE)?;
         let base = p as u64;
         for s in 0..2u64 {
             let guard = base + s * (seg_bytes + PAGE) as u64 + seg_bytes as u64;

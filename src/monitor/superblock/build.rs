@@ -428,7 +428,7 @@ impl Builder {
         let rel = i32::try_from(host as i64 - (head_host as i64 + 5)).expect("rel32 to arena");
         jmp[1..5].copy_from_slice(&rel.to_le_bytes());
         {
-            let _g = self
+            let mut heads = self
                 .shared
                 .publish
                 .lock()
@@ -449,6 +449,7 @@ impl Builder {
                 }
                 let original: [u8; 8] = first.try_into().expect("8 bytes");
                 self.shared.patch8(head_host, jmp);
+                heads.push(head_host, original);
                 self.review
                     .published(id, head, head_host, original, jmp, self.gen);
             }

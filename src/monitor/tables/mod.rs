@@ -47,7 +47,7 @@ mod words;
 use super::calltree::{CallTree, ROOT};
 use super::superblock::Request;
 use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
-use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL};
+use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
 use units::UnitOp;
 pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
 use words::{End, Ways, Word, WordTable, NONE, SPECIAL, W_BLOCKS, W_INSNS};
@@ -174,12 +174,14 @@ pub struct Tables {
     words: WordTable<Word>,
     /// Where each indirect end went (words.rs `Ways`).
     ways: WordTable<Ways>,
-    /// Blocks with words made so far: ids below this (words.rs I2).
+    /// Every block with words made (words.rs I2) has an id below this.
     block_hw: usize,
     /// Unit words made so far: from UNIT_BASE below this.
     unit_hw: usize,
     /// Guest address of each block with words.
     guests: Vec<u64>,
+    /// Which blocks have their words made (words.rs I2), by id.
+    block_made: Vec<bool>,
     /// Guest address → the latest block there (targets into block ids).
     by_guest: HashMap<u64, u32>,
     /// Per unit from UNIT_BASE on: its superblock.
@@ -258,6 +260,7 @@ impl Default for Tables {
             block_hw: 0,
             unit_hw: UNIT_BASE as usize,
             guests: Vec::new(),
+            block_made: Vec::new(),
             by_guest: HashMap::new(),
             unit_sb: Vec::new(),
             unit_ops: Vec::new(),
@@ -350,7 +353,7 @@ impl Tables {
     /// Execution count of block `id` (its runs to either exit, and
     /// stopped inside).
     pub fn count(&self, id: usize) -> u64 {
-        if id >= self.block_hw {
+        if !self.block_made(id) {
             return 0;
         }
         (0..3)
@@ -365,34 +368,70 @@ impl Tables {
 
     /// Make the words of every block of `table` that has none yet.
     fn grow_blocks(&mut self, table: &[BlockMeta]) {
-        let triggers = self.sb.counting();
-        for (id, m) in table.iter().enumerate().skip(self.block_hw) {
-            let id = id as u32;
-            self.guests.push(m.guest);
-            self.by_guest.insert(m.guest, id);
-            let weight = u64::from(m.insns) | 1 << W_BLOCKS;
-            for k in 0..3 {
-                let (end, target, ret) = block_end(m, k);
-                let warm = triggers && self.opens_trigger(end, target);
-                let w = block_word(id, k);
-                self.words[w] = Word {
-                    count: if end.special() || warm { SPECIAL } else { 0 },
-                    weight,
-                    end,
-                    warm,
-                    first: id,
-                    last: id,
-                    target,
-                    ret,
-                    ..Word::default()
-                };
-                self.ways[w] = Ways {
-                    to: [NONE; 2],
-                    n: [0; 2],
-                };
-            }
+        for id in 0..table.len() as u32 {
+            self.make_block(id, table);
         }
-        self.block_hw = self.block_hw.max(table.len());
+    }
+
+    /// Make block `id`'s words (words.rs I2) if it has none yet and the
+    /// block table has it: blocks get words when the monitor first sees
+    /// one, not when they are translated (a forked child inherits every
+    /// translation of its parent and runs few of them).
+    fn make_block(&mut self, id: u32, table: &[BlockMeta]) {
+        let Some(m) = table.get(id as usize) else {
+            return;
+        };
+        if self.made(block_word(id, EXIT_FALL)) {
+            return;
+        }
+        let i = id as usize;
+        if self.guests.len() <= i {
+            self.guests.resize(i + 1, 0);
+            self.block_made.resize(i + 1, false);
+        }
+        self.guests[i] = m.guest;
+        self.block_made[i] = true;
+        // The latest block at an address is the one with the highest id.
+        let latest = self.by_guest.entry(m.guest).or_insert(id);
+        *latest = (*latest).max(id);
+        let triggers = self.sb.counting();
+        let weight = u64::from(m.insns) | 1 << W_BLOCKS;
+        for k in 0..3 {
+            let (end, target, ret) = block_end(m, k);
+            let warm = triggers && self.opens_trigger(end, target);
+            let w = block_word(id, k);
+            self.words[w] = Word {
+                count: if end.special() || warm { SPECIAL } else { 0 },
+                weight,
+                end,
+                warm,
+                first: id,
+                last: id,
+                target,
+                ret,
+                ..Word::default()
+            };
+            self.ways[w] = Ways {
+                to: [NONE; 2],
+                n: [0; 2],
+            };
+        }
+        self.block_hw = self.block_hw.max(i + 1);
+    }
+
+    /// Does block `id` have its words made? Cheaper than [`Tables::made`]
+    /// for the many blocks a forked child never meets: no page of the
+    /// word table is touched.
+    #[inline]
+    fn block_made(&self, id: usize) -> bool {
+        self.block_made.get(id).is_some_and(|&m| m)
+    }
+
+    /// Does word `w` have its entry made? Made words weigh at least one
+    /// block; the tables' untouched entries are zero (words.rs I1, I2).
+    #[inline(always)]
+    fn made(&self, w: u32) -> bool {
+        (w as usize) < WORD_LIMIT as usize && self.words[w].weight != 0
     }
 
     /// Does a word that ends `end` at `target` count toward a superblock
@@ -404,22 +443,15 @@ impl Tables {
             && self.warm.get(&target) != Some(&u32::MAX)
     }
 
-    /// Is `w` a word with entries made (words.rs I2)?
-    #[inline(always)]
-    fn known(&self, w: u32) -> bool {
-        (w as usize) < 4 * self.block_hw
-            || (UNIT_BASE as usize..self.unit_hw).contains(&(w as usize))
-    }
-
-    /// A ring word without entries: a block published since the words
-    /// were last grown (block table I1: a ring only holds published ids),
-    /// or nothing hotlift made (counted, and skipped).
+    /// A ring word without entries: a block the monitor sees for the
+    /// first time (block table I1: a ring only holds published ids), or
+    /// nothing hotlift made (counted, and skipped).
     #[cold]
     #[inline(never)]
     fn admit(&mut self, w: u32, blocks: &BlockTable) -> bool {
-        if w < UNIT_BASE {
-            self.grow_blocks(blocks.published());
-            if self.known(w) {
+        if w < UNIT_BASE && w & 3 != 3 {
+            self.make_block(w >> 2, blocks.published());
+            if self.made(w) {
                 return true;
             }
         }
@@ -454,7 +486,7 @@ impl Tables {
     /// translated, or none), each with its count, and the block's own
     /// count (superblock selection, select.rs).
     pub fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
-        if id as usize >= self.block_hw {
+        if !self.block_made(id as usize) {
             return None;
         }
         let total = self.count(id as usize);
@@ -510,7 +542,9 @@ impl Tables {
             self.charge(st, extra);
         }
         self.threads = threads;
-        let words = (0..4 * self.block_hw as u32).chain(UNIT_BASE..self.unit_hw as u32);
+        let blocks = (0..self.block_hw as u32).filter(|&b| self.block_made(b as usize));
+        let block_words = blocks.flat_map(|b| (0..3).map(move |k| block_word(b, k)));
+        let words: Vec<u32> = block_words.chain(UNIT_BASE..self.unit_hw as u32).collect();
         for w in words {
             let (n, i) = (self.word_count(w), self.words[w]);
             if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {

@@ -18,7 +18,7 @@
 
 use super::words::{Word, SPECIAL};
 use super::{Tables, ThreadState};
-use crate::contract::TAG;
+use crate::contract::{TAG, WORD_LIMIT};
 use crate::monitor::BlockTable;
 
 /// Most words one segment takes (first pass sums stay below 2^32
@@ -31,7 +31,6 @@ const MAX_SEGMENT: usize = 1 << 15;
 #[inline(never)]
 fn first_pass(
     hot: *mut Word,
-    known: impl Fn(u32) -> bool,
     words: &[u32],
     mut sum: u64,
     specials: &mut Vec<(u32, u64)>,
@@ -44,16 +43,22 @@ fn first_pass(
     let mut i = 0usize;
     while i < words.len() {
         let w = words[i];
-        if w & TAG != 0 || !known(w) {
+        // Tagged records are above the table too.
+        if w >= WORD_LIMIT {
             break;
         }
-        // SAFETY: `w` has entries (checked just above, words.rs I2), and
+        // SAFETY: `w` is inside the table (checked just above), and
         // `list` has room for one entry per word of the segment.
         unsafe {
             let h = &mut *hot.add(w as usize);
+            let weight = h.weight;
+            // A word without entries (words.rs I2) ends the segment.
+            if weight == 0 {
+                break;
+            }
             let c = h.count;
             h.count = c + 1;
-            sum += h.weight;
+            sum += weight;
             list.add(n).write((i as u32, sum));
             n += (c >> 63) as usize;
         }
@@ -93,7 +98,7 @@ impl Tables {
                 i += 1;
                 continue;
             }
-            if !self.known(w) && !self.admit(w, blocks) {
+            if !self.made(w) && !self.admit(w, blocks) {
                 i += 1;
                 continue;
             }
@@ -124,10 +129,8 @@ impl Tables {
         words: &[u32],
         specials: &mut Vec<(u32, u64)>,
     ) -> usize {
-        let (block_words, units) = (4 * self.block_hw, UNIT_RANGE_FROM..self.unit_hw);
-        let known = move |w: u32| (w as usize) < block_words || units.contains(&(w as usize));
         let hot = self.words.as_mut_ptr();
-        let (n, sum) = first_pass(hot, known, words, 0, specials);
+        let (n, sum) = first_pass(hot, words, 0, specials);
         // The code of the segment's first word is where a word waiting for
         // its target went.
         self.resolve(st, self.words[words[0]].first);
@@ -240,6 +243,3 @@ impl Tables {
         }
     }
 }
-
-/// Unit words are numbered from here (the `known` test's second range).
-const UNIT_RANGE_FROM: usize = crate::contract::UNIT_BASE as usize;

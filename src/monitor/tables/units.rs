@@ -221,6 +221,11 @@ impl Tables {
         assert_eq!(acc.unit_base as usize, self.unit_hw, "units in order");
         let head = acc.members[0];
         let head_guest = metas.get(head as usize).map_or(0, |m| m.guest);
+        // Members the monitor has not met (a superblock from the store)
+        // get their words: the end adds member runs to them.
+        for &b in &acc.members {
+            self.make_block(b, metas);
+        }
         let (nx, nm) = (acc.exits.len(), acc.members.len());
         // Its head's trigger has done its work.
         self.warm.insert(head_guest, u32::MAX);

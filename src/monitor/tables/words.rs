@@ -7,10 +7,12 @@
 //!
 //! I1: the tables are `MAP_NORESERVE` mappings of [`WORD_LIMIT`] entries;
 //!     only the entries in use take memory.
-//! I2: an entry is read only after it was initialised: block words up to
-//!     `Tables::block_hw` blocks (grown from the block table), unit words
-//!     up to `Tables::unit_hw` (made when the superblock is added, before
-//!     its code can run: superblock/mod.rs I2).
+//! I2: a word's entry is made before the word is counted: a block's
+//!     three when the monitor first meets one of them (from the block
+//!     table), a superblock's units when the superblock is added, before
+//!     its code can run (superblock/mod.rs I2). A made entry weighs at
+//!     least one block, an entry never made is all zero: `weight != 0`
+//!     tells them apart, and a zero entry reads as no count, no end.
 //! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
 //!     needs the second pass: its code ends in a call, a return, an
 //!     indirect transfer or a syscall, its path has calls or returns
@@ -160,7 +162,7 @@ unsafe impl<T> Send for WordTable<T> {}
 impl<T> Default for WordTable<T> {
     fn default() -> Self {
         let bytes = WORD_LIMIT as usize * std::mem::size_of::<T>();
-        let p = crate::anon::map(bytes, libc::MAP_NORESERVE).unwrap_or_else(|e| {
+        let p = crate::anon::map_unforked(bytes, libc::MAP_NORESERVE).unwrap_or_else(|e| {
             panic!("cannot map the monitor's {bytes}-byte table of exit words: {e}")
         });
         WordTable { base: p as *mut T }
