@@ -185,13 +185,7 @@ impl Tables {
             let to = unsafe { (*words.add(next.unwrap_or(0) as usize)).first };
             // SAFETY: `w` has entries (words.rs I2).
             let way = unsafe { &mut *ways.add(w as usize) };
-            let n = if way.to[0] == to {
-                way.n[0] += 1;
-                way.n[0]
-            } else if way.to[1] == to {
-                way.n[1] += 1;
-                way.n[1]
-            } else {
+            let Some(n) = way.hit(to) else {
                 st.peek = w;
                 self.resolve(st, to);
                 continue;

@@ -111,15 +111,9 @@ impl Tables {
     /// a superblock at `e`.
     #[inline(always)]
     fn transition(&mut self, p: u32, e: u32) {
-        let i = &mut self.ways[p];
-        let n = if i.to[0] == e {
-            i.n[0] += 1;
-            i.n[0]
-        } else if i.to[1] == e {
-            i.n[1] += 1;
-            i.n[1]
-        } else {
-            self.way_miss(p, e)
+        let n = match self.ways[p].hit(e) {
+            Some(n) => n,
+            None => self.way_miss(p, e),
         };
         if n == self.edge_threshold {
             self.edge_trigger(p, e, n);

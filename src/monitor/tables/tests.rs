@@ -156,19 +156,23 @@ fn call_tree_charges_every_instruction_once() {
     assert_eq!(t.tree.nodes[f].parent, ROOT);
 }
 
-/// A superblock tree over blocks 0 (branch: 1 hot, 2 cold), 1 and 2
-/// (both jump back to 0): exits 0 and 1 loop back from members 1 and 2.
-/// Passes come as unit words, a block's word before and after.
-#[test]
-fn units_of_a_tree_count_every_member_and_edge() {
+/// Blocks 0 (branch to 1, falls to 2), 1 and 2 (both jump back to 0),
+/// 3 (jumps to 0), then `more`.
+fn tree_blocks(more: &[BlockMeta]) -> BlockTable {
     let blocks = BlockTable::new(64).unwrap();
     blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
     blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
     blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
     blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
-    let metas = blocks.published().to_vec();
-    let mut t = Tables::new(SbConfig::default());
-    t.process(0, &[fall(3)], &blocks);
+    for &m in more {
+        blocks.push(m);
+    }
+    blocks
+}
+
+/// Superblock 0, a tree over blocks 0, 1 and 2 of [`tree_blocks`]: exits
+/// 0 and 1 loop back from members 1 and 2. Its first unit.
+fn add_tree(t: &mut Tables, blocks: &BlockTable) -> u32 {
     let base = t.next_units(5).unwrap();
     let exits = vec![SbExitAcct::to_head(1), SbExitAcct::to_head(2)];
     let acc = SbAccount::new(
@@ -179,7 +183,19 @@ fn units_of_a_tree_count_every_member_and_edge() {
         Vec::new(),
         base,
     );
-    t.add_superblock(0, acc, &metas);
+    t.add_superblock(0, acc, blocks.published());
+    base
+}
+
+/// A superblock tree over blocks 0 (branch: 1 hot, 2 cold), 1 and 2
+/// (both jump back to 0): exits 0 and 1 loop back from members 1 and 2.
+/// Passes come as unit words, a block's word before and after.
+#[test]
+fn units_of_a_tree_count_every_member_and_edge() {
+    let blocks = tree_blocks(&[]);
+    let mut t = Tables::new(SbConfig::default());
+    t.process(0, &[fall(3)], &blocks);
+    let base = add_tree(&mut t, &blocks);
     // Three loops through 1, two through 2, then a pass that stops in
     // member 2 (its partial unit: base + 2 exits + member 2).
     let partial2 = base + 2 + 2;
@@ -223,25 +239,9 @@ fn units_of_a_tree_count_every_member_and_edge() {
 /// calls into its head; `stream` after [4] (units from `base`, which
 /// the closure gets). What the tables hold at the end.
 fn loop_tables(stream: impl Fn(u32) -> Vec<u32>) -> String {
-    let blocks = BlockTable::new(64).unwrap();
-    blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
-    blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
-    blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
-    blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
-    blocks.push(meta(0x300, 5, ExitKind::Call, 0x100, 0x305));
-    let metas = blocks.published().to_vec();
+    let blocks = tree_blocks(&[meta(0x300, 5, ExitKind::Call, 0x100, 0x305)]);
     let mut t = Tables::new(SbConfig::default());
-    let base = t.next_units(5).unwrap();
-    let exits = vec![SbExitAcct::to_head(1), SbExitAcct::to_head(2)];
-    let acc = SbAccount::new(
-        vec![0, 1, 2],
-        vec![u16::MAX, 0, 0],
-        &[3, 2, 4],
-        exits,
-        Vec::new(),
-        base,
-    );
-    t.add_superblock(0, acc, &metas);
+    let base = add_tree(&mut t, &blocks);
     let mut all = vec![fall(4)];
     all.extend(stream(base));
     for chunk in all.chunks(3) {

@@ -150,6 +150,23 @@ pub(super) struct Ways {
     pub n: [u64; 2],
 }
 
+impl Ways {
+    /// One more transition into block `to`, if a way holds it: that
+    /// way's count now.
+    #[inline(always)]
+    pub fn hit(&mut self, to: u32) -> Option<u64> {
+        let k = if self.to[0] == to {
+            0
+        } else if self.to[1] == to {
+            1
+        } else {
+            return None;
+        };
+        self.n[k] += 1;
+        Some(self.n[k])
+    }
+}
+
 /// A table of `T` indexed by exit word (I1).
 #[derive(Debug)]
 pub(super) struct WordTable<T> {
