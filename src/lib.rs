@@ -14,6 +14,7 @@ pub mod anon;
 pub mod backend;
 pub mod cache;
 pub mod cli;
+pub mod clock;
 pub mod compare;
 pub mod contract;
 pub mod dispatch;

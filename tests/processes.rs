@@ -162,6 +162,26 @@ fn check_tree_profiles(dir: &Path, profiles: &BTreeMap<String, Value>, superbloc
             p["totals"]["guest_instructions"].as_u64().unwrap() > 0,
             "{name}"
         );
+        // A forked child lists its parent's blocks only where it ran them
+        // (profile I1): the fork happens after c-processes ran hot code the
+        // children do not run again.
+        let blocks = p["blocks"].as_array().unwrap();
+        if p["process"]["began"] == "fork" {
+            let parent = &p["process"]["parent_profile"];
+            let parent = Path::new(parent.as_str().unwrap()).file_name().unwrap();
+            let parent = &profiles[parent.to_str().unwrap()];
+            let unrun = blocks.iter().filter(|b| b["count"] == 0).count();
+            assert!(
+                unrun as u64 <= p["totals"]["translated_blocks"].as_u64().unwrap(),
+                "{name}: {unrun} blocks listed that it did not run"
+            );
+            let inherited = parent["blocks"].as_array().unwrap().len();
+            assert!(
+                parent["process"]["began"] != "program" || blocks.len() < inherited,
+                "{name}: {} blocks listed, its parent (the program) {inherited}",
+                blocks.len()
+            );
+        }
     }
 }
 

@@ -217,6 +217,26 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
             && line.contains("guest waited"),
         "{line}"
     );
+    // Start-up figures (issue 18): set-up before the first guest
+    // instruction and translation time, both within the run's wall time,
+    // on the summary's start-up line.
+    let t = &p["times"];
+    let (setup, tr, wall) = (
+        t["setup_seconds"].as_f64().unwrap(),
+        t["translation_seconds"].as_f64().unwrap(),
+        t["wall_seconds"].as_f64().unwrap(),
+    );
+    assert!(setup > 0.0 && tr > 0.0 && tr < wall, "{t}");
+    let translated = p["totals"]["translated_blocks"].as_u64().unwrap();
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("start-up and translation: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("{:.1} ms of hotlift set-up", setup * 1e3))
+            && line.contains(&format!("{translated} blocks translated in {:.1} ms", tr * 1e3)),
+        "{line}"
+    );
     let syms: Vec<&str> = p["blocks"]
         .as_array()
         .unwrap()

@@ -90,6 +90,16 @@ pub fn mem(base: Register, disp: i64) -> MemoryOperand {
     MemoryOperand::new(base, Register::None, 1, disp, size, false, Register::None)
 }
 
+/// An absolute displacement as the sign-extended disp32 it is encoded as.
+fn disp32(disp: usize) -> Result<[u8; 4], EmitError> {
+    i32::try_from(disp)
+        .map(i32::to_le_bytes)
+        .map_err(|_| EmitError::Encode {
+            guest: 0,
+            msg: format!("gs displacement {disp:#x} out of range"),
+        })
+}
+
 impl Asm {
     pub fn new(base: u64) -> Asm {
         Asm {
@@ -116,7 +126,12 @@ impl Asm {
         let ip = self.here();
         match self.enc.encode(insn, ip) {
             Ok(_) => {
-                self.buf.extend_from_slice(&self.enc.take_buffer());
+                // The encoder's buffer goes back to it, emptied: no
+                // allocation per instruction.
+                let mut out = self.enc.take_buffer();
+                self.buf.extend_from_slice(&out);
+                out.clear();
+                self.enc.set_buffer(out);
                 Ok(())
             }
             Err(e) => {
@@ -215,28 +230,60 @@ impl Asm {
     }
 
     // --- small helpers for the fixed sequences -------------------------
+    //
+    // The `gs:[disp32]` forms every block uses are written byte for byte
+    // (the same bytes iced gives: tests.rs checks every register): a
+    // translation is mostly these, and encoding each through iced cost
+    // more than the rest of the emitter.
 
+    /// `gs:` prefix, REX.W (with REX.R for `reg`), `op`, and the ModRM/SIB
+    /// of an absolute `[disp32]`.
+    fn gs_abs(&mut self, op: u8, reg: u8, disp: usize) -> Result<(), EmitError> {
+        let d = disp32(disp)?;
+        let rex = 0x48 | (reg >> 3) << 2;
+        let [a, b, c, e] = d;
+        self.buf
+            .extend_from_slice(&[0x65, rex, op, (reg & 7) << 3 | 4, 0x25, a, b, c, e]);
+        Ok(())
+    }
+
+    /// `mov gs:[disp], reg` (a 64-bit register).
     pub fn store_gs(&mut self, disp: usize, reg: Register) -> Result<(), EmitError> {
-        self.insn(
-            &Instruction::with2(Code::Mov_rm64_r64, gs_mem(disp), reg).expect("mov gs:[d], r64"),
-        )
+        if !reg.is_gpr64() {
+            return self.insn(
+                &Instruction::with2(Code::Mov_rm64_r64, gs_mem(disp), reg)
+                    .expect("mov gs:[d], r64"),
+            );
+        }
+        self.gs_abs(0x89, reg.number() as u8, disp)
     }
 
+    /// `mov reg, gs:[disp]` (a 64-bit register).
     pub fn load_gs(&mut self, reg: Register, disp: usize) -> Result<(), EmitError> {
-        self.insn(
-            &Instruction::with2(Code::Mov_r64_rm64, reg, gs_mem(disp)).expect("mov r64, gs:[d]"),
-        )
+        if !reg.is_gpr64() {
+            return self.insn(
+                &Instruction::with2(Code::Mov_r64_rm64, reg, gs_mem(disp))
+                    .expect("mov r64, gs:[d]"),
+            );
+        }
+        self.gs_abs(0x8b, reg.number() as u8, disp)
     }
 
+    /// `mov dword gs:[disp], imm`.
     pub fn store_gs_imm32(&mut self, disp: usize, imm: u32) -> Result<(), EmitError> {
-        self.insn(
-            &Instruction::with2(Code::Mov_rm32_imm32, gs_mem(disp), imm)
-                .expect("mov dword gs:[d], imm"),
-        )
+        let d = disp32(disp)?;
+        self.buf.extend_from_slice(&[0x65, 0xc7, 0x04, 0x25]);
+        self.buf.extend_from_slice(&d);
+        self.buf.extend_from_slice(&imm.to_le_bytes());
+        Ok(())
     }
 
+    /// `jmp qword gs:[disp]`.
     pub fn jmp_gs(&mut self, disp: usize) -> Result<(), EmitError> {
-        self.insn(&Instruction::with1(Code::Jmp_rm64, gs_mem(disp)).expect("jmp gs:[d]"))
+        let d = disp32(disp)?;
+        self.buf.extend_from_slice(&[0x65, 0xff, 0x24, 0x25]);
+        self.buf.extend_from_slice(&d);
+        Ok(())
     }
 
     pub fn lea(&mut self, dst: Register, m: MemoryOperand) -> Result<(), EmitError> {

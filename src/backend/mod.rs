@@ -672,14 +672,25 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
-/// Emit one body instruction; with `rep_tag` (`TAG_REP`) the iterations of
-/// a `rep` string instruction go to the ring under that tag.
+/// Emit body instruction `i` of block `b`; with `rep_tag` (`TAG_REP`) the
+/// iterations of a `rep` string instruction go to the ring under that tag.
+/// An instruction carried as it is whose meaning does not depend on where
+/// it runs (no RIP-relative operand) is copied byte for byte from the guest
+/// bytes it was decoded from, not encoded again.
 fn emit_body_insn(
     a: &mut Asm,
+    b: &crate::ir::IrBlock,
     i: &crate::ir::IrInsn,
     rep_tag: Option<u32>,
 ) -> Result<(), EmitError> {
     match i.op {
+        IrOp::Carry if !i.insn.is_ip_rel_memory_operand() => match b.bytes_of(i) {
+            Some(raw) => {
+                a.bytes(raw);
+                Ok(())
+            }
+            None => a.insn(&i.insn),
+        },
         IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
         IrOp::Carry | IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
@@ -715,7 +726,7 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         if ring && i.op == IrOp::RepString {
             rep_ring.push(pc_map.len() as u32 - 1);
         }
-        emit_body_insn(&mut e.a, i, ring.then_some(crate::contract::TAG_REP))?;
+        emit_body_insn(&mut e.a, b, i, ring.then_some(crate::contract::TAG_REP))?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;

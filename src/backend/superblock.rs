@@ -432,7 +432,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             let rep = insn.op == crate::ir::IrOp::RepString;
             let after = n.saturating_sub(j as u16 + 1);
             s.pc(i as u16, true, insn.addr.0, after, rep);
-            emit_body_insn(&mut s.e.a, insn, Some(TAG_REP))?;
+            emit_body_insn(&mut s.e.a, &m.ir, insn, Some(TAG_REP))?;
         }
         s.pc(i as u16, true, m.ir.term_addr.0, 0, false);
         s.transition(i)?;

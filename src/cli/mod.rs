@@ -116,6 +116,7 @@ fn one_line(e: &clap::Error) -> String {
 }
 
 pub fn main() -> i32 {
+    crate::clock::mark_born();
     crate::dispatch::exec::remember_own_exe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -167,6 +167,8 @@ impl Vm {
                 drop(publish);
                 self.flush(&mut locked, super::process::FlushCause::Fork);
             }
+            // Translation time from here on is the child's own.
+            locked.translate_ns = 0;
             drop(locked);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);

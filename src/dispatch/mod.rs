@@ -160,6 +160,7 @@ impl Vm {
         } else {
             max
         };
+        let began = std::time::Instant::now();
         let block = lift_block(bytes, addr, max)?;
         if reusable {
             // Before anything is committed: it may flush (smc.rs).
@@ -181,6 +182,7 @@ impl Vm {
                 continue;
             }
             let (id, host) = self.commit_block(l, &block, em, reusable, reusable);
+            l.translate_ns += began.elapsed().as_nanos() as u64;
             // Block table I3: the monitor may link superblocks to it now
             // (not inside a path-profiled function, dispatch/paths.rs I2).
             if self.paths_allow_superblocks(addr) {
@@ -310,6 +312,7 @@ impl Vm {
 
     fn run_loop(&mut self) -> Result<ThreadEnd, VmError> {
         signal::publish_vm(self);
+        self.proc.prof.entering_guest();
         if let Some(mask) = self.start_mask.take() {
             // threads.rs I4: signals may come now that the handler finds
             // this Vm.

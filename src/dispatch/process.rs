@@ -44,6 +44,9 @@ pub struct Locked {
     pub cache: CodeCache,
     /// Every translation: (host address, host size, guest address).
     pub translations: Vec<(u64, u32, u64)>,
+    /// Time the guest threads spent translating blocks (lifting,
+    /// emitting, committing), in ns.
+    pub translate_ns: u64,
 }
 
 /// Where a registered thread is (I2).

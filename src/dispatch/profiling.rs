@@ -47,6 +47,12 @@ pub struct Profiling {
     /// `--count-check`: counters and ring both.
     count_check: bool,
     started: Mutex<Instant>,
+    /// Seconds from hotlift's `main` until the guest's first instruction
+    /// ran (0 in a forked child: it began with its parent's set-up done).
+    setup_seconds: Mutex<Option<f64>>,
+    /// In a forked child: the blocks translated before the fork (ids below
+    /// this). The child's profile leaves out those it never ran.
+    inherited_blocks: std::sync::atomic::AtomicUsize,
     /// Which process (and which image of it) this profile is of, and where
     /// it goes (process.rs in src/profile).
     pub process: Mutex<ProcessInfo>,
@@ -150,6 +156,8 @@ impl Profiling {
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
             started: Mutex::new(Instant::now()),
+            setup_seconds: Mutex::new(None),
+            inherited_blocks: std::sync::atomic::AtomicUsize::new(0),
             images,
             store,
             command_line,
@@ -158,6 +166,15 @@ impl Profiling {
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
             paths_shared,
         })
+    }
+
+    /// A guest thread is about to run guest code: the first such call
+    /// ends the process's set-up time.
+    pub fn entering_guest(&self) {
+        let mut s = self.setup_seconds.lock().unwrap_or_else(|e| e.into_inner());
+        if s.is_none() {
+            *s = Some(crate::clock::since_born());
+        }
     }
 
     /// After `fork`, in the child (only the calling thread exists): a
@@ -183,6 +200,9 @@ impl Profiling {
             std::mem::take(&mut *all);
         }
         *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        *self.setup_seconds.lock().unwrap_or_else(|e| e.into_inner()) = Some(0.0);
+        self.inherited_blocks
+            .store(self.blocks.len() as usize, Ordering::Release);
         self.print_summary.store(false, Ordering::Release);
         self.process
             .lock()
@@ -509,9 +529,9 @@ impl super::process::Process {
         };
         // The translation lock may be held by a thread that stopped for
         // good (the process is ending): do not wait for it.
-        let translations = match self.locked.try_lock() {
-            Ok(l) => l.translations.clone(),
-            Err(_) => Vec::new(),
+        let (translations, translate_ns) = match self.locked.try_lock() {
+            Ok(l) => (l.translations.clone(), l.translate_ns),
+            Err(_) => (Vec::new(), 0),
         };
         let profile = Profile::build(Inputs {
             tables: &tables,
@@ -532,10 +552,17 @@ impl super::process::Process {
                     .as_secs_f64(),
                 process_cpu_seconds: process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
+                setup_seconds: prof
+                    .setup_seconds
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .unwrap_or(0.0),
+                translation_seconds: translate_ns as f64 * 1e-9,
             },
             ring_capacity,
             flushes: self.view.gen(),
             translations: &translations,
+            inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
         });
         let mut profile = profile;
         profile.count_check = count_check;

@@ -218,6 +218,7 @@ impl Vm {
                 brk,
                 cache,
                 translations: Vec::new(),
+                translate_ns: 0,
             }),
             view,
             protected: ProtectedPages::new(PROTECTED_SLOTS),

@@ -235,6 +235,13 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
     Ok(step)
 }
 
+/// `b` with the bytes it was decoded from (`raw`, cut to its extent).
+fn finish(mut b: IrBlock, mut raw: Vec<u8>) -> IrBlock {
+    raw.truncate((b.end.0 - b.start.0) as usize);
+    b.raw = raw;
+    b
+}
+
 /// Decode and lift the guest block starting at `start`, whose bytes (up to
 /// the end of its executable mapping) are `bytes`.
 pub fn lift_block(
@@ -242,7 +249,11 @@ pub fn lift_block(
     start: GuestAddr,
     max_insns: usize,
 ) -> Result<IrBlock, Unsupported> {
-    let mut decoder = Decoder::with_ip(64, bytes, start.0, DecoderOptions::NONE);
+    // Decoded from a copy: another guest thread may be writing the code,
+    // and the raw bytes kept for the emitter must be what was decoded.
+    let take = bytes.len().min(max_insns.max(1).saturating_mul(15) + 15);
+    let raw = bytes[..take].to_vec();
+    let mut decoder = Decoder::with_ip(64, &raw, start.0, DecoderOptions::NONE);
     let mut body = Vec::new();
     let mut insn = Instruction::default();
     loop {
@@ -255,13 +266,14 @@ pub fn lift_block(
             } else {
                 Terminator::Fallthrough { next: here }
             };
-            return Ok(IrBlock {
+            return Ok(finish(IrBlock {
                 start,
                 body,
                 term,
                 term_addr: here,
                 end: here,
-            });
+                raw: Vec::new(),
+            }, raw));
         }
         decoder.decode_out(&mut insn);
         if insn.code() == Code::INVALID
@@ -275,13 +287,14 @@ pub fn lift_block(
             } else {
                 Terminator::Fallthrough { next: here }
             };
-            return Ok(IrBlock {
+            return Ok(finish(IrBlock {
                 start,
                 body,
                 term,
                 term_addr: here,
                 end: here,
-            });
+                raw: Vec::new(),
+            }, raw));
         }
         match lift_insn(&insn)? {
             Step::Body(op) => {
@@ -309,23 +322,25 @@ pub fn lift_block(
                 });
                 // Interrupted before the transfer, the guest goes on at the
                 // xbegin, which aborts again (IrOp::XbeginAbort).
-                return Ok(IrBlock {
+                return Ok(finish(IrBlock {
                     start,
                     body,
                     term: Terminator::Fallthrough { next: fallback },
                     term_addr: here,
                     end: GuestAddr(insn.next_ip()),
-                });
+                    raw: Vec::new(),
+                }, raw));
             }
             Step::End(term) => {
                 let end = GuestAddr(insn.next_ip());
-                return Ok(IrBlock {
+                return Ok(finish(IrBlock {
                     start,
                     body,
                     term,
                     term_addr: here,
                     end,
-                });
+                    raw: Vec::new(),
+                }, raw));
             }
         }
     }

@@ -200,12 +200,25 @@ pub struct IrBlock {
     pub term_addr: GuestAddr,
     /// First byte past the block's last guest instruction.
     pub end: GuestAddr,
+    /// The guest bytes [start, end) the block was decoded from (a copy
+    /// made before decoding: guest threads may be writing the code).
+    pub raw: Vec<u8>,
 }
 
 /// The six status flags (OF SF ZF AF CF PF, iced `RflagsBits`).
 const STATUS_FLAGS: u32 = 0x3f;
 
 impl IrBlock {
+    /// The guest bytes of body instruction `i` as they were decoded (None
+    /// for an instruction lifting made up: an aborted `xbegin`'s `mov`).
+    pub fn bytes_of(&self, i: &IrInsn) -> Option<&[u8]> {
+        if i.op == IrOp::XbeginAbort {
+            return None;
+        }
+        let at = usize::try_from(i.addr.0.checked_sub(self.start.0)?).ok()?;
+        self.raw.get(at..at.checked_add(i.insn.len())?)
+    }
+
     /// Are the status flags dead where the block starts: does an
     /// instruction of its body overwrite all six before any is read? Only
     /// writes that always happen count: a shift or rotate by zero and a

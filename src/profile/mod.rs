@@ -3,6 +3,9 @@
 //!
 //! I1: counts are exact: a block's `count` is the number of times the guest
 //!     entered it, summed over every translation of that guest address.
+//!     Every block the process translated is listed, run or not; a forked
+//!     child lists the blocks it inherited from its parent only where it
+//!     ran them (and `translated_blocks` counts its own translations).
 //! I2: `schema_version` changes whenever a field changes meaning or goes
 //!     away; docs/PROFILE.md describes every field.
 //!
@@ -66,6 +69,12 @@ pub struct Times {
     pub wall_seconds: f64,
     pub process_cpu_seconds: f64,
     pub monitor_cpu_seconds: f64,
+    /// From hotlift's `main` to the guest's first instruction (0 in a
+    /// forked child).
+    pub setup_seconds: f64,
+    /// Spent by guest threads translating blocks (not superblocks, which
+    /// the monitor builds).
+    pub translation_seconds: f64,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -286,6 +295,9 @@ pub struct Inputs<'a> {
     pub ring_capacity: u64,
     pub flushes: u64,
     pub translations: &'a [(u64, u32, u64)],
+    /// A forked child's blocks from before the fork (ids below this): left
+    /// out where the child never ran them (I1).
+    pub inherited_blocks: usize,
 }
 
 pub fn exit_name(k: ExitKind) -> &'static str {
@@ -313,7 +325,7 @@ impl Profile {
         let t = inp.tables;
         let mut modules = inp.modules;
         let mut totals = Totals {
-            translated_blocks: inp.blocks.len() as u64,
+            translated_blocks: inp.blocks.len().saturating_sub(inp.inherited_blocks) as u64,
             ..Totals::default()
         };
         // I1: aggregate every translation of one guest address.
@@ -333,6 +345,11 @@ impl Profile {
             let branch = m.exit == ExitKind::Branch;
             let key = (m.guest, modules.index(m.guest, Some(id as u32)));
             key_of.push(key);
+            if count == 0 && id < inp.inherited_blocks {
+                // A block of the parent's the child never ran: a forked
+                // python would otherwise list all 30,000 of them.
+                continue;
+            }
             let r = by_addr.entry(key).or_insert_with(|| {
                 let (module, offset, symbol) = modules.describe(key.1, m.guest);
                 BlockRecord {
@@ -426,10 +443,14 @@ impl Profile {
             words_per_block: t.entries as f64 / totals.block_executions.max(1) as f64,
             monitor_ns_per_word: inp.times.monitor_cpu_seconds * 1e9 / t.entries.max(1) as f64,
         });
+        // One per block id, in order (dispatch commit_block); a forked
+        // child's inherited ones only where it ran them (I1).
         let translations = inp
             .translations
             .iter()
-            .map(|&(host, host_size, guest)| Translation {
+            .enumerate()
+            .filter(|&(id, _)| id >= inp.inherited_blocks || t.count(id) > 0)
+            .map(|(_, &(host, host_size, guest))| Translation {
                 host,
                 host_size,
                 guest,

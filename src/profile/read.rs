@@ -68,6 +68,10 @@ pub struct Times {
     pub wall_seconds: f64,
     #[serde(default)]
     pub process_cpu_seconds: f64,
+    #[serde(default)]
+    pub setup_seconds: f64,
+    #[serde(default)]
+    pub translation_seconds: f64,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]

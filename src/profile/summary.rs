@@ -61,6 +61,18 @@ impl Profile {
                 );
             }
         }
+        let t = &self.times;
+        let blocks = self.totals.translated_blocks;
+        let _ = writeln!(
+            s,
+            "start-up and translation: {:.1} ms of hotlift set-up before the first guest \
+             instruction, {} blocks translated in {:.1} ms ({:.2} us a block), {:.1} ms wall in all",
+            t.setup_seconds * 1e3,
+            blocks,
+            t.translation_seconds * 1e3,
+            t.translation_seconds * 1e6 / blocks.max(1) as f64,
+            t.wall_seconds * 1e3,
+        );
         if let Some(r) = &self.ring {
             let _ = writeln!(
                 s,

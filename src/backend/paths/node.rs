@@ -286,7 +286,7 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
         if ring_on && i.op == crate::ir::IrOp::RepString {
             rep_ring.push(pc_map.len() as u32 - 1);
         }
-        emit_body_insn(&mut e.a, i, ring_on.then_some(crate::contract::TAG_REP))?;
+        emit_body_insn(&mut e.a, b, i, ring_on.then_some(crate::contract::TAG_REP))?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     emit_terminator(&mut e, &mut l, s)?;

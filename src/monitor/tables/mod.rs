@@ -100,11 +100,18 @@ struct EdgeSlot {
     n: u64,
 }
 
-const EMPTY_EDGE: EdgeSlot = EdgeSlot {
-    p: NONE,
-    e: NONE,
-    n: 0,
-};
+/// `ECACHE` empty slots: all zero (`n == 0` is empty), so the memory
+/// comes from the allocator already zeroed and faults in only where used
+/// (a forked child's monitor writing a megabyte of `NONE`s cost it more
+/// than its whole profile).
+fn empty_ecache() -> Box<[EdgeSlot]> {
+    let zeroed = Box::<[EdgeSlot]>::new_zeroed_slice(ECACHE);
+    // SAFETY: an all-zero `EdgeSlot` (three integers) is a valid one.
+    #[allow(unsafe_code)]
+    unsafe {
+        zeroed.assume_init()
+    }
+}
 
 fn ecache_index(p: u32, e: u32) -> usize {
     let k = (u64::from(p) << 32 | u64::from(e)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -190,13 +197,16 @@ pub struct Tables {
     /// (`Info::ops_at`, units.rs I1).
     unit_ops: Vec<UnitOp>,
     /// Indirect successors beyond a word's two ways (I1).
-    ecache: Vec<EdgeSlot>,
+    ecache: Box<[EdgeSlot]>,
     /// (source block id, target guest address) → transitions evicted from
     /// the edge cache, syscall edges, and at the end everything (I1).
     edges: HashMap<(u32, u64), u64>,
-    /// Superblock triggers: direct entries counted so far per target guest
-    /// address while its trigger is open; `u32::MAX` once it fired.
+    /// Superblock triggers: each target guest address's slot in
+    /// `warm_n`, which counts direct entries into it while its trigger is
+    /// open, and holds `u32::MAX` once it fired. A word counting toward a
+    /// trigger keeps its slot (`Word::warm_at`): no hashing per entry.
     warm: HashMap<u64, u32>,
+    warm_n: Vec<u32>,
     pub tree: CallTree,
     pub returns: u64,
     /// Returns that did not go back to the shadow stack's top (longjmp, …).
@@ -264,9 +274,10 @@ impl Default for Tables {
             by_guest: HashMap::new(),
             unit_sb: Vec::new(),
             unit_ops: Vec::new(),
-            ecache: Vec::new(),
+            ecache: Box::default(),
             edges: HashMap::new(),
             warm: HashMap::new(),
+            warm_n: Vec::new(),
             tree: CallTree::default(),
             returns: 0,
             unmatched_returns: 0,
@@ -396,15 +407,23 @@ impl Tables {
         *latest = (*latest).max(id);
         let triggers = self.sb.counting();
         let weight = u64::from(m.insns) | 1 << W_BLOCKS;
+        self.words.ready(block_word(id, 0));
+        self.ways.ready(block_word(id, 0));
         for k in 0..3 {
             let (end, target, ret) = block_end(m, k);
-            let warm = triggers && self.opens_trigger(end, target);
+            let slot = if triggers {
+                self.open_trigger(end, target)
+            } else {
+                None
+            };
+            let warm = slot.is_some();
             let w = block_word(id, k);
             self.words[w] = Word {
                 count: if end.special() || warm { SPECIAL } else { 0 },
                 weight,
                 end,
                 warm,
+                warm_at: slot.unwrap_or(0),
                 first: id,
                 last: id,
                 target,
@@ -436,11 +455,23 @@ impl Tables {
 
     /// Does a word that ends `end` at `target` count toward a superblock
     /// trigger there (a direct transfer into a block whose trigger has not
-    /// fired)?
-    fn opens_trigger(&self, end: End, target: u64) -> bool {
-        (end == End::Direct || end == End::Call)
-            && target != 0
-            && self.warm.get(&target) != Some(&u32::MAX)
+    /// fired)? Its slot in `warm_n` if so.
+    fn open_trigger(&mut self, end: End, target: u64) -> Option<u32> {
+        if !(end == End::Direct || end == End::Call) || target == 0 {
+            return None;
+        }
+        let s = self.warm_slot(target);
+        (self.warm_n[s as usize] != u32::MAX).then_some(s)
+    }
+
+    /// The slot of `target`'s superblock trigger in `warm_n`.
+    fn warm_slot(&mut self, target: u64) -> u32 {
+        let next = u32::try_from(self.warm_n.len()).expect("fewer trigger slots than words");
+        let s = *self.warm.entry(target).or_insert(next);
+        if s == next {
+            self.warm_n.push(0);
+        }
+        s
     }
 
     /// A ring word without entries: a block the monitor sees for the
@@ -559,7 +590,7 @@ impl Tables {
             }
         }
         for slot in std::mem::take(&mut self.ecache) {
-            if slot.p != NONE {
+            if slot.n != 0 {
                 self.add_edge(slot.p, slot.e, slot.n);
             }
         }

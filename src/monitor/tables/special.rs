@@ -6,7 +6,7 @@
 //! to calling contexts (tables I2).
 
 use super::words::{End, NONE, W_BLOCKS, W_INSNS};
-use super::{ecache_index, EdgeSlot, Frame, Tables, ThreadState, ECACHE, EMPTY_EDGE};
+use super::{ecache_index, empty_ecache, EdgeSlot, Frame, Tables, ThreadState};
 use crate::monitor::superblock::{Request, Trigger};
 
 impl Tables {
@@ -150,7 +150,7 @@ impl Tables {
     /// A transition beyond the word's two ways (I1); its count so far.
     fn cached_transition(&mut self, p: u32, e: u32) -> u64 {
         if self.ecache.is_empty() {
-            self.ecache = vec![EMPTY_EDGE; ECACHE];
+            self.ecache = empty_ecache();
         }
         let slot = &mut self.ecache[ecache_index(p, e)];
         if slot.p == p && slot.e == e {
@@ -158,7 +158,7 @@ impl Tables {
             return slot.n;
         }
         let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
-        if old.p != NONE {
+        if old.n != 0 {
             self.add_edge(old.p, old.e, old.n);
         }
         1
@@ -170,9 +170,9 @@ impl Tables {
     #[cold]
     #[inline(never)]
     fn warm_entry(&mut self, w: u32) {
-        let target = self.words[w].target;
+        let (target, slot) = (self.words[w].target, self.words[w].warm_at);
         let threshold = self.sb.block_threshold;
-        let n = self.warm.entry(target).or_insert(0);
+        let n = &mut self.warm_n[slot as usize];
         if *n == u32::MAX {
             let i = &mut self.words[w];
             i.warm = false;
@@ -189,7 +189,7 @@ impl Tables {
             // Not among the monitor's blocks yet: at a later entry.
             return;
         }
-        self.warm.insert(target, u32::MAX);
+        self.warm_n[slot as usize] = u32::MAX;
         let count = u64::from(count);
         self.requests.push(Request::counted(
             head,

@@ -228,7 +228,8 @@ impl Tables {
         }
         let (nx, nm) = (acc.exits.len(), acc.members.len());
         // Its head's trigger has done its work.
-        self.warm.insert(head_guest, u32::MAX);
+        let s = self.warm_slot(head_guest);
+        self.warm_n[s as usize] = u32::MAX;
         let triggers = self.sb.counting();
         for u in 0..nx + nm {
             let (m, exit) = if u < nx {
@@ -273,8 +274,15 @@ impl Tables {
                 }));
                 (at, u16::try_from(ops.len()).expect("a path is shorter"))
             };
-            let warm = triggers && exit.is_some() && self.opens_trigger(end, target);
+            let slot = if triggers && exit.is_some() {
+                self.open_trigger(end, target)
+            } else {
+                None
+            };
+            let warm = slot.is_some();
             let w = self.unit_hw as u32;
+            self.words.ready(w);
+            self.ways.ready(w);
             let special = end.special() || warm || ops_n > 0;
             self.words[w] = Word {
                 count: if special { SPECIAL } else { 0 },
@@ -282,6 +290,7 @@ impl Tables {
                 end,
                 unit: true,
                 warm,
+                warm_at: slot.unwrap_or(0),
                 ops_n,
                 ops_at,
                 first: head,

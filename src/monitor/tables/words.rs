@@ -13,6 +13,17 @@
 //!     its code can run (superblock/mod.rs I2). A made entry weighs at
 //!     least one block, an entry never made is all zero: `weight != 0`
 //!     tells them apart, and a zero entry reads as no count, no end.
+//! I4: where entries are made in order (blocks and units are numbered
+//!     upward), they are made writable before the first pass can read
+//!     them: the code that makes an entry asks for it
+//!     ([`WordTable::ready`]), which populates its chunk and the next one
+//!     writable when the chunk continues the populated run from the start
+//!     of its range (blocks' words, units). Reading an untouched page
+//!     first would map the zero page, and the write after it would fault
+//!     again and shoot down the other CPU's TLB. Entries made out of order
+//!     (a forked child meeting its parent's blocks here and there) fault
+//!     in page by page: populating ahead of them would touch far more
+//!     memory than they use.
 //! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
 //!     needs the second pass: its code ends in a call, a return, an
 //!     indirect transfer or a syscall, its path has calls or returns
@@ -20,7 +31,7 @@
 //!     counting ([`Word::warm`]).
 #![allow(unsafe_code)]
 
-use crate::contract::WORD_LIMIT;
+use crate::contract::{UNIT_BASE, WORD_LIMIT};
 
 /// `Hot::count`'s flag: the word goes to the second pass (I3).
 pub(super) const SPECIAL: u64 = 1 << 63;
@@ -102,6 +113,8 @@ pub(super) struct Word {
     /// Calls and returns between members (units.rs I1): from
     /// `Tables::unit_ops[ops_at]` on, `ops_n` of them.
     pub ops_at: u32,
+    /// Its target's slot in `Tables::warm_n` while [`Word::warm`].
+    pub warm_at: u32,
     pub ops_n: u16,
     pub end: End,
     /// A superblock unit (not a block's word).
@@ -121,6 +134,7 @@ impl Default for Word {
             first: NONE,
             last: NONE,
             ops_at: 0,
+            warm_at: 0,
             ops_n: 0,
             end: End::Direct,
             unit: false,
@@ -171,7 +185,12 @@ impl Ways {
 #[derive(Debug)]
 pub(super) struct WordTable<T> {
     base: *mut T,
+    /// One bit per [`CHUNK`] bytes: populated (I4).
+    ready: Vec<u64>,
 }
+
+/// Bytes populated together (I4).
+const CHUNK: usize = 1 << 16;
 
 // SAFETY: the table is owned by one `Tables`, used by one thread at a time.
 unsafe impl<T> Send for WordTable<T> {}
@@ -182,7 +201,10 @@ impl<T> Default for WordTable<T> {
         let p = crate::anon::map_unforked(bytes, libc::MAP_NORESERVE).unwrap_or_else(|e| {
             panic!("cannot map the monitor's {bytes}-byte table of exit words: {e}")
         });
-        WordTable { base: p as *mut T }
+        WordTable {
+            base: p as *mut T,
+            ready: Vec::new(),
+        }
     }
 }
 
@@ -199,6 +221,48 @@ impl<T> Drop for WordTable<T> {
 }
 
 impl<T> WordTable<T> {
+    fn populated(&self, c: usize) -> bool {
+        self.ready.get(c / 64).is_some_and(|b| b & 1 << (c % 64) != 0)
+    }
+
+    /// Entry `w` is about to be written (I4): its chunk and the next are
+    /// populated writable, once, if its chunk continues the populated run.
+    /// Where the kernel cannot (before Linux 5.14), pages fault in on
+    /// first touch as before.
+    #[inline]
+    pub fn ready(&mut self, w: u32) {
+        let size = std::mem::size_of::<T>();
+        let total = WORD_LIMIT as usize * size;
+        let first = w as usize * size / CHUNK;
+        let starts = first == 0 || first == UNIT_BASE as usize * size / CHUNK;
+        if !starts && !self.populated(first - 1) {
+            return;
+        }
+        for c in first..first + 2 {
+            if c * CHUNK >= total {
+                break;
+            }
+            let (i, bit) = (c / 64, 1u64 << (c % 64));
+            if self.ready.len() <= i {
+                self.ready.resize(i + 1, 0);
+            }
+            if self.ready[i] & bit != 0 {
+                continue;
+            }
+            self.ready[i] |= bit;
+            let len = CHUNK.min(total - c * CHUNK);
+            // SAFETY: [c*CHUNK, c*CHUNK + len) lies inside the mapping;
+            // populating changes no contents (untouched pages are zero).
+            unsafe {
+                libc::madvise(
+                    (self.base as *mut u8).add(c * CHUNK) as *mut libc::c_void,
+                    len,
+                    libc::MADV_POPULATE_WRITE,
+                )
+            };
+        }
+    }
+
     /// The first entry, for the first pass, which keeps within the
     /// initialised entries (I2) on its own.
     pub fn as_mut_ptr(&mut self) -> *mut T {
