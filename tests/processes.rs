@@ -243,3 +243,28 @@ fn a_script_runs_its_interpreter_as_the_kernel_would() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A child of a run with path profiling does not keep its parent's
+/// translations (fork.rs F2): it flushes, with code memory holding only
+/// the shared stubs. The tree's output is the native one.
+#[test]
+fn children_of_a_path_profiled_run_start_from_the_stubs() {
+    let exe = guest_program("c-processes");
+    let native = Command::new(&exe).output().unwrap();
+    assert!(native.status.success());
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["paths", "--function", "main", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&native.stdout)
+    );
+}

@@ -234,7 +234,10 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!(
         line.contains(&format!("{:.1} ms of hotlift set-up", setup * 1e3))
-            && line.contains(&format!("{translated} blocks translated in {:.1} ms", tr * 1e3)),
+            && line.contains(&format!(
+                "{translated} blocks translated in {:.1} ms",
+                tr * 1e3
+            )),
         "{line}"
     );
     let syms: Vec<&str> = p["blocks"]

@@ -128,16 +128,19 @@ impl CodeMem {
         })
     }
 
-    /// After `fork`: give this process code memory of its own. Both views
-    /// map one memfd `MAP_SHARED`, which a forked child shares with its
-    /// parent, so each would run the code the other writes. A new memfd
-    /// takes the committed code (not the arena's) and replaces both views
-    /// at the same addresses. Only the calling thread may exist (a fresh
-    /// child), and what it copies may be changing under it (the parent
-    /// goes on): only for a child that flushes every translation next.
+    /// After `fork`: give this process code memory of its own, holding
+    /// only the shared stubs (below the floor), for a child that flushes
+    /// every translation next. Both views map one memfd `MAP_SHARED`,
+    /// which a forked child shares with its parent, so each would run the
+    /// code the other writes: a new memfd replaces both views at the same
+    /// addresses. Only the calling thread may exist (a fresh child). The
+    /// code above the floor is not copied (the flush forgets it), and
+    /// nothing is left there to turn into `int3`: the new memory is zero.
     pub fn unshare(&mut self) -> std::io::Result<()> {
-        let fd = self.snapshot()?;
-        self.adopt(fd)
+        let fd = self.copy(self.floor)?;
+        self.adopt(fd)?;
+        self.used = self.floor;
+        Ok(())
     }
 
     /// A new memfd holding this code memory's committed code as it is now
@@ -145,6 +148,12 @@ impl CodeMem {
     /// after a fork: taken by the parent before the fork while no thread
     /// can write code (dispatch/fork.rs F2), so the copy is consistent.
     pub fn snapshot(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+        self.copy(self.used)
+    }
+
+    /// A new memfd of this code memory's size holding its first `len`
+    /// bytes.
+    fn copy(&self, len: usize) -> std::io::Result<std::os::fd::OwnedFd> {
         use std::os::fd::FromRawFd;
         // SAFETY: memfd_create with a static name; checked below.
         let raw = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
@@ -163,13 +172,13 @@ impl CodeMem {
         // The kernel copies into the new memfd's pages directly: no
         // temporary mapping to fault in page by page.
         let mut done = 0usize;
-        while done < self.used {
-            // SAFETY: [done, used) is inside the RW view.
+        while done < len {
+            // SAFETY: [done, len) is inside the RW view (len <= used).
             let n = unsafe {
                 libc::pwrite(
                     raw,
                     self.rw.add(done) as *const libc::c_void,
-                    self.used - done,
+                    len - done,
                     done as libc::off_t,
                 )
             };

@@ -266,14 +266,17 @@ pub fn lift_block(
             } else {
                 Terminator::Fallthrough { next: here }
             };
-            return Ok(finish(IrBlock {
-                start,
-                body,
-                term,
-                term_addr: here,
-                end: here,
-                raw: Vec::new(),
-            }, raw));
+            return Ok(finish(
+                IrBlock {
+                    start,
+                    body,
+                    term,
+                    term_addr: here,
+                    end: here,
+                    raw: Vec::new(),
+                },
+                raw,
+            ));
         }
         decoder.decode_out(&mut insn);
         if insn.code() == Code::INVALID
@@ -287,14 +290,17 @@ pub fn lift_block(
             } else {
                 Terminator::Fallthrough { next: here }
             };
-            return Ok(finish(IrBlock {
-                start,
-                body,
-                term,
-                term_addr: here,
-                end: here,
-                raw: Vec::new(),
-            }, raw));
+            return Ok(finish(
+                IrBlock {
+                    start,
+                    body,
+                    term,
+                    term_addr: here,
+                    end: here,
+                    raw: Vec::new(),
+                },
+                raw,
+            ));
         }
         match lift_insn(&insn)? {
             Step::Body(op) => {
@@ -322,25 +328,31 @@ pub fn lift_block(
                 });
                 // Interrupted before the transfer, the guest goes on at the
                 // xbegin, which aborts again (IrOp::XbeginAbort).
-                return Ok(finish(IrBlock {
-                    start,
-                    body,
-                    term: Terminator::Fallthrough { next: fallback },
-                    term_addr: here,
-                    end: GuestAddr(insn.next_ip()),
-                    raw: Vec::new(),
-                }, raw));
+                return Ok(finish(
+                    IrBlock {
+                        start,
+                        body,
+                        term: Terminator::Fallthrough { next: fallback },
+                        term_addr: here,
+                        end: GuestAddr(insn.next_ip()),
+                        raw: Vec::new(),
+                    },
+                    raw,
+                ));
             }
             Step::End(term) => {
                 let end = GuestAddr(insn.next_ip());
-                return Ok(finish(IrBlock {
-                    start,
-                    body,
-                    term,
-                    term_addr: here,
-                    end,
-                    raw: Vec::new(),
-                }, raw));
+                return Ok(finish(
+                    IrBlock {
+                        start,
+                        body,
+                        term,
+                        term_addr: here,
+                        end,
+                        raw: Vec::new(),
+                    },
+                    raw,
+                ));
             }
         }
     }

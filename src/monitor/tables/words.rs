@@ -222,7 +222,9 @@ impl<T> Drop for WordTable<T> {
 
 impl<T> WordTable<T> {
     fn populated(&self, c: usize) -> bool {
-        self.ready.get(c / 64).is_some_and(|b| b & 1 << (c % 64) != 0)
+        self.ready
+            .get(c / 64)
+            .is_some_and(|b| b & 1 << (c % 64) != 0)
     }
 
     /// Entry `w` is about to be written (I4): its chunk and the next are
