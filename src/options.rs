@@ -32,7 +32,7 @@ pub struct RunOptions {
     pub strace_file: Option<std::path::PathBuf>,
 
     /// Run without the monitor thread: no ring, no profile
-    #[arg(long, conflicts_with = "count_inline")]
+    #[arg(long, conflicts_with_all = ["count_inline", "profile"])]
     pub no_monitor: bool,
 
     /// Count block executions in translated code itself (no ring, no monitor); the check for the monitor's counts

@@ -62,6 +62,18 @@ fn bad_input_exit_codes() {
     );
     let bad_opt = run(&["run", "--max-block-insns", "0", "--", "/bin/true"]);
     assert_eq!(bad_opt.status.code(), Some(125));
+    // A profile needs the monitor: refused before the program runs (it
+    // once ran to the end and wrote nothing, with status 0).
+    let no_profile = run(&[
+        "run",
+        "--no-monitor",
+        "--profile",
+        "/tmp/x.json",
+        "--",
+        "/bin/true",
+    ]);
+    assert_eq!(no_profile.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&no_profile.stderr).contains("--no-monitor"));
     let dynamic = run(&["run", "--", "/bin/true"]);
     assert_eq!(dynamic.status.code(), Some(0), "{dynamic:?}");
     // /bin/true with its PT_INTERP pointing elsewhere: a missing

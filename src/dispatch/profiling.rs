@@ -596,10 +596,70 @@ impl super::process::Process {
     }
 }
 
+/// What [`module_table`] read from one file: its size, its SHA-256 (only
+/// for a program) and its symbols.
+type FileFacts = (u64, Option<String>, std::sync::Arc<Symbols>);
+
+/// [`module_table`]'s reads, by file, bias, build id and the file's
+/// identity (device, inode, size, modification time): a forked child
+/// finds what its parent read (the parent reads before its first fork,
+/// [`prime_module_cache`]) instead of reading and hashing python's 6.8 MB
+/// again for each child's profile.
+static MODULE_FILES: Mutex<Option<std::collections::HashMap<FileKey, FileFacts>>> =
+    Mutex::new(None);
+
+type FileKey = (std::path::PathBuf, u64, Option<Vec<u8>>, bool, [i64; 5]);
+
+/// Read (or find already read) file `r`'s facts; the program's SHA-256
+/// only when `program`.
+fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
+    use std::os::unix::fs::MetadataExt;
+    let id = std::fs::metadata(&r.path)
+        .map(|m| {
+            [
+                m.dev() as i64,
+                m.ino() as i64,
+                m.size() as i64,
+                m.mtime(),
+                m.mtime_nsec(),
+            ]
+        })
+        .ok();
+    let key = id.map(|id| (r.path.clone(), r.bias, r.build_id.clone(), program, id));
+    if let Some(k) = &key {
+        let cache = MODULE_FILES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = cache.as_ref().and_then(|c| c.get(k)) {
+            return f.clone();
+        }
+    }
+    let bytes = std::fs::read(&r.path).unwrap_or_default();
+    let facts = (
+        bytes.len() as u64,
+        program.then(|| sha256_hex(&bytes)),
+        std::sync::Arc::new(Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())),
+    );
+    if let Some(k) = key {
+        MODULE_FILES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Default::default)
+            .insert(k, facts.clone());
+    }
+    facts
+}
+
+/// Before a fork whose child will write a profile: read every file of the
+/// image log now, once, so that children find them ([`MODULE_FILES`]).
+pub fn prime_module_cache(images: &ImageLog) {
+    for r in images.records.iter().filter(|r| r.kind != ImageKind::Vdso) {
+        file_facts(r, r.kind == ImageKind::Program);
+    }
+}
+
 /// The profile's `binary` (the program's file) and module table, from the
-/// run's image log: symbols and build ids read now from each file (the
-/// vDSO's from memory). A file that changed since it was mapped (another
-/// build id) gives no symbols.
+/// run's image log: symbols and build ids read from each file (the
+/// vDSO's from memory), or found read already ([`MODULE_FILES`]). A file
+/// that changed since it was mapped (another build id) gives no symbols.
 fn module_table(images: &ImageLog) -> (Binary, Modules) {
     let mut binary = Binary {
         path: String::new(),
@@ -615,18 +675,19 @@ fn module_table(images: &ImageLog) -> (Binary, Modules) {
             let image = unsafe {
                 std::slice::from_raw_parts(r.base as *const u8, (r.end - r.base) as usize)
             };
-            Symbols::from_elf(image, r.bias)
+            std::sync::Arc::new(Symbols::from_elf(image, r.bias))
         } else {
-            let bytes = std::fs::read(&r.path).unwrap_or_default();
-            if r.kind == ImageKind::Program {
+            let program = r.kind == ImageKind::Program;
+            let (size, sha256, symbols) = file_facts(r, program);
+            if program {
                 binary = Binary {
                     path: r.path.display().to_string(),
-                    sha256: sha256_hex(&bytes),
+                    sha256: sha256.unwrap_or_default(),
                     build_id: build_id.clone(),
-                    size: bytes.len() as u64,
+                    size,
                 };
             }
-            Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())
+            symbols
         };
         list.push(Module {
             name: r.file_name(),

@@ -37,7 +37,7 @@ pub struct Module {
     /// Unmapped before the guest ended (its code ran before that).
     pub unmapped: bool,
     #[serde(skip)]
-    pub symbols: Symbols,
+    pub symbols: std::sync::Arc<Symbols>,
     /// Block ids translated while it was mapped: `[first_block, end_block)`.
     #[serde(skip)]
     pub first_block: u32,
@@ -95,7 +95,7 @@ impl Modules {
             end: u64::MAX,
             build_id: None,
             unmapped: false,
-            symbols: Symbols::default(),
+            symbols: Default::default(),
             first_block: 0,
             end_block: None,
         });
@@ -148,7 +148,7 @@ mod tests {
             end,
             build_id: None,
             unmapped: blocks.1.is_some(),
-            symbols: Symbols::default(),
+            symbols: Default::default(),
             first_block: blocks.0,
             end_block: blocks.1,
         }
