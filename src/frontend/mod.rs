@@ -235,11 +235,39 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
     Ok(step)
 }
 
-/// `b` with the bytes it was decoded from (`raw`, cut to its extent).
-fn finish(mut b: IrBlock, mut raw: Vec<u8>) -> IrBlock {
-    raw.truncate((b.end.0 - b.start.0) as usize);
-    b.raw = raw;
-    b
+/// The block of `body`, ending in `term` at `term_addr`, `end` past its
+/// last byte, with the bytes it was decoded from (`raw`, cut to its extent).
+fn block(
+    start: GuestAddr,
+    body: Vec<IrInsn>,
+    term: Terminator,
+    term_addr: GuestAddr,
+    end: GuestAddr,
+    mut raw: Vec<u8>,
+) -> IrBlock {
+    raw.truncate((end.0 - start.0) as usize);
+    IrBlock {
+        start,
+        body,
+        term,
+        term_addr,
+        end,
+        raw,
+    }
+}
+
+/// A block cut before `here` (the size limit, or no more bytes to decode):
+/// it falls through to `here`, or, with no instruction and `fault`, is a
+/// fetch fault.
+fn cut(start: GuestAddr, body: Vec<IrInsn>, here: GuestAddr, raw: Vec<u8>, fault: bool) -> IrBlock {
+    let term = if body.is_empty() && fault {
+        Terminator::Trap {
+            kind: TrapKind::FetchFault,
+        }
+    } else {
+        Terminator::Fallthrough { next: here }
+    };
+    block(start, body, term, here, here, raw)
 }
 
 /// Decode and lift the guest block starting at `start`, whose bytes (up to
@@ -259,48 +287,15 @@ pub fn lift_block(
     loop {
         let here = GuestAddr(decoder.ip());
         if body.len() >= max_insns.max(1) || !decoder.can_decode() {
-            let term = if body.is_empty() && !decoder.can_decode() {
-                Terminator::Trap {
-                    kind: TrapKind::FetchFault,
-                }
-            } else {
-                Terminator::Fallthrough { next: here }
-            };
-            return Ok(finish(
-                IrBlock {
-                    start,
-                    body,
-                    term,
-                    term_addr: here,
-                    end: here,
-                    raw: Vec::new(),
-                },
-                raw,
-            ));
+            let fault = !decoder.can_decode();
+            return Ok(cut(start, body, here, raw, fault));
         }
         decoder.decode_out(&mut insn);
         if insn.code() == Code::INVALID
             && decoder.last_error() == iced_x86::DecoderError::NoMoreBytes
         {
             // I1: the instruction runs past the mapping.
-            let term = if body.is_empty() {
-                Terminator::Trap {
-                    kind: TrapKind::FetchFault,
-                }
-            } else {
-                Terminator::Fallthrough { next: here }
-            };
-            return Ok(finish(
-                IrBlock {
-                    start,
-                    body,
-                    term,
-                    term_addr: here,
-                    end: here,
-                    raw: Vec::new(),
-                },
-                raw,
-            ));
+            return Ok(cut(start, body, here, raw, true));
         }
         match lift_insn(&insn)? {
             Step::Body(op) => {
@@ -328,31 +323,13 @@ pub fn lift_block(
                 });
                 // Interrupted before the transfer, the guest goes on at the
                 // xbegin, which aborts again (IrOp::XbeginAbort).
-                return Ok(finish(
-                    IrBlock {
-                        start,
-                        body,
-                        term: Terminator::Fallthrough { next: fallback },
-                        term_addr: here,
-                        end: GuestAddr(insn.next_ip()),
-                        raw: Vec::new(),
-                    },
-                    raw,
-                ));
+                let end = GuestAddr(insn.next_ip());
+                let term = Terminator::Fallthrough { next: fallback };
+                return Ok(block(start, body, term, here, end, raw));
             }
             Step::End(term) => {
                 let end = GuestAddr(insn.next_ip());
-                return Ok(finish(
-                    IrBlock {
-                        start,
-                        body,
-                        term,
-                        term_addr: here,
-                        end,
-                        raw: Vec::new(),
-                    },
-                    raw,
-                ));
+                return Ok(block(start, body, term, here, end, raw));
             }
         }
     }

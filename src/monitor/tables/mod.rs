@@ -207,6 +207,9 @@ pub struct Tables {
     /// trigger keeps its slot (`Word::warm_at`): no hashing per entry.
     warm: HashMap<u64, u32>,
     warm_n: Vec<u32>,
+    /// The second pass's list of special words (pass.rs), kept between
+    /// batches.
+    specials: Vec<(u32, u64)>,
     pub tree: CallTree,
     pub returns: u64,
     /// Returns that did not go back to the shadow stack's top (longjmp, …).
@@ -278,6 +281,7 @@ impl Default for Tables {
             edges: HashMap::new(),
             warm: HashMap::new(),
             warm_n: Vec::new(),
+            specials: Vec::new(),
             tree: CallTree::default(),
             returns: 0,
             unmatched_returns: 0,

@@ -88,7 +88,9 @@ impl Tables {
         // Path profiling sees every word: the general path only. Pisat's
         // windows see every block while one is open (mine.rs I1).
         let fast = self.fast && self.paths.is_none();
-        let mut specials = Vec::new();
+        // The special-word list lives on in the tables: a fresh one per
+        // batch was a half-megabyte allocation (an mmap) each time.
+        let mut specials = std::mem::take(&mut self.specials);
         let mut i = 0;
         while i < entries.len() {
             let w = entries[i];
@@ -118,6 +120,7 @@ impl Tables {
         if self.pisat.is_some() {
             self.window_turn(&mut st);
         }
+        self.specials = specials;
         self.threads[t] = st;
     }
 
