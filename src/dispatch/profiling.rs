@@ -632,10 +632,12 @@ fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
             return f.clone();
         }
     }
-    let bytes = std::fs::read(&r.path).unwrap_or_default();
+    // Only what symbols need (a tenth of a library), and the program
+    // hashed as it streams by.
+    let bytes = crate::profile::read_for_symbols(&r.path).unwrap_or_default();
     let facts = (
         bytes.len() as u64,
-        program.then(|| sha256_hex(&bytes)),
+        program.then(|| sha256_file(&r.path)),
         std::sync::Arc::new(Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())),
     );
     if let Some(k) = key {
@@ -752,12 +754,24 @@ impl CountCheck {
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The SHA-256 of file `path`, read in pieces (empty if unreadable).
+fn sha256_file(path: &std::path::Path) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return String::new(),
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn process_cpu_seconds() -> f64 {

@@ -35,7 +35,7 @@ use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::syscall::strace;
 pub use modules::{hex, Module, Modules, ANON};
 pub use process::ProcessInfo;
-pub use symbols::Symbols;
+pub use symbols::{read_for_symbols, Symbols};
 
 pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest schema the reader takes: 2 differs from 3 only in what

@@ -75,7 +75,7 @@ impl Symbols {
         }
         let hex = super::hex(id);
         let debug = format!("{DEBUG_DIR}/{}/{}.debug", &hex[..2], &hex[2..]);
-        if let Ok(dbg) = std::fs::read(debug) {
+        if let Ok(dbg) = read_for_symbols(std::path::Path::new(&debug)) {
             syms.funcs.extend(Symbols::from_elf(&dbg, base).funcs);
             syms.funcs.sort();
             syms.funcs.dedup_by_key(|f| f.0);
@@ -97,6 +97,71 @@ impl Symbols {
             format!("{name}+{off:#x}")
         })
     }
+}
+
+/// The parts of ELF file `path` that [`Symbols::from_file`] reads, in a
+/// buffer of the file's size whose other bytes are zero: the headers,
+/// the program and section header tables, every section but code and data
+/// (`SHT_PROGBITS`, `SHT_NOBITS`: `.text`, `.rodata`, `.eh_frame`, debug
+/// info), and the `PT_NOTE`, `PT_DYNAMIC` and `PT_INTERP` segments. A
+/// profile of a run that only touched libc read all 2 MB of it, and of
+/// python 9 MB of files: a tenth of each is symbols. A file without
+/// section headers is read whole. The zero-filled buffer's untouched pages
+/// are never faulted in.
+pub fn read_for_symbols(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use goblin::elf::program_header::{ProgramHeader, PT_DYNAMIC, PT_INTERP, PT_NOTE};
+    use goblin::elf::section_header::{SectionHeader, SHT_NOBITS, SHT_PROGBITS};
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path)?;
+    let size = usize::try_from(f.metadata()?.len()).unwrap_or(usize::MAX);
+    let mut buf = vec![0u8; size];
+    let read = |buf: &mut [u8], at: u64, len: u64| -> std::io::Result<()> {
+        let start = usize::try_from(at).unwrap_or(usize::MAX).min(buf.len());
+        let end = start
+            .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+            .min(buf.len());
+        f.read_exact_at(&mut buf[start..end], start as u64)
+    };
+    // The 64-bit ELF header.
+    read(&mut buf, 0, 64)?;
+    let Ok(h) = Elf::parse_header(&buf) else {
+        return Ok(buf);
+    };
+    if h.e_shnum == 0 || h.e_shoff == 0 {
+        read(&mut buf, 0, size as u64)?;
+        return Ok(buf);
+    }
+    let ctx = goblin::container::Ctx::new(
+        goblin::container::Container::Big,
+        goblin::container::Endian::Little,
+    );
+    read(
+        &mut buf,
+        h.e_phoff,
+        u64::from(h.e_phnum) * u64::from(h.e_phentsize),
+    )?;
+    read(
+        &mut buf,
+        h.e_shoff,
+        u64::from(h.e_shnum) * u64::from(h.e_shentsize),
+    )?;
+    let phdrs =
+        ProgramHeader::parse(&buf, h.e_phoff as usize, h.e_phnum as usize, ctx).unwrap_or_default();
+    let shdrs =
+        SectionHeader::parse(&buf, h.e_shoff as usize, h.e_shnum as usize, ctx).unwrap_or_default();
+    for p in phdrs
+        .iter()
+        .filter(|p| matches!(p.p_type, PT_NOTE | PT_DYNAMIC | PT_INTERP))
+    {
+        read(&mut buf, p.p_offset, p.p_filesz)?;
+    }
+    for s in shdrs
+        .iter()
+        .filter(|s| s.sh_type != SHT_PROGBITS && s.sh_type != SHT_NOBITS)
+    {
+        read(&mut buf, s.sh_offset, s.sh_size)?;
+    }
+    Ok(buf)
 }
 
 /// The build id of an ELF file (any type: shared libraries have no entry
@@ -157,5 +222,46 @@ mod tests {
         let (at, _, name) = plt[0];
         assert_eq!(syms.name(*at).as_deref(), Some(name.as_str()));
         assert_eq!(syms.name(at + 4), Some(format!("{name}+0x4")));
+    }
+
+    /// The sparse read gives the symbols a whole read gives, for every
+    /// ELF file of the system's library and program directories (at most
+    /// 300 of each: shared libraries, PIEs, static programs, stripped or
+    /// not, with and without a `.plt.sec`).
+    #[test]
+    fn symbols_from_the_sparse_read_are_the_whole_files() {
+        let mut checked = 0;
+        for dir in [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/bin",
+            "/usr/lib/debug/.build-id",
+        ] {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten().take(300) {
+                let path = e.path();
+                let Ok(whole) = std::fs::read(&path) else {
+                    continue;
+                };
+                if !whole.starts_with(b"\x7fELF") || whole.get(4) != Some(&2) {
+                    continue;
+                }
+                let sparse = read_for_symbols(&path).unwrap();
+                let (a, b) = (
+                    Symbols::from_elf(&whole, 0x1000),
+                    Symbols::from_elf(&sparse, 0x1000),
+                );
+                assert_eq!(a.funcs, b.funcs, "{}", path.display());
+                assert_eq!(
+                    file_build_id(&whole),
+                    file_build_id(&sparse),
+                    "{}",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "only {checked} ELF files checked");
     }
 }
