@@ -74,6 +74,43 @@ fn bad_input_exit_codes() {
     ]);
     assert_eq!(no_profile.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&no_profile.stderr).contains("--no-monitor"));
+    // A profile that cannot be written: refused before the program runs
+    // (the program would have made `ran`).
+    let dir = std::env::temp_dir().join(format!("hotlift-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ran = dir.join("ran");
+    for bad in ["/nonexistent/dir/p.json", dir.to_str().unwrap()] {
+        let o = run(&[
+            "run",
+            "--profile",
+            bad,
+            "--",
+            "/bin/touch",
+            ran.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(125), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("cannot write the profile"),
+            "{bad}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!ran.exists(), "{bad}: the program ran");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A profile to a device is written to it, never renamed over it (as
+    // root, /dev/full became a regular file): /dev/full refuses the
+    // write, and says so.
+    let full = run(&["run", "--profile", "/dev/full", "--", "/bin/true"]);
+    assert!(
+        String::from_utf8_lossy(&full.stderr).contains("cannot write the profile to /dev/full"),
+        "{}",
+        String::from_utf8_lossy(&full.stderr)
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
     let dynamic = run(&["run", "--", "/bin/true"]);
     assert_eq!(dynamic.status.code(), Some(0), "{dynamic:?}");
     // /bin/true with its PT_INTERP pointing elsewhere: a missing

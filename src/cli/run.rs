@@ -27,6 +27,28 @@ fn resolve(program: &OsString) -> PathBuf {
     PathBuf::from(program)
 }
 
+/// Can a profile (and a process tree's profiles beside it) be written at
+/// `p`: its directory exists and is writable, and `p` is not a directory
+/// or a file hotlift may not write?
+fn profile_writable(p: &std::path::Path) -> Result<(), String> {
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    if p.is_dir() {
+        return Err("it is a directory".into());
+    }
+    let writable =
+        |q: &std::path::Path| nix::unistd::access(q, nix::unistd::AccessFlags::W_OK).is_ok();
+    if !writable(dir) || (p.exists() && !writable(p)) {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES).to_string());
+    }
+    Ok(())
+}
+
 /// Run the program; `summary` prints the profile summary at the end.
 pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
     let path = resolve(&program[0]);
@@ -90,6 +112,17 @@ fn launch(
             }
         }
         opts.strace = true;
+    }
+    if let Some(p) = opts.profile.as_deref().filter(|_| !append_log) {
+        // Before the program runs, not after (a profile that cannot be
+        // written was found out only at the end, with status 0).
+        if let Err(why) = profile_writable(p) {
+            eprintln!(
+                "hotlift: cannot write the profile to {}: {why}",
+                p.display()
+            );
+            return EXIT_HOTLIFT_FAILED;
+        }
     }
     let shown = path.display().to_string();
     // A `#!` script runs its interpreter, as the kernel would run it.

@@ -546,18 +546,24 @@ impl Profile {
 
     /// Write the JSON document to `path` (atomically: a temp file renamed).
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
+        let write = |f: std::fs::File| -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(f);
+            serde_json::to_writer(&mut w, self).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")?;
+            w.flush()
+        };
+        if std::fs::metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+            // A device, a fifo, a socket: written to as it is. Renamed
+            // over, `--profile /dev/full` run as root replaced the device
+            // with a regular file.
+            return write(std::fs::OpenOptions::new().write(true).open(path)?);
+        }
         // Beside the profile, named by this process: the processes of one
         // tree write their profiles at the same time (process.rs I1).
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".{}.tmp-hotlift", std::process::id()));
         let tmp = std::path::PathBuf::from(tmp);
-        {
-            let f = std::fs::File::create(&tmp)?;
-            let mut w = std::io::BufWriter::new(f);
-            serde_json::to_writer(&mut w, self).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")?;
-            w.flush()?;
-        }
+        write(std::fs::File::create(&tmp)?)?;
         std::fs::rename(&tmp, path)
     }
 }
