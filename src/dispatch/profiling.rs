@@ -637,7 +637,7 @@ fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
     let bytes = crate::profile::read_for_symbols(&r.path).unwrap_or_default();
     let facts = (
         bytes.len() as u64,
-        program.then(|| sha256_file(&r.path)),
+        program.then(|| crate::profile::file_sha256(&r.path).unwrap_or_default()),
         std::sync::Arc::new(Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())),
     );
     if let Some(k) = key {
@@ -752,26 +752,6 @@ impl CountCheck {
         }
         c
     }
-}
-
-/// The SHA-256 of file `path`, read in pieces (empty if unreadable).
-fn sha256_file(path: &std::path::Path) -> String {
-    use sha2::Digest;
-    use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return String::new();
-    };
-    let mut h = sha2::Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => h.update(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return String::new(),
-        }
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn process_cpu_seconds() -> f64 {

@@ -135,6 +135,25 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The SHA-256 of file `path` in hex, read in pieces (None if it cannot
+/// be read): the profile's `binary.sha256`, the store's identities.
+pub fn file_sha256(path: &std::path::Path) -> Option<String> {
+    use sha2::Digest;
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(hex(&h.finalize()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

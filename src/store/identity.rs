@@ -18,19 +18,7 @@ use crate::images::{ImageKind, ImageRecord};
 use crate::profile::hex;
 
 fn sha256_file(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut h = sha2::Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => h.update(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    Some(format!("sha256:{}", hex(&h.finalize())))
+    crate::profile::file_sha256(path).map(|h| format!("sha256:{h}"))
 }
 
 /// The identity of the program at `path` with build id `build_id`, and
