@@ -75,6 +75,12 @@ pub struct Times {
     /// Spent by guest threads translating blocks (not superblocks, which
     /// the monitor builds).
     pub translation_seconds: f64,
+    /// At the end, waiting for the monitor to take in what was left in
+    /// the rings.
+    pub drain_seconds: f64,
+    /// At the end, reading the modules' symbols and building this
+    /// profile (writing it comes after).
+    pub profile_seconds: f64,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -97,7 +103,8 @@ pub struct Totals {
 #[derive(Debug, Serialize)]
 pub struct BlockRecord {
     pub addr: u64,
-    pub module: String,
+    /// One string shared by the module's blocks.
+    pub module: std::sync::Arc<str>,
     pub offset: u64,
     pub symbol: Option<String>,
     pub size: u32,
@@ -300,6 +307,19 @@ pub struct Inputs<'a> {
     pub inherited_blocks: usize,
 }
 
+/// Every [`ExitKind`], indexed by its value.
+const EXIT_KINDS: [ExitKind; 9] = [
+    ExitKind::Jump,
+    ExitKind::Branch,
+    ExitKind::Call,
+    ExitKind::IndirectJump,
+    ExitKind::IndirectCall,
+    ExitKind::Return,
+    ExitKind::Syscall,
+    ExitKind::Trap,
+    ExitKind::Fallthrough,
+];
+
 pub fn exit_name(k: ExitKind) -> &'static str {
     match k {
         ExitKind::Jump => "jump",
@@ -314,15 +334,19 @@ pub fn exit_name(k: ExitKind) -> &'static str {
     }
 }
 
-/// Edges in (from, to) order. Built in hash maps and sorted once: a
-/// python start-up's 54,000 edges cost 50 ms in B-trees.
-fn edge_list(m: hashbrown::HashMap<(u64, u64), u64>) -> Vec<Edge> {
-    let mut v: Vec<Edge> = m
-        .into_iter()
-        .map(|((from, to), count)| Edge { from, to, count })
-        .collect();
-    v.sort_unstable_by_key(|e| (e.from, e.to));
-    v
+/// Edges in (from, to) order, each pair's counts summed: collected as they
+/// come, sorted once (a python start-up's 54,000 edges cost 50 ms in
+/// B-trees, and 9 ms in hash maps).
+fn edge_list(mut v: Vec<((u64, u64), u64)>) -> Vec<Edge> {
+    v.sort_unstable_by_key(|&(k, _)| k);
+    let mut out: Vec<Edge> = Vec::with_capacity(v.len());
+    for ((from, to), count) in v {
+        match out.last_mut() {
+            Some(e) if (e.from, e.to) == (from, to) => e.count += count,
+            _ => out.push(Edge { from, to, count }),
+        }
+    }
+    out
 }
 
 impl Profile {
@@ -339,28 +363,51 @@ impl Profile {
         totals.unretired_instructions = t.unretired;
         totals.signals_delivered = t.signals;
         // Keyed by address and module: one address may have held two
-        // images at different times (modules.rs I1).
-        let mut by_addr: hashbrown::HashMap<(u64, usize), BlockRecord> =
-            hashbrown::HashMap::with_capacity(inp.blocks.len());
-        let mut key_of = Vec::with_capacity(inp.blocks.len());
+        // images at different times (modules.rs I1). Block ids sorted by
+        // that key, then merged: a hash map of records and a sort of them
+        // cost 30 ms of python's start-up.
+        let n = inp.blocks.len();
+        let mut exits = [(0u64, false); 9];
+        let mut keyed: Vec<(u64, usize, u32, u64)> = Vec::with_capacity(n);
         for (id, m) in inp.blocks.iter().enumerate() {
             let count = t.count(id);
             totals.guest_instructions += count * m.insns as u64;
             totals.block_executions += count;
-            *totals.exits.entry(exit_name(m.exit)).or_insert(0) += count;
-            let branch = m.exit == ExitKind::Branch;
-            let key = (m.guest, modules.index(m.guest, Some(id as u32)));
-            key_of.push(key);
+            let e = &mut exits[m.exit as usize];
+            *e = (e.0 + count, true);
             if count == 0 && id < inp.inherited_blocks {
                 // A block of the parent's the child never ran: a forked
                 // python would otherwise list all 30,000 of them.
                 continue;
             }
-            let r = by_addr.entry(key).or_insert_with(|| {
-                let (module, offset, symbol) = modules.describe(key.1, m.guest);
-                BlockRecord {
-                    addr: m.guest,
-                    module,
+            let module = modules.index(m.guest, Some(id as u32));
+            keyed.push((m.guest, module, id as u32, count));
+        }
+        for (k, &(c, seen)) in exits.iter().enumerate() {
+            if seen {
+                totals.exits.insert(exit_name(EXIT_KINDS[k]), c);
+            }
+        }
+        keyed.sort_unstable();
+        // The record of each block id (u32::MAX: none, an unrun
+        // inherited block), and the module names shared by records.
+        let mut record_of = vec![u32::MAX; n];
+        let mut blocks: Vec<BlockRecord> = Vec::with_capacity(keyed.len());
+        let mut names: Vec<Option<std::sync::Arc<str>>> = Vec::new();
+        let mut last = None;
+        for &(addr, module, id, count) in &keyed {
+            if last != Some((addr, module)) {
+                last = Some((addr, module));
+                let m = &inp.blocks[id as usize];
+                let (name, offset, symbol) = modules.describe(module, addr);
+                if names.len() <= module {
+                    names.resize(module + 1, None);
+                }
+                let name = names[module].get_or_insert_with(|| name.into()).clone();
+                let branch = m.exit == ExitKind::Branch;
+                blocks.push(BlockRecord {
+                    addr,
+                    module: name,
                     offset,
                     symbol,
                     size: m.guest_len,
@@ -369,38 +416,35 @@ impl Profile {
                     exit: exit_name(m.exit),
                     taken: branch.then_some(0),
                     fallthrough: branch.then_some(0),
-                }
-            });
-            r.count += count;
+                });
+            }
+            let r = blocks.len() - 1;
+            blocks[r].count += count;
+            record_of[id as usize] = r as u32;
         }
-        let (mut all, mut indirect, mut calls) = (
-            hashbrown::HashMap::new(),
-            hashbrown::HashMap::new(),
-            hashbrown::HashMap::new(),
-        );
+        drop(keyed);
+        let (mut all, mut indirect, mut calls) = (Vec::new(), Vec::new(), Vec::new());
         for (&(src, to), &c) in t.edges() {
             let m = &inp.blocks[src as usize];
-            *all.entry((m.guest, to)).or_insert(0) += c;
+            all.push(((m.guest, to), c));
             match m.exit {
                 ExitKind::Branch => {
-                    let r = by_addr
-                        .get_mut(&key_of[src as usize])
-                        .expect("every block has a record");
-                    let side = if to == m.target {
-                        &mut r.taken
-                    } else {
-                        &mut r.fallthrough
-                    };
-                    *side.get_or_insert(0) += c;
+                    // Every block that left by an edge ran: it has a record.
+                    if let Some(r) = blocks.get_mut(record_of[src as usize] as usize) {
+                        let side = if to == m.target {
+                            &mut r.taken
+                        } else {
+                            &mut r.fallthrough
+                        };
+                        *side.get_or_insert(0) += c;
+                    }
                 }
-                ExitKind::IndirectJump | ExitKind::Return => {
-                    *indirect.entry((m.guest, to)).or_insert(0) += c;
-                }
+                ExitKind::IndirectJump | ExitKind::Return => indirect.push(((m.guest, to), c)),
                 ExitKind::IndirectCall => {
-                    *indirect.entry((m.guest, to)).or_insert(0) += c;
-                    *calls.entry((m.guest, to)).or_insert(0) += c;
+                    indirect.push(((m.guest, to), c));
+                    calls.push(((m.guest, to), c));
                 }
-                ExitKind::Call => *calls.entry((m.guest, to)).or_insert(0) += c,
+                ExitKind::Call => calls.push(((m.guest, to), c)),
                 _ => {}
             }
         }
@@ -465,10 +509,6 @@ impl Profile {
                 guest,
             })
             .collect();
-        // In (address, module) order, as a B-tree gave them.
-        let mut blocks: Vec<((u64, usize), BlockRecord)> = by_addr.into_iter().collect();
-        blocks.sort_unstable_by_key(|&(k, _)| k);
-        let blocks = blocks.into_iter().map(|(_, r)| r).collect();
         let superblocks = t
             .superblocks
             .iter()
@@ -547,7 +587,7 @@ impl Profile {
     /// Write the JSON document to `path` (atomically: a temp file renamed).
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let write = |f: std::fs::File| -> std::io::Result<()> {
-            let mut w = std::io::BufWriter::new(f);
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
             serde_json::to_writer(&mut w, self).map_err(std::io::Error::other)?;
             w.write_all(b"\n")?;
             w.flush()
@@ -565,5 +605,22 @@ impl Profile {
         let tmp = std::path::PathBuf::from(tmp);
         write(std::fs::File::create(&tmp)?)?;
         std::fs::rename(&tmp, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `EXIT_KINDS` is indexed by each kind's value (`Profile::build`
+    /// counts exits by it), and edge lists sum repeated pairs in order.
+    #[test]
+    fn exit_kinds_by_value_and_edges_merged() {
+        for (i, k) in EXIT_KINDS.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{k:?}");
+        }
+        let e = edge_list(vec![((5, 1), 2), ((1, 9), 1), ((5, 1), 3), ((1, 2), 4)]);
+        let got: Vec<(u64, u64, u64)> = e.iter().map(|e| (e.from, e.to, e.count)).collect();
+        assert_eq!(got, [(1, 2, 4), (1, 9, 1), (5, 1, 5)]);
     }
 }

@@ -73,6 +73,13 @@ impl Profile {
             t.translation_seconds * 1e6 / blocks.max(1) as f64,
             t.wall_seconds * 1e3,
         );
+        let _ = writeln!(
+            s,
+            "end: {:.1} ms waiting for the monitor to take in the rings, {:.1} ms reading \
+             symbols and building the profile",
+            t.drain_seconds * 1e3,
+            t.profile_seconds * 1e3,
+        );
         if let Some(r) = &self.ring {
             let _ = writeln!(
                 s,
