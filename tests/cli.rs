@@ -127,6 +127,9 @@ fn bad_input_exit_codes() {
         b[at + interp.len()] = 0;
         let path = dir.join(name);
         std::fs::write(&path, b).unwrap();
+        // Executable, as `execve` (and so `run`) wants.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path.to_str().unwrap().to_string()
     };
     let no_ld = with_interp("no-ld", b"/nonexistent/interpreter.so");
@@ -271,4 +274,70 @@ fn unsupported_syscalls_are_named_once_or_each_time_with_verbose() {
             "{err}"
         );
     }
+}
+
+/// `run` refuses what `execve` refuses, with the shell's status 126 and
+/// the kernel's reason: a device (`/dev/zero` was read forever, growing
+/// past 3.8 GB), a fifo with execute bits (waited forever), a file without
+/// them (ran), a directory. The profile readers refuse devices and
+/// directories and read a fifo nobody writes to as empty, at once.
+#[test]
+fn non_programs_are_refused_as_execve_refuses_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = env!("CARGO_BIN_EXE_hotlift");
+    let dir = std::env::temp_dir().join(format!("hotlift-nonprog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let no_x = dir.join("true-without-x");
+    std::fs::copy("/bin/true", &no_x).unwrap();
+    std::fs::set_permissions(&no_x, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // Within a deadline: a hang is the failure being tested for.
+    let within = |args: &[&std::ffi::OsStr]| {
+        let mut child = std::process::Command::new(bin)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                let mut err = String::new();
+                std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+                return (status.code(), err);
+            }
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("hotlift {args:?} still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let programs = [
+        std::path::Path::new("/dev/zero"),
+        fifo.as_path(),
+        no_x.as_path(),
+        dir.as_path(),
+    ];
+    for p in programs {
+        let native = std::process::Command::new(p).status().unwrap_err();
+        assert_eq!(native.raw_os_error(), Some(libc::EACCES), "{}", p.display());
+        let (code, err) = within(&["run".as_ref(), "--".as_ref(), p.as_os_str()]);
+        assert_eq!(code, Some(126), "{}: {err}", p.display());
+        assert!(err.contains("Permission denied"), "{}: {err}", p.display());
+    }
+    for cmd in ["report", "dump"] {
+        for p in ["/dev/zero", dir.to_str().unwrap()] {
+            let (code, err) = within(&[cmd.as_ref(), p.as_ref()]);
+            assert_eq!(code, Some(2), "{cmd} {p}: {err}");
+            assert!(
+                err.contains("not a regular file or a pipe"),
+                "{cmd} {p}: {err}"
+            );
+        }
+        let (code, err) = within(&[cmd.as_ref(), fifo.as_os_str()]);
+        assert_eq!(code, Some(2), "{cmd} fifo: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

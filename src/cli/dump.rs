@@ -19,9 +19,9 @@ pub enum DumpFormat {
 
 /// Read the superblocks of a profile, with names for guest addresses.
 pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::profile::read::read_input(path)
         .with_context(|| format!("cannot read the profile {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
+    let v: serde_json::Value = serde_json::from_slice(&text)
         .with_context(|| format!("{} is not a JSON profile", path.display()))?;
     let version = v["schema_version"].as_u64();
     let readable = crate::profile::OLDEST_READABLE as u64..=crate::profile::SCHEMA_VERSION as u64;

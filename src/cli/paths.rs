@@ -56,8 +56,10 @@ fn config(args: &PathsArgs) -> anyhow::Result<PathsConfig> {
     let function = FunctionSpec::parse(&args.function);
     let interest = match &args.interest {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = crate::profile::read::read_input(path)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let text = String::from_utf8(text)
+                .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?;
             let name = match &function {
                 FunctionSpec::Name(n) => Some(n.as_str()),
                 FunctionSpec::Addr(_) => None,

@@ -125,8 +125,10 @@ fn launch(
         }
     }
     let shown = path.display().to_string();
-    // A `#!` script runs its interpreter, as the kernel would run it.
-    let launch = match script::follow(path, argv, &|_| Ok(())) {
+    // A `#!` script runs its interpreter, as the kernel would run it; what
+    // the kernel would refuse to execute (no execute permission, not a
+    // regular file) is refused, with the shell's status 126.
+    let launch = match script::follow(path, argv, &script::check_executable) {
         Ok(mut l) => {
             if let Some(s) = state.as_ref().filter(|s| !s.execfn.is_empty()) {
                 l.execfn = s.execfn.clone();

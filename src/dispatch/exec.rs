@@ -20,7 +20,7 @@
 
 use std::ffi::CString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
@@ -83,22 +83,6 @@ fn guest_strings(at: u64) -> Result<Vec<Vec<u8>>, i32> {
         .collect()
 }
 
-/// What the kernel checks of each file it would execute (E1): a regular
-/// file this process may execute.
-fn check_executable(p: &Path) -> Result<(), std::io::Error> {
-    let meta = std::fs::metadata(p)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
-    }
-    let c = CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT))?;
-    // SAFETY: a NUL-terminated path of ours.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// How the checked program will run.
 enum Runs {
     Translated,
@@ -154,7 +138,7 @@ impl Vm {
             Err(e) => return Ok(neg(e)),
         };
         // E1: the kernel's checks, scripts followed.
-        let launch = match script::follow(file.clone(), args.clone(), &check_executable) {
+        let launch = match script::follow(file.clone(), args.clone(), &script::check_executable) {
             Ok(l) => l,
             Err(e) => return Ok(neg(e.errno())),
         };

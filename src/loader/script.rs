@@ -94,6 +94,36 @@ impl ScriptError {
     }
 }
 
+/// What the kernel checks of each file it would execute: a regular file
+/// this process may execute (else `EACCES`, as `execve` gives).
+pub fn check_executable(p: &std::path::Path) -> Result<(), std::io::Error> {
+    let meta = std::fs::metadata(p)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    }
+    nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).map_err(std::io::Error::from)
+}
+
+/// The bytes of regular file `path`. Opened without waiting (a fifo
+/// put there since the check would block the open) and checked on the
+/// open file: anything but a regular file is `EACCES`, never read (a
+/// device such as `/dev/zero` reads forever).
+fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Read `path`; while it is a script, go on with its interpreter, with
 /// the kernel's argument rewriting. `check` sees every file before it is
 /// read (an `execve` checks its permission there).
@@ -108,7 +138,7 @@ pub fn follow(
     for _ in 0..=MAX_DEPTH {
         let shown = path.display().to_string();
         check(&path).map_err(|e| ScriptError::Io(shown.clone(), e))?;
-        let bytes = std::fs::read(&path).map_err(|e| ScriptError::Io(shown.clone(), e))?;
+        let bytes = read_regular(&path).map_err(|e| ScriptError::Io(shown.clone(), e))?;
         let Some(line) = parse(&bytes) else {
             return Ok(Launch {
                 path,

@@ -208,11 +208,41 @@ struct VersionOnly {
 /// Read and check the profile at `path` (I1, I2, I3).
 pub fn read_file(path: &Path) -> Result<ProfileDoc, ReadError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|error| ReadError::Io {
+    let bytes = read_input(path).map_err(|error| ReadError::Io {
         path: shown.clone(),
         error,
     })?;
     read_bytes(&bytes, &shown)
+}
+
+/// The bytes of an input file: a regular file, or a pipe or fifo
+/// (`hotlift report <(zcat p.json.gz)`), read to its end. A fifo nobody
+/// writes to reads as empty rather than waiting for a writer; a device,
+/// socket or directory is refused, never read (`/dev/zero` reads forever).
+pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        // Opened without waiting for a writer; read waiting for data.
+        nix::fcntl::fcntl(
+            &f,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )?;
+    } else if !kind.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file or a pipe",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Parse a profile from memory; `path` only names it in errors.
@@ -232,6 +262,12 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
             }
         }
     };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ReadError::NotAProfile {
+            path,
+            reason: "the file is empty".into(),
+        });
+    }
     let version: VersionOnly =
         serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
     match version.schema_version {
@@ -346,6 +382,7 @@ mod tests {
             (full.as_bytes()[..full.len() / 2].to_vec(), "truncated"),
             (b"{\"a\": 1}".to_vec(), "no schema_version"),
             (b"\x7fELF".to_vec(), "not a hotlift profile"),
+            (b" \n".to_vec(), "the file is empty"),
             (
                 format!("{{\"schema_version\": {SCHEMA_VERSION}}}").into_bytes(),
                 "missing field",
@@ -356,5 +393,33 @@ mod tests {
             assert!(e.contains(want) && e.starts_with("p.json: "), "{want}: {e}");
             assert_eq!(e.lines().count(), 1, "{e}");
         }
+    }
+
+    /// Inputs are regular files or pipes; a fifo nobody writes to reads
+    /// as empty at once, and devices and directories are refused unread.
+    #[test]
+    fn inputs_are_files_or_pipes() {
+        let dir = std::env::temp_dir().join(format!("hotlift-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("p.json");
+        std::fs::write(&file, b"{}").unwrap();
+        assert_eq!(read_input(&file).unwrap(), b"{}");
+        let fifo = dir.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert_eq!(read_input(&fifo).unwrap(), b"");
+        for refused in [
+            Path::new("/dev/zero"),
+            Path::new("/dev/null"),
+            dir.as_path(),
+        ] {
+            let e = read_input(refused).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput,
+                "{}",
+                refused.display()
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
