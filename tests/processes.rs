@@ -268,3 +268,45 @@ fn children_of_a_path_profiled_run_start_from_the_stubs() {
         String::from_utf8_lossy(&native.stdout)
     );
 }
+
+/// The programs a guest executes see its CPU mask, as natively: hotlift
+/// pinned the executing thread to one core and the new program inherited
+/// that (`sh -c nproc` printed 1 of 2). Only the tree's first process
+/// pins its monitor; the others say why they do not.
+#[test]
+fn executed_programs_inherit_the_guests_cpu_mask() {
+    let dir = scratch("affinity");
+    let script = "nproc; (nproc); /bin/sh -c nproc";
+    let native = Command::new("/bin/sh")
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .arg("--profile")
+        .arg(dir.join("p.json"))
+        .args(["--", "/bin/sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&native.stdout),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p: Value = serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+        if p["process"]["began"] != "program" {
+            assert_eq!(p["monitor"]["pinned"], false, "{}", p["process"]);
+            assert!(
+                p["monitor"]["note"]
+                    .as_str()
+                    .unwrap()
+                    .contains("a process of a tree"),
+                "{}",
+                p["monitor"]
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -199,6 +199,13 @@ impl Vm {
             (own, v)
         };
         self.signals_for_exec(ignored);
+        // The new program inherits the guest's CPU mask, not the one core
+        // this thread was pinned to (`sh -c nproc` printed 1 of 2).
+        self.proc
+            .affinity
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply_to_current();
         let prog = CString::new(program.as_os_str().as_bytes()).unwrap_or_default();
         let argv = cstrings(argv);
         let envp = cstrings(env);

@@ -162,9 +162,13 @@ impl Vm {
                     "forked child: cannot copy the code cache: {e}"
                 )));
             }
-            // F3. The monitor pins this thread anew from the mask the
-            // process had before the parent's monitor pinned it.
-            restore_affinity(&proc.affinity.lock().unwrap_or_else(|e| e.into_inner()).mask);
+            // F3. This thread runs where the process could before the
+            // parent's monitor pinned it; a forked child's monitor does
+            // not pin (monitor::PIN).
+            proc.affinity
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .apply_to_current();
             proc.prof.restart_after_fork(
                 &mut monitor,
                 &proc.opts,
@@ -249,20 +253,6 @@ impl Vm {
         }
         Ok(())
     }
-}
-
-/// Let this thread run where `mask` (the kernel's format) allows.
-fn restore_affinity(mask: &[u8]) {
-    if mask.is_empty() {
-        return;
-    }
-    // SAFETY: the kernel reads `mask.len()` bytes of our own buffer.
-    unsafe {
-        crate::syscall::syscall6(
-            libc::SYS_sched_setaffinity as u64,
-            [0, mask.len() as u64, mask.as_ptr() as u64, 0, 0, 0],
-        )
-    };
 }
 
 /// F4: block until the child closes the pipe's write end (by `execve`

@@ -214,6 +214,7 @@ impl Profiling {
             s.forked();
             s.prebuild(self.blocks.clone())
         });
+        crate::monitor::do_not_pin();
         *monitor = start_monitor(
             opts,
             &self.blocks,

@@ -31,6 +31,30 @@ impl Affinity {
         buf.truncate(r.max(0) as usize);
         Affinity { mask: buf }
     }
+
+    /// Let the calling thread run where this mask allows (nothing when
+    /// it is empty): a forked child's thread before its monitor pins it
+    /// anew, and a thread about to `execve`, whose new program inherits
+    /// the mask (not the one core hotlift pinned the thread to).
+    pub fn apply_to_current(&self) {
+        if self.mask.is_empty() {
+            return;
+        }
+        // SAFETY: the kernel reads `mask.len()` bytes of our own buffer.
+        unsafe {
+            syscall6(
+                libc::SYS_sched_setaffinity as u64,
+                [
+                    0,
+                    self.mask.len() as u64,
+                    self.mask.as_ptr() as u64,
+                    0,
+                    0,
+                    0,
+                ],
+            )
+        };
+    }
 }
 
 fn is_self(pid: u64) -> bool {
