@@ -195,8 +195,10 @@ fn syscall_check(
     opts: &CompareOptions,
 ) -> Check {
     let ctx = opts.context;
-    let a = user_filtered(normalise::trace(native.0, native.1, native.2), opts);
-    let b = user_filtered(normalise::trace(hotlift.0, hotlift.1, hotlift.2), opts);
+    // N2 masks both runs' pids in both traces alike.
+    let pids = [native.1, hotlift.1];
+    let a = user_filtered(normalise::trace(native.0, &pids, native.2), opts);
+    let b = user_filtered(normalise::trace(hotlift.0, &pids, hotlift.2), opts);
     if a == b {
         let rest = match others {
             0 => String::new(),

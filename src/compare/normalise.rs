@@ -7,8 +7,11 @@
 //!   (pointer arguments, `mmap`/`brk`/`mremap` results, `arch_prctl`
 //!   bases): ASLR moves them natively, and hotlift places the guest's
 //!   memory itself.
-//! - N2 Process ids: the run's own pid, as a whole decimal token, becomes
-//!   `PID` (`getpid`/`gettid` results, `kill`/`tgkill` arguments).
+//! - N2 Process ids: the pid of either run, as a whole decimal token,
+//!   becomes `PID` (`getpid`/`gettid` results, `kill`/`tgkill`
+//!   arguments), in both traces alike: a number that happens to equal one
+//!   run's pid (`mprotect(…, 16384, …)` in a run whose pid was 16384) is
+//!   then masked on both sides, not only on that run's.
 //! - N3 `rseq`: its result becomes `= ?`. hotlift makes `rseq` fail with
 //!   ENOSYS by design (the kernel would check code-cache addresses against
 //!   the guest's critical sections); glibc then runs without it, which the
@@ -87,8 +90,9 @@ fn split(l: &str) -> (&str, &str) {
     (l, "")
 }
 
-/// Apply N1–N4 to one line of a syscall trace (I1).
-pub fn line(l: &str, pid: u32) -> String {
+/// Apply N1–N4 to one line of a syscall trace (I1); `pids` are both
+/// runs' (N2).
+pub fn line(l: &str, pids: &[u32]) -> String {
     let name = l.split('(').next().unwrap_or("");
     // N3 and N4 look at the result alone.
     let (call, result) = split(l);
@@ -107,8 +111,11 @@ pub fn line(l: &str, pid: u32) -> String {
     };
     // N1.
     s = address().replace_all(&s, "0x…").into_owned();
-    // N2: whole decimal tokens equal to the pid.
-    replace_token(&s, &pid.to_string(), "PID")
+    // N2: whole decimal tokens equal to either run's pid.
+    for pid in pids {
+        s = replace_token(&s, &pid.to_string(), "PID");
+    }
+    s
 }
 
 /// `s` with every whole token `token` (not part of a longer name or
@@ -155,12 +162,12 @@ fn restart(lines: &[String], i: usize) -> Option<Option<String>> {
 
 /// Normalise a whole trace: N1–N4 on every line, N5 on the last when
 /// the run died of a signal.
-pub fn trace(lines: &[String], pid: u32, killed: bool) -> Vec<String> {
+pub fn trace(lines: &[String], pids: &[u32], killed: bool) -> Vec<String> {
     let mut v: Vec<String> = (0..lines.len())
         .filter_map(|i| match restart(lines, i) {
-            None => Some(line(&lines[i], pid)),
+            None => Some(line(&lines[i], pids)),
             Some(None) => None,
-            Some(Some(eintr)) => Some(line(&eintr, pid)),
+            Some(Some(eintr)) => Some(line(&eintr, pids)),
         })
         .collect();
     // N9.
@@ -244,8 +251,8 @@ mod tests {
             "getpid() = 6".to_string(),
             "tgkill(6, 6, SIGABRT)".to_string(),
         ];
-        assert_eq!(trace(&native, 5, true), trace(&hotlift, 6, true));
-        assert_ne!(trace(&native, 5, false), trace(&hotlift, 6, false));
+        assert_eq!(trace(&native, &[5], true), trace(&hotlift, &[6], true));
+        assert_ne!(trace(&native, &[5], false), trace(&hotlift, &[6], false));
     }
 
     #[test]
@@ -253,7 +260,7 @@ mod tests {
         let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let wait = "futex(0x7f0000001000, FUTEX_WAIT_PRIVATE, 2, NULL) = 0";
         let before = lines(&[wait, "getpid() = 7"]);
-        assert_eq!(trace(&before, 7, false).len(), 2, "no thread yet: kept");
+        assert_eq!(trace(&before, &[7], false).len(), 2, "no thread yet: kept");
         let clone = "clone3({flags=CLONE_VM|CLONE_THREAD|CLONE_SETTLS}, 88) = 8";
         let a = lines(&[
             wait,
@@ -264,8 +271,8 @@ mod tests {
             wait,
         ]);
         let b = lines(&[wait, clone, "write(1, \"x\", 1) = 1"]);
-        assert_eq!(trace(&a, 7, false), trace(&b, 7, false));
-        assert_eq!(trace(&a, 7, false).len(), 3);
+        assert_eq!(trace(&a, &[7], false), trace(&b, &[7], false));
+        assert_eq!(trace(&a, &[7], false).len(), 3);
     }
 
     #[test]
@@ -300,8 +307,8 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let n = trace(&native, 9, false);
-        assert_eq!(n, trace(&hotlift, 9, false));
+        let n = trace(&native, &[9], false);
+        assert_eq!(n, trace(&hotlift, &[9], false));
         assert_eq!(
             n[1],
             "rt_sigsuspend([], 8) = -1 EINTR (Interrupted system call)"
@@ -331,8 +338,8 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let n = trace(&native, 4242, false);
-        assert_eq!(n, trace(&hotlift, 4343, false));
+        let n = trace(&native, &[4242], false);
+        assert_eq!(n, trace(&hotlift, &[4343], false));
         assert_eq!(n.len(), 5, "the restart is dropped");
         assert_eq!(n[2], "wait4(CHILD2, 0x…, 0, NULL) = CHILD2");
         assert_eq!(n[4], "write(1, \"5011\", 4) = 4", "only whole tokens");
@@ -349,7 +356,7 @@ mod tests {
                     "openat(AT_FDCWD, \"data\", O_RDONLY) = 3".to_string(),
                     format!("read(3, 0x7ffe0000, 4) = 4 buf=\"{bytes}\""),
                 ],
-                1,
+                &[1],
                 false,
             )
         };
@@ -363,58 +370,66 @@ mod tests {
 
     #[test]
     fn n1_addresses() {
-        assert_eq!(line("brk(NULL) = 0x4c8000", 7), "brk(NULL) = 0x…");
+        assert_eq!(line("brk(NULL) = 0x4c8000", &[7]), "brk(NULL) = 0x…");
         assert_eq!(
-            line("mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f12345000", 7),
+            line("mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f12345000", &[7]),
             "mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x…"
         );
         assert_eq!(
-            line("fcntl(1, F_GETFL) = 0x8001 (flags O_WRONLY|O_LARGEFILE)", 7),
+            line(
+                "fcntl(1, F_GETFL) = 0x8001 (flags O_WRONLY|O_LARGEFILE)",
+                &[7]
+            ),
             "fcntl(1, F_GETFL) = 0x8001 (flags O_WRONLY|O_LARGEFILE)"
         );
     }
 
     #[test]
     fn n2_pids() {
-        assert_eq!(line("getpid() = 4242", 4242), "getpid() = PID");
+        assert_eq!(line("getpid() = 4242", &[4242]), "getpid() = PID");
+        // A size equal to one run's pid (the hotlift run's was 16384) is
+        // masked in both traces alike.
+        let pids = [4242, 16384];
+        let size = "mprotect(0x7f0000001000, 16384, PROT_READ) = 0";
+        assert_eq!(line(size, &pids), "mprotect(0x…, PID, PROT_READ) = 0");
         assert_eq!(
-            line("tgkill(4242, 4242, SIGABRT) = 0", 4242),
+            line("tgkill(4242, 4242, SIGABRT) = 0", &[4242]),
             "tgkill(PID, PID, SIGABRT) = 0"
         );
         assert_eq!(
-            line("write(1, \"42421\", 5) = 5", 4242),
+            line("write(1, \"42421\", 5) = 5", &[4242]),
             "write(1, \"42421\", 5) = 5"
         );
     }
 
     #[test]
     fn n3_rseq_and_n4_data() {
-        let native = line("rseq(0x7ffd12345678, 32, 0, 0x53053053) = 0", 1);
+        let native = line("rseq(0x7ffd12345678, 32, 0, 0x53053053) = 0", &[1]);
         let hotlift = line(
             "rseq(0x7ffd1234a678, 32, 0, 0x53053053) = -1 ENOSYS (Function not implemented)",
-            1,
+            &[1],
         );
         assert_eq!(native, hotlift);
         assert_eq!(
             line(
                 "getrandom(0x4c6b70, 8, GRND_NONBLOCK) = 8 buf=\"\\x01\\x02\"",
-                1
+                &[1]
             ),
             "getrandom(0x…, 8, GRND_NONBLOCK) = 8 buf=…"
         );
         assert_eq!(
             line(
                 "clock_gettime(CLOCK_REALTIME, 0x7ffe1000) = 0 tp={tv_sec=1, tv_nsec=2}",
-                1
+                &[1]
             ),
             "clock_gettime(CLOCK_REALTIME, 0x…) = 0 tp=…"
         );
-        assert_eq!(line("exit_group(0) = ?", 1), "exit_group(0) = ?");
+        assert_eq!(line("exit_group(0) = ?", &[1]), "exit_group(0) = ?");
         assert_eq!(
-            line("rseq(\"x) = 1\", 5) = 0", 1),
+            line("rseq(\"x) = 1\", 5) = 0", &[1]),
             line(
                 "rseq(\"x) = 1\", 5) = -1 ENOSYS (Function not implemented)",
-                1
+                &[1]
             )
         );
     }
