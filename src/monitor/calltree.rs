@@ -103,6 +103,13 @@ impl CallTree {
     /// A call from context `parent` to `func`: the callee's context.
     #[inline]
     pub fn enter(&mut self, parent: u32, func: u64) -> u32 {
+        self.enter_n(parent, func, 1)
+    }
+
+    /// `n` calls from context `parent` to `func` (a balanced superblock
+    /// path's, replayed together: tables/memo.rs): the callee's context.
+    #[inline]
+    pub fn enter_n(&mut self, parent: u32, func: u64, n: u64) -> u32 {
         let p = &mut self.nodes[parent as usize];
         let child = if p.kids[0].0 == func {
             p.kids[0].1
@@ -116,7 +123,10 @@ impl CallTree {
             } else {
                 match self.look_up(parent, func) {
                     Some(c) => c,
-                    None => return parent,
+                    None => {
+                        self.truncated += n;
+                        return parent;
+                    }
                 }
             };
             let p = &mut self.nodes[parent as usize];
@@ -124,7 +134,7 @@ impl CallTree {
             p.kids[0] = (func, c);
             c
         };
-        self.nodes[child as usize].calls += 1;
+        self.nodes[child as usize].calls += n;
         child
     }
 
@@ -150,16 +160,14 @@ impl CallTree {
     }
 
     /// The child of `parent` for `func`, made if new (None: the tree is
-    /// full, I3), and remembered in the cache.
+    /// full, I3, and the caller counts the calls in `truncated`), and
+    /// remembered in the cache.
     #[cold]
     fn look_up(&mut self, parent: u32, func: u64) -> Option<u32> {
         let next = self.nodes.len() as u32;
         let child = match self.children.get(&(parent, func)) {
             Some(&c) => c,
-            None if self.nodes.len() >= MAX_NODES => {
-                self.truncated += 1;
-                return None;
-            }
+            None if self.nodes.len() >= MAX_NODES => return None,
             None => {
                 self.children.insert((parent, func), next);
                 self.nodes.push(CtxNode::new(parent, func));

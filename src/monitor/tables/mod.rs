@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod memo;
 mod mine;
 mod pass;
 mod records;
@@ -210,6 +211,8 @@ pub struct Tables {
     /// The second pass's list of special words (pass.rs), kept between
     /// batches.
     specials: Vec<(u32, u64)>,
+    /// Balanced units with passes not yet replayed into `tree` (memo.rs).
+    memo_words: Vec<u32>,
     pub tree: CallTree,
     pub returns: u64,
     /// Returns that did not go back to the shadow stack's top (longjmp, …).
@@ -260,6 +263,9 @@ pub struct Tables {
     /// Use the two passes where they can (tests compare them with the
     /// general path alone, I3).
     fast: bool,
+    /// Replay units that come back in bulk (memo.rs; tests compare with
+    /// replaying every pass).
+    memo: bool,
 }
 
 /// The syscall log keeps this many calls; the table counts all.
@@ -282,6 +288,7 @@ impl Default for Tables {
             warm: HashMap::new(),
             warm_n: Vec::new(),
             specials: Vec::new(),
+            memo_words: Vec::new(),
             tree: CallTree::default(),
             returns: 0,
             unmatched_returns: 0,
@@ -311,6 +318,7 @@ impl Default for Tables {
             edge_threshold: u64::MAX,
             loops_counted: false,
             fast: true,
+            memo: true,
         }
     }
 }
@@ -577,6 +585,8 @@ impl Tables {
             self.charge(st, extra);
         }
         self.threads = threads;
+        // memo.rs I2.
+        self.replay_memos();
         let blocks = (0..self.block_hw as u32).filter(|&b| self.block_made(b as usize));
         let block_words = blocks.flat_map(|b| (0..3).map(move |k| block_word(b, k)));
         let words: Vec<u32> = block_words.chain(UNIT_BASE..self.unit_hw as u32).collect();

@@ -5,6 +5,7 @@
 //! counted toward a superblock trigger — and the charging of instructions
 //! to calling contexts (tables I2).
 
+use super::memo::ROTATES;
 use super::words::{End, NONE, W_BLOCKS, W_INSNS};
 use super::{ecache_index, empty_ecache, EdgeSlot, Frame, Tables, ThreadState};
 use crate::monitor::superblock::{Request, Trigger};
@@ -29,12 +30,22 @@ impl Tables {
             self.warm_entry(w);
         }
         if ops_n > 0 {
-            // Everything before the pass, then its path piece by piece.
+            // Everything before the pass, then its path piece by piece
+            // (a balanced path's in bulk, memo.rs).
             let weight = self.words[w].weight;
             self.charge_weight(st, after - weight - charged);
-            let done = self.replay_ops(st, ops_at, ops_n);
-            st.blocks += weight >> W_BLOCKS;
-            charged = after - ((weight & W_INSNS) - done);
+            let memo = self.words[w].memo;
+            if memo != 0 && self.memo && self.memo_pass(st, w, weight) {
+                if memo & ROTATES != 0 {
+                    // Its exit's call is in the pass.
+                    return after;
+                }
+                charged = after;
+            } else {
+                let done = self.replay_ops(st, ops_at, ops_n);
+                st.blocks += weight >> W_BLOCKS;
+                charged = after - ((weight & W_INSNS) - done);
+            }
         }
         // Conditional branches by what the ends have in common, not one
         // indirect jump by end: calls and returns alternate.

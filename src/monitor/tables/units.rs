@@ -26,6 +26,7 @@
 //!     unit's count like any exit word's (tables I1).
 //! I3: member counts are final only after `finish`.
 
+use super::memo;
 use super::words::{End, Ways, Word, NONE, SPECIAL, W_BLOCKS};
 use crate::monitor::superblock::ExitTo;
 use crate::monitor::{BlockMeta, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
@@ -263,8 +264,8 @@ impl Tables {
                 }
             };
             let ops = acc.path_ops(m);
-            let (ops_at, ops_n) = if ops.is_empty() {
-                (0, 0)
+            let (ops_at, ops_n, memo) = if ops.is_empty() {
+                (0, 0, 0)
             } else {
                 let at = u32::try_from(self.unit_ops.len()).expect("fewer ops than units");
                 self.unit_ops.extend(ops.iter().map(|&(before, op)| UnitOp {
@@ -272,7 +273,8 @@ impl Tables {
                     ret: op.call.unwrap_or(0),
                     to: op.to,
                 }));
-                (at, u16::try_from(ops.len()).expect("a path is shorter"))
+                let memo = memo::kind(&self.unit_ops[at as usize..], end, ret);
+                (at, u16::try_from(ops.len()).expect("a path is shorter"), memo)
             };
             let slot = if triggers && exit.is_some() {
                 self.open_trigger(end, target)
@@ -293,6 +295,9 @@ impl Tables {
                 warm_at: slot.unwrap_or(0),
                 ops_n,
                 ops_at,
+                memo,
+                memo_node: 0,
+                memo_n: 0,
                 first: head,
                 last: acc.members[m],
                 target,

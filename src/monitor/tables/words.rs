@@ -122,6 +122,13 @@ pub(super) struct Word {
     /// Its target's direct-entry count toward a superblock is still open
     /// (I3; `Tables::warm_entry`).
     pub warm: bool,
+    /// A unit whose passes come back to the context they started in: how
+    /// (memo.rs `kind`); 0 for any other word.
+    pub memo: u8,
+    /// Passes of a balanced unit not yet replayed into the calling-context
+    /// tree, all from context `memo_node` (memo.rs I1).
+    pub memo_node: u32,
+    pub memo_n: u32,
 }
 
 impl Default for Word {
@@ -139,6 +146,9 @@ impl Default for Word {
             end: End::Direct,
             unit: false,
             warm: false,
+            memo: 0,
+            memo_node: 0,
+            memo_n: 0,
         }
     }
 }
