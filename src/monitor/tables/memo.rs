@@ -99,7 +99,9 @@ impl Tables {
         if memo & ROTATES != 0 {
             let c = &self.tree.nodes[node as usize];
             match st.shadow.last() {
-                Some(f) if f.ret == ret && f.node == c.parent && c.func == target && node != f.node => {}
+                Some(f)
+                    if f.ret == ret && f.node == c.parent && c.func == target && node != f.node => {
+                }
                 _ => return false,
             }
             depth -= 1;
@@ -189,7 +191,11 @@ mod tests {
     }
 
     fn ret(to: u64) -> UnitOp {
-        UnitOp { before: 0, ret: 0, to }
+        UnitOp {
+            before: 0,
+            ret: 0,
+            to,
+        }
     }
 
     #[test]

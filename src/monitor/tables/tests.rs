@@ -555,48 +555,32 @@ fn memoised_passes_count_as_replayed_ones() {
     }
     let id = |g: u64| table.iter().position(|m| m.guest == g).unwrap() as u32;
     let metas = blocks.published().to_vec();
+    // A superblock of three members, each following the one before.
+    let add = |t: &mut Tables, sb: u32, members: [u64; 3], insns: [u32; 3], exits, ops| {
+        let base = t.next_units(5).unwrap();
+        let members = members.iter().map(|&g| id(g)).collect();
+        let acc = SbAccount::new(members, vec![u16::MAX, 0, 1], &insns, exits, ops, base);
+        t.add_superblock(sb, acc, &metas);
+        base
+    };
     let sbs = |t: &mut Tables| {
         // 0: A0 -> B0 -> A1, looping to A0 or leaving to A2.
-        let base0 = t.next_units(5).unwrap();
-        let ops = vec![
-            PassOp {
-                at: 1,
-                call: Some(A1),
-                to: B0,
-            },
-            PassOp {
-                at: 2,
-                call: None,
-                to: A1,
-            },
-        ];
-        let exits = vec![SbExitAcct::to_head(2), SbExitAcct::direct(2, A2)];
-        let acc = SbAccount::new(
-            vec![id(A0), id(B0), id(A1)],
-            vec![u16::MAX, 0, 1],
-            &[3, 4, 2],
-            exits,
-            ops,
-            base0,
-        );
-        t.add_superblock(0, acc, &metas);
-        // 1: B0 -> (return) A1 -> A0, leaving to A2 or calling B0 again.
-        let base1 = t.next_units(5).unwrap();
-        let ops = vec![PassOp {
+        let call = PassOp {
             at: 1,
+            call: Some(A1),
+            to: B0,
+        };
+        let ret = PassOp {
+            at: 2,
             call: None,
             to: A1,
-        }];
+        };
+        let exits = vec![SbExitAcct::to_head(2), SbExitAcct::direct(2, A2)];
+        let base0 = add(t, 0, [A0, B0, A1], [3, 4, 2], exits, vec![call, ret]);
+        // 1: B0 -> (return) A1 -> A0, leaving to A2 or calling B0 again.
+        let ret = PassOp { at: 1, ..ret };
         let exits = vec![SbExitAcct::direct(1, A2), SbExitAcct::to_head(2)];
-        let acc = SbAccount::new(
-            vec![id(B0), id(A1), id(A0)],
-            vec![u16::MAX, 0, 1],
-            &[4, 2, 3],
-            exits,
-            ops,
-            base1,
-        );
-        t.add_superblock(1, acc, &metas);
+        let base1 = add(t, 1, [B0, A1, A0], [4, 2, 3], exits, vec![ret]);
         (base0, base1)
     };
     for seed in 1..30u64 {
@@ -695,7 +679,11 @@ fn memoised_passes_count_as_replayed_ones() {
         assert_eq!(memo.per_thread(), plain.per_thread(), "seed {seed}");
         assert_eq!(
             (memo.returns, memo.unmatched_returns, memo.max_shadow_depth),
-            (plain.returns, plain.unmatched_returns, plain.max_shadow_depth),
+            (
+                plain.returns,
+                plain.unmatched_returns,
+                plain.max_shadow_depth
+            ),
             "seed {seed}"
         );
         // The same contexts, though they may have been made in another

@@ -274,7 +274,11 @@ impl Tables {
                     to: op.to,
                 }));
                 let memo = memo::kind(&self.unit_ops[at as usize..], end, ret);
-                (at, u16::try_from(ops.len()).expect("a path is shorter"), memo)
+                (
+                    at,
+                    u16::try_from(ops.len()).expect("a path is shorter"),
+                    memo,
+                )
             };
             let slot = if triggers && exit.is_some() {
                 self.open_trigger(end, target)
