@@ -131,6 +131,10 @@ pub(super) struct Word {
     pub memo_n: u32,
 }
 
+// One cache line a word (module docs): the memo fields filled the last
+// bytes.
+const _: () = assert!(std::mem::size_of::<Word>() == 64);
+
 impl Default for Word {
     fn default() -> Self {
         Word {
