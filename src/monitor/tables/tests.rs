@@ -27,6 +27,24 @@ fn partial(b: u32) -> u32 {
     block_word(b, PARTIAL)
 }
 
+/// `stream` through both tables in the same pieces, each as long as
+/// `piece` says.
+fn process_both(
+    mut t: [&mut Tables; 2],
+    stream: &[u32],
+    blocks: &BlockTable,
+    mut piece: impl FnMut() -> usize,
+) {
+    let mut k = 0;
+    while k < stream.len() {
+        let n = piece().min(stream.len() - k);
+        for t in t.iter_mut() {
+            t.process(0, &stream[k..k + n], blocks);
+        }
+        k += n;
+    }
+}
+
 /// One block of 3 instructions with a `rep` second, run once per record
 /// list; what the records make of the counts.
 fn rep_counts(records: &[u32]) -> (u64, u64) {
@@ -446,13 +464,9 @@ fn the_two_passes_count_as_the_general_path() {
                 }
             };
         }
-        let mut k = 0;
-        while k < stream.len() {
-            let n = (1 + next(150) as usize).min(stream.len() - k);
-            fast.process(0, &stream[k..k + n], &blocks);
-            slow.process(0, &stream[k..k + n], &blocks);
-            k += n;
-        }
+        process_both([&mut fast, &mut slow], &stream, &blocks, || {
+            1 + next(150) as usize
+        });
         fast.finish();
         slow.finish();
         let counts = |t: &Tables| (0..16).map(|b| t.count(b)).collect::<Vec<_>>();
@@ -658,13 +672,9 @@ fn memoised_passes_count_as_replayed_ones() {
             };
         }
         assert!(balanced > 100 && rotating > 100, "seed {seed}");
-        let mut k = 0;
-        while k < stream.len() {
-            let n = (1 + next(100) as usize).min(stream.len() - k);
-            memo.process(0, &stream[k..k + n], &blocks);
-            plain.process(0, &stream[k..k + n], &blocks);
-            k += n;
-        }
+        process_both([&mut memo, &mut plain], &stream, &blocks, || {
+            1 + next(100) as usize
+        });
         // Both kinds were taken in bulk.
         for u in [base0, base0 + 1, base1 + 1] {
             assert!(memo.memo_words.contains(&u), "seed {seed}: unit {u}");
