@@ -281,15 +281,22 @@ pub fn xsave_init(area: u64) {
 
 /// XSAVE features saved for the guest: everything enabled in XCR0 except
 /// AMX tile state (bits 17, 18), which needs a per-process permission the
-/// guest has to ask for (see README, known limits).
+/// guest has to ask for (see README, known limits). Read once: `cpuid`
+/// traps to the hypervisor in a VM, and every signal delivery and
+/// `rt_sigreturn` asks (c-paths, which takes a signal per call of one of
+/// its shapes, spent 12 % of its time translated in `cpuid`; Intel Xeon
+/// model 207).
 fn xsave_geometry() -> (u64, usize) {
-    // SAFETY: xgetbv(0) is valid whenever OSXSAVE is set, which check_cpu
-    // verified before any ThreadCtx is built.
-    let xcr0 = unsafe { std::arch::x86_64::_xgetbv(0) };
-    let mask = xcr0 & !((1 << 17) | (1 << 18));
-    // SAFETY: cpuid leaf 0xD is present on every CPU with XSAVE.
-    let leaf = std::arch::x86_64::__cpuid_count(0xd, 0);
-    (mask, leaf.ebx as usize)
+    static GEOMETRY: std::sync::OnceLock<(u64, usize)> = std::sync::OnceLock::new();
+    *GEOMETRY.get_or_init(|| {
+        // SAFETY: xgetbv(0) is valid whenever OSXSAVE is set, which
+        // check_cpu verified before any ThreadCtx is built.
+        let xcr0 = unsafe { std::arch::x86_64::_xgetbv(0) };
+        let mask = xcr0 & !((1 << 17) | (1 << 18));
+        // SAFETY: cpuid leaf 0xD is present on every CPU with XSAVE.
+        let leaf = std::arch::x86_64::__cpuid_count(0xd, 0);
+        (mask, leaf.ebx as usize)
+    })
 }
 
 /// What the translator needs from the CPU; a clear error otherwise.
