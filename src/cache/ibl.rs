@@ -62,6 +62,15 @@ impl IblTable {
         }
     }
 
+    /// The host entry emitted code would jump to for `guest`, if the
+    /// table holds it.
+    pub fn get(&self, guest: GuestAddr) -> Option<HostAddr> {
+        // SAFETY: the index is below IBL_ENTRIES, inside the mapping; only
+        // this thread writes its table.
+        let [key, host] = unsafe { std::ptr::read_volatile(self.base.add(ibl_hash(guest.0))) };
+        (key == guest.0.wrapping_neg() && guest.0 != u64::MAX).then_some(HostAddr(host))
+    }
+
     pub fn insert(&mut self, guest: GuestAddr, host: HostAddr) {
         self.inserts += 1;
         self.write(ibl_hash(guest.0), guest.0, host.0);
