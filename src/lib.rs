@@ -29,6 +29,7 @@ pub mod paths;
 pub mod profile;
 pub mod runtime;
 pub mod signal;
+pub mod status;
 pub mod store;
 pub mod syscall;
 pub mod types;

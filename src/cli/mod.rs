@@ -22,13 +22,10 @@ use clap::{Parser, Subcommand};
 
 use crate::options::RunOptions;
 
-pub const EXIT_HOTLIFT_FAILED: i32 = 125;
-pub const EXIT_NOT_RUNNABLE: i32 = 126;
-pub const EXIT_NOT_FOUND: i32 = 127;
-/// `compare`, `diff`, `export`: equivalent, a mismatch, could not run.
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_MISMATCH: i32 = 1;
-pub const EXIT_TOOL_ERROR: i32 = 2;
+pub use crate::status::{
+    EXIT_HOTLIFT_FAILED, EXIT_MISMATCH, EXIT_NOT_FOUND, EXIT_NOT_RUNNABLE, EXIT_OK,
+    EXIT_TOOL_ERROR,
+};
 
 #[derive(Parser, Debug)]
 #[command(

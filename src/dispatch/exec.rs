@@ -222,7 +222,7 @@ impl Vm {
             std::io::Error::last_os_error()
         );
         // SAFETY: _exit has no preconditions.
-        unsafe { libc::_exit(crate::cli::EXIT_HOTLIFT_FAILED) }
+        unsafe { libc::_exit(crate::status::EXIT_HOTLIFT_FAILED) }
     }
 
     /// The file `execveat(dirfd, name, …, flags)` names, as a path a new

@@ -190,10 +190,10 @@ impl Vm {
             Err(e) => {
                 eprintln!("hotlift: {e}");
                 self.finish(Ending::Exit {
-                    code: crate::cli::EXIT_HOTLIFT_FAILED,
+                    code: crate::status::EXIT_HOTLIFT_FAILED,
                 });
                 // SAFETY: _exit has no preconditions.
-                unsafe { libc::_exit(crate::cli::EXIT_HOTLIFT_FAILED) }
+                unsafe { libc::_exit(crate::status::EXIT_HOTLIFT_FAILED) }
             }
         }
     }
