@@ -23,8 +23,7 @@ use clap::{Parser, Subcommand};
 use crate::options::RunOptions;
 
 pub use crate::status::{
-    EXIT_HOTLIFT_FAILED, EXIT_MISMATCH, EXIT_NOT_FOUND, EXIT_NOT_RUNNABLE, EXIT_OK,
-    EXIT_TOOL_ERROR,
+    EXIT_HOTLIFT_FAILED, EXIT_MISMATCH, EXIT_NOT_FOUND, EXIT_NOT_RUNNABLE, EXIT_OK, EXIT_TOOL_ERROR,
 };
 
 #[derive(Parser, Debug)]
