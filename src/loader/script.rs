@@ -104,20 +104,34 @@ pub fn check_executable(p: &std::path::Path) -> Result<(), std::io::Error> {
     nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).map_err(std::io::Error::from)
 }
 
-/// The bytes of regular file `path`. Opened without waiting (a fifo
-/// put there since the check would block the open) and checked on the
-/// open file: anything but a regular file is `EACCES`, never read (a
-/// device such as `/dev/zero` reads forever).
-fn read_regular(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+/// The bytes of untrusted input `path` (a program, a script, a profile),
+/// opened without waiting (a fifo put there since a check would block the
+/// open) and checked on the open file: a regular file is read; a pipe or
+/// fifo is read to its end when `pipes` (a fifo nobody writes to reads as
+/// empty rather than waiting for a writer); anything else (a device such
+/// as `/dev/zero`, which reads forever, a socket, a directory) gets
+/// `refused()` and is never read.
+pub fn read_untrusted(
+    path: &std::path::Path,
+    pipes: bool,
+    refused: impl FnOnce() -> std::io::Error,
+) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
     let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::from_raw_os_error(libc::EACCES));
+    let kind = meta.file_type();
+    if pipes && kind.is_fifo() {
+        // Opened without waiting for a writer; read waiting for data.
+        nix::fcntl::fcntl(
+            &f,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+        )?;
+    } else if !kind.is_file() {
+        return Err(refused());
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     f.read_to_end(&mut bytes)?;
@@ -138,7 +152,10 @@ pub fn follow(
     for _ in 0..=MAX_DEPTH {
         let shown = path.display().to_string();
         check(&path).map_err(|e| ScriptError::Io(shown.clone(), e))?;
-        let bytes = read_regular(&path).map_err(|e| ScriptError::Io(shown.clone(), e))?;
+        // What execve refuses to execute: EACCES.
+        let refused = || std::io::Error::from_raw_os_error(libc::EACCES);
+        let bytes =
+            read_untrusted(&path, false, refused).map_err(|e| ScriptError::Io(shown.clone(), e))?;
         let Some(line) = parse(&bytes) else {
             return Ok(Launch {
                 path,

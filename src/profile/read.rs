@@ -216,33 +216,15 @@ pub fn read_file(path: &Path) -> Result<ProfileDoc, ReadError> {
 }
 
 /// The bytes of an input file: a regular file, or a pipe or fifo
-/// (`hotlift report <(zcat p.json.gz)`), read to its end. A fifo nobody
-/// writes to reads as empty rather than waiting for a writer; a device,
-/// socket or directory is refused, never read (`/dev/zero` reads forever).
+/// (`hotlift report <(zcat p.json.gz)`), read to its end; anything else
+/// refused unread (`loader::script::read_untrusted`).
 pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = f.metadata()?;
-    let kind = meta.file_type();
-    if kind.is_fifo() {
-        // Opened without waiting for a writer; read waiting for data.
-        nix::fcntl::fcntl(
-            &f,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
-        )?;
-    } else if !kind.is_file() {
-        return Err(std::io::Error::new(
+    crate::loader::script::read_untrusted(path, true, || {
+        std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file or a pipe",
-        ));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    f.read_to_end(&mut bytes)?;
-    Ok(bytes)
+        )
+    })
 }
 
 /// Parse a profile from memory; `path` only names it in errors.
