@@ -24,7 +24,7 @@ use crate::monitor::{
     NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 use crate::profile::{
-    hex, Binary, Ending, Inputs, Module, Modules, ProcessInfo, Profile, Symbols, Times,
+    Binary, Ending, Inputs, Module, Modules, ProcessInfo, Profile, Symbols, Times,
 };
 
 /// Most blocks one run may translate (ids are never reused).
@@ -463,12 +463,23 @@ impl super::process::Process {
         }
         *finished = true;
         let ending_at = std::time::Instant::now();
-        let monitor = prof
-            .monitor
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-            .map(|m| (m.finish(), m.info.clone()));
+        let summary = prof.print_summary.load(Ordering::Acquire);
+        let path = prof.profile_path();
+        let monitor = std::thread::scope(|s| {
+            // The files' facts (symbols, the program's hash) do not depend
+            // on the monitor's tables: read them while it drains, on the
+            // core the guest has left (python's are 15 ms, its drain 20 to
+            // 80 ms). module_table below finds them read.
+            if path.is_some() || summary || self.paths.is_some() {
+                let records: Vec<_> = prof.images().records.clone();
+                s.spawn(move || prime_files(&records));
+            }
+            prof.monitor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+                .map(|m| (m.finish(), m.info.clone()))
+        });
         let inline_counts = |n: usize| -> Vec<Vec<u64>> {
             let Some(all) = &prof.inline else {
                 return Vec::new();
@@ -511,8 +522,6 @@ impl super::process::Process {
         let count_check = prof
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
-        let summary = prof.print_summary.load(Ordering::Acquire);
-        let path = prof.profile_path();
         // The store merges after the profile is written (store/run.rs I1).
         let merge = || {
             if let Some(s) = &prof.store {
@@ -662,7 +671,12 @@ fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
 /// Before a fork whose child will write a profile: read every file of the
 /// image log now, once, so that children find them ([`MODULE_FILES`]).
 pub fn prime_module_cache(images: &ImageLog) {
-    for r in images.records.iter().filter(|r| r.kind != ImageKind::Vdso) {
+    prime_files(&images.records);
+}
+
+/// Read the facts of the files of `records` into [`MODULE_FILES`].
+fn prime_files(records: &[crate::images::ImageRecord]) {
+    for r in records.iter().filter(|r| r.kind != ImageKind::Vdso) {
         file_facts(r, r.kind == ImageKind::Program);
     }
 }
@@ -680,7 +694,7 @@ fn module_table(images: &ImageLog) -> (Binary, Modules) {
     };
     let mut list = Vec::with_capacity(images.records.len());
     for r in &images.records {
-        let build_id = r.build_id.as_deref().map(hex);
+        let build_id = r.build_id.as_deref().map(hex::encode);
         let symbols = if r.kind == ImageKind::Vdso {
             // SAFETY: the vDSO is mapped readable for the process's life.
             let image = unsafe {

@@ -268,11 +268,18 @@ impl IrBlock {
 }
 
 fn fmt_insn(insn: &Instruction) -> String {
-    let mut f = IntelFormatter::new();
-    f.options_mut().set_first_operand_char_index(0);
-    f.options_mut().set_space_after_operand_separator(true);
+    thread_local! {
+        // One formatter a thread: making one per instruction was a quarter
+        // of the monitor's superblock building (the record's `ir` text).
+        static FORMATTER: std::cell::RefCell<IntelFormatter> = std::cell::RefCell::new({
+            let mut f = IntelFormatter::new();
+            f.options_mut().set_first_operand_char_index(0);
+            f.options_mut().set_space_after_operand_separator(true);
+            f
+        });
+    }
     let mut s = String::new();
-    f.format(insn, &mut s);
+    FORMATTER.with_borrow_mut(|f| f.format(insn, &mut s));
     s
 }
 

@@ -56,7 +56,7 @@ pub fn image_functions(
 ) -> Vec<(u64, u64, String)> {
     let mut funcs = functions(bytes, bias);
     if let Some(id) = build_id.filter(|id| id.len() >= 2) {
-        let hex = crate::profile::hex(id);
+        let hex = hex::encode(id);
         let debug = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
         if let Ok(dbg) = std::fs::read(debug) {
             funcs.extend(functions(&dbg, bias));

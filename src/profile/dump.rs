@@ -15,10 +15,9 @@ use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 use super::SuperblockEntry;
 use crate::monitor::superblock::{ExitTo, Trigger};
 
+/// The bytes of a profile's hex field (none if it is not hex).
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .filter_map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok())
-        .collect()
+    hex::decode(s).unwrap_or_default()
 }
 
 impl SuperblockEntry {

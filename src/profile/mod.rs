@@ -33,7 +33,7 @@ use serde::Serialize;
 use crate::monitor::superblock::build::{BuildStats, SbRecord};
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::syscall::strace;
-pub use modules::{file_sha256, hex, Module, Modules, ANON};
+pub use modules::{file_sha256, Module, Modules, ANON};
 pub use process::ProcessInfo;
 pub use symbols::{read_for_symbols, Symbols};
 

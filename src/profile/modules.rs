@@ -130,11 +130,6 @@ impl Modules {
     }
 }
 
-/// Hex digits of a build id.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The SHA-256 of file `path` in hex, read in pieces (None if it cannot
 /// be read): the profile's `binary.sha256`, the store's identities.
 pub fn file_sha256(path: &std::path::Path) -> Option<String> {
@@ -151,7 +146,7 @@ pub fn file_sha256(path: &std::path::Path) -> Option<String> {
             Err(_) => return None,
         }
     }
-    Some(hex(&h.finalize()))
+    Some(hex::encode(h.finalize()))
 }
 
 #[cfg(test)]

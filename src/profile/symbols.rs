@@ -5,7 +5,7 @@
 //! functions a stripped library leaves out. PLT entries are named after
 //! the function they jump to (`printf@plt`), as objdump names them.
 
-use goblin::elf::sym::STT_GNU_IFUNC;
+use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC};
 use goblin::elf::Elf;
 
 /// Where separate debug files are found by build id.
@@ -16,7 +16,82 @@ const DEBUG_DIR: &str = "/usr/lib/debug/.build-id";
 pub struct Symbols {
     /// Load bias of the module (0 for non-PIE).
     pub base: u64,
-    funcs: Vec<(u64, u64, String)>,
+    funcs: Vec<Func>,
+    /// Every name, one after another (`Func::name`): libc and its debug
+    /// file have 13,000 function symbols, and a `String` each was most of
+    /// the time every process's profile spent on them.
+    names: String,
+}
+
+/// A function symbol: start, size and its name's range in `names`.
+#[derive(Debug, Clone, Copy)]
+struct Func {
+    start: u64,
+    size: u64,
+    name: (u32, u32),
+}
+
+/// Symbols as they are read: names appended to one arena.
+#[derive(Default)]
+struct Reader {
+    funcs: Vec<Func>,
+    names: String,
+}
+
+impl Reader {
+    /// Add the function symbols of ELF file `bytes` relocated by `base`
+    /// (from the section headers; goblin's whole parse for a file they do
+    /// not describe).
+    fn read_elf(&mut self, bytes: &[u8], base: u64) {
+        let before = (self.funcs.len(), self.names.len());
+        if section_functions(self, bytes, base).is_none() {
+            self.funcs.truncate(before.0);
+            self.names.truncate(before.1);
+            for (start, size, name) in goblin_functions(bytes, base) {
+                self.push(start, size, &name);
+            }
+        }
+    }
+
+    fn push(&mut self, start: u64, size: u64, name: &str) {
+        let at = self.names.len() as u32;
+        self.names.push_str(name);
+        self.funcs.push(Func {
+            start,
+            size,
+            name: (at, name.len() as u32),
+        });
+    }
+
+    /// Sorted by start, one symbol per start: the least by (size, name).
+    fn finish(mut self, base: u64) -> Symbols {
+        let names = &self.names;
+        let name = |f: &Func| &names[f.name.0 as usize..(f.name.0 + f.name.1) as usize];
+        // By a plain integer key (names compared only between symbols of
+        // one start, below): a comparison closure over names was half of
+        // the time every profile spent on symbols.
+        self.funcs
+            .sort_unstable_by_key(|f| u128::from(f.start) << 64 | u128::from(f.size));
+        let mut kept = 0;
+        for i in 0..self.funcs.len() {
+            let f = self.funcs[i];
+            if kept > 0 && self.funcs[kept - 1].start == f.start {
+                let k = &mut self.funcs[kept - 1];
+                if (f.size, name(&f)) < (k.size, name(k)) {
+                    *k = f;
+                }
+                continue;
+            }
+            self.funcs[kept] = f;
+            kept += 1;
+        }
+        self.funcs.truncate(kept);
+        Symbols {
+            base,
+            funcs: self.funcs,
+            names: self.names,
+        }
+    }
 }
 
 impl Symbols {
@@ -26,15 +101,20 @@ impl Symbols {
     /// whole-file parse and string-table lookups took 2 ms of libc's
     /// debug file, every process's profile paying them.
     pub fn from_elf(bytes: &[u8], base: u64) -> Symbols {
-        let mut funcs = match section_functions(bytes, base) {
-            Some(f) => f,
-            None => goblin_functions(bytes, base),
-        };
-        // Unstable: equal elements are equal, and the stable sort's
-        // buffer and merges cost a millisecond of libc's 13,000 symbols.
-        funcs.sort_unstable();
-        funcs.dedup_by_key(|f| f.0);
-        Symbols { base, funcs }
+        let mut r = Reader::default();
+        r.read_elf(bytes, base);
+        r.finish(base)
+    }
+
+    fn name_of(&self, f: &Func) -> &str {
+        &self.names[f.name.0 as usize..(f.name.0 + f.name.1) as usize]
+    }
+
+    /// Every symbol: (start, size, name), by start.
+    #[cfg(test)]
+    fn entries(&self) -> Vec<(u64, u64, String)> {
+        let named = |f: &Func| (f.start, f.size, self.name_of(f).to_string());
+        self.funcs.iter().map(named).collect()
     }
 
     /// No function symbol at all (a stripped file).
@@ -44,9 +124,12 @@ impl Symbols {
 
     /// The function containing `addr`: its start address and name.
     pub fn function(&self, addr: u64) -> Option<(u64, &str)> {
-        let i = self.funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
-        let (start, size, name) = &self.funcs[i];
-        (*size == 0 || addr - start < *size).then_some((*start, name.as_str()))
+        let i = self
+            .funcs
+            .partition_point(|f| f.start <= addr)
+            .checked_sub(1)?;
+        let f = &self.funcs[i];
+        (f.size == 0 || addr - f.start < f.size).then_some((f.start, self.name_of(f)))
     }
 
     /// The symbols of an image file's `bytes` relocated by `base`, with its
@@ -54,36 +137,31 @@ impl Symbols {
     /// was mapped: a file whose build id differs (replaced since) gives no
     /// symbols.
     pub fn from_file(bytes: &[u8], base: u64, build_id: Option<&[u8]>) -> Symbols {
-        let mut syms = Symbols::from_elf(bytes, base);
+        let mut r = Reader::default();
+        r.read_elf(bytes, base);
         let Some(id) = build_id.filter(|id| id.len() >= 2) else {
-            return syms;
+            return r.finish(base);
         };
         if file_build_id(bytes).is_some_and(|f| f != id) {
             return Symbols {
                 base,
-                funcs: Vec::new(),
+                ..Symbols::default()
             };
         }
-        let hex = super::hex(id);
+        let hex = hex::encode(id);
         let debug = format!("{DEBUG_DIR}/{}/{}.debug", &hex[..2], &hex[2..]);
         if let Ok(dbg) = read_for_symbols(std::path::Path::new(&debug)) {
-            syms.funcs.extend(Symbols::from_elf(&dbg, base).funcs);
-            syms.funcs.sort_unstable();
-            syms.funcs.dedup_by_key(|f| f.0);
+            r.read_elf(&dbg, base);
         }
-        syms
+        r.finish(base)
     }
 
     /// "name" or "name+0x12" for the function containing `addr`.
     pub fn name(&self, addr: u64) -> Option<String> {
-        let i = self.funcs.partition_point(|f| f.0 <= addr).checked_sub(1)?;
-        let (start, size, name) = &self.funcs[i];
+        let (start, name) = self.function(addr)?;
         let off = addr - start;
-        if *size != 0 && off >= *size {
-            return None;
-        }
         Some(if off == 0 {
-            name.clone()
+            name.to_string()
         } else {
             format!("{name}+{off:#x}")
         })
@@ -162,9 +240,11 @@ fn is_function(s: &goblin::elf::Sym) -> bool {
 
 /// The NUL-terminated UTF-8 name at `at` in string table `tab`.
 fn name_at(tab: &[u8], at: usize) -> Option<&str> {
-    let rest = tab.get(at..)?;
-    let end = rest.iter().position(|&b| b == 0)?;
-    std::str::from_utf8(&rest[..end]).ok()
+    // CStr's search for the NUL goes a word at a time.
+    std::ffi::CStr::from_bytes_until_nul(tab.get(at..)?)
+        .ok()?
+        .to_str()
+        .ok()
 }
 
 /// The function symbols of a 64-bit little-endian ELF file with section
@@ -172,7 +252,7 @@ fn name_at(tab: &[u8], at: usize) -> Option<&str> {
 /// string table each links, and `name@plt` for the PLT entries
 /// ([`plt_names`]). None for any other file (goblin's whole parse then
 /// reads it, [`goblin_functions`]).
-fn section_functions(bytes: &[u8], base: u64) -> Option<Vec<(u64, u64, String)>> {
+fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
     use goblin::container::{Container, Ctx, Endian};
     use goblin::elf::section_header::{SectionHeader, SHT_DYNSYM, SHT_SYMTAB};
     use goblin::elf::sym::Symtab;
@@ -198,7 +278,6 @@ fn section_functions(bytes: &[u8], base: u64) -> Option<Vec<(u64, u64, String)>>
             strs,
         ))
     };
-    let mut funcs = Vec::new();
     let mut dynamic = None;
     for sh in &shdrs {
         if sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM {
@@ -207,9 +286,20 @@ fn section_functions(bytes: &[u8], base: u64) -> Option<Vec<(u64, u64, String)>>
         let Some((syms, strs)) = symtab(sh) else {
             continue;
         };
-        for s in syms.iter().filter(is_function) {
-            if let Some(name) = name_at(strs, s.st_name) {
-                funcs.push((base.wrapping_add(s.st_value), s.st_size, name.to_string()));
+        // The 24-byte Elf64_Sym records read in place (scroll's parse of
+        // each was most of a debug file's 10,000 symbols); the same test
+        // as is_function's.
+        let records = section(sh)?;
+        for s in records.chunks_exact(goblin::elf::sym::sym64::SIZEOF_SYM) {
+            let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+            let (info, value, size) = (s[4], word(8), word(16));
+            let kind = info & 0xf;
+            if (kind != STT_FUNC && kind != STT_GNU_IFUNC) || value == 0 {
+                continue;
+            }
+            let at = u32::from_le_bytes(s[..4].try_into().expect("4 bytes"));
+            if let Some(name) = name_at(strs, at as usize) {
+                r.push(base.wrapping_add(value), size, name);
             }
         }
         if sh.sh_type == SHT_DYNSYM {
@@ -238,10 +328,12 @@ fn section_functions(bytes: &[u8], base: u64) -> Option<Vec<(u64, u64, String)>>
                 let sym = syms.get(r.r_sym)?;
                 name_at(strs, sym.st_name)
             });
-            funcs.extend(plt_names(named(".plt.sec"), named(".plt"), targets, base));
+            for (at, size, name) in plt_names(named(".plt.sec"), named(".plt"), targets, base) {
+                r.push(at, size, &name);
+            }
         }
     }
-    Some(funcs)
+    Some(())
 }
 
 /// Function symbols and PLT entries as goblin's whole parse of `bytes`
@@ -323,11 +415,8 @@ mod tests {
     fn names_plt_entries() {
         let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
         let syms = Symbols::from_elf(&exe, 0);
-        let plt: Vec<&(u64, u64, String)> = syms
-            .funcs
-            .iter()
-            .filter(|f| f.2.ends_with("@plt"))
-            .collect();
+        let all = syms.entries();
+        let plt: Vec<&(u64, u64, String)> = all.iter().filter(|f| f.2.ends_with("@plt")).collect();
         assert!(!plt.is_empty(), "no PLT entries found");
         let (at, _, name) = plt[0];
         assert_eq!(syms.name(*at).as_deref(), Some(name.as_str()));
@@ -369,13 +458,13 @@ mod tests {
                     Symbols::from_elf(&whole, 0x1000),
                     Symbols::from_elf(&sparse, 0x1000),
                 );
-                assert_eq!(a.funcs, b.funcs, "{}", path.display());
+                assert_eq!(a.entries(), b.entries(), "{}", path.display());
                 // The section-header reading finds what goblin's whole
                 // parse finds.
                 let mut oracle = goblin_functions(&whole, 0x1000);
                 oracle.sort_unstable();
                 oracle.dedup_by_key(|f| f.0);
-                assert_eq!(a.funcs, oracle, "{}", path.display());
+                assert_eq!(a.entries(), oracle, "{}", path.display());
                 assert_eq!(
                     file_build_id(&whole),
                     file_build_id(&sparse),

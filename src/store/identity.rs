@@ -15,7 +15,6 @@ use sha2::Digest;
 
 use super::{ProgramKey, StoreError};
 use crate::images::{ImageKind, ImageRecord};
-use crate::profile::hex;
 
 fn sha256_file(path: &Path) -> Option<String> {
     crate::profile::file_sha256(path).map(|h| format!("sha256:{h}"))
@@ -30,7 +29,7 @@ pub fn program_key(path: &Path, build_id: Option<&[u8]>) -> Result<ProgramKey, S
         .to_string_lossy()
         .into_owned();
     let identity = match build_id {
-        Some(id) if !id.is_empty() => format!("build-id:{}", hex(id)),
+        Some(id) if !id.is_empty() => format!("build-id:{}", hex::encode(id)),
         _ => sha256_file(path)
             .ok_or_else(|| StoreError::Io(format!("cannot read {}", path.display())))?,
     };
@@ -41,12 +40,15 @@ pub fn program_key(path: &Path, build_id: Option<&[u8]>) -> Result<ProgramKey, S
 /// file that cannot be read, JIT code).
 pub fn module_identity(r: &ImageRecord) -> Option<String> {
     if let Some(id) = r.build_id.as_deref().filter(|id| !id.is_empty()) {
-        return Some(format!("build-id:{}", hex(id)));
+        return Some(format!("build-id:{}", hex::encode(id)));
     }
     match r.kind {
         ImageKind::Vdso => {
             let bytes = crate::syscall::guest_read_bytes(r.base, (r.end - r.base) as usize)?;
-            Some(format!("sha256:{}", hex(&sha2::Sha256::digest(&bytes))))
+            Some(format!(
+                "sha256:{}",
+                hex::encode(sha2::Sha256::digest(&bytes))
+            ))
         }
         _ => sha256_file(&r.path),
     }

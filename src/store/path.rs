@@ -51,7 +51,7 @@ pub struct TracePath {
 /// The first 16 hex digits of the SHA-256 of a block's guest bytes.
 pub fn code_hash(bytes: &[u8]) -> String {
     let d = sha2::Sha256::digest(bytes);
-    d[..8].iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(&d[..8])
 }
 
 impl TracePath {
@@ -63,10 +63,7 @@ impl TracePath {
             h.update(module.as_bytes());
             h.update(format!("|{:x}|{}|{}|{}\n", m.offset, m.size, m.insns, m.code).as_bytes());
         }
-        h.finalize()[..16]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex::encode(&h.finalize()[..16])
     }
 
     /// The JSON text stored in the `path` column.

@@ -337,12 +337,7 @@ impl ModuleCache {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.is_empty() || !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok())
-        .collect()
+    hex::decode(s).ok().filter(|b| !b.is_empty())
 }
 
 /// A superblock's path: its members up to the first repeated one (the

@@ -147,10 +147,6 @@ pub struct Builder {
     prebuild: Option<crate::store::feed::Prebuild>,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Selection's view: the tables' counts, the block table, the builder's
 /// heads (select.rs Graph).
 struct View<'a> {
@@ -476,7 +472,7 @@ impl Builder {
                         size: meta.guest_len,
                         instructions: meta.insns,
                         code: crate::syscall::guest_read_bytes(meta.guest, meta.guest_len as usize)
-                            .map(|b| hex(&b))
+                            .map(hex::encode)
                             .unwrap_or_default(),
                     }
                 })
@@ -486,7 +482,7 @@ impl Builder {
             exits: plan.exits.clone(),
             host,
             host_size: em.code.len() as u32,
-            host_code: hex(&em.code),
+            host_code: hex::encode(&em.code),
             ir: plan.to_string(),
             guest_instructions: plan.guest_insns(),
             retired_after_entries: None,

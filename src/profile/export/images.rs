@@ -58,15 +58,11 @@ pub struct Image {
 /// A `PT_LOAD` segment: (vaddr, file offset, file size).
 type Segment = (u64, u64, u64);
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
     let notes = elf.iter_note_headers(bytes)?;
     for note in notes.flatten() {
         if note.n_type == goblin::elf::note::NT_GNU_BUILD_ID && note.name == "GNU" {
-            return Some(hex(note.desc));
+            return Some(hex::encode(note.desc));
         }
     }
     None
@@ -239,7 +235,7 @@ impl Image {
 
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    hex(&sha2::Sha256::digest(bytes))
+    hex::encode(sha2::Sha256::digest(bytes))
 }
 
 /// Every module of `doc`, opened.
