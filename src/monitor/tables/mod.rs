@@ -208,12 +208,6 @@ pub struct Tables {
     /// trigger keeps its slot (`Word::warm_at`): no hashing per entry.
     warm: HashMap<u64, u32>,
     warm_n: Vec<u32>,
-    /// The words counting toward an open trigger, with their executions
-    /// already added to it: their entries are added in bulk
-    /// ([`Tables::warm_scan`], words.rs I3), not word by word.
-    warm_words: Vec<(u32, u64)>,
-    /// `entries` at the last scan of `warm_words`.
-    warm_scanned_at: u64,
     /// The second pass's list of special words (pass.rs), kept between
     /// batches.
     specials: Vec<(u32, u64)>,
@@ -293,8 +287,6 @@ impl Default for Tables {
             edges: HashMap::new(),
             warm: HashMap::new(),
             warm_n: Vec::new(),
-            warm_words: Vec::new(),
-            warm_scanned_at: 0,
             specials: Vec::new(),
             memo_words: Vec::new(),
             tree: CallTree::default(),
@@ -438,11 +430,8 @@ impl Tables {
             };
             let warm = slot.is_some();
             let w = block_word(id, k);
-            if warm {
-                self.warm_words.push((w, 0));
-            }
             self.words[w] = Word {
-                count: if end.special() { SPECIAL } else { 0 },
+                count: if end.special() || warm { SPECIAL } else { 0 },
                 weight,
                 end,
                 warm,

@@ -122,9 +122,6 @@ impl Tables {
         }
         self.specials = specials;
         self.threads[t] = st;
-        if self.warm_scan_due() {
-            self.warm_scan();
-        }
     }
 
     /// Both passes over the words at the start of `words` (module docs):
@@ -166,7 +163,7 @@ impl Tables {
             // SAFETY: `w` and `next` are words of the segment, which the
             // first pass took only with entries (words.rs I2).
             let word = unsafe { &*words.add(w as usize) };
-            let (e, rare) = (word.end, word.ops_n > 0);
+            let (e, rare) = (word.end, word.warm | (word.ops_n > 0));
             let common = !rare
                 && (e == End::Call || e.has(End::PEEK) && next.is_some())
                 && st.shadow.len() < st.shadow.capacity();

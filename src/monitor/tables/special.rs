@@ -25,7 +25,10 @@ impl Tables {
         next: Option<u32>,
     ) -> u64 {
         let i = &self.words[w];
-        let (end, ops_at, ops_n) = (i.end, i.ops_at, i.ops_n);
+        let (end, warm, ops_at, ops_n) = (i.end, i.warm, i.ops_at, i.ops_n);
+        if warm {
+            self.warm_entry(w);
+        }
         if ops_n > 0 {
             // Everything before the pass, then its path piece by piece
             // (a balanced path's in bulk, memo.rs).
@@ -172,66 +175,40 @@ impl Tables {
         1
     }
 
-    /// Add the executions of the words counting toward open superblock
-    /// triggers (`warm_words`) to their targets' counts, and request a
-    /// superblock where one reached `--sb-threshold`; a word whose trigger
-    /// fired stops counting (words.rs I3). In bulk, every so many entries
-    /// ([`Tables::warm_scan_due`]): as a special word, each direct entry of
-    /// a short run took the second pass (python's start-up spent half its
-    /// monitor time there).
-    pub(super) fn warm_scan(&mut self) {
-        self.warm_scanned_at = self.entries;
+    /// A direct entry of word `w` into its target, toward the target's
+    /// superblock trigger (`--sb-threshold`); once it fired, `w` stops
+    /// counting (words.rs I3).
+    #[cold]
+    #[inline(never)]
+    fn warm_entry(&mut self, w: u32) {
+        let (target, slot) = (self.words[w].target, self.words[w].warm_at);
         let threshold = self.sb.block_threshold;
-        let mut i = 0;
-        while i < self.warm_words.len() {
-            let (w, seen) = self.warm_words[i];
-            let (target, slot, n) = {
-                let word = &self.words[w];
-                (word.target, word.warm_at as usize, word.n())
-            };
-            // A count can only grow; a smaller one started again.
-            let new = if n >= seen { n - seen } else { n };
-            self.warm_words[i].1 = n;
-            let open = self.warm_n[slot] != u32::MAX;
-            if open && new > 0 {
-                let c = u64::from(self.warm_n[slot]).saturating_add(new);
-                self.warm_n[slot] = c.min(u64::from(u32::MAX - 1)) as u32;
-                // A head not among the monitor's blocks yet: at a later
-                // scan.
-                let head = if c >= u64::from(threshold) {
-                    self.block_at(target)
-                } else {
-                    NONE
-                };
-                if head != NONE {
-                    self.warm_n[slot] = u32::MAX;
-                    self.requests.push(Request::counted(
-                        head,
-                        Trigger::Block {
-                            count: c,
-                            threshold: u64::from(threshold),
-                        },
-                    ));
-                }
-            }
-            if self.warm_n[slot] == u32::MAX {
-                self.words[w].warm = false;
-                self.warm_words.swap_remove(i);
-                continue;
-            }
-            i += 1;
+        let n = &mut self.warm_n[slot as usize];
+        if *n == u32::MAX {
+            let i = &mut self.words[w];
+            i.warm = false;
+            i.refresh_special();
+            return;
         }
-    }
-
-    /// Is a scan of `warm_words` due? After 16 entries for each such word
-    /// (at least 4,096): a scan's visit of a word is a cache miss, and one
-    /// for each entry was a quarter of python's start-up in the monitor. A
-    /// trigger fires that much later than its count reached the
-    /// threshold: a few milliseconds of the guest's time.
-    #[inline]
-    pub(super) fn warm_scan_due(&self) -> bool {
-        !self.warm_words.is_empty()
-            && self.entries - self.warm_scanned_at >= (16 * self.warm_words.len() as u64).max(4096)
+        *n += 1;
+        let count = *n;
+        if count < threshold {
+            return;
+        }
+        let head = self.block_at(target);
+        if head == NONE {
+            // Not among the monitor's blocks yet: at a later entry.
+            return;
+        }
+        self.warm_n[slot as usize] = u32::MAX;
+        let count = u64::from(count);
+        self.requests.push(Request::counted(
+            head,
+            Trigger::Block {
+                count,
+                threshold: u64::from(threshold),
+            },
+        ));
     }
 
     /// Charge `n` instructions (wrapping: instructions that did not retire

@@ -289,10 +289,7 @@ impl Tables {
             let w = self.unit_hw as u32;
             self.words.ready(w);
             self.ways.ready(w);
-            if warm {
-                self.warm_words.push((w, 0));
-            }
-            let special = end.special() || ops_n > 0;
+            let special = end.special() || warm || ops_n > 0;
             self.words[w] = Word {
                 count: if special { SPECIAL } else { 0 },
                 weight: acc.insns_through[m] | u64::from(acc.depth[m]) << W_BLOCKS,

@@ -26,11 +26,9 @@
 //!     memory than they use.
 //! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
 //!     needs the second pass: its code ends in a call, a return, an
-//!     indirect transfer or a syscall, or its path has calls or returns
-//!     between members. A word whose target's superblock trigger is still
-//!     counting ([`Word::warm`]) is not special for that: its executions
-//!     are added to the trigger in bulk (`Tables::warm_scan`, listed in
-//!     `Tables::warm_words` while it counts).
+//!     indirect transfer or a syscall, its path has calls or returns
+//!     between members, or its target's superblock trigger is still
+//!     counting ([`Word::warm`]).
 #![allow(unsafe_code)]
 
 use crate::contract::{UNIT_BASE, WORD_LIMIT};
@@ -122,7 +120,7 @@ pub(super) struct Word {
     /// A superblock unit (not a block's word).
     pub unit: bool,
     /// Its target's direct-entry count toward a superblock is still open
-    /// (I3; `Tables::warm_scan`).
+    /// (I3; `Tables::warm_entry`).
     pub warm: bool,
     /// A unit whose passes come back to the context they started in: how
     /// (memo.rs `kind`); 0 for any other word.
@@ -162,6 +160,12 @@ impl Default for Word {
 impl Word {
     pub fn n(&self) -> u64 {
         self.count & !SPECIAL
+    }
+
+    /// Set [`SPECIAL`] as I3 says.
+    pub fn refresh_special(&mut self) {
+        let on = self.end.special() || self.warm || self.ops_n > 0;
+        self.count = self.count & !SPECIAL | if on { SPECIAL } else { 0 };
     }
 }
 
