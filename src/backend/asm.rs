@@ -210,6 +210,16 @@ impl Asm {
         self.field()
     }
 
+    /// Append `code`, a sequence with a rel32 field to resolve at offset
+    /// `field` in it (aligned where `code` was made for this address mod 4,
+    /// I1).
+    pub fn bytes_with_rel32(&mut self, code: &[u8], field: usize) -> Rel32 {
+        let field = self.buf.len() + field;
+        debug_assert!((self.base + field as u64).is_multiple_of(4), "I1");
+        self.buf.extend_from_slice(code);
+        Rel32 { field, armed: true }
+    }
+
     fn field(&mut self) -> Rel32 {
         let field = self.buf.len();
         self.buf.extend_from_slice(&[0; 4]);
@@ -284,6 +294,23 @@ impl Asm {
         self.buf.extend_from_slice(&[0x65, 0xff, 0x24, 0x25]);
         self.buf.extend_from_slice(&d);
         Ok(())
+    }
+
+    /// `mov dword [rax], imm` (a ring word).
+    pub fn store_rax_imm32(&mut self, imm: u32) {
+        self.buf.extend_from_slice(&[0xc7, 0x00]);
+        self.buf.extend_from_slice(&imm.to_le_bytes());
+    }
+
+    /// `lea rax, [rax+4]` (past a ring word, flag-free).
+    pub fn rax_past_word(&mut self) {
+        self.buf.extend_from_slice(&[0x48, 0x8d, 0x40, 0x04]);
+    }
+
+    /// `push imm32` (sign-extended to 64 bits).
+    pub fn push_imm32(&mut self, imm: i32) {
+        self.buf.push(0x68);
+        self.buf.extend_from_slice(&imm.to_le_bytes());
     }
 
     pub fn lea(&mut self, dst: Register, m: MemoryOperand) -> Result<(), EmitError> {

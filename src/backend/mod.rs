@@ -156,7 +156,11 @@ fn emit_ring_words(a: &mut Asm, words: &[RingWord]) -> Result<(), EmitError> {
     for w in words {
         let slot = asm::mem(Register::RAX, 0);
         let store = match *w {
-            RingWord::Imm(v) => Instruction::with2(Code::Mov_rm32_imm32, slot, v),
+            RingWord::Imm(v) => {
+                a.store_rax_imm32(v);
+                a.rax_past_word();
+                continue;
+            }
             RingWord::Ecx | RingWord::TscLo => {
                 Instruction::with2(Code::Mov_rm32_r32, slot, Register::ECX)
             }
@@ -404,9 +408,8 @@ impl BlockEmitter {
     /// cold code ([`BlockEmitter::cold`]).
     fn push_return(&mut self, ret: GuestAddr) -> Result<(), EmitError> {
         if ret.0 < 0x8000_0000 {
-            return self
-                .a
-                .insn(&Instruction::with1(Code::Pushq_imm32, ret.0 as i32).expect("push imm32"));
+            self.a.push_imm32(ret.0 as i32);
+            return Ok(());
         }
         let r = self.a.push_rip_rel32();
         self.consts.push((r, ret.0));
@@ -416,59 +419,13 @@ impl BlockEmitter {
     /// Flag-free inline lookup of the guest target in RAX (its guest value
     /// saved in S_RAX) in the thread's table at `gs:[off::IBL]` (runtime
     /// I4); RCX is still the guest's. Jumps to the block on a hit, exits
-    /// with INDIRECT_MISS otherwise.
+    /// with INDIRECT_MISS otherwise. The sequence is the same in every
+    /// block but for the `nop`s that align its rel32 (one copy per start
+    /// address mod 4, [`lookup_template`]): encoding its instructions
+    /// through iced was a quarter of the emitter's time.
     fn lookup_rax(&mut self) -> Result<(), EmitError> {
-        let a = &mut self.a;
-        a.store_gs(S_RCX, Register::RCX)?;
-        a.insn(
-            &Instruction::with3(
-                Code::VEX_Rorx_r64_rm64_imm8,
-                Register::RCX,
-                Register::RAX,
-                16u32,
-            )
-            .expect("rorx"),
-        )?;
-        a.lea(
-            Register::RCX,
-            MemoryOperand::with_base_index(Register::RCX, Register::RAX),
-        )?;
-        a.insn(
-            &Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"),
-        )?;
-        a.lea(
-            Register::RCX,
-            MemoryOperand::with_base_index(Register::RCX, Register::RCX),
-        )?;
-        // RCX = the entry's offset from the GS base.
-        let entry = MemoryOperand::new(
-            Register::None,
-            Register::RCX,
-            8,
-            off::IBL as i64,
-            8,
-            false,
-            Register::None,
-        );
-        a.lea(Register::RCX, entry)?;
-        a.store_gs(S_JMP, Register::RCX)?;
-        a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
-        a.lea(
-            Register::RCX,
-            MemoryOperand::with_base_index(Register::RCX, Register::RAX),
-        )?;
-        // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
-        let jrcxz_at = a.len();
-        a.bytes(&[0xe3, 0]);
-        let miss = a.jmp_rel32();
-        let hit = a.len();
-        a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
-        a.load_gs(Register::RCX, S_JMP)?;
-        a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
-        a.store_gs(S_JMP, Register::RCX)?;
-        a.load_gs(Register::RAX, S_RAX)?;
-        a.load_gs(Register::RCX, S_RCX)?;
-        a.jmp_gs(S_JMP)?;
+        let (code, field) = lookup_template(self.a.here())?;
+        let miss = self.a.bytes_with_rel32(code, field);
         self.cold_miss.push(miss);
         Ok(())
     }
@@ -648,6 +605,78 @@ impl BlockEmitter {
         }
         Ok(())
     }
+}
+
+/// The inline lookup [`BlockEmitter::lookup_rax`] emits at an address
+/// `k` mod 4, and the buffer offset of its miss jump's rel32.
+fn lookup_template(at: u64) -> Result<(&'static [u8], usize), EmitError> {
+    static TEMPLATES: std::sync::OnceLock<Result<[(Vec<u8>, usize); 4], EmitError>> =
+        std::sync::OnceLock::new();
+    let all = TEMPLATES.get_or_init(|| {
+        let one = |k: u64| -> Result<(Vec<u8>, usize), EmitError> {
+            let mut a = Asm::new(k);
+            let miss = emit_lookup_rax(&mut a)?;
+            Ok((a.buf, miss.into_link_field()))
+        };
+        Ok([one(0)?, one(1)?, one(2)?, one(3)?])
+    });
+    let all = all.as_ref().map_err(Clone::clone)?;
+    let (code, field) = &all[(at % 4) as usize];
+    Ok((code.as_slice(), *field))
+}
+
+/// The lookup sequence itself (see [`BlockEmitter::lookup_rax`]): its miss
+/// jump's rel32 is left for the caller to point at the miss stub.
+fn emit_lookup_rax(a: &mut Asm) -> Result<Rel32, EmitError> {
+    a.store_gs(S_RCX, Register::RCX)?;
+    a.insn(
+        &Instruction::with3(
+            Code::VEX_Rorx_r64_rm64_imm8,
+            Register::RCX,
+            Register::RAX,
+            16u32,
+        )
+        .expect("rorx"),
+    )?;
+    a.lea(
+        Register::RCX,
+        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+    )?;
+    a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"))?;
+    a.lea(
+        Register::RCX,
+        MemoryOperand::with_base_index(Register::RCX, Register::RCX),
+    )?;
+    // RCX = the entry's offset from the GS base.
+    let entry = MemoryOperand::new(
+        Register::None,
+        Register::RCX,
+        8,
+        off::IBL as i64,
+        8,
+        false,
+        Register::None,
+    );
+    a.lea(Register::RCX, entry)?;
+    a.store_gs(S_JMP, Register::RCX)?;
+    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
+    a.lea(
+        Register::RCX,
+        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+    )?;
+    // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
+    let jrcxz_at = a.len();
+    a.bytes(&[0xe3, 0]);
+    let miss = a.jmp_rel32();
+    let hit = a.len();
+    a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
+    a.load_gs(Register::RCX, S_JMP)?;
+    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
+    a.store_gs(S_JMP, Register::RCX)?;
+    a.load_gs(Register::RAX, S_RAX)?;
+    a.load_gs(Register::RCX, S_RCX)?;
+    a.jmp_gs(S_JMP)?;
+    Ok(miss)
 }
 
 fn condition_code(cc: ConditionCode) -> u8 {

@@ -213,4 +213,42 @@ fn hand_encoded_gs_forms_match_iced() {
     }
     // Beyond a sign-extended disp32: an error, never wrong bytes.
     assert!(Asm::new(0).store_gs(0x8000_0000, Register::RAX).is_err());
+    // The ring word and return-address forms.
+    let rax0 = super::asm::mem(Register::RAX, 0);
+    for imm in [0u32, 1, 0x8000_0000, u32::MAX] {
+        let mut a = Asm::new(0x1000);
+        a.store_rax_imm32(imm);
+        let want = iced(Instruction::with2(Code::Mov_rm32_imm32, rax0, imm).unwrap());
+        assert_eq!(a.buf, want, "mov dword [rax], {imm:#x}");
+        let mut a = Asm::new(0x1000);
+        a.push_imm32(imm as i32);
+        let want = iced(Instruction::with1(Code::Pushq_imm32, imm as i32).unwrap());
+        assert_eq!(a.buf, want, "push {imm:#x}");
+    }
+    let mut a = Asm::new(0x1000);
+    a.rax_past_word();
+    let past = super::asm::mem(Register::RAX, 4);
+    let want = iced(Instruction::with2(Code::Lea_r64_m, Register::RAX, past).unwrap());
+    assert_eq!(a.buf, want, "lea rax, [rax+4]");
+}
+
+/// The lookup sequence copied from its template is what emitting it at
+/// that address gives, at every alignment, its miss rel32 where the copy
+/// says.
+#[test]
+fn lookup_templates_are_the_emitted_sequence() {
+    for base in [0x1000u64, 0x1001, 0x1002, 0x1003, 0x7f00_1234_5677] {
+        for lead in 0..4usize {
+            let mut direct = super::Asm::new(base);
+            direct.bytes(&vec![0x90; lead]);
+            let miss = super::emit_lookup_rax(&mut direct).unwrap();
+            let field = miss.into_link_field();
+            let mut copied = super::Asm::new(base);
+            copied.bytes(&vec![0x90; lead]);
+            let (code, at) = super::lookup_template(copied.here()).unwrap();
+            let r = copied.bytes_with_rel32(code, at);
+            assert_eq!(copied.buf, direct.buf, "base {base:#x} + {lead}");
+            assert_eq!(r.into_link_field(), field, "base {base:#x} + {lead}");
+        }
+    }
 }
