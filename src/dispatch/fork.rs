@@ -186,7 +186,7 @@ impl Vm {
                 self.flush(&mut locked, super::process::FlushCause::Fork);
             }
             // Translation time from here on is the child's own.
-            locked.translate_ns = 0;
+            locked.translate_ticks = 0;
             drop(locked);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);

@@ -160,7 +160,7 @@ impl Vm {
         } else {
             max
         };
-        let began = std::time::Instant::now();
+        let began = crate::clock::ticks();
         let block = lift_block(bytes, addr, max)?;
         if reusable {
             // Before anything is committed: it may flush (smc.rs).
@@ -182,7 +182,7 @@ impl Vm {
                 continue;
             }
             let (id, host) = self.commit_block(l, &block, em, reusable, reusable);
-            l.translate_ns += began.elapsed().as_nanos() as u64;
+            l.translate_ticks += crate::clock::ticks().saturating_sub(began);
             // Block table I3: the monitor may link superblocks to it now
             // (not inside a path-profiled function, dispatch/paths.rs I2).
             if self.paths_allow_superblocks(addr) {

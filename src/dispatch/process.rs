@@ -45,8 +45,9 @@ pub struct Locked {
     /// Every translation: (host address, host size, guest address).
     pub translations: Vec<(u64, u32, u64)>,
     /// Time the guest threads spent translating blocks (lifting,
-    /// emitting, committing), in ns.
-    pub translate_ns: u64,
+    /// emitting, committing), in time stamp counter ticks
+    /// ([`crate::clock::ticks`]).
+    pub translate_ticks: u64,
 }
 
 /// Where a registered thread is (I2).

@@ -541,8 +541,8 @@ impl super::process::Process {
         };
         // The translation lock may be held by a thread that stopped for
         // good (the process is ending): do not wait for it.
-        let (translations, translate_ns) = match self.locked.try_lock() {
-            Ok(l) => (l.translations.clone(), l.translate_ns),
+        let (translations, translate_ticks) = match self.locked.try_lock() {
+            Ok(l) => (l.translations.clone(), l.translate_ticks),
             Err(_) => (Vec::new(), 0),
         };
         let profile = Profile::build(Inputs {
@@ -569,7 +569,7 @@ impl super::process::Process {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .unwrap_or(0.0),
-                translation_seconds: translate_ns as f64 * 1e-9,
+                translation_seconds: crate::clock::ticks_seconds(translate_ticks),
                 drain_seconds: (drained_at - ending_at).as_secs_f64(),
                 profile_seconds: 0.0,
             },

@@ -218,7 +218,7 @@ impl Vm {
                 brk,
                 cache,
                 translations: Vec::new(),
-                translate_ns: 0,
+                translate_ticks: 0,
             }),
             view,
             protected: ProtectedPages::new(PROTECTED_SLOTS),
