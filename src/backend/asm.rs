@@ -42,7 +42,11 @@ impl Drop for Rel32 {
 pub struct Asm {
     pub buf: Vec<u8>,
     base: u64,
-    enc: Encoder,
+    /// Made at the first instruction iced encodes: most blocks need none
+    /// (the fixed sequences are written byte for byte), and the first
+    /// encoder of a process builds iced's handler tables (half a
+    /// millisecond of `/bin/true`'s start-up).
+    enc: Option<Encoder>,
 }
 
 impl std::fmt::Debug for Asm {
@@ -105,7 +109,7 @@ impl Asm {
         Asm {
             buf: Vec::with_capacity(256),
             base,
-            enc: Encoder::new(64),
+            enc: None,
         }
     }
 
@@ -124,19 +128,20 @@ impl Asm {
     /// Encode `insn` at the current address.
     pub fn insn(&mut self, insn: &Instruction) -> Result<(), EmitError> {
         let ip = self.here();
-        match self.enc.encode(insn, ip) {
+        let enc = self.enc.get_or_insert_with(|| Encoder::new(64));
+        match enc.encode(insn, ip) {
             Ok(_) => {
                 // The encoder's buffer goes back to it, emptied: no
                 // allocation per instruction.
-                let mut out = self.enc.take_buffer();
+                let mut out = enc.take_buffer();
                 self.buf.extend_from_slice(&out);
                 out.clear();
-                self.enc.set_buffer(out);
+                enc.set_buffer(out);
                 Ok(())
             }
             Err(e) => {
                 // FACTS iced #4: the failed bytes stay in the buffer.
-                let _ = self.enc.take_buffer();
+                let _ = enc.take_buffer();
                 Err(EmitError::Encode {
                     guest: insn.ip(),
                     msg: e.to_string(),
@@ -305,6 +310,22 @@ impl Asm {
     /// `lea rax, [rax+4]` (past a ring word, flag-free).
     pub fn rax_past_word(&mut self) {
         self.buf.extend_from_slice(&[0x48, 0x8d, 0x40, 0x04]);
+    }
+
+    /// `mov rax, [rsp]` (a return's target).
+    pub fn load_rax_from_rsp(&mut self) {
+        self.buf.extend_from_slice(&[0x48, 0x8b, 0x04, 0x24]);
+    }
+
+    /// `lea rsp, [rsp + d]` (a return's pop, flag-free).
+    pub fn rsp_up(&mut self, d: u32) {
+        if d <= 0x7f {
+            self.buf
+                .extend_from_slice(&[0x48, 0x8d, 0x64, 0x24, d as u8]);
+        } else {
+            self.buf.extend_from_slice(&[0x48, 0x8d, 0xa4, 0x24]);
+            self.buf.extend_from_slice(&d.to_le_bytes());
+        }
     }
 
     /// `push imm32` (sign-extended to 64 bits).

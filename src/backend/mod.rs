@@ -555,9 +555,8 @@ impl BlockEmitter {
             }
             Terminator::Return { pop } => {
                 self.a.store_gs(S_RAX, Register::RAX)?;
-                self.a.mov_load(Register::RAX, asm::mem(Register::RSP, 0))?;
-                self.a
-                    .lea(Register::RSP, asm::mem(Register::RSP, 8 + *pop as i64))?;
+                self.a.load_rax_from_rsp();
+                self.a.rsp_up(8 + u32::from(*pop));
                 self.push_exit(EXIT_FALL)?;
                 self.lookup_rax()?;
             }
@@ -721,7 +720,23 @@ fn emit_body_insn(
             None => a.insn(&i.insn),
         },
         IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
-        IrOp::Carry | IrOp::XbeginAbort => a.insn(&i.insn),
+        // RIP-relative within reach: the guest's own bytes with the
+        // displacement moved (encoding them again through iced cost more
+        // than the rest of such a block's emission).
+        IrOp::Carry => match b.bytes_of(i).and_then(|raw| rip_disp_at(raw, &i.insn)) {
+            Some(at) => {
+                let raw = b.bytes_of(i).expect("checked just above");
+                let end = a.here() as i64 + raw.len() as i64;
+                let disp = i.insn.ip_rel_memory_address() as i64 - end;
+                let disp = i32::try_from(disp).expect("within reach (is_far_rip)");
+                let from = a.len();
+                a.bytes(raw);
+                a.buf[from + at..from + at + 4].copy_from_slice(&disp.to_le_bytes());
+                Ok(())
+            }
+            None => a.insn(&i.insn),
+        },
+        IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
             if let Some(tag) = rep_tag {
                 emit_ring_words(a, &[RingWord::Imm(tag), RingWord::Ecx])?;
@@ -734,6 +749,24 @@ fn emit_body_insn(
         }
         op => emit_gs(a, &i.insn, op),
     }
+}
+
+/// Where the disp32 of RIP-relative `insn` lies in its encoding `raw`:
+/// before its immediates (none, 1, 2 or 4 bytes), the one place whose
+/// bytes are the displacement the instruction has. None when that is not
+/// one place, or for an `[eip+disp]` operand (32-bit wrap-around).
+fn rip_disp_at(raw: &[u8], insn: &Instruction) -> Option<usize> {
+    if insn.memory_base() != Register::RIP || raw.len() != insn.len() {
+        return None;
+    }
+    let disp = insn.ip_rel_memory_address() as i64 - insn.next_ip() as i64;
+    let want = i32::try_from(disp).ok()?.to_le_bytes();
+    let mut found = [0, 1, 2, 4]
+        .into_iter()
+        .filter_map(|imm| raw.len().checked_sub(4 + imm))
+        .filter(|&at| raw[at..at + 4] == want);
+    let at = found.next()?;
+    found.next().is_none().then_some(at)
 }
 
 /// Emit host code for `b` to run at `env.host_base`.

@@ -226,6 +226,18 @@ fn hand_encoded_gs_forms_match_iced() {
         assert_eq!(a.buf, want, "push {imm:#x}");
     }
     let mut a = Asm::new(0x1000);
+    a.load_rax_from_rsp();
+    let top = super::asm::mem(Register::RSP, 0);
+    let want = iced(Instruction::with2(Code::Mov_r64_rm64, Register::RAX, top).unwrap());
+    assert_eq!(a.buf, want, "mov rax, [rsp]");
+    for d in [8u32, 16, 0x7f, 0x80, 8 + 0xffff] {
+        let mut a = Asm::new(0x1000);
+        a.rsp_up(d);
+        let up = super::asm::mem(Register::RSP, i64::from(d));
+        let want = iced(Instruction::with2(Code::Lea_r64_m, Register::RSP, up).unwrap());
+        assert_eq!(a.buf, want, "lea rsp, [rsp+{d:#x}]");
+    }
+    let mut a = Asm::new(0x1000);
     a.rax_past_word();
     let past = super::asm::mem(Register::RAX, 4);
     let want = iced(Instruction::with2(Code::Lea_r64_m, Register::RAX, past).unwrap());
@@ -249,6 +261,58 @@ fn lookup_templates_are_the_emitted_sequence() {
             let r = copied.bytes_with_rel32(code, at);
             assert_eq!(copied.buf, direct.buf, "base {base:#x} + {lead}");
             assert_eq!(r.into_link_field(), field, "base {base:#x} + {lead}");
+        }
+    }
+}
+
+/// RIP-relative instructions copied with their displacement moved decode,
+/// at their new address, to the instruction iced encodes there: same
+/// operation, same absolute operand address (immediates after the
+/// displacement, vector forms, a displacement that looks like an
+/// immediate).
+#[test]
+fn moved_rip_relative_instructions_are_the_reencoded_ones() {
+    use iced_x86::{Decoder, DecoderOptions, Encoder};
+    let cases: &[&[u8]] = &[
+        &[0x48, 0x8d, 0x05, 0xf9, 0xff, 0xff, 0xff], // lea rax, [rip-7]
+        &[0x83, 0x3d, 0x10, 0x00, 0x00, 0x00, 0x05], // cmp dword [rip+16], 5
+        &[
+            0x48, 0xc7, 0x05, 0x00, 0x01, 0x00, 0x00, 0x78, 0x56, 0x34, 0x12,
+        ], // mov qword [rip+256], 0x12345678
+        &[0x66, 0x81, 0x3d, 0x20, 0x00, 0x00, 0x00, 0x34, 0x12], // cmp word [rip+32], 0x1234
+        &[0xf3, 0x0f, 0x10, 0x05, 0x00, 0x20, 0x00, 0x00], // movss xmm0, [rip+0x2000]
+        &[0xc5, 0xfd, 0x74, 0x0d, 0x40, 0x00, 0x00, 0x00], // vpcmpeqb ymm1, ymm0, [rip+64]
+        &[0x80, 0x3d, 0x05, 0x00, 0x00, 0x00, 0x05], // cmp byte [rip+5], 5
+        &[0xff, 0x35, 0x08, 0x00, 0x00, 0x00],       // push qword [rip+8]
+    ];
+    let guest = 0x40_1000u64;
+    for raw in cases {
+        let mut d = Decoder::with_ip(64, raw, guest, DecoderOptions::NONE);
+        let insn = d.decode();
+        assert!(
+            !insn.is_invalid() && insn.is_ip_rel_memory_operand(),
+            "{raw:02x?}"
+        );
+        let at = super::rip_disp_at(raw, &insn).expect("displacement found");
+        for host in [0x7f00_0000_1000u64, 0x4000_0003] {
+            if (insn.ip_rel_memory_address() as i64 - host as i64).abs() > 1 << 30 {
+                continue;
+            }
+            let mut moved = raw.to_vec();
+            let disp = insn.ip_rel_memory_address() as i64 - (host + raw.len() as u64) as i64;
+            moved[at..at + 4].copy_from_slice(&(disp as i32).to_le_bytes());
+            let got = Decoder::with_ip(64, &moved, host, DecoderOptions::NONE).decode();
+            let mut e = Encoder::new(64);
+            e.encode(&insn, host).expect("iced re-encodes it");
+            let iced = e.take_buffer();
+            let want = Decoder::with_ip(64, &iced, host, DecoderOptions::NONE).decode();
+            assert_eq!(got.code(), want.code(), "{raw:02x?} at {host:#x}");
+            assert_eq!(
+                got.ip_rel_memory_address(),
+                insn.ip_rel_memory_address(),
+                "{raw:02x?} at {host:#x}"
+            );
+            assert_eq!(got.len(), raw.len());
         }
     }
 }
