@@ -318,6 +318,19 @@ fn edges_and_call_tree_account_for_every_execution() {
 /// (100 ms apart), and return its wait status and output.
 fn kill_when_ready(cmd: &mut Command, signals: &[i32]) -> (std::process::ExitStatus, String) {
     use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe. The signals start at their
+    // default action whatever this test inherited: a test run started in
+    // the background by a non-interactive shell ignores SIGINT, and so did
+    // the native "read" case, which then ended at EOF instead.
+    unsafe {
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     let mut child = cmd
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

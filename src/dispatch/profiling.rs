@@ -472,7 +472,11 @@ impl super::process::Process {
             // 80 ms). module_table below finds them read.
             if path.is_some() || summary || self.paths.is_some() {
                 let records: Vec<_> = prof.images().records.clone();
-                s.spawn(move || prime_files(&records));
+                // No thread (a guest that lowered RLIMIT_NPROC): read them
+                // after the drain, as before.
+                let _ = std::thread::Builder::new()
+                    .name("hotlift-files".into())
+                    .spawn_scoped(s, move || prime_files(&records));
             }
             prof.monitor
                 .lock()
