@@ -609,7 +609,9 @@ impl BlockEmitter {
 /// The inline lookup [`BlockEmitter::lookup_rax`] emits at an address
 /// `k` mod 4, and the buffer offset of its miss jump's rel32.
 fn lookup_template(at: u64) -> Result<(&'static [u8], usize), EmitError> {
-    static TEMPLATES: std::sync::OnceLock<Result<[(Vec<u8>, usize); 4], EmitError>> =
+    /// A copy of the sequence and its rel32's offset, by start mod 4.
+    type Templates = [(Vec<u8>, usize); 4];
+    static TEMPLATES: std::sync::OnceLock<Result<Templates, EmitError>> =
         std::sync::OnceLock::new();
     let all = TEMPLATES.get_or_init(|| {
         let one = |k: u64| -> Result<(Vec<u8>, usize), EmitError> {
