@@ -214,34 +214,27 @@ fn hand_encoded_gs_forms_match_iced() {
     // Beyond a sign-extended disp32: an error, never wrong bytes.
     assert!(Asm::new(0).store_gs(0x8000_0000, Register::RAX).is_err());
     // The ring word and return-address forms.
-    let rax0 = super::asm::mem(Register::RAX, 0);
+    let same = |emit: &dyn Fn(&mut Asm), i: Instruction| {
+        let mut a = Asm::new(0x1000);
+        emit(&mut a);
+        assert_eq!(a.buf, iced(i), "{i}");
+    };
+    let mem = super::asm::mem;
+    let (rax, rsp) = (Register::RAX, Register::RSP);
     for imm in [0u32, 1, 0x8000_0000, u32::MAX] {
-        let mut a = Asm::new(0x1000);
-        a.store_rax_imm32(imm);
-        let want = iced(Instruction::with2(Code::Mov_rm32_imm32, rax0, imm).unwrap());
-        assert_eq!(a.buf, want, "mov dword [rax], {imm:#x}");
-        let mut a = Asm::new(0x1000);
-        a.push_imm32(imm as i32);
-        let want = iced(Instruction::with1(Code::Pushq_imm32, imm as i32).unwrap());
-        assert_eq!(a.buf, want, "push {imm:#x}");
+        let store = Instruction::with2(Code::Mov_rm32_imm32, mem(rax, 0), imm);
+        same(&|a| a.store_rax_imm32(imm), store.unwrap());
+        let push = Instruction::with1(Code::Pushq_imm32, imm as i32);
+        same(&|a| a.push_imm32(imm as i32), push.unwrap());
     }
-    let mut a = Asm::new(0x1000);
-    a.load_rax_from_rsp();
-    let top = super::asm::mem(Register::RSP, 0);
-    let want = iced(Instruction::with2(Code::Mov_r64_rm64, Register::RAX, top).unwrap());
-    assert_eq!(a.buf, want, "mov rax, [rsp]");
+    let load = Instruction::with2(Code::Mov_r64_rm64, rax, mem(rsp, 0));
+    same(&|a| a.load_rax_from_rsp(), load.unwrap());
     for d in [8u32, 16, 0x7f, 0x80, 8 + 0xffff] {
-        let mut a = Asm::new(0x1000);
-        a.rsp_up(d);
-        let up = super::asm::mem(Register::RSP, i64::from(d));
-        let want = iced(Instruction::with2(Code::Lea_r64_m, Register::RSP, up).unwrap());
-        assert_eq!(a.buf, want, "lea rsp, [rsp+{d:#x}]");
+        let up = Instruction::with2(Code::Lea_r64_m, rsp, mem(rsp, i64::from(d)));
+        same(&|a| a.rsp_up(d), up.unwrap());
     }
-    let mut a = Asm::new(0x1000);
-    a.rax_past_word();
-    let past = super::asm::mem(Register::RAX, 4);
-    let want = iced(Instruction::with2(Code::Lea_r64_m, Register::RAX, past).unwrap());
-    assert_eq!(a.buf, want, "lea rax, [rax+4]");
+    let past = Instruction::with2(Code::Lea_r64_m, rax, mem(rax, 4));
+    same(&|a| a.rax_past_word(), past.unwrap());
 }
 
 /// The lookup sequence copied from its template is what emitting it at
