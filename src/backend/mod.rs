@@ -16,6 +16,7 @@
 //! `host_base`, the pc map, and the exit sites (ids from `first_site`).
 
 mod asm;
+mod copied;
 pub mod paths;
 mod superblock;
 
@@ -421,10 +422,10 @@ impl BlockEmitter {
     /// I4); RCX is still the guest's. Jumps to the block on a hit, exits
     /// with INDIRECT_MISS otherwise. The sequence is the same in every
     /// block but for the `nop`s that align its rel32 (one copy per start
-    /// address mod 4, [`lookup_template`]): encoding its instructions
+    /// address mod 4, [`copied::lookup_template`]): encoding its instructions
     /// through iced was a quarter of the emitter's time.
     fn lookup_rax(&mut self) -> Result<(), EmitError> {
-        let (code, field) = lookup_template(self.a.here())?;
+        let (code, field) = copied::lookup_template(self.a.here());
         let miss = self.a.bytes_with_rel32(code, field);
         self.cold_miss.push(miss);
         Ok(())
@@ -606,80 +607,6 @@ impl BlockEmitter {
     }
 }
 
-/// The inline lookup [`BlockEmitter::lookup_rax`] emits at an address
-/// `k` mod 4, and the buffer offset of its miss jump's rel32.
-fn lookup_template(at: u64) -> Result<(&'static [u8], usize), EmitError> {
-    /// A copy of the sequence and its rel32's offset, by start mod 4.
-    type Templates = [(Vec<u8>, usize); 4];
-    static TEMPLATES: std::sync::OnceLock<Result<Templates, EmitError>> =
-        std::sync::OnceLock::new();
-    let all = TEMPLATES.get_or_init(|| {
-        let one = |k: u64| -> Result<(Vec<u8>, usize), EmitError> {
-            let mut a = Asm::new(k);
-            let miss = emit_lookup_rax(&mut a)?;
-            Ok((a.buf, miss.into_link_field()))
-        };
-        Ok([one(0)?, one(1)?, one(2)?, one(3)?])
-    });
-    let all = all.as_ref().map_err(Clone::clone)?;
-    let (code, field) = &all[(at % 4) as usize];
-    Ok((code.as_slice(), *field))
-}
-
-/// The lookup sequence itself (see [`BlockEmitter::lookup_rax`]): its miss
-/// jump's rel32 is left for the caller to point at the miss stub.
-fn emit_lookup_rax(a: &mut Asm) -> Result<Rel32, EmitError> {
-    a.store_gs(S_RCX, Register::RCX)?;
-    a.insn(
-        &Instruction::with3(
-            Code::VEX_Rorx_r64_rm64_imm8,
-            Register::RCX,
-            Register::RAX,
-            16u32,
-        )
-        .expect("rorx"),
-    )?;
-    a.lea(
-        Register::RCX,
-        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
-    )?;
-    a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"))?;
-    a.lea(
-        Register::RCX,
-        MemoryOperand::with_base_index(Register::RCX, Register::RCX),
-    )?;
-    // RCX = the entry's offset from the GS base.
-    let entry = MemoryOperand::new(
-        Register::None,
-        Register::RCX,
-        8,
-        off::IBL as i64,
-        8,
-        false,
-        Register::None,
-    );
-    a.lea(Register::RCX, entry)?;
-    a.store_gs(S_JMP, Register::RCX)?;
-    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
-    a.lea(
-        Register::RCX,
-        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
-    )?;
-    // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
-    let jrcxz_at = a.len();
-    a.bytes(&[0xe3, 0]);
-    let miss = a.jmp_rel32();
-    let hit = a.len();
-    a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
-    a.load_gs(Register::RCX, S_JMP)?;
-    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
-    a.store_gs(S_JMP, Register::RCX)?;
-    a.load_gs(Register::RAX, S_RAX)?;
-    a.load_gs(Register::RCX, S_RCX)?;
-    a.jmp_gs(S_JMP)?;
-    Ok(miss)
-}
-
 fn condition_code(cc: ConditionCode) -> u8 {
     match cc {
         ConditionCode::o => 0,
@@ -725,18 +652,9 @@ fn emit_body_insn(
         // RIP-relative within reach: the guest's own bytes with the
         // displacement moved (encoding them again through iced cost more
         // than the rest of such a block's emission).
-        IrOp::Carry => match b.bytes_of(i).and_then(|raw| rip_disp_at(raw, &i.insn)) {
-            Some(at) => {
-                let raw = b.bytes_of(i).expect("checked just above");
-                let end = a.here() as i64 + raw.len() as i64;
-                let disp = i.insn.ip_rel_memory_address() as i64 - end;
-                let disp = i32::try_from(disp).expect("within reach (is_far_rip)");
-                let from = a.len();
-                a.bytes(raw);
-                a.buf[from + at..from + at + 4].copy_from_slice(&disp.to_le_bytes());
-                Ok(())
-            }
-            None => a.insn(&i.insn),
+        IrOp::Carry => match b.bytes_of(i) {
+            Some(raw) if copied::moved_rip(a, raw, &i.insn) => Ok(()),
+            _ => a.insn(&i.insn),
         },
         IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
@@ -751,24 +669,6 @@ fn emit_body_insn(
         }
         op => emit_gs(a, &i.insn, op),
     }
-}
-
-/// Where the disp32 of RIP-relative `insn` lies in its encoding `raw`:
-/// before its immediates (none, 1, 2 or 4 bytes), the one place whose
-/// bytes are the displacement the instruction has. None when that is not
-/// one place, or for an `[eip+disp]` operand (32-bit wrap-around).
-fn rip_disp_at(raw: &[u8], insn: &Instruction) -> Option<usize> {
-    if insn.memory_base() != Register::RIP || raw.len() != insn.len() {
-        return None;
-    }
-    let disp = insn.ip_rel_memory_address() as i64 - insn.next_ip() as i64;
-    let want = i32::try_from(disp).ok()?.to_le_bytes();
-    let mut found = [0, 1, 2, 4]
-        .into_iter()
-        .filter_map(|imm| raw.len().checked_sub(4 + imm))
-        .filter(|&at| raw[at..at + 4] == want);
-    let at = found.next()?;
-    found.next().is_none().then_some(at)
 }
 
 /// Emit host code for `b` to run at `env.host_base`.

@@ -246,11 +246,11 @@ fn lookup_templates_are_the_emitted_sequence() {
         for lead in 0..4usize {
             let mut direct = super::Asm::new(base);
             direct.bytes(&vec![0x90; lead]);
-            let miss = super::emit_lookup_rax(&mut direct).unwrap();
+            let miss = super::copied::emit_lookup_rax(&mut direct).unwrap();
             let field = miss.into_link_field();
             let mut copied = super::Asm::new(base);
             copied.bytes(&vec![0x90; lead]);
-            let (code, at) = super::lookup_template(copied.here()).unwrap();
+            let (code, at) = super::copied::lookup_template(copied.here());
             let r = copied.bytes_with_rel32(code, at);
             assert_eq!(copied.buf, direct.buf, "base {base:#x} + {lead}");
             assert_eq!(r.into_link_field(), field, "base {base:#x} + {lead}");
@@ -286,7 +286,7 @@ fn moved_rip_relative_instructions_are_the_reencoded_ones() {
             !insn.is_invalid() && insn.is_ip_rel_memory_operand(),
             "{raw:02x?}"
         );
-        let at = super::rip_disp_at(raw, &insn).expect("displacement found");
+        let at = super::copied::rip_disp_at(raw, &insn).expect("displacement found");
         for host in [0x7f00_0000_1000u64, 0x4000_0003] {
             if (insn.ip_rel_memory_address() as i64 - host as i64).abs() > 1 << 30 {
                 continue;

@@ -115,7 +115,7 @@ impl Vm {
         let images = proc.prof.images();
         if parent_profile.is_some() {
             // The child's profile finds the files read (F6).
-            super::profiling::prime_module_cache(&images);
+            super::profiling::prime_module_cache(&images.records);
         }
         let mut monitor = proc.prof.monitor.lock().unwrap_or_else(|e| e.into_inner());
         let (mut threads, stop) = proc.threads.for_fork();

@@ -476,7 +476,7 @@ impl super::process::Process {
                 // after the drain, as before.
                 let _ = std::thread::Builder::new()
                     .name("hotlift-files".into())
-                    .spawn_scoped(s, move || prime_files(&records));
+                    .spawn_scoped(s, move || prime_module_cache(&records));
             }
             prof.monitor
                 .lock()
@@ -672,14 +672,10 @@ fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
     facts
 }
 
-/// Before a fork whose child will write a profile: read every file of the
-/// image log now, once, so that children find them ([`MODULE_FILES`]).
-pub fn prime_module_cache(images: &ImageLog) {
-    prime_files(&images.records);
-}
-
-/// Read the facts of the files of `records` into [`MODULE_FILES`].
-fn prime_files(records: &[crate::images::ImageRecord]) {
+/// Read the facts of the files of `records` into [`MODULE_FILES`]: before
+/// a fork whose child will write a profile (once, so that children find
+/// them), and while the monitor drains at the end.
+pub fn prime_module_cache(records: &[crate::images::ImageRecord]) {
     for r in records.iter().filter(|r| r.kind != ImageKind::Vdso) {
         file_facts(r, r.kind == ImageKind::Program);
     }

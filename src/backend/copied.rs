@@ -1,0 +1,121 @@
+//! Code the emitter copies instead of encoding instruction by instruction
+//! through iced: the inline indirect lookup, the same in every block but
+//! for its alignment (a template per start address mod 4), and a
+//! RIP-relative guest instruction within reach of its operand, whose own
+//! bytes are copied with the displacement moved. Both are checked in
+//! tests.rs against what iced encodes.
+
+use std::sync::OnceLock;
+
+use iced_x86::{Code, Instruction, MemoryOperand, Register};
+
+use super::asm::{self, Asm, Rel32};
+use super::{EmitError, S_JMP, S_RAX, S_RCX};
+use crate::runtime::off;
+
+/// The inline lookup [`BlockEmitter::lookup_rax`] emits at an address
+/// `k` mod 4, and the buffer offset of its miss jump's rel32.
+pub(super) fn lookup_template(at: u64) -> (&'static [u8], usize) {
+    static TEMPLATES: OnceLock<[(Vec<u8>, usize); 4]> = OnceLock::new();
+    let all = TEMPLATES.get_or_init(|| {
+        // Registers and gs: displacements hotlift chose: it always
+        // encodes (tests.rs emits it at every alignment).
+        [0, 1, 2, 3].map(|k| {
+            let mut a = Asm::new(k);
+            let miss = emit_lookup_rax(&mut a).expect("the lookup sequence encodes");
+            (a.buf, miss.into_link_field())
+        })
+    });
+    let (code, field) = &all[(at % 4) as usize];
+    (code.as_slice(), *field)
+}
+
+/// The lookup sequence itself (see [`BlockEmitter::lookup_rax`]): its miss
+/// jump's rel32 is left for the caller to point at the miss stub.
+pub(super) fn emit_lookup_rax(a: &mut Asm) -> Result<Rel32, EmitError> {
+    a.store_gs(S_RCX, Register::RCX)?;
+    a.insn(
+        &Instruction::with3(
+            Code::VEX_Rorx_r64_rm64_imm8,
+            Register::RCX,
+            Register::RAX,
+            16u32,
+        )
+        .expect("rorx"),
+    )?;
+    a.lea(
+        Register::RCX,
+        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+    )?;
+    a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"))?;
+    a.lea(
+        Register::RCX,
+        MemoryOperand::with_base_index(Register::RCX, Register::RCX),
+    )?;
+    // RCX = the entry's offset from the GS base.
+    let entry = MemoryOperand::new(
+        Register::None,
+        Register::RCX,
+        8,
+        off::IBL as i64,
+        8,
+        false,
+        Register::None,
+    );
+    a.lea(Register::RCX, entry)?;
+    a.store_gs(S_JMP, Register::RCX)?;
+    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
+    a.lea(
+        Register::RCX,
+        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+    )?;
+    // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
+    let jrcxz_at = a.len();
+    a.bytes(&[0xe3, 0]);
+    let miss = a.jmp_rel32();
+    let hit = a.len();
+    a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
+    a.load_gs(Register::RCX, S_JMP)?;
+    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
+    a.store_gs(S_JMP, Register::RCX)?;
+    a.load_gs(Register::RAX, S_RAX)?;
+    a.load_gs(Register::RCX, S_RCX)?;
+    a.jmp_gs(S_JMP)?;
+    Ok(miss)
+}
+
+/// Append RIP-relative `insn`, whose encoding is `raw`, at `a`'s address
+/// as its own bytes with the displacement moved, if [`rip_disp_at`] finds
+/// it (the operand is within reach: `is_far_rip` was checked); false, and
+/// nothing written, otherwise.
+pub(super) fn moved_rip(a: &mut Asm, raw: &[u8], insn: &Instruction) -> bool {
+    let Some(at) = rip_disp_at(raw, insn) else {
+        return false;
+    };
+    let end = a.here() as i64 + raw.len() as i64;
+    let Ok(disp) = i32::try_from(insn.ip_rel_memory_address() as i64 - end) else {
+        return false;
+    };
+    let from = a.len();
+    a.bytes(raw);
+    a.buf[from + at..from + at + 4].copy_from_slice(&disp.to_le_bytes());
+    true
+}
+
+/// Where the disp32 of RIP-relative `insn` lies in its encoding `raw`:
+/// before its immediates (none, 1, 2 or 4 bytes), the one place whose
+/// bytes are the displacement the instruction has. None when that is not
+/// one place, or for an `[eip+disp]` operand (32-bit wrap-around).
+pub(super) fn rip_disp_at(raw: &[u8], insn: &Instruction) -> Option<usize> {
+    if insn.memory_base() != Register::RIP || raw.len() != insn.len() {
+        return None;
+    }
+    let disp = insn.ip_rel_memory_address() as i64 - insn.next_ip() as i64;
+    let want = i32::try_from(disp).ok()?.to_le_bytes();
+    let mut found = [0, 1, 2, 4]
+        .into_iter()
+        .filter_map(|imm| raw.len().checked_sub(4 + imm))
+        .filter(|&at| raw[at..at + 4] == want);
+    let at = found.next()?;
+    found.next().is_none().then_some(at)
+}
