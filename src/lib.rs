@@ -22,6 +22,7 @@ pub mod frontend;
 pub mod guest_mem;
 pub mod images;
 pub mod ir;
+pub mod limits;
 pub mod loader;
 pub mod monitor;
 pub mod options;

@@ -86,6 +86,9 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("c-threads-robust", THREADS),
     ("cpie-threads-robust", THREADS),
     ("cdyn-threads-robust", THREADS),
+    ("c-tsc", THREADS),
+    ("cpie-tsc", THREADS),
+    ("cdyn-tsc", THREADS),
 ];
 
 /// Why the multi-threaded guest tests are left out.

@@ -76,6 +76,8 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("cpie-threads-jit", THREADS),
     ("c-threads-robust", THREADS),
     ("cpie-threads-robust", THREADS),
+    ("c-tsc", THREADS),
+    ("cpie-tsc", THREADS),
 ];
 
 /// Why the multi-threaded guest tests are left out.

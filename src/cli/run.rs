@@ -186,9 +186,19 @@ fn launch(
         launch.path.clone(),
         ignored,
     ) {
-        Ok(vm) => {
+        Ok(mut vm) => {
             drop(interp);
             if let Some(s) = state {
+                if let Some(l) = s.limits {
+                    // The image before lifted the soft limits for its own
+                    // profile (limits.rs I1).
+                    l.restore();
+                    *vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner()) = l;
+                }
+                vm.tsc_traps = s.tsc_traps;
+                if s.tsc_traps {
+                    crate::frontend::set_tsc_traps();
+                }
                 if s.process.descendant() {
                     crate::syscall::strace::set_process_prefix(Some(s.process.pid));
                 }

@@ -50,6 +50,14 @@ pub struct ExecState {
     /// Print the profile summary when the new image ends (`hotlift
     /// profile`'s own process).
     pub print_summary: bool,
+    /// The resource limits hotlift keeps for the guest (limits.rs): an
+    /// `execve` keeps them, as natively.
+    #[serde(default)]
+    pub limits: Option<crate::limits::GuestLimits>,
+    /// The thread asked for `PR_TSC_SIGSEGV` (syscall/control.rs C3),
+    /// which an `execve` keeps.
+    #[serde(default)]
+    pub tsc_traps: bool,
 }
 
 static OWN_EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -172,7 +180,21 @@ impl Vm {
         }
         self.record_syscall(nr, 0, 0);
         self.finish(Ending::Exec);
+        let limits = self
+            .proc
+            .limits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let (program, argv) = if native {
+            // The program is the guest's alone: the kernel gets its limits
+            // as it set them (limits.rs I1, I2), and its time stamp
+            // counter mode.
+            limits.apply_all();
+            if self.tsc_traps {
+                // SAFETY: no hotlift code runs after a successful execve.
+                unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
+            }
             (file.clone(), args)
         } else {
             let state = ExecState {
@@ -182,6 +204,8 @@ impl Vm {
                 ignored,
                 process: successor,
                 print_summary,
+                limits: Some(limits.clone()),
+                tsc_traps: self.tsc_traps,
             };
             let own = OWN_EXE
                 .get()

@@ -68,6 +68,22 @@ impl Vm {
     /// tls)` making a process: the child's pid in the parent, 0 in the
     /// child, or the kernel's error.
     pub(crate) fn fork_process(&mut self, a: [u64; 6], nr: u64) -> Result<i64, VmError> {
+        // The copy of the code cache, the vfork pipe and the child's
+        // monitor are hotlift's: the guest's limits must not starve them
+        // (limits.rs I1); both sides go on with the guest's.
+        let limits = self
+            .proc
+            .limits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        crate::limits::lift();
+        let r = self.fork_with_room(a, nr);
+        limits.restore();
+        r
+    }
+
+    fn fork_with_room(&mut self, a: [u64; 6], nr: u64) -> Result<i64, VmError> {
         let (flags, stack, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
         let at = GuestAddr(self.ctx.rip - 2);
         let unsupported = |why: &'static str| VmError::UnsupportedSyscall { name: why, nr, at };

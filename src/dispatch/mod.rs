@@ -127,6 +127,8 @@ pub struct Vm {
     /// The path-profiling stub epoch this thread's lookup table matches
     /// (dispatch/paths.rs).
     pub paths_epoch: u64,
+    /// The thread asked for `PR_TSC_SIGSEGV` (syscall/control.rs C3).
+    pub tsc_traps: bool,
 }
 
 impl Vm {
@@ -540,6 +542,9 @@ impl Vm {
     /// A trap instruction at `at`: the guest's handler runs, or the guest
     /// dies of it as the kernel would kill it.
     fn trap(&mut self, kind: TrapKind, at: GuestAddr) -> Result<HostAddr, VmError> {
+        if kind == TrapKind::Tsc && !self.tsc_traps {
+            return self.read_tsc(at);
+        }
         // The trap instruction is the last one its block counted; `int3`
         // retires (the signal's rip is past it), `int1` as the CPU does.
         let retires = match kind {
@@ -561,7 +566,7 @@ impl Vm {
                 (1, rip, 1, rip)
             }
             TrapKind::InvalidOpcode => (2, at.0, 6, at.0),
-            TrapKind::GeneralProtection => (0x80, 0, 13, at.0),
+            TrapKind::GeneralProtection | TrapKind::Tsc => (0x80, 0, 13, at.0),
             TrapKind::FetchFault => (self.fetch_fault_code(at), at.0, 14, at.0),
         };
         let mut info = [0u8; 128];
@@ -578,6 +583,38 @@ impl Vm {
             return self.host_for(GuestAddr(self.ctx.rip));
         }
         self.die_of_trap(kind, at)
+    }
+
+    /// A `Tsc` trap in a thread that did not ask for `PR_TSC_SIGSEGV`
+    /// (syscall/control.rs C3): the `rdtsc` or `rdtscp` at `at` runs here
+    /// and retires.
+    fn read_tsc(&mut self, at: GuestAddr) -> Result<HostAddr, VmError> {
+        let bytes = (2..=15)
+            .rev()
+            .find_map(|n| crate::syscall::guest_read_bytes(at.0, n))
+            .unwrap_or_default();
+        let mut d = iced_x86::Decoder::with_ip(64, &bytes, at.0, iced_x86::DecoderOptions::NONE);
+        let insn = d.decode();
+        let mut aux = 0u32;
+        // SAFETY: rdtsc and rdtscp have no preconditions (hotlift's own
+        // counter reads never trap: C3).
+        let tsc = match insn.mnemonic() {
+            iced_x86::Mnemonic::Rdtscp => {
+                let t = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
+                self.ctx.gpr[1] = u64::from(aux);
+                t
+            }
+            iced_x86::Mnemonic::Rdtsc => unsafe { std::arch::x86_64::_rdtsc() },
+            m => {
+                return Err(VmError::Host(format!(
+                    "a time stamp counter trap at guest {at} found {m:?} there"
+                )))
+            }
+        };
+        self.ctx.gpr[0] = tsc & 0xffff_ffff;
+        self.ctx.gpr[2] = tsc >> 32;
+        self.ctx.rip = insn.next_ip();
+        self.host_for(GuestAddr(self.ctx.rip))
     }
 
     /// si_code of a fetch from `at`: SEGV_MAPERR where nothing is mapped,
@@ -599,6 +636,7 @@ impl Vm {
                 TrapKind::InvalidOpcode => "invalid opcode",
                 TrapKind::GeneralProtection => "privileged or faulting instruction",
                 TrapKind::FetchFault => "instruction fetch from non-executable memory",
+                TrapKind::Tsc => "time stamp counter read after PR_SET_TSC(PR_TSC_SIGSEGV)",
             };
             eprintln!(
                 "hotlift: guest killed by SIG{} at guest {at}: {what}",

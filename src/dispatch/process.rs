@@ -86,6 +86,13 @@ impl Threads {
         e
     }
 
+    /// Is `tid` one of the process's guest threads?
+    pub fn has_tid(&self, tid: i32) -> bool {
+        self.lock()
+            .iter()
+            .any(|e| e.tid.load(Ordering::Relaxed) == tid)
+    }
+
     pub fn remove(&self, e: &Arc<ThreadEntry>) {
         e.state.store(GONE, Ordering::SeqCst);
         self.lock().retain(|x| !Arc::ptr_eq(x, e));
@@ -385,10 +392,13 @@ pub enum FlushCause {
     SyscallIntoCode,
     /// A forked child starts with no translations.
     Fork,
+    /// A thread asked for `PR_TSC_SIGSEGV`: time stamp counter reads trap
+    /// from now on (syscall/control.rs C3).
+    TscTrapping,
 }
 
 impl FlushCause {
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
     pub const ALL: [FlushCause; Self::COUNT] = [
         FlushCause::CodeWritten,
         FlushCause::CodeChanged,
@@ -396,6 +406,7 @@ impl FlushCause {
         FlushCause::ProtectionTableFull,
         FlushCause::SyscallIntoCode,
         FlushCause::Fork,
+        FlushCause::TscTrapping,
     ];
 
     pub fn name(self) -> &'static str {
@@ -406,6 +417,7 @@ impl FlushCause {
             FlushCause::ProtectionTableFull => "protection_table_full",
             FlushCause::SyscallIntoCode => "syscall_into_code",
             FlushCause::Fork => "fork",
+            FlushCause::TscTrapping => "tsc_trapping",
         }
     }
 }
@@ -436,6 +448,8 @@ pub struct Process {
     pub vfork_fd: AtomicI32,
     /// Path profiling of one function (`hotlift paths`, dispatch/paths.rs).
     pub paths: Option<Arc<super::paths::PathsState>>,
+    /// The resource limits hotlift keeps for the guest (limits.rs).
+    pub limits: Mutex<crate::limits::GuestLimits>,
 }
 
 impl Process {

@@ -230,6 +230,7 @@ impl Vm {
             threads: Threads::default(),
             vfork_fd: std::sync::atomic::AtomicI32::new(-1),
             paths,
+            limits: Mutex::new(crate::limits::GuestLimits::from_kernel()),
             opts,
         });
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
@@ -280,6 +281,7 @@ impl Vm {
             fault_regs: [0; 3],
             fault_pc: 0,
             paths_epoch: 0,
+            tsc_traps: false,
         })
     }
 }

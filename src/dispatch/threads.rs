@@ -95,6 +95,7 @@ impl Vm {
             libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut parent_mask);
         }
         let mut start_mask = parent_mask;
+        let tsc_traps = self.tsc_traps;
         let held = self.sig.held.load(Ordering::Acquire);
         for sig in (1..=64).filter(|s| held & (1u64 << (s - 1)) != 0) {
             // Held for this thread's own queue (signal/deliver.rs D1).
@@ -117,6 +118,7 @@ impl Vm {
                     }
                 };
                 vm.sig.blocked_own.store(blocked_own, Ordering::Relaxed);
+                vm.tsc_traps = tsc_traps;
                 // Where the guest's threads may run, not the one core its
                 // first thread is pinned to (the monitor has the other):
                 // two busy threads shared that core (2.05x native, now

@@ -7,6 +7,11 @@
 //!     the block before it, or is a `FetchFault` trap when it is first.
 //! I2: special instructions are classified by `code()`/`mnemonic()`, never
 //!     by flow control alone (iced calls `syscall` a call and `cpuid` next).
+//! I3: once a guest thread asked for `PR_TSC_SIGSEGV` ([`set_tsc_traps`],
+//!     syscall/control.rs C3), `rdtsc` and `rdtscp` end their block as a
+//!     `Tsc` trap; before, they are body instructions the CPU runs. The
+//!     switch is one-way and made with the translations flushed, so every
+//!     lift of a process sees one setting at a time.
 //!
 //! Usage: `lift_block(bytes, GuestAddr(start), max_insns)`.
 
@@ -17,6 +22,19 @@ use crate::ir::{IrBlock, IrInsn, IrOp, Terminator, TrapKind};
 use crate::types::GuestAddr;
 
 pub mod rtm;
+
+static TSC_TRAPS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// I3: do `rdtsc` and `rdtscp` trap?
+pub fn tsc_traps() -> bool {
+    TSC_TRAPS.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// I3: from now on `rdtsc` and `rdtscp` trap (for the whole process; the
+/// caller flushes what was translated before).
+pub fn set_tsc_traps() {
+    TSC_TRAPS.store(true, std::sync::atomic::Ordering::Release);
+}
 
 /// A guest instruction hotlift cannot translate (yet).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -227,6 +245,9 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
         }),
         Mnemonic::Swapgs => Step::End(Terminator::Trap {
             kind: TrapKind::GeneralProtection,
+        }),
+        Mnemonic::Rdtsc | Mnemonic::Rdtscp if tsc_traps() => Step::End(Terminator::Trap {
+            kind: TrapKind::Tsc,
         }),
         Mnemonic::Retf | Mnemonic::Jmpe => return Err(unsupported(insn, "far transfer")),
         _ if is_rep_string(insn) => Step::Body(IrOp::RepString),

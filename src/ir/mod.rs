@@ -105,6 +105,10 @@ pub enum TrapKind {
     GeneralProtection,
     /// Instruction fetch from memory that is not mapped executable: SIGSEGV.
     FetchFault,
+    /// `rdtsc`/`rdtscp` once a thread of the process asked for
+    /// `PR_TSC_SIGSEGV` (frontend I3): SIGSEGV in such a thread, else the
+    /// dispatcher reads the counter and the instruction retires.
+    Tsc,
 }
 
 impl TrapKind {
@@ -119,7 +123,7 @@ impl TrapKind {
         match self {
             TrapKind::Breakpoint | TrapKind::Icebp => libc::SIGTRAP,
             TrapKind::InvalidOpcode => libc::SIGILL,
-            TrapKind::GeneralProtection | TrapKind::FetchFault => libc::SIGSEGV,
+            TrapKind::GeneralProtection | TrapKind::FetchFault | TrapKind::Tsc => libc::SIGSEGV,
         }
     }
 }

@@ -21,6 +21,11 @@
 //!     that are the guest's or placeholders, never over a hole: a hole is
 //!     first claimed with a `MAP_FIXED_NOREPLACE` placeholder ([`claim`]), so
 //!     a mapping another hotlift thread made meanwhile is never replaced.
+//! I7: `RLIMIT_AS` and `RLIMIT_DATA` the guest set (limits.rs I2) are
+//!     checked here as the kernel checks them (`may_expand_vm`): a
+//!     mapping, a growing `mremap` or `brk` that would take the guest's
+//!     own mappings past them fails with -ENOMEM (`brk`: the old break),
+//!     counting writable mappings as data.
 //! I6: what the guest unmaps, or moves or shrinks away from, becomes a
 //!     placeholder (guest_mem I4) when `keep_released` is on: `munmap` and
 //!     a shrinking `mremap` replace the pages in one step; a moved range is
@@ -155,6 +160,24 @@ fn restore_held(l: &mut Locked, start: u64, end: u64) {
     }
 }
 
+/// I7: may the guest's memory grow by `grow` bytes (`data`: writable)?
+fn within_limits(vm: &Vm, l: &Locked, grow: u64, data: bool) -> bool {
+    let limits = vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner());
+    let (space, data_max) = (limits.address_space(), limits.data().filter(|_| data));
+    if space.is_none() && data_max.is_none() {
+        return true;
+    }
+    let (mut total, mut writable) = (0u64, 0u64);
+    for (start, r) in l.mem.regions() {
+        total += r.end - start;
+        if r.prot.w {
+            writable += r.end - start;
+        }
+    }
+    space.is_none_or(|m| total.saturating_add(grow) <= m)
+        && data_max.is_none_or(|m| writable.saturating_add(grow) <= m)
+}
+
 pub fn brk(vm: &mut Vm, want: u64) -> i64 {
     let proc = vm.proc.clone();
     let mut guard = proc.lock();
@@ -164,6 +187,13 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
         return b.cur as i64;
     }
     let need = page_up(want);
+    if need > b.mapped {
+        let (cur, grow) = (b.cur, need - b.mapped);
+        if !within_limits(vm, l, grow, true) {
+            return cur as i64;
+        }
+    }
+    let b = &mut l.brk;
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     if need > b.mapped {
         // SAFETY: [mapped, need) lies inside hotlift's brk reservation.
@@ -223,6 +253,16 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let end = addr.saturating_add(page_up(len));
     let fixed = flags & libc::MAP_FIXED != 0;
     let noreplace = !fixed && flags & libc::MAP_FIXED_NOREPLACE != 0;
+    // I7: what a fixed mapping replaces of the guest's does not grow it.
+    let replaced: u64 = if fixed {
+        l.mem.owned(addr, end).map(|(s, e)| e - s).sum()
+    } else {
+        0
+    };
+    let data = prot & libc::PROT_WRITE as u64 != 0 && flags & libc::MAP_SHARED == 0;
+    if !within_limits(vm, l, page_up(len).saturating_sub(replaced), data) {
+        return ENOMEM;
+    }
     let mut b = a;
     if (fixed || noreplace) && len != 0 {
         if noreplace && l.mem.owns_any(addr, end) || !claim(l, addr, end) {
@@ -533,6 +573,10 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (old, old_len, new_len, flags, new_addr) =
         (a[0], page_up(a[1]), page_up(a[2]), a[3] as i32, a[4]);
     if old_len != 0 && !l.mem.owns_all(old, old.saturating_add(old_len)) {
+        return ENOMEM;
+    }
+    let writable = l.mem.find(old).is_some_and(|(_, r)| r.prot.w);
+    if new_len > old_len && !within_limits(vm, l, new_len - old_len, writable) {
         return ENOMEM;
     }
     let new_end = new_addr.saturating_add(new_len);

@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 mod affinity;
+mod control;
 mod mem;
 mod raw;
 pub mod selfview;
@@ -77,6 +78,11 @@ fn plan(nr: i64) -> Plan {
         | SYS_execve
         | SYS_execveat
         | SYS_set_tid_address
+        | SYS_prctl
+        | SYS_getrlimit
+        | SYS_setrlimit
+        | SYS_prlimit64
+        | SYS_seccomp
         | SYS_rt_sigreturn => Plan::Emulate,
         SYS_read
         | SYS_write
@@ -150,7 +156,6 @@ fn plan(nr: i64) -> Plan {
         | SYS_lchown
         | SYS_umask
         | SYS_gettimeofday
-        | SYS_getrlimit
         | SYS_getrusage
         | SYS_sysinfo
         | SYS_times
@@ -203,8 +208,6 @@ fn plan(nr: i64) -> Plan {
         | SYS_mlockall
         | SYS_munlockall
         | SYS_vhangup
-        | SYS_prctl
-        | SYS_setrlimit
         | SYS_chroot
         | SYS_sync
         | SYS_acct
@@ -289,7 +292,6 @@ fn plan(nr: i64) -> Plan {
         | SYS_pwritev
         | SYS_rt_tgsigqueueinfo
         | SYS_recvmmsg
-        | SYS_prlimit64
         | SYS_syncfs
         | SYS_sendmmsg
         | SYS_setns
@@ -409,6 +411,13 @@ fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
         false,
     )
     .then_some(v)
+}
+
+/// A syscall an emulation leaves to the kernel as it is.
+fn pass(nr: u64, a: [u64; 6]) -> i64 {
+    // SAFETY: the emulation checked that the call, as made, is one I1
+    // allows (it changes nothing of hotlift's).
+    unsafe { crate::runtime::guest_syscall(nr, a) }
 }
 
 fn exit_now(vm: &mut Vm, status: u64) -> ! {
@@ -855,6 +864,17 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             libc::SYS_sched_getaffinity => affinity::get(vm, a),
             libc::SYS_sched_setaffinity => affinity::set(vm, a),
             libc::SYS_rseq => ENOSYS,
+            libc::SYS_prctl => control::prctl(vm, a).unwrap_or_else(|| pass(nr, a)),
+            libc::SYS_getrlimit => {
+                control::prlimit(vm, 0, a[0], 0, a[1]).unwrap_or_else(|| pass(nr, a))
+            }
+            libc::SYS_setrlimit => {
+                control::prlimit(vm, 0, a[0], a[1], 0).unwrap_or_else(|| pass(nr, a))
+            }
+            libc::SYS_prlimit64 => {
+                control::prlimit(vm, a[0], a[1], a[2], a[3]).unwrap_or_else(|| pass(nr, a))
+            }
+            libc::SYS_seccomp => control::seccomp(a[0]).unwrap_or_else(|| pass(nr, a)),
             libc::SYS_exit | libc::SYS_exit_group => {
                 vm.record_syscall(nr, 0, 0);
                 if vm.opts().strace {

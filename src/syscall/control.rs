@@ -1,0 +1,113 @@
+//! Controls a guest applies to its own process that would reach hotlift:
+//! resource limits (`getrlimit`, `setrlimit`, `prlimit64`; the kept ones
+//! in limits.rs), `prctl` and `seccomp`.
+//!
+//! C1: limits hotlift keeps (limits.rs I1, I2) are answered and changed
+//!     from the guest's own record, for the calling process only (`pid`
+//!     0, its process id or one of its thread ids); every other limit,
+//!     and another process's, is the kernel's.
+//! C2: a seccomp filter would apply to hotlift too (its profile write,
+//!     its futexes, its monitor): `prctl(PR_SET_SECCOMP)` and
+//!     `seccomp(SECCOMP_SET_MODE_*)` fail with `EINVAL`, as under QEMU
+//!     user mode; the queries of `seccomp` pass through.
+//! C3: `PR_SET_TSC` would make hotlift's own `rdtsc` fault: it is
+//!     emulated per thread. The first `PR_TSC_SIGSEGV` in a process
+//!     flushes its translations and from then on every `rdtsc`/`rdtscp`
+//!     ends its block in a trap the dispatcher serves (frontend I5):
+//!     SIGSEGV for a thread that asked for it, the counter read for one
+//!     that did not. New threads, forked children and an `execve`'s
+//!     program keep the mode, as natively.
+
+use super::{guest_read, guest_write, EFAULT, EINVAL};
+use crate::dispatch::Vm;
+use crate::limits::{GuestLimits, Limit};
+
+/// Is `pid` (of `prlimit64`) the calling process?
+fn own_process(vm: &Vm, pid: u64) -> bool {
+    let pid = pid as i32;
+    // SAFETY: getpid and gettid have no preconditions.
+    pid == 0 || pid == unsafe { libc::getpid() } || pid == unsafe { libc::gettid() } || {
+        vm.proc.threads.has_tid(pid)
+    }
+}
+
+/// `prlimit64(pid, resource, new, old)`, and `getrlimit`/`setrlimit` as
+/// its two halves for the calling process (C1). `None`: the kernel's.
+pub fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> {
+    let resource = u32::try_from(resource).ok()?;
+    if !GuestLimits::keeps(resource) || !own_process(vm, pid) {
+        return None;
+    }
+    let mut limits = vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner());
+    let before = limits.get(resource)?;
+    let want = if new != 0 {
+        let Some([cur, max]) = guest_read::<[u64; 2]>(new) else {
+            return Some(EFAULT);
+        };
+        Some(Limit { cur, max })
+    } else {
+        None
+    };
+    if let Some(want) = want {
+        let privileged = crate::limits::may_raise_hard_limits();
+        if let Err(e) = limits.set(resource, want, privileged, crate::limits::nr_open()) {
+            return Some(-(e as i64));
+        }
+    }
+    if old != 0 && !guest_write(old, &[before.cur, before.max]) {
+        return Some(EFAULT);
+    }
+    Some(0)
+}
+
+const PR_GET_TSC: u64 = 25;
+const PR_SET_TSC: u64 = 26;
+const PR_TSC_ENABLE: u64 = 1;
+const PR_TSC_SIGSEGV: u64 = 2;
+const PR_GET_SECCOMP: u64 = 21;
+const PR_SET_SECCOMP: u64 = 22;
+
+/// `prctl(option, …)`: what hotlift answers itself (C2, C3); `None`: the
+/// kernel's.
+pub fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
+    match a[0] {
+        PR_SET_SECCOMP => Some(EINVAL),
+        // No filter is ever installed (C2): mode 0, "disabled".
+        PR_GET_SECCOMP => Some(0),
+        PR_GET_TSC => {
+            let mode = if vm.tsc_traps {
+                PR_TSC_SIGSEGV
+            } else {
+                PR_TSC_ENABLE
+            } as i32;
+            Some(if guest_write(a[1], &mode) { 0 } else { EFAULT })
+        }
+        PR_SET_TSC => Some(match a[1] {
+            PR_TSC_ENABLE => {
+                vm.tsc_traps = false;
+                0
+            }
+            PR_TSC_SIGSEGV => {
+                vm.tsc_traps = true;
+                if !crate::frontend::tsc_traps() {
+                    // C3: translations made before inline the counter read.
+                    crate::frontend::set_tsc_traps();
+                    let proc = vm.proc.clone();
+                    let mut l = proc.lock();
+                    vm.flush(&mut l, crate::dispatch::process::FlushCause::TscTrapping);
+                }
+                0
+            }
+            _ => EINVAL,
+        }),
+        _ => None,
+    }
+}
+
+const SECCOMP_SET_MODE_STRICT: u64 = 0;
+const SECCOMP_SET_MODE_FILTER: u64 = 1;
+
+/// `seccomp(operation, …)` (C2); `None`: the kernel's (the queries).
+pub fn seccomp(operation: u64) -> Option<i64> {
+    matches!(operation, SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER).then_some(EINVAL)
+}

@@ -1,0 +1,69 @@
+/* Guests that turn process-wide controls against the process they run in
+ * (tests/hostile.rs): each mode lowers a limit or installs a control, then
+ * does what needs it, printing with write(2) only (no stdio buffer to
+ * allocate under RLIMIT_AS 0).
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void say(const char *s) { (void)!write(1, s, strlen(s)); }
+
+static void say_result(const char *what, long rc) {
+    say(what);
+    say(rc == 0 ? ": ok\n" : errno == EINVAL ? ": EINVAL\n" : errno == ENOSYS ? ": ENOSYS\n" : ": other\n");
+}
+
+static void lower(int resource, rlim_t to) {
+    struct rlimit r = {to, to};
+    if (setrlimit(resource, &r) != 0)
+        _exit(99);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "seccomp") == 0) {
+        say_result("PR_SET_SECCOMP strict", prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0));
+        say_result("seccomp filter", syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (void *)0));
+        long m = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+        say(m == 0 ? "PR_GET_SECCOMP: 0\n" : "PR_GET_SECCOMP: not 0\n");
+        /* Still free to make any syscall. */
+        say(getppid() > 0 ? "getppid works\n" : "getppid failed\n");
+        return 3;
+    }
+    if (strcmp(mode, "nofile0") == 0) {
+        lower(RLIMIT_NOFILE, 0);
+        say("no descriptors left\n");
+        return 0;
+    }
+    if (strcmp(mode, "fsize0") == 0) {
+        lower(RLIMIT_FSIZE, 0);
+        say("not written if stdout is a file\n");
+        return 0;
+    }
+    if (strcmp(mode, "as0-fork") == 0) {
+        lower(RLIMIT_AS, 0);
+        lower(RLIMIT_NOFILE, 0);
+        pid_t pid = fork();
+        if (pid < 0) {
+            say("fork failed\n");
+            return 1;
+        }
+        if (pid == 0) {
+            say("child runs\n");
+            _exit(5);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) != pid)
+            return 2;
+        say(WIFEXITED(st) && WEXITSTATUS(st) == 5 ? "child exited 5\n" : "child failed\n");
+        return 0;
+    }
+    return 64;
+}
