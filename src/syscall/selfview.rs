@@ -11,8 +11,16 @@
 //!     a second thread ([`adopt_guest_view`], `prctl(PR_SET_MM_MAP)`, which
 //!     needs no privilege), so those files behave exactly as natively — a
 //!     program that rewrites its argv sees that in its cmdline.
-//! Other `/proc/self` views (e.g. `maps`) still show hotlift's process
-//! (README, known limits).
+//! I4: `open`/`openat` of `/proc/self/maps`, `smaps` and `numa_maps` (and
+//!     the same under the process's pid or `thread-self`) give a copy of
+//!     the kernel's file cut to the guest's own memory ([`guest_view`]),
+//!     as QEMU user mode does: hotlift's mappings (its program, heap, code
+//!     cache and its writable alias, ring, placeholders) are not there,
+//!     the guest's brk is `[heap]`, and the kernel's `[stack]`, `[vdso]`,
+//!     `[vvar]` and `[vsyscall]` stay. The copy is made at `open`, read
+//!     from a memory file; asking to write it is `EACCES`, as natively.
+//! Other `/proc/self` files (`mem`, `pagemap`, `status`) still show
+//! hotlift's process (README, threat model).
 
 use super::{guest_read_bytes, guest_write_bytes, syscall6, EFAULT};
 use crate::dispatch::Vm;
@@ -158,14 +166,235 @@ pub fn readlink(vm: &Vm, path: u64, buf: u64, size: u64) -> Option<i64> {
     })
 }
 
+/// The `/proc` files of the process's memory that the guest sees cut to
+/// its own (I4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum View {
+    Maps,
+    Smaps,
+    NumaMaps,
+}
+
+fn names_view(path: &[u8]) -> Option<View> {
+    [
+        (View::Maps, &b"maps"[..]),
+        (View::Smaps, b"smaps"),
+        (View::NumaMaps, b"numa_maps"),
+    ]
+    .into_iter()
+    .find(|(_, name)| names_self(path, name))
+    .map(|(v, _)| v)
+}
+
+/// Labels the kernel gives memory the guest uses but did not map itself.
+const KERNEL_LABELS: [&str; 5] = ["[stack]", "[vdso]", "[vvar]", "[vvar_vclock]", "[vsyscall]"];
+
+/// I4: the kernel's `maps`/`smaps`/`numa_maps` text `real` cut to the
+/// ranges `guest` (sorted, disjoint), the parts in `heap` labelled
+/// `[heap]`. A mapping line keeps what of its range lies in guest memory
+/// (a file offset moves with its start; smaps' sizes are the whole
+/// mapping's); lines labelled as in [`KERNEL_LABELS`] stay whole.
+fn guest_view(real: &str, view: View, guest: &[(u64, u64)], heap: (u64, u64)) -> String {
+    let mut out = String::with_capacity(real.len() / 2);
+    // smaps: the detail lines of the mapping before are kept with it.
+    let mut keep_details = false;
+    for line in real.lines() {
+        let Some((range, rest)) = line.split_once(' ') else {
+            if keep_details {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        };
+        let bounds = if view == View::NumaMaps {
+            u64::from_str_radix(range, 16).ok().map(|a| (a, a + 1))
+        } else {
+            range.split_once('-').and_then(|(a, b)| {
+                Some((
+                    u64::from_str_radix(a, 16).ok()?,
+                    u64::from_str_radix(b, 16).ok()?,
+                ))
+            })
+        };
+        let Some((start, end)) = bounds else {
+            // An smaps detail line ("Rss:   4 kB").
+            if keep_details {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        };
+        keep_details = false;
+        let labelled = KERNEL_LABELS.iter().any(|l| rest.trim_end().ends_with(l));
+        let parts: Vec<(u64, u64)> = if labelled {
+            vec![(start, end)]
+        } else {
+            guest
+                .iter()
+                .map(|&(s, e)| (s.max(start), e.min(end)))
+                .filter(|(s, e)| s < e)
+                .collect()
+        };
+        if view == View::NumaMaps {
+            if !parts.is_empty() {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        }
+        for (s, e) in parts {
+            // Fields after the range: perms offset dev inode [path].
+            let mut f = rest.splitn(4, ' ');
+            let (perms, offset, dev, tail) = (
+                f.next().unwrap_or(""),
+                f.next().unwrap_or("0"),
+                f.next().unwrap_or(""),
+                f.next().unwrap_or(""),
+            );
+            // A file's offset moves with the start; anonymous memory has none.
+            let file = tail.split(' ').next().is_some_and(|inode| inode != "0");
+            let offset =
+                u64::from_str_radix(offset, 16).unwrap_or(0) + if file { s - start } else { 0 };
+            let in_heap = s >= heap.0 && e <= heap.1 && heap.0 < heap.1;
+            let head = format!("{s:x}-{e:x} {perms} {offset:08x} {dev} ");
+            if in_heap {
+                // Inode 0, then the label where the kernel pads it to (column 74).
+                let pad = 73usize.saturating_sub(head.len() + 1).max(1);
+                out.push_str(&format!("{head}0{:pad$}[heap]", ""));
+            } else {
+                out.push_str(&head);
+                out.push_str(tail);
+            }
+            out.push('\n');
+            keep_details = view == View::Smaps;
+        }
+    }
+    out
+}
+
+/// I4: a memory file holding `text`, opened for reading with the
+/// guest's `O_CLOEXEC`, or the errno.
+fn serve(text: &[u8], flags: u64) -> i64 {
+    if flags & (libc::O_WRONLY | libc::O_RDWR) as u64 != 0 {
+        return -(libc::EACCES as i64);
+    }
+    let cloexec = if flags & libc::O_CLOEXEC as u64 != 0 {
+        libc::MFD_CLOEXEC
+    } else {
+        0
+    };
+    // SAFETY: a NUL-terminated name; the kernel makes a new descriptor.
+    let fd = unsafe { libc::memfd_create(c"maps".as_ptr(), cloexec) };
+    if fd < 0 {
+        return -(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EMFILE) as i64);
+    }
+    let mut done = 0;
+    while done < text.len() {
+        // SAFETY: our own descriptor and a live buffer.
+        let n = unsafe { libc::write(fd, text[done..].as_ptr().cast(), text.len() - done) };
+        if n <= 0 {
+            // SAFETY: our own descriptor.
+            unsafe { libc::close(fd) };
+            return -(libc::EIO as i64);
+        }
+        done += n as usize;
+    }
+    // SAFETY: our own descriptor.
+    unsafe { libc::lseek(fd, 0, libc::SEEK_SET) };
+    fd as i64
+}
+
 /// `open`/`openat` of the guest's own executable: the same call on its real
-/// path. `a` are the syscall's arguments, `path_arg` the index of the path.
+/// path (I2); of its memory map: a copy cut to the guest's memory (I4).
+/// `a` are the syscall's arguments, `path_arg` the index of the path.
 pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
-    if !names_self_exe(&guest_cstr(a[path_arg])?) {
+    let path = guest_cstr(a[path_arg])?;
+    if let Some(view) = names_view(&path) {
+        let file = match view {
+            View::Maps => "/proc/self/maps",
+            View::Smaps => "/proc/self/smaps",
+            View::NumaMaps => "/proc/self/numa_maps",
+        };
+        let (guest, heap) = {
+            let l = vm.proc.lock();
+            let guest: Vec<(u64, u64)> = l.mem.regions().map(|(s, r)| (s, r.end)).collect();
+            (guest, (l.brk.start, l.brk.mapped))
+        };
+        let Ok(real) = std::fs::read_to_string(file) else {
+            return Some(-(libc::EMFILE as i64));
+        };
+        let text = guest_view(&real, view, &guest, heap);
+        return Some(serve(text.as_bytes(), a[path_arg + 1]));
+    }
+    if !names_self_exe(&path) {
         return None;
     }
     let mut a = a;
     a[path_arg] = vm.proc.exe_path.as_ptr() as u64;
     // SAFETY: the same open call with a valid NUL-terminated path of ours.
     Some(unsafe { syscall6(nr, a) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REAL: &str = "\
+555500000000-555500001000 r--p 00000000 fe:00 11 /usr/bin/hotlift
+555500001000-555500003000 rw-p 00000000 00:00 0 [heap]
+7f0000000000-7f0000004000 rw-p 00000000 00:00 0 
+7f0000004000-7f0000008000 r-xp 00002000 fe:00 22 /usr/lib/libc.so.6
+7f0000008000-7f000000c000 rw-s 00000000 00:01 33 /memfd:hotlift-code (deleted)
+7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]
+7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0 [vdso]
+";
+
+    #[test]
+    fn maps_keep_only_guest_memory() {
+        // The guest: half of the anonymous mapping (its brk), libc from
+        // its second page.
+        let guest = [
+            (0x7f00_0000_2000, 0x7f00_0000_4000),
+            (0x7f00_0000_5000, 0x7f00_0000_8000),
+        ];
+        let heap = (0x7f00_0000_2000, 0x7f00_0000_4000);
+        let v = guest_view(REAL, View::Maps, &guest, heap);
+        assert_eq!(
+            v,
+            "7f0000002000-7f0000004000 rw-p 00000000 00:00 0                          [heap]\n\
+             7f0000005000-7f0000008000 r-xp 00003000 fe:00 22 /usr/lib/libc.so.6\n\
+             7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n\
+             7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0 [vdso]\n"
+        );
+        assert!(!v.contains("hotlift"));
+        let numa = "7f0000002000 default anon=2\n555500000000 default\n";
+        assert_eq!(
+            guest_view(numa, View::NumaMaps, &guest, heap),
+            "7f0000002000 default anon=2\n"
+        );
+        let smaps = "7f0000004000-7f0000008000 r-xp 00002000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n\
+                     7f0000008000-7f000000c000 rw-s 00000000 00:01 33 /memfd:hotlift-code (deleted)\nRss: 8 kB\n";
+        assert_eq!(
+            guest_view(smaps, View::Smaps, &guest, heap),
+            "7f0000005000-7f0000008000 r-xp 00003000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n"
+        );
+    }
+
+    #[test]
+    fn views_are_named_as_the_kernel_names_them() {
+        let pid = std::process::id();
+        assert_eq!(names_view(b"/proc/self/maps"), Some(View::Maps));
+        assert_eq!(
+            names_view(format!("/proc/{pid}/smaps").as_bytes()),
+            Some(View::Smaps)
+        );
+        assert_eq!(
+            names_view(b"/proc/thread-self/numa_maps"),
+            Some(View::NumaMaps)
+        );
+        assert_eq!(names_view(b"/proc/1/maps"), None);
+        assert_eq!(names_view(b"/proc/self/smaps_rollup"), None);
+    }
 }
