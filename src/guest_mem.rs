@@ -22,12 +22,24 @@
 //!     space as it left it, as in a process of its own. A page is never
 //!     both guest memory and a placeholder; the guest may map over a
 //!     placeholder (it replaces it), never over any other page of hotlift's.
+//! I5: [`shrinks`] changes before any page stops being the guest's (one
+//!     counter for the process: hotlift runs one guest process).
 
 use std::collections::BTreeMap;
 
 use crate::loader::Prot;
 
 pub const PAGE: u64 = 4096;
+
+/// I5: bumped before guest memory shrinks (a region removed or made a
+/// placeholder): while it is unchanged, a range seen owned by the guest
+/// still is, without the translation lock (syscall/reach.rs).
+static SHRUNK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// I5: the count of shrinks of guest memory so far.
+pub fn shrinks() -> u64 {
+    SHRUNK.load(std::sync::atomic::Ordering::Acquire)
+}
 
 pub fn page_down(a: u64) -> u64 {
     a & !(PAGE - 1)
@@ -131,6 +143,7 @@ impl GuestMem {
     /// Forget [start, end) as guest memory (I1: splits regions that
     /// straddle the edges).
     pub fn remove(&mut self, start: u64, end: u64) {
+        SHRUNK.fetch_add(1, std::sync::atomic::Ordering::Release);
         self.regions.remove(start, end);
     }
 
@@ -171,6 +184,7 @@ impl GuestMem {
 
     /// Record [start, end) as placeholders (I4): not guest memory any more.
     pub fn hold(&mut self, start: u64, end: u64) {
+        SHRUNK.fetch_add(1, std::sync::atomic::Ordering::Release);
         self.regions.remove(page_down(start), page_up(end));
         self.placeholders.insert(start, end, ());
     }

@@ -2,8 +2,9 @@
 //! emulated, and refuse the rest with exactly `-ENOSYS`.
 //!
 //! I1: a syscall reaches the kernel unchanged only if it is on the
-//!     pass-through list: it cannot change hotlift's memory, FS/GS bases,
-//!     signal handlers or threads.
+//!     pass-through list: it cannot change hotlift's FS/GS bases, signal
+//!     handlers or threads, and the memory its arguments name is the
+//!     guest's (reach.rs R1).
 //! I2: after a syscall the guest sees the kernel's convention: RAX = result,
 //!     RCX = address of the next instruction, R11 = RFLAGS.
 //! I3: an unknown syscall returns exactly -ENOSYS (glibc falls back from
@@ -18,6 +19,7 @@ mod affinity;
 mod control;
 mod mem;
 mod raw;
+mod reach;
 pub mod selfview;
 pub mod strace;
 
@@ -834,9 +836,13 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     let t0 = vm.prof.ring.is_some().then(std::time::Instant::now);
     let ret = match plan(nr as i64) {
         _ if own_exe.is_some() => own_exe.unwrap_or_default(),
-        // SAFETY: on the pass-through list (I1); a signal that ends the
-        // guest interrupts it (signal I4).
-        Plan::Pass => unsafe { crate::runtime::guest_syscall(nr, a) },
+        // SAFETY: on the pass-through list (I1), reaching only guest
+        // memory (reach.rs R1); a signal that ends the guest interrupts it
+        // (signal I4).
+        Plan::Pass => match reach::check(vm, nr, &a) {
+            Some(err) => err,
+            None => unsafe { crate::runtime::guest_syscall(nr, a) },
+        },
         Plan::NoSys => {
             // A number the kernel has no syscall for fails with ENOSYS
             // natively too: said only with --verbose.

@@ -31,7 +31,8 @@ fn guest_cstr(addr: u64) -> Option<Vec<u8>> {
     super::guest_cstr(addr, PATH_MAX)
 }
 
-/// Does `path` name this process's `/proc` file `what`?
+/// Does `path` name this process's `/proc` file `what` (also one of its
+/// threads', `/proc/self/task/TID/what`)?
 fn names_self(path: &[u8], what: &[u8]) -> bool {
     let Some(dir) = path
         .strip_suffix(what)
@@ -39,6 +40,11 @@ fn names_self(path: &[u8], what: &[u8]) -> bool {
         .and_then(|p| p.strip_prefix(b"/proc/"))
     else {
         return false;
+    };
+    // A thread of the process: its own view of the same memory.
+    let dir = match dir.windows(6).position(|w| w == b"/task/") {
+        Some(i) if dir[i + 6..].iter().all(u8::is_ascii_digit) && dir.len() > i + 6 => &dir[..i],
+        _ => dir,
     };
     dir == b"self" || dir == b"thread-self" || dir == std::process::id().to_string().as_bytes()
 }
@@ -395,6 +401,12 @@ mod tests {
             Some(View::NumaMaps)
         );
         assert_eq!(names_view(b"/proc/1/maps"), None);
+        assert_eq!(names_view(b"/proc/self/task/123/maps"), Some(View::Maps));
+        assert_eq!(
+            names_view(format!("/proc/{pid}/task/9/smaps").as_bytes()),
+            Some(View::Smaps)
+        );
+        assert_eq!(names_view(b"/proc/self/task//maps"), None);
         assert_eq!(names_view(b"/proc/self/smaps_rollup"), None);
     }
 }

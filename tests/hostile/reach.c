@@ -1,0 +1,48 @@
+/* Told addresses of hotlift's own memory on stdin (one hex address a line,
+ * tests/hostile.rs reads them from outside), aims syscalls at each and
+ * prints what they returned: every one must fail as where nothing is
+ * mapped, and hotlift must go on and write its profile.
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *err(long rc) {
+    if (rc >= 0)
+        return "succeeded";
+    return errno == EFAULT ? "EFAULT" : errno == ENOMEM ? "ENOMEM" : strerror(errno);
+}
+
+int main(void) {
+    printf("ready\n");
+    fflush(stdout);
+    int zero = open("/dev/zero", O_RDONLY);
+    char line[64];
+    int n = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        char *p = (char *)strtoul(line, 0, 16);
+        n++;
+        printf("target %d:", n);
+        printf(" read %s", err(read(zero, p, 4096)));
+        printf(" write %s", err(write(1, p, 16)));
+        struct iovec v = {p, 64};
+        printf(" readv %s", err(readv(zero, &v, 1)));
+        /* The syscall, not the vDSO: that one is a plain store (README). */
+        printf(" clock_gettime %s", err(syscall(SYS_clock_gettime, CLOCK_MONOTONIC, p)));
+        printf(" pipe %s", err(pipe((int *)p)));
+        printf(" madvise %s", err(madvise(p, 4096, MADV_DONTNEED)));
+        printf(" mlock %s", err(mlock(p, 4096)));
+        printf(" msync %s\n", err(msync(p, 4096, MS_ASYNC)));
+        fflush(stdout);
+    }
+    printf("%d targets, still running\n", n);
+    return 0;
+}
