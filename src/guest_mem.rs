@@ -36,6 +36,22 @@ pub const PAGE: u64 = 4096;
 /// still is, without the translation lock (syscall/reach.rs).
 static SHRUNK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// The kernel's mappings the guest shares with hotlift (the vDSO and its
+/// data pages), set once at start.
+static SHARED_WITH_HOST: std::sync::OnceLock<Vec<(u64, u64)>> = std::sync::OnceLock::new();
+
+/// Record the vDSO's and its data's ranges (the first call counts).
+pub fn set_shared_with_host(ranges: Vec<(u64, u64)>) {
+    let _ = SHARED_WITH_HOST.set(ranges);
+}
+
+/// Does [start, end) touch a mapping the guest shares with hotlift?
+pub fn shared_with_host(start: u64, end: u64) -> bool {
+    SHARED_WITH_HOST
+        .get()
+        .is_some_and(|v| v.iter().any(|&(s, e)| s < end && start < e))
+}
+
 /// I5: the count of shrinks of guest memory so far.
 pub fn shrinks() -> u64 {
     SHRUNK.load(std::sync::atomic::Ordering::Acquire)

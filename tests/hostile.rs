@@ -233,3 +233,37 @@ fn a_signal_from_outside_ends_many_spinning_threads_with_the_profile() {
     assert_eq!(prof["ending"]["signal"], libc::SIGTERM);
     assert!(prof["threads"].as_array().unwrap().len() > 1);
 }
+
+#[test]
+fn no_page_is_writable_and_executable() {
+    use std::io::{BufRead, BufReader};
+    let dir = workdir("wx");
+    let exe = build_named(&dir, "wx");
+    let n = Command::new(&exe).stdin(Stdio::null()).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&n.stdout), "85 1\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .arg("--")
+        .arg(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // The guest saw what it asked for, as natively.
+    assert_eq!(line, "85 1\n");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    let wx: Vec<&str> = maps
+        .lines()
+        .filter(|l| {
+            let perms = l.split_whitespace().nth(1).unwrap_or("");
+            perms.as_bytes().get(1) == Some(&b'w') && perms.as_bytes().get(2) == Some(&b'x')
+        })
+        .collect();
+    assert!(wx.is_empty(), "writable and executable: {wx:?}");
+}

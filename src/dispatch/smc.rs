@@ -35,10 +35,10 @@ use crate::guest_mem::PAGE;
 use crate::loader::Prot;
 use crate::types::{GuestAddr, HostAddr};
 
+/// The kernel's protection of a guest page with protections `p` (never
+/// executable: loader::host_prot).
 pub(crate) fn prot_bits(p: Prot) -> i32 {
-    (if p.r { libc::PROT_READ } else { 0 })
-        | (if p.w { libc::PROT_WRITE } else { 0 })
-        | (if p.x { libc::PROT_EXEC } else { 0 })
+    p.host_bits()
 }
 
 impl Vm {

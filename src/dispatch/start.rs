@@ -103,6 +103,7 @@ impl Vm {
         for &(s, e, prot, _) in &special {
             mem.insert(s, e, prot);
         }
+        crate::guest_mem::set_shared_with_host(special.iter().map(|m| (m.0, m.1)).collect());
         let vdso = special.iter().find(|m| m.3).map(|&(s, e, _, _)| (s, e));
         // The kernel starts the brk right after an ET_EXEC image or a
         // dynamically linked PIE (without randomisation; the loader left

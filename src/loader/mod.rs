@@ -104,7 +104,27 @@ pub struct Prot {
     pub x: bool,
 }
 
+/// W^X for guest memory: the `PROT_*` bits the kernel gets for guest
+/// pages the guest asked `bits` for. Never executable (translated code
+/// runs from the code cache; no guest page is ever run in place), and
+/// readable where the guest asked for execute (on x86 an executable page
+/// can be read; hotlift reads it to translate).
+pub fn host_prot(bits: i32) -> i32 {
+    let exec = bits & libc::PROT_EXEC != 0;
+    (bits & !libc::PROT_EXEC) | if exec { libc::PROT_READ } else { 0 }
+}
+
 impl Prot {
+    /// The `PROT_*` bits the kernel gets for guest memory with these
+    /// protections ([`host_prot`]).
+    pub fn host_bits(self) -> i32 {
+        host_prot(
+            (if self.r { libc::PROT_READ } else { 0 })
+                | (if self.w { libc::PROT_WRITE } else { 0 })
+                | (if self.x { libc::PROT_EXEC } else { 0 }),
+        )
+    }
+
     /// Protections from ELF `p_flags` (`PF_R`, `PF_W`, `PF_X`).
     pub fn from_flags(p_flags: u32) -> Prot {
         use goblin::elf::program_header::{PF_R, PF_W, PF_X};

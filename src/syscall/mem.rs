@@ -26,6 +26,13 @@
 //!     mapping, a growing `mremap` or `brk` that would take the guest's
 //!     own mappings past them fails with -ENOMEM (`brk`: the old break),
 //!     counting writable mappings as data.
+//! I8: W^X: no guest page is executable in the kernel's eyes (translated
+//!     code runs from the code cache): `mmap` and `mprotect` pass the
+//!     guest's protection without `PROT_EXEC` (with `PROT_READ` where it
+//!     asked for execute; loader::host_prot) and guest_mem keeps what the
+//!     guest asked for. The vDSO and its data, which hotlift calls too,
+//!     keep their protection: the guest's `mprotect` there is recorded
+//!     only.
 //! I6: what the guest unmaps, or moves or shrinks away from, becomes a
 //!     placeholder (guest_mem I4) when `keep_released` is on: `munmap` and
 //!     a shrinking `mremap` replace the pages in one step; a moved range is
@@ -281,10 +288,12 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         vm.code_changed(l, addr, end);
         gone(vm, addr, end);
     }
+    // I8.
+    b[2] = crate::loader::host_prot(a[2] as i32) as u64;
     let placed = if fixed || noreplace {
         None
     } else {
-        place_top_down(l, a)
+        place_top_down(l, b)
     };
     // SAFETY: I1 and I5 checked; a non-fixed mapping never replaces
     // anything.
@@ -558,8 +567,19 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return ENOMEM;
     }
     vm.code_changed(l, addr, addr + len);
-    // SAFETY: every page in the range is the guest's (I1).
-    let r = unsafe { syscall6(libc::SYS_mprotect as u64, a) };
+    // I8: the vDSO is hotlift's too; elsewhere never executable.
+    let mut b = a;
+    b[2] = crate::loader::host_prot(a[2] as i32) as u64;
+    let r = if crate::guest_mem::shared_with_host(addr, addr + len) {
+        if a[2] & !((libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC) as u64) != 0 {
+            EINVAL
+        } else {
+            0
+        }
+    } else {
+        // SAFETY: every page in the range is the guest's (I1).
+        unsafe { syscall6(libc::SYS_mprotect as u64, b) }
+    };
     if r == 0 {
         l.mem.protect(addr, addr + len, prot_from(a[2]));
     }

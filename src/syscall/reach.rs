@@ -66,9 +66,7 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
         SYS_readlink => bytes(a[1], a[2]),
         SYS_readlinkat => bytes(a[2], a[3]),
         SYS_readv | SYS_writev | SYS_preadv | SYS_pwritev | SYS_preadv2 | SYS_pwritev2
-        | SYS_vmsplice => {
-            iovecs(a[1], a[2], out)
-        }
+        | SYS_vmsplice => iovecs(a[1], a[2], out),
         SYS_stat | SYS_lstat | SYS_fstat => bytes(a[1], STAT),
         SYS_newfstatat => bytes(a[2], STAT),
         SYS_statx => bytes(a[4], STATX),
@@ -161,13 +159,9 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
         SYS_accept | SYS_accept4 | SYS_getsockname | SYS_getpeername => {
             addr_with_len(a[1], a[2], out)
         }
-        SYS_getsockopt => {
-            addr_with_len(a[3], a[4], out)
-        }
+        SYS_getsockopt => addr_with_len(a[3], a[4], out),
         SYS_setsockopt => bytes(a[3], a[4]),
-        SYS_sendmsg | SYS_recvmsg => {
-            msghdr(a[1], out)
-        }
+        SYS_sendmsg | SYS_recvmsg => msghdr(a[1], out),
         SYS_sendmmsg | SYS_recvmmsg => {
             let n = a[2].min(MAX_IOV);
             bytes(a[1], n * MMSGHDR);
@@ -228,12 +222,10 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
                 len: a[1].div_ceil(4096),
             })
         }
-        SYS_madvise | SYS_msync | SYS_mlock | SYS_munlock | SYS_mlock2 => {
-            out(Reach::Range {
-                addr: a[0],
-                len: a[1],
-            })
-        }
+        SYS_madvise | SYS_msync | SYS_mlock | SYS_munlock | SYS_mlock2 => out(Reach::Range {
+            addr: a[0],
+            len: a[1],
+        }),
         _ => {}
     }
 }

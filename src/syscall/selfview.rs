@@ -200,7 +200,12 @@ const KERNEL_LABELS: [&str; 5] = ["[stack]", "[vdso]", "[vvar]", "[vvar_vclock]"
 /// `[heap]`. A mapping line keeps what of its range lies in guest memory
 /// (a file offset moves with its start; smaps' sizes are the whole
 /// mapping's); lines labelled as in [`KERNEL_LABELS`] stay whole.
-fn guest_view(real: &str, view: View, guest: &[(u64, u64)], heap: (u64, u64)) -> String {
+fn guest_view(
+    real: &str,
+    view: View,
+    guest: &[(u64, u64, crate::loader::Prot)],
+    heap: (u64, u64),
+) -> String {
     let mut out = String::with_capacity(real.len() / 2);
     // smaps: the detail lines of the mapping before are kept with it.
     let mut keep_details = false;
@@ -232,13 +237,16 @@ fn guest_view(real: &str, view: View, guest: &[(u64, u64)], heap: (u64, u64)) ->
         };
         keep_details = false;
         let labelled = KERNEL_LABELS.iter().any(|l| rest.trim_end().ends_with(l));
-        let parts: Vec<(u64, u64)> = if labelled {
-            vec![(start, end)]
+        // The guest's own protection where it has one (the kernel's is
+        // never executable for guest memory: syscall/mem.rs I8).
+        let own = |at: u64| guest.iter().find(|g| g.0 <= at && at < g.1).map(|g| g.2);
+        let parts: Vec<(u64, u64, Option<crate::loader::Prot>)> = if labelled {
+            vec![(start, end, own(start))]
         } else {
             guest
                 .iter()
-                .map(|&(s, e)| (s.max(start), e.min(end)))
-                .filter(|(s, e)| s < e)
+                .map(|&(s, e, p)| (s.max(start), e.min(end), Some(p)))
+                .filter(|(s, e, _)| s < e)
                 .collect()
         };
         if view == View::NumaMaps {
@@ -248,15 +256,25 @@ fn guest_view(real: &str, view: View, guest: &[(u64, u64)], heap: (u64, u64)) ->
             }
             continue;
         }
-        for (s, e) in parts {
+        for (s, e, prot) in parts {
             // Fields after the range: perms offset dev inode [path].
             let mut f = rest.splitn(4, ' ');
-            let (perms, offset, dev, tail) = (
+            let (kernel_perms, offset, dev, tail) = (
                 f.next().unwrap_or(""),
                 f.next().unwrap_or("0"),
                 f.next().unwrap_or(""),
                 f.next().unwrap_or(""),
             );
+            let perms = match prot {
+                Some(p) => format!(
+                    "{}{}{}{}",
+                    if p.r { 'r' } else { '-' },
+                    if p.w { 'w' } else { '-' },
+                    if p.x { 'x' } else { '-' },
+                    kernel_perms.chars().nth(3).unwrap_or('p')
+                ),
+                None => kernel_perms.to_string(),
+            };
             // A file's offset moves with the start; anonymous memory has none.
             let file = tail.split(' ').next().is_some_and(|inode| inode != "0");
             let offset =
@@ -325,7 +343,7 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
         };
         let (guest, heap) = {
             let l = vm.proc.lock();
-            let guest: Vec<(u64, u64)> = l.mem.regions().map(|(s, r)| (s, r.end)).collect();
+            let guest: Vec<_> = l.mem.regions().map(|(s, r)| (s, r.end, r.prot)).collect();
             (guest, (l.brk.start, l.brk.mapped))
         };
         let Ok(real) = std::fs::read_to_string(file) else {
@@ -351,7 +369,7 @@ mod tests {
 555500000000-555500001000 r--p 00000000 fe:00 11 /usr/bin/hotlift
 555500001000-555500003000 rw-p 00000000 00:00 0 [heap]
 7f0000000000-7f0000004000 rw-p 00000000 00:00 0 
-7f0000004000-7f0000008000 r-xp 00002000 fe:00 22 /usr/lib/libc.so.6
+7f0000004000-7f0000008000 r--p 00002000 fe:00 22 /usr/lib/libc.so.6
 7f0000008000-7f000000c000 rw-s 00000000 00:01 33 /memfd:hotlift-code (deleted)
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]
 7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0 [vdso]
@@ -361,9 +379,21 @@ mod tests {
     fn maps_keep_only_guest_memory() {
         // The guest: half of the anonymous mapping (its brk), libc from
         // its second page.
+        use crate::loader::Prot;
+        let rw = Prot {
+            r: true,
+            w: true,
+            x: false,
+        };
+        // The guest asked for r-x (the kernel has r--: mem.rs I8).
+        let rx = Prot {
+            r: true,
+            w: false,
+            x: true,
+        };
         let guest = [
-            (0x7f00_0000_2000, 0x7f00_0000_4000),
-            (0x7f00_0000_5000, 0x7f00_0000_8000),
+            (0x7f00_0000_2000, 0x7f00_0000_4000, rw),
+            (0x7f00_0000_5000, 0x7f00_0000_8000, rx),
         ];
         let heap = (0x7f00_0000_2000, 0x7f00_0000_4000);
         let v = guest_view(REAL, View::Maps, &guest, heap);
@@ -380,7 +410,7 @@ mod tests {
             guest_view(numa, View::NumaMaps, &guest, heap),
             "7f0000002000 default anon=2\n"
         );
-        let smaps = "7f0000004000-7f0000008000 r-xp 00002000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n\
+        let smaps = "7f0000004000-7f0000008000 r--p 00002000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n\
                      7f0000008000-7f000000c000 rw-s 00000000 00:01 33 /memfd:hotlift-code (deleted)\nRss: 8 kB\n";
         assert_eq!(
             guest_view(smaps, View::Smaps, &guest, heap),
