@@ -4,6 +4,8 @@
 //! never costs hotlift its profile. Each case runs natively beside where
 //! the outcome should match.
 
+mod guest;
+
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -24,13 +26,7 @@ fn build(dir: &Path) -> PathBuf {
 fn build_named(dir: &Path, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/hostile/{name}.c"));
     let exe = dir.join(name);
-    let st = Command::new("gcc")
-        .args(["-O1", "-pthread", "-static", "-o"])
-        .arg(&exe)
-        .arg(src)
-        .status()
-        .expect("gcc");
-    assert!(st.success(), "gcc failed");
+    guest::gcc(&src, &exe, &["-pthread", "-static"]);
     exe
 }
 
@@ -51,6 +47,21 @@ fn run(exe: &Path, mode: &str, profile: Option<&Path>, out: Option<&Path>) -> Ou
         None => c.stdout(Stdio::piped()),
     };
     c.output().unwrap()
+}
+
+/// `hotlift run --profile p -- exe` with stdout piped (and stdin, if
+/// `stdin`), started.
+fn spawn_profiled(exe: &Path, p: &Path, stdin: bool) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .arg("--profile")
+        .arg(p)
+        .arg("--")
+        .arg(exe)
+        .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn read_profile(p: &Path) -> serde_json::Value {
@@ -141,17 +152,7 @@ fn syscalls_aimed_at_hotlift_memory_fail_as_on_unmapped_memory() {
     let dir = workdir("reach");
     let exe = build_named(&dir, "reach");
     let p = dir.join("p.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .arg("run")
-        .arg("--profile")
-        .arg(&p)
-        .arg("--")
-        .arg(&exe)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_profiled(&exe, &p, true);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -197,15 +198,7 @@ fn a_signal_from_outside_ends_many_spinning_threads_with_the_profile() {
     let dir = workdir("spin");
     let exe = build_named(&dir, "spin");
     let p = dir.join("p.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .arg("run")
-        .arg("--profile")
-        .arg(&p)
-        .arg("--")
-        .arg(&exe)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_profiled(&exe, &p, false);
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -241,14 +234,7 @@ fn no_page_is_writable_and_executable() {
     let exe = build_named(&dir, "wx");
     let n = Command::new(&exe).stdin(Stdio::null()).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&n.stdout), "85 1\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .arg("run")
-        .arg("--")
-        .arg(&exe)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_profiled(&exe, &dir.join("p.json"), true);
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)

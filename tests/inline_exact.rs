@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use guest::{env_or, Dirs, Launch, TestCase};
+use guest::{env_or, Dirs, Launch, TestCase, ADDRESSES_VARY, THREADS_VARY};
 
 /// (name, hotlift options): the reference first.
 const CONFIGS: &[(&str, &[&str])] = &[
@@ -74,35 +74,25 @@ const EXCLUDED: &[(&str, &str)] = &[
         "it spins in `jmp .` until a 50 ms ITIMER_REAL fires: its count is how \
      many jumps fit in 50 ms, different on every run",
     ),
-    ("c-mmap-reuse", THREADS),
-    ("cpie-mmap-reuse", THREADS),
-    ("c-threads", THREADS),
-    ("cpie-threads", THREADS),
-    ("cdyn-threads", THREADS),
-    ("cdyn-mmap-reuse", THREADS),
-    ("c-threads-jit", THREADS),
-    ("cpie-threads-jit", THREADS),
-    ("cdyn-threads-jit", THREADS),
-    ("c-threads-robust", THREADS),
-    ("cpie-threads-robust", THREADS),
-    ("cdyn-threads-robust", THREADS),
-    ("c-tsc", THREADS),
-    ("cpie-tsc", THREADS),
-    ("cdyn-tsc", THREADS),
-    ("c-selfmaps", ADDRESSES),
-    ("cpie-selfmaps", ADDRESSES),
-    ("cdyn-selfmaps", ADDRESSES),
+    ("c-mmap-reuse", THREADS_VARY),
+    ("cpie-mmap-reuse", THREADS_VARY),
+    ("c-threads", THREADS_VARY),
+    ("cpie-threads", THREADS_VARY),
+    ("cdyn-threads", THREADS_VARY),
+    ("cdyn-mmap-reuse", THREADS_VARY),
+    ("c-threads-jit", THREADS_VARY),
+    ("cpie-threads-jit", THREADS_VARY),
+    ("cdyn-threads-jit", THREADS_VARY),
+    ("c-threads-robust", THREADS_VARY),
+    ("cpie-threads-robust", THREADS_VARY),
+    ("cdyn-threads-robust", THREADS_VARY),
+    ("c-tsc", THREADS_VARY),
+    ("cpie-tsc", THREADS_VARY),
+    ("cdyn-tsc", THREADS_VARY),
+    ("c-selfmaps", ADDRESSES_VARY),
+    ("cpie-selfmaps", ADDRESSES_VARY),
+    ("cdyn-selfmaps", ADDRESSES_VARY),
 ];
-
-/// Why a guest test that parses its own memory map is left out.
-const ADDRESSES: &str = "it parses its own /proc/self/maps, whose addresses \
-    (and so the instructions that read them) differ from run to run with \
-    address-space randomisation (natively too)";
-
-/// Why the multi-threaded guest tests are left out.
-const THREADS: &str = "its threads contend for locks and run as long as \
-    the main thread lets them, so the instructions they retire differ from \
-    run to run (natively too)";
 
 /// Block counts by (module, offset), executed blocks only. Code generated
 /// at run time (`[anon]`) lands wherever mmap puts it, which depends on

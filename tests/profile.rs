@@ -23,14 +23,7 @@ fn build_src(dir: &Path, pie: bool, test: &str, file: &str) -> PathBuf {
         .join("tests/profile")
         .join(file);
     let exe = dir.join(format!("{test}-{}", if pie { "pie" } else { "exec" }));
-    let flag = if pie { "-static-pie" } else { "-static" };
-    let st = Command::new("gcc")
-        .args(["-O1", flag, "-o"])
-        .arg(&exe)
-        .arg(src)
-        .status()
-        .expect("gcc");
-    assert!(st.success(), "gcc failed");
+    guest::gcc(&src, &exe, &[if pie { "-static-pie" } else { "-static" }]);
     exe
 }
 

@@ -58,7 +58,9 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use guest::{env_or, outcome_matches, Dirs, Launch, RunResult, TestCase};
+use guest::{
+    env_or, outcome_matches, Dirs, Launch, RunResult, TestCase, ADDRESSES_VARY, THREADS_VARY,
+};
 
 /// Programs whose instruction count depends on timing, with the reason.
 const EXCLUDED: &[(&str, &str)] = &[
@@ -68,29 +70,19 @@ const EXCLUDED: &[(&str, &str)] = &[
      the number of jumps that fit in 50 ms: about 2,400 when single-stepped, \
      about 470,000 under hotlift, and different on every run",
     ),
-    ("c-mmap-reuse", THREADS),
-    ("cpie-mmap-reuse", THREADS),
-    ("c-threads", THREADS),
-    ("cpie-threads", THREADS),
-    ("c-threads-jit", THREADS),
-    ("cpie-threads-jit", THREADS),
-    ("c-threads-robust", THREADS),
-    ("cpie-threads-robust", THREADS),
-    ("c-tsc", THREADS),
-    ("cpie-tsc", THREADS),
-    ("c-selfmaps", ADDRESSES),
-    ("cpie-selfmaps", ADDRESSES),
+    ("c-mmap-reuse", THREADS_VARY),
+    ("cpie-mmap-reuse", THREADS_VARY),
+    ("c-threads", THREADS_VARY),
+    ("cpie-threads", THREADS_VARY),
+    ("c-threads-jit", THREADS_VARY),
+    ("cpie-threads-jit", THREADS_VARY),
+    ("c-threads-robust", THREADS_VARY),
+    ("cpie-threads-robust", THREADS_VARY),
+    ("c-tsc", THREADS_VARY),
+    ("cpie-tsc", THREADS_VARY),
+    ("c-selfmaps", ADDRESSES_VARY),
+    ("cpie-selfmaps", ADDRESSES_VARY),
 ];
-
-/// Why a guest test that parses its own memory map is left out.
-const ADDRESSES: &str = "it parses its own /proc/self/maps, whose addresses \
-    (and so the instructions that read them) differ from run to run with \
-    address-space randomisation (natively too)";
-
-/// Why the multi-threaded guest tests are left out.
-const THREADS: &str = "its threads contend for locks and run as long as \
-    the main thread lets them, so the instructions they retire differ from \
-    run to run (natively too)";
 
 /// The environment of every run besides `HOME` and `TMPDIR` (E1).
 const COUNT_ENV: &[(&str, &str)] = &[

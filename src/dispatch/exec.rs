@@ -180,12 +180,7 @@ impl Vm {
         }
         self.record_syscall(nr, 0, 0);
         self.finish(Ending::Exec);
-        let limits = self
-            .proc
-            .limits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let limits = self.proc.guest_limits();
         let (program, argv) = if native {
             // The program is the guest's alone: the kernel gets its limits
             // as it set them (limits.rs I1, I2), and its time stamp

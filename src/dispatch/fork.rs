@@ -71,12 +71,7 @@ impl Vm {
         // The copy of the code cache, the vfork pipe and the child's
         // monitor are hotlift's: the guest's limits must not starve them
         // (limits.rs I1); both sides go on with the guest's.
-        let limits = self
-            .proc
-            .limits
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let limits = self.proc.guest_limits();
         crate::limits::lift();
         let r = self.fork_with_room(a, nr);
         limits.restore();

@@ -465,6 +465,14 @@ pub struct Process {
 }
 
 impl Process {
+    /// The guest's resource limits as they are now (limits.rs).
+    pub fn guest_limits(&self) -> crate::limits::GuestLimits {
+        self.limits
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// The state behind the translation lock (I1).
     pub fn lock(&self) -> MutexGuard<'_, Locked> {
         self.locked.lock().unwrap_or_else(|e| e.into_inner())

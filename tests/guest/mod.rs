@@ -26,6 +26,32 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Build the C file `src` into `exe` with `gcc -O1` and `flags`.
+///
+/// # Panics
+/// When gcc cannot be run or fails.
+pub fn gcc(src: &Path, exe: &Path, flags: &[&str]) {
+    let st = Command::new("gcc")
+        .arg("-O1")
+        .args(flags)
+        .arg("-o")
+        .arg(exe)
+        .arg(src)
+        .status()
+        .expect("gcc");
+    assert!(st.success(), "gcc failed on {}", src.display());
+}
+
+/// Why a multi-threaded guest test is left out of the count checks.
+pub const THREADS_VARY: &str = "its threads contend for locks and run as long as \
+    the main thread lets them, so the instructions they retire differ from \
+    run to run (natively too)";
+
+/// Why a guest test that parses its own memory map is left out of them.
+pub const ADDRESSES_VARY: &str = "it parses its own /proc/self/maps, whose addresses \
+    (and so the instructions that read them) differ from run to run with \
+    address-space randomisation (natively too)";
+
 /// What the manifest says a native run ends with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
