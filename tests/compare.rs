@@ -226,14 +226,17 @@ fn native_counts_of_real_programs_are_exact() {
     }
 }
 
-/// tests/compare/maps.c built in `dir`: its output depends on how many
-/// mappings the process has, which differs under hotlift.
-fn maps_program(dir: &Path) -> PathBuf {
-    let exe = dir.join("maps");
+/// tests/compare/tasks.c built in `dir`: its output depends on how many
+/// threads the process has, which differs under hotlift (its monitor).
+fn tasks_program(dir: &Path) -> PathBuf {
+    let exe = dir.join("tasks");
     let st = Command::new("gcc")
         .args(["-O1", "-static", "-o"])
         .arg(&exe)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/compare/maps.c"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/compare/tasks.c"
+        ))
         .status()
         .expect("gcc");
     assert!(st.success());
@@ -243,7 +246,7 @@ fn maps_program(dir: &Path) -> PathBuf {
 #[test]
 fn planted_difference_is_caught() {
     let dir = workdir("planted");
-    let exe = maps_program(&dir);
+    let exe = tasks_program(&dir);
     let (j, x) = (dir.join("m.json"), dir.join("m.xml"));
     let o = compare(
         &dir,
@@ -263,7 +266,7 @@ fn planted_difference_is_caught() {
         "{report}"
     );
     assert!(
-        report.contains("-/proc/self/maps has"),
+        report.contains("-/proc/self/task has"),
         "the diff shows the line: {report}"
     );
     let doc = json(&j);
@@ -273,13 +276,13 @@ fn planted_difference_is_caught() {
     let (tests, failures, _, _) = junit(&x);
     assert_eq!(tests, 6);
     assert!(failures >= 1);
-    // Filtering the line away leaves the syscalls (reading the maps file
-    // returns other bytes) ...
+    // Filtering the line away leaves the syscalls (the task directory
+    // lists another entry) ...
     let o = compare(
         &dir,
         &[
             "--filter-stdout",
-            "^/proc/self/maps has",
+            "^/proc/self/task has",
             "--",
             exe.to_str().unwrap(),
         ],
@@ -291,7 +294,7 @@ fn planted_difference_is_caught() {
         &dir,
         &[
             "--filter-stdout",
-            "^/proc/self/maps has",
+            "^/proc/self/task has",
             "--no-syscalls",
             "--",
             exe.to_str().unwrap(),
@@ -345,20 +348,20 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     assert_eq!(json(&j)["hotlift"]["stdout_bytes"], "a.txt\nsub\n".len());
 
     // A different exit status is a mismatch.
-    let maps = maps_program(&dir);
-    let m = maps.to_str().unwrap();
+    let tasks = tasks_program(&dir);
+    let m = tasks.to_str().unwrap();
     let o = compare(&dir, &["--json", js, "--no-syscalls", "--", m, "status"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "exit status"), "fail");
     assert!(text(&o).contains("FAIL  exit status"), "{}", text(&o));
     // A difference on stderr: caught, then ignored or filtered away; the
-    // syscalls then differ only in what `read` returned and the line
-    // written, which --ignore-syscall and --syscall-mask take out.
+    // syscalls then differ only in what `getdents64` returned and the
+    // line written, which --ignore-syscall and --syscall-mask take out.
     let same_calls = [
         "--ignore-syscall",
-        "read",
+        "getdents64",
         "--syscall-mask",
-        r"has \d+ lines",
+        r"has \d+ entries",
     ];
     let with = |extra: &[&str]| {
         let mut a = vec!["--json", js];
@@ -375,7 +378,7 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     let o = with(&["--ignore-stderr"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "stderr"), "skip");
-    let o = with(&["--filter-stderr", "^/proc/self/maps has"]);
+    let o = with(&["--filter-stderr", "^/proc/self/task has"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "stderr"), "pass");
     // --ignore-stdout, and --context: more context, longer diff.
@@ -384,7 +387,7 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     let diff_lines = |ctx: &str| {
         let o = compare(
             &dir,
-            &["--context", ctx, "--ignore-syscall", "read", "--", m],
+            &["--context", ctx, "--ignore-syscall", "getdents64", "--", m],
         );
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         String::from_utf8_lossy(&o.stdout)

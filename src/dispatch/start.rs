@@ -134,6 +134,21 @@ impl Vm {
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
+        // W^X (syscall/mem.rs I8): the loader maps as the kernel would;
+        // guest code runs from the code cache only.
+        for (s, r) in mem
+            .regions()
+            .filter(|(s, r)| r.prot.x && !crate::guest_mem::shared_with_host(*s, r.end))
+        {
+            // SAFETY: a guest region the loader just mapped.
+            unsafe {
+                libc::mprotect(
+                    s as *mut libc::c_void,
+                    (r.end - s) as usize,
+                    r.prot.host_bits(),
+                )
+            };
+        }
         // selfview I3: hotlift has one thread until the monitor starts.
         if let Err(e) = syscall::selfview::adopt_guest_view(stack.sp.0) {
             if opts.verbose {

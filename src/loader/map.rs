@@ -475,10 +475,18 @@ fn rw() -> ProtFlags {
     ProtFlags::PROT_READ | ProtFlags::PROT_WRITE
 }
 
-/// The kernel's protection of a guest segment or stack: never executable
-/// (W^X, [`super::host_prot`]).
 fn prot_flags(p: Prot) -> ProtFlags {
-    ProtFlags::from_bits_truncate(p.host_bits())
+    let mut flags = ProtFlags::PROT_NONE;
+    if p.r {
+        flags |= ProtFlags::PROT_READ;
+    }
+    if p.w {
+        flags |= ProtFlags::PROT_WRITE;
+    }
+    if p.x {
+        flags |= ProtFlags::PROT_EXEC;
+    }
+    flags
 }
 
 /// 16 fresh random bytes for `AT_RANDOM`.
