@@ -89,6 +89,30 @@ fn seccomp_is_refused_and_the_guest_goes_on() {
 }
 
 #[test]
+fn own_proc_mem_is_not_writable() {
+    let dir = workdir("procmem");
+    let exe = build(&dir);
+    let p = dir.join("p.json");
+    let o = run(&exe, "procmem", Some(&p), None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "/proc/self/mem for writing: EACCES\n/proc/self/mem for reading: opened\n"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/proc/self/mem for writing: refused with EACCES"),
+        "{err}"
+    );
+    // Natively the program may write its own memory that way.
+    let n = run(&exe, "procmem", None, None);
+    assert_eq!(
+        String::from_utf8_lossy(&n.stdout),
+        "/proc/self/mem for writing: opened\n/proc/self/mem for reading: opened\n"
+    );
+}
+
+#[test]
 fn lowered_limits_cost_no_profile() {
     let dir = workdir("limits");
     let exe = build(&dir);

@@ -19,8 +19,13 @@
 //!     the guest's brk is `[heap]`, and the kernel's `[stack]`, `[vdso]`,
 //!     `[vvar]` and `[vsyscall]` stay. The copy is made at `open`, read
 //!     from a memory file; asking to write it is `EACCES`, as natively.
-//! Other `/proc/self` files (`mem`, `pagemap`, `status`) still show
-//! hotlift's process (README, threat model).
+//! I5: opening its own `/proc/self/mem` (or under its pid, a task,
+//!     `thread-self`) for writing is refused with `EACCES`, said once on
+//!     stderr: a write there ignores page protections, so it would reach
+//!     hotlift's memory and change guest code without hotlift seeing it
+//!     (smc.rs write-protects code pages; this path passes them by).
+//! Other `/proc/self` files (`mem` read-only, `pagemap`, `status`) still
+//! show hotlift's process (README, threat model).
 
 use super::{guest_read_bytes, guest_write_bytes, syscall6, EFAULT};
 use crate::dispatch::Vm;
@@ -351,6 +356,18 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
         };
         let text = guest_view(&real, view, &guest, heap);
         return Some(serve(text.as_bytes(), a[path_arg + 1]));
+    }
+    let flags = a[path_arg + 1];
+    if names_self(&path, b"mem") && flags & (libc::O_WRONLY | libc::O_RDWR) as u64 != 0 {
+        // I5.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!(
+                "hotlift: the guest at {} opened its /proc/self/mem for writing: refused with EACCES (writes there would reach hotlift's memory and pass its view of guest code by; said once)",
+                crate::types::GuestAddr(vm.ctx.rip - 2)
+            )
+        });
+        return Some(-(libc::EACCES as i64));
     }
     if !names_self_exe(&path) {
         return None;

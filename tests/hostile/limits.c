@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -36,6 +37,14 @@ int main(int argc, char **argv) {
         /* Still free to make any syscall. */
         say(getppid() > 0 ? "getppid works\n" : "getppid failed\n");
         return 3;
+    }
+    if (strcmp(mode, "procmem") == 0) {
+        int fd = open("/proc/self/mem", O_RDWR);
+        say(fd >= 0 ? "/proc/self/mem for writing: opened\n"
+                    : errno == EACCES ? "/proc/self/mem for writing: EACCES\n" : "/proc/self/mem: other\n");
+        fd = open("/proc/self/mem", O_RDONLY);
+        say(fd >= 0 ? "/proc/self/mem for reading: opened\n" : "/proc/self/mem for reading: failed\n");
+        return 0;
     }
     if (strcmp(mode, "nofile0") == 0) {
         lower(RLIMIT_NOFILE, 0);
