@@ -18,9 +18,23 @@
 //!     that did not. New threads, forked children and an `execve`'s
 //!     program keep the mode, as natively.
 
-use super::{guest_read, guest_write, EFAULT, EINVAL};
+use super::{guest_read, guest_write, pass, reach, EFAULT, EINVAL};
 use crate::dispatch::Vm;
 use crate::limits::{GuestLimits, Limit};
+
+/// The syscalls of this file (`nr` with arguments `a`), answered here or
+/// left to the kernel.
+pub fn handle(vm: &mut Vm, nr: u64, a: [u64; 6]) -> i64 {
+    let own = match nr as i64 {
+        libc::SYS_prctl => prctl(vm, a),
+        libc::SYS_getrlimit => prlimit(vm, 0, a[0], 0, a[1]),
+        libc::SYS_setrlimit => prlimit(vm, 0, a[0], a[1], 0),
+        libc::SYS_prlimit64 => prlimit(vm, a[0], a[1], a[2], a[3]),
+        libc::SYS_seccomp => seccomp(a[0]),
+        _ => unreachable!("syscall {nr} is not a process control"),
+    };
+    own.unwrap_or_else(|| pass(vm, nr, a))
+}
 
 /// Is `pid` (of `prlimit64`) the calling process?
 fn own_process(vm: &Vm, pid: u64) -> bool {
@@ -33,10 +47,16 @@ fn own_process(vm: &Vm, pid: u64) -> bool {
 
 /// `prlimit64(pid, resource, new, old)`, and `getrlimit`/`setrlimit` as
 /// its two halves for the calling process (C1). `None`: the kernel's.
-pub fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> {
+fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> {
     let resource = u32::try_from(resource).ok()?;
     if !GuestLimits::keeps(resource) || !own_process(vm, pid) {
         return None;
+    }
+    // reach.rs R1: never a struct in hotlift's memory.
+    for at in [new, old].into_iter().filter(|&at| at != 0) {
+        if let Some(e) = reach::bytes(vm, at, 16) {
+            return Some(e);
+        }
     }
     let mut limits = vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner());
     let before = limits.get(resource)?;
@@ -69,7 +89,7 @@ const PR_SET_SECCOMP: u64 = 22;
 
 /// `prctl(option, …)`: what hotlift answers itself (C2, C3); `None`: the
 /// kernel's.
-pub fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
+fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
     match a[0] {
         PR_SET_SECCOMP => Some(EINVAL),
         // No filter is ever installed (C2): mode 0, "disabled".
@@ -80,6 +100,9 @@ pub fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
             } else {
                 PR_TSC_ENABLE
             } as i32;
+            if let Some(e) = reach::bytes(vm, a[1], 4) {
+                return Some(e);
+            }
             Some(if guest_write(a[1], &mode) { 0 } else { EFAULT })
         }
         PR_SET_TSC => Some(match a[1] {
@@ -108,6 +131,6 @@ const SECCOMP_SET_MODE_STRICT: u64 = 0;
 const SECCOMP_SET_MODE_FILTER: u64 = 1;
 
 /// `seccomp(operation, …)` (C2); `None`: the kernel's (the queries).
-pub fn seccomp(operation: u64) -> Option<i64> {
+fn seccomp(operation: u64) -> Option<i64> {
     matches!(operation, SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER).then_some(EINVAL)
 }

@@ -17,6 +17,7 @@
 
 mod affinity;
 mod control;
+mod guest_io;
 mod mem;
 mod raw;
 mod reach;
@@ -30,6 +31,11 @@ pub use crate::signal::state::{SignalState, ThreadSignals};
 pub use affinity::Affinity;
 pub use mem::{hold_guest_area, mmap_ceiling};
 pub use raw::syscall6;
+
+pub(crate) use guest_io::{
+    guest_cstr, guest_read_bytes, guest_words_until_zero, guest_write_bytes,
+};
+use guest_io::{guest_read, guest_write};
 
 const ENOSYS: i64 = -(libc::ENOSYS as i64);
 const EINVAL: i64 = -(libc::EINVAL as i64);
@@ -318,108 +324,15 @@ fn plan(nr: i64) -> Plan {
     }
 }
 
-/// Copy `len` bytes between hotlift's `local` and guest `addr` with
-/// process_vm_readv/writev on ourselves: a bad guest address fails with
-/// EFAULT instead of faulting. True when all bytes were copied.
-fn guest_copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> bool {
-    let l = libc::iovec {
-        iov_base: local as *mut libc::c_void,
-        iov_len: len,
-    };
-    let r = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: len,
-    };
-    let pid = std::process::id() as libc::pid_t;
-    // SAFETY: `local` is valid for `len` bytes (callers pass their own
-    // buffers); the kernel checks the guest side.
-    let n = unsafe {
-        if to_guest {
-            libc::process_vm_writev(pid, &l, 1, &r, 1, 0)
-        } else {
-            libc::process_vm_readv(pid, &l, 1, &r, 1, 0)
-        }
-    };
-    n == len as isize
-}
-
-fn guest_write<T: Copy>(addr: u64, v: &T) -> bool {
-    guest_copy(
-        addr,
-        v as *const T as *mut u8,
-        std::mem::size_of::<T>(),
-        true,
-    )
-}
-
-/// Copy `bytes` into guest memory at `addr`; false if any of it is not
-/// writable guest memory.
-pub(crate) fn guest_write_bytes(addr: u64, bytes: &[u8]) -> bool {
-    guest_copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
-}
-
-/// Read `len` bytes of guest memory at `addr`, if all readable.
-pub(crate) fn guest_read_bytes(addr: u64, len: usize) -> Option<Vec<u8>> {
-    let mut v = vec![0u8; len];
-    guest_copy(addr, v.as_mut_ptr(), len, false).then_some(v)
-}
-
-/// The guest C string at `addr` (at most `max` bytes before its NUL), if
-/// readable.
-pub(crate) fn guest_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut at = addr;
-    while out.len() < max {
-        let chunk = (4096 - (at % 4096)) as usize;
-        let bytes = guest_read_bytes(at, chunk)?;
-        if let Some(n) = bytes.iter().position(|&b| b == 0) {
-            out.extend_from_slice(&bytes[..n]);
-            return (out.len() <= max).then_some(out);
-        }
-        out.extend_from_slice(&bytes);
-        at += chunk as u64;
+/// A syscall the kernel makes as it is (I1: a pass-through one, or one an
+/// emulation leaves to it), unless it reaches beyond guest memory.
+fn pass(vm: &Vm, nr: u64, a: [u64; 6]) -> i64 {
+    match reach::check(vm, nr, &a) {
+        Some(err) => err,
+        // SAFETY: I1, and it names only guest memory (reach.rs R1); a
+        // signal that ends the guest interrupts it (signal I4).
+        None => unsafe { crate::runtime::guest_syscall(nr, a) },
     }
-    None
-}
-
-/// The guest's 64-bit words at `addr` up to (not including) the first
-/// zero, at most `max` of them, if readable.
-pub(crate) fn guest_words_until_zero(addr: u64, max: usize) -> Option<Vec<u64>> {
-    let mut out = Vec::new();
-    let mut at = addr;
-    loop {
-        let chunk = (4096 - (at % 4096)) as usize;
-        let bytes = guest_read_bytes(at, chunk.max(8))?;
-        for w in bytes.chunks_exact(8) {
-            let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-            if v == 0 {
-                return Some(out);
-            }
-            if out.len() == max {
-                return None;
-            }
-            out.push(v);
-        }
-        at += bytes.len() as u64 - (bytes.len() % 8) as u64;
-    }
-}
-
-fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
-    let mut v = T::default();
-    guest_copy(
-        addr,
-        &mut v as *mut T as *mut u8,
-        std::mem::size_of::<T>(),
-        false,
-    )
-    .then_some(v)
-}
-
-/// A syscall an emulation leaves to the kernel as it is.
-fn pass(nr: u64, a: [u64; 6]) -> i64 {
-    // SAFETY: the emulation checked that the call, as made, is one I1
-    // allows (it changes nothing of hotlift's).
-    unsafe { crate::runtime::guest_syscall(nr, a) }
 }
 
 fn exit_now(vm: &mut Vm, status: u64) -> ! {
@@ -836,13 +749,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     let t0 = vm.prof.ring.is_some().then(std::time::Instant::now);
     let ret = match plan(nr as i64) {
         _ if own_exe.is_some() => own_exe.unwrap_or_default(),
-        // SAFETY: on the pass-through list (I1), reaching only guest
-        // memory (reach.rs R1); a signal that ends the guest interrupts it
-        // (signal I4).
-        Plan::Pass => match reach::check(vm, nr, &a) {
-            Some(err) => err,
-            None => unsafe { crate::runtime::guest_syscall(nr, a) },
-        },
+        Plan::Pass => pass(vm, nr, a),
         Plan::NoSys => {
             // A number the kernel has no syscall for fails with ENOSYS
             // natively too: said only with --verbose.
@@ -870,17 +777,11 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             libc::SYS_sched_getaffinity => affinity::get(vm, a),
             libc::SYS_sched_setaffinity => affinity::set(vm, a),
             libc::SYS_rseq => ENOSYS,
-            libc::SYS_prctl => control::prctl(vm, a).unwrap_or_else(|| pass(nr, a)),
-            libc::SYS_getrlimit => {
-                control::prlimit(vm, 0, a[0], 0, a[1]).unwrap_or_else(|| pass(nr, a))
-            }
-            libc::SYS_setrlimit => {
-                control::prlimit(vm, 0, a[0], a[1], 0).unwrap_or_else(|| pass(nr, a))
-            }
-            libc::SYS_prlimit64 => {
-                control::prlimit(vm, a[0], a[1], a[2], a[3]).unwrap_or_else(|| pass(nr, a))
-            }
-            libc::SYS_seccomp => control::seccomp(a[0]).unwrap_or_else(|| pass(nr, a)),
+            libc::SYS_prctl
+            | libc::SYS_getrlimit
+            | libc::SYS_setrlimit
+            | libc::SYS_prlimit64
+            | libc::SYS_seccomp => control::handle(vm, nr, a),
             libc::SYS_exit | libc::SYS_exit_group => {
                 vm.record_syscall(nr, 0, 0);
                 if vm.opts().strace {

@@ -293,6 +293,17 @@ thread_local! {
 /// R1: the error the call must fail with before the kernel sees it, if
 /// it reaches beyond the guest's memory.
 pub fn check(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
+    check_reaches(vm, |out| reach(nr, a, out))
+}
+
+/// R1 for an emulation that writes or reads `len` bytes at guest `addr`
+/// itself: `Some(-EFAULT)` when they are not all guest memory.
+pub fn bytes(vm: &Vm, addr: u64, len: u64) -> Option<i64> {
+    check_reaches(vm, |out| out(Reach::Bytes { addr, len }))
+}
+
+/// R1 for what `named` gives its callback.
+fn check_reaches(vm: &Vm, named: impl FnOnce(&mut dyn FnMut(Reach))) -> Option<i64> {
     let shrinks = crate::guest_mem::shrinks();
     let (at, mut seen) = SEEN.get();
     if at != shrinks {
@@ -300,7 +311,7 @@ pub fn check(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
     }
     let mut lock = None;
     let mut err = None;
-    reach(nr, a, &mut |r| {
+    named(&mut |r| {
         let (addr, len, fail) = match r {
             // R3.
             Reach::Bytes { addr: 0, .. } | Reach::Bytes { len: 0, .. } => return,
