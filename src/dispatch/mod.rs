@@ -108,6 +108,9 @@ pub struct Vm {
     /// Where translated code faulted fatally, and the guest's RCX then;
     /// set by the signal handler, reported by [`Vm::record_fault`].
     pub fault: Option<(crate::cache::PcLocation, u64)>,
+    /// The last write fault retried as one on a page another thread gave
+    /// back meanwhile (smc.rs I5): host pc, page, pages given back then.
+    stale_write: Option<(u64, u64, u64)>,
     /// `set_tid_address`/`CLONE_CHILD_CLEARTID`: cleared and woken when the
     /// thread ends.
     pub clear_tid: u64,

@@ -248,6 +248,11 @@ impl Threads {
 pub struct ProtectedPages {
     slots: Box<[AtomicU64]>,
     count: AtomicU64,
+    /// Held while a page's protection and its entry change together
+    /// (smc.rs I5); never by a thread in translated code.
+    gate: AtomicBool,
+    /// Pages given their protection back so far (smc.rs I5).
+    opened: AtomicU64,
 }
 
 const USED: u64 = 0x800;
@@ -261,6 +266,8 @@ impl ProtectedPages {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             count: AtomicU64::new(0),
+            gate: AtomicBool::new(false),
+            opened: AtomicU64::new(0),
         }
     }
 
@@ -278,7 +285,7 @@ impl ProtectedPages {
 
     /// Record `page` with the guest's protection (translation lock held).
     /// False when the table is three quarters full.
-    pub fn insert(&self, page: u64, prot: Prot) -> bool {
+    fn insert(&self, page: u64, prot: Prot) -> bool {
         if self.contains(page) {
             return true;
         }
@@ -325,7 +332,7 @@ impl ProtectedPages {
     }
 
     /// Forget `page`; the guest's protection of it. Async-signal-safe.
-    pub fn remove(&self, page: u64) -> Option<Prot> {
+    fn remove(&self, page: u64) -> Option<Prot> {
         let i = self.find(page)?;
         let cur = self.slots[i].load(Ordering::Acquire);
         if cur & !0xfff != page {
@@ -338,17 +345,75 @@ impl ProtectedPages {
         Some(word_prot(cur))
     }
 
-    /// Every page, forgotten (translation lock held).
-    pub fn drain(&self) -> Vec<(u64, Prot)> {
-        let mut out = Vec::new();
-        for s in self.slots.iter() {
-            let cur = s.swap(0, Ordering::AcqRel);
-            if cur != 0 && cur != TOMB {
-                out.push((cur & !0xfff, word_prot(cur)));
-            }
+    /// Hold the gate for `f` (I5). Async-signal-safe; the holder never
+    /// runs translated code, so a handler waiting here waits for another
+    /// thread.
+    fn gated<R>(&self, f: impl FnOnce() -> R) -> R {
+        while self
+            .gate
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            // SAFETY: sched_yield is async-signal-safe.
+            unsafe { libc::sched_yield() };
         }
-        self.count.store(0, Ordering::Release);
-        out
+        let r = f();
+        self.gate.store(false, Ordering::Release);
+        r
+    }
+
+    /// Take write permission away from guest page `page`, recording the
+    /// guest's protection `prot` (smc.rs I1; translation lock held). False
+    /// when the table is full.
+    pub fn protect(&self, page: u64, prot: Prot) -> bool {
+        self.gated(|| {
+            if self.contains(page) {
+                return true;
+            }
+            if !self.insert(page, prot) {
+                return false;
+            }
+            let ro = Prot { w: false, ..prot };
+            // SAFETY: the caller's page is guest memory.
+            if unsafe { mprotect_page(page, ro) } != 0 {
+                self.remove(page);
+            }
+            true
+        })
+    }
+
+    /// Give `page` the guest's own protection back if hotlift took its
+    /// write permission away (smc.rs I5). Async-signal-safe.
+    pub fn restore(&self, page: u64) -> Option<Prot> {
+        self.gated(|| {
+            let prot = self.remove(page)?;
+            // SAFETY: gives a guest page its own protection back.
+            unsafe { mprotect_page(page, prot) };
+            self.opened.fetch_add(1, Ordering::AcqRel);
+            Some(prot)
+        })
+    }
+
+    /// Give every page its protection back and forget them all
+    /// (translation lock held; smc.rs I1, I5).
+    pub fn restore_all(&self) {
+        self.gated(|| {
+            for s in self.slots.iter() {
+                let cur = s.swap(0, Ordering::AcqRel);
+                if cur != 0 && cur != TOMB {
+                    self.count.fetch_sub(1, Ordering::AcqRel);
+                    // SAFETY: gives a guest page its own protection back.
+                    unsafe { mprotect_page(cur & !0xfff, word_prot(cur)) };
+                }
+            }
+            self.opened.fetch_add(1, Ordering::AcqRel);
+        })
+    }
+
+    /// How many times pages were given their protection back (smc.rs I5).
+    /// Async-signal-safe.
+    pub fn restored(&self) -> u64 {
+        self.opened.load(Ordering::Acquire)
     }
 
     /// Pages in `[start, end)`, for syscalls that may write there.
@@ -371,6 +436,22 @@ impl ProtectedPages {
             p = at.checked_add(PAGE);
         }
         false
+    }
+}
+
+/// Set guest page `page`'s protection as the kernel should see `prot`;
+/// mprotect's result.
+///
+/// # Safety
+/// `page` must be a page of guest memory.
+unsafe fn mprotect_page(page: u64, prot: Prot) -> i32 {
+    // SAFETY: upheld by the caller.
+    unsafe {
+        libc::mprotect(
+            page as *mut libc::c_void,
+            PAGE as usize,
+            super::smc::prot_bits(prot),
+        )
     }
 }
 
@@ -483,16 +564,7 @@ impl Process {
     pub fn flush(&self, l: &mut Locked, me: &ThreadEntry) {
         self.threads.stop_others(me);
         l.cache.flush(self.threads.oldest_gen());
-        for (page, prot) in self.protected.drain() {
-            // SAFETY: gives a guest page its own protection back.
-            unsafe {
-                libc::mprotect(
-                    page as *mut libc::c_void,
-                    PAGE as usize,
-                    super::smc::prot_bits(prot),
-                )
-            };
-        }
+        self.protected.restore_all();
         self.smc_flush_pending.store(false, Ordering::Release);
         self.threads.go();
     }
@@ -503,7 +575,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn protected_pages_insert_find_remove_drain() {
+    fn protected_pages_insert_find_remove_restore() {
+        // Real pages: restoring calls mprotect on them.
+        const N: usize = 64;
+        // SAFETY: a fresh private anonymous mapping, unmapped below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                N * PAGE as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        } as u64;
+        assert_ne!(base as *mut libc::c_void, libc::MAP_FAILED);
+        let page = |k: u64| base + k * PAGE;
         let t = ProtectedPages::new(64);
         let rwx = Prot {
             r: true,
@@ -511,22 +598,31 @@ mod tests {
             x: true,
         };
         let rw = Prot { x: false, ..rwx };
-        assert!(t.insert(0x1000, rwx));
-        assert!(t.insert(0x2000, rw));
-        assert!(t.insert(0x1000, rwx), "twice is fine");
+        assert!(t.protect(page(0), rwx));
+        assert!(t.protect(page(1), rw));
+        assert!(t.protect(page(0), rwx), "twice is fine");
         assert_eq!(t.len(), 2);
-        assert!(t.any_in(0x1800, 0x1900));
-        assert!(!t.any_in(0x3000, 0x9000));
+        assert!(t.any_in(page(0) + 0x800, page(0) + 0x900));
+        assert!(!t.any_in(page(2), page(9)));
         assert!(!t.any_in(u64::MAX - 100, u64::MAX), "no wrap at the top");
-        assert_eq!(t.remove(0x2000), Some(rw));
-        assert_eq!(t.remove(0x2000), None);
-        assert!(t.contains(0x1000), "found past a tombstone");
-        let mut i = 0;
-        while t.insert(0x10_0000 + i * 0x1000, rwx) {
+        assert_eq!(t.restored(), 0);
+        assert_eq!(t.restore(page(1)), Some(rw));
+        assert_eq!(t.restore(page(1)), None);
+        assert_eq!(t.restored(), 1, "one page given back");
+        assert!(t.contains(page(0)), "found past a tombstone");
+        let mut i = 2;
+        while t.protect(page(i), rwx) {
             i += 1;
         }
         assert_eq!(t.len(), 48, "three quarters of 64 slots");
-        assert_eq!(t.drain().len(), 48);
+        // SAFETY: a page of the mapping, protected just above.
+        assert_eq!(unsafe { *(page(5) as *const u8) }, 0, "still readable");
+        t.restore_all();
+        // SAFETY: as above, writable again.
+        unsafe { *(page(5) as *mut u8) = 7 };
         assert!(t.is_empty());
+        assert_eq!(t.restored(), 2);
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(base as *mut libc::c_void, N * PAGE as usize) };
     }
 }

@@ -27,6 +27,16 @@
 //!     kernel never sees hotlift's write protection. Code whose bytes change
 //!     through another mapping of the same memory (a double-mapped JIT) or
 //!     through /proc/self/mem is not detected (README, known limits).
+//! I5: a store that faulted on hotlift's protection may find, by the time
+//!     its handler looks, the page already given back by another thread's
+//!     handler or a flush (a JIT's threads writing one page of code and
+//!     data at once). A page's entry and its protection change together
+//!     under a gate (process.rs `ProtectedPages`) that a handler waits
+//!     for, and a fault whose page has no entry is retried once for each
+//!     time pages were given back since its last retry: a genuine fault
+//!     (the same store faulting again with nothing given back meanwhile)
+//!     still reaches the guest. The gate also keeps a handler's giving
+//!     back from landing after a translator's new protection of the page.
 #![allow(unsafe_code)]
 
 use super::process::Locked;
@@ -49,22 +59,12 @@ impl Vm {
         let mut page = start & !(PAGE - 1);
         while page < end {
             if let Some((_, r)) = l.mem.find(page) {
-                if r.prot.w && !self.proc.protected.contains(page) {
-                    if !self.proc.protected.insert(page, r.prot) {
-                        // Full: the flush gives every page its protection
-                        // back; this block's own translation survives it
-                        // only as unlinked code, so it is dropped too.
-                        self.flush(l, super::process::FlushCause::ProtectionTableFull);
-                        continue;
-                    }
-                    let ro = Prot { w: false, ..r.prot };
-                    // SAFETY: the page is guest memory (GuestMem I2).
-                    if unsafe {
-                        libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(ro))
-                    } != 0
-                    {
-                        self.proc.protected.remove(page);
-                    }
+                if r.prot.w && !self.proc.protected.protect(page, r.prot) {
+                    // Full: the flush gives every page its protection
+                    // back; this block's own translation survives it
+                    // only as unlinked code, so it is dropped too.
+                    self.flush(l, super::process::FlushCause::ProtectionTableFull);
+                    continue;
                 }
             }
             page += PAGE;
@@ -89,9 +89,15 @@ impl Vm {
     /// lock-free (process.rs); no allocation.
     pub(crate) fn on_write_fault(&mut self, addr: u64, pc: u64) -> Option<u64> {
         let page = addr & !(PAGE - 1);
-        let prot = self.proc.protected.remove(page)?;
-        // SAFETY: gives the guest page its own protection back.
-        unsafe { libc::mprotect(page as *mut libc::c_void, PAGE as usize, prot_bits(prot)) };
+        let Some(_) = self.proc.protected.restore(page) else {
+            // I5: retried once for each time pages were given back since.
+            let seen = (pc, page, self.proc.protected.restored());
+            if seen.2 != 0 && self.stale_write != Some(seen) {
+                self.stale_write = Some(seen);
+                return Some(pc);
+            }
+            return None;
+        };
         let view = self.proc.view.clone();
         match view.locate(pc).filter(|l| l.exact) {
             Some(loc) => {

@@ -290,6 +290,7 @@ impl Vm {
             unretired_pending: 0,
             partial_block: None,
             fault: None,
+            stale_write: None,
             clear_tid: 0,
             sig: syscall::ThreadSignals::default(),
             entering_single: false,

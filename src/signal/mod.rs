@@ -507,7 +507,10 @@ pub unsafe extern "C" fn handle_host_signal(
                 return;
             }
         }
-        if VERBOSE.load(Ordering::Relaxed) {
+        // A fault the guest handles is not its end: the dispatcher runs
+        // its handler (or says why it cannot).
+        let handled = code > 0 && sig != libc::SIGTRAP && vm.proc.sig.handler(sig as usize) > 1;
+        if VERBOSE.load(Ordering::Relaxed) && !handled {
             let mut msg = StackBuf {
                 buf: [0; 256],
                 len: 0,
