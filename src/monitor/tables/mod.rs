@@ -41,6 +41,7 @@ mod mine;
 mod pass;
 mod records;
 mod sampling;
+mod shadow;
 mod special;
 mod units;
 mod words;
@@ -49,6 +50,7 @@ use super::calltree::{CallTree, ROOT};
 use super::superblock::Request;
 use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
+use shadow::{Frame, Shadow};
 use units::UnitOp;
 pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
 use words::{End, Ways, Word, WordTable, NONE, SPECIAL, W_BLOCKS, W_INSNS};
@@ -119,20 +121,12 @@ fn ecache_index(p: u32, e: u32) -> usize {
     (k >> (64 - ECACHE.trailing_zeros())) as usize
 }
 
-/// A shadow call stack frame: where the call returns to, and the context
-/// the thread was in before it.
-#[derive(Debug, Clone, Copy)]
-struct Frame {
-    ret: u64,
-    node: u32,
-}
-
 /// Per guest thread: its calling context and shadow stack, what it ran,
 /// the special word waiting for the next word to tell its target, and a
 /// tagged record split across batches.
 #[derive(Debug, Clone)]
 struct ThreadState {
-    shadow: Vec<Frame>,
+    shadow: Shadow,
     node: u32,
     /// A word whose indirect end waits for the next exit word (special.rs).
     peek: u32,
@@ -159,7 +153,7 @@ struct ThreadState {
 impl Default for ThreadState {
     fn default() -> Self {
         ThreadState {
-            shadow: Vec::new(),
+            shadow: Shadow::default(),
             node: ROOT,
             peek: NONE,
             syscall_from: NONE,

@@ -272,9 +272,8 @@ impl Tables {
     #[cold]
     fn unmatched_return(&mut self, st: &mut ThreadState, to: u64) {
         self.unmatched_returns += 1;
-        if let Some(i) = st.shadow.iter().rposition(|f| f.ret == to) {
-            st.node = st.shadow[i].node;
-            st.shadow.truncate(i);
+        if let Some(f) = st.shadow.unwind_to(to) {
+            st.node = f.node;
         }
     }
 
