@@ -206,7 +206,8 @@ fn syscalls_aimed_at_hotlift_memory_fail_as_on_unmapped_memory() {
     std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
     let st = child.wait().unwrap();
     let want = "read EFAULT write EFAULT readv EFAULT clock_gettime EFAULT pipe EFAULT \
-                madvise ENOMEM mlock ENOMEM msync ENOMEM";
+                madvise ENOMEM mlock ENOMEM msync ENOMEM rt_sigaction EFAULT \
+                rt_sigprocmask EFAULT sigaltstack EFAULT arch_prctl EFAULT";
     let expected: String = (1..=3)
         .map(|i| format!("target {i}: {want}\n"))
         .chain(["3 targets, still running\n".to_string()])

@@ -210,7 +210,7 @@ impl Vm {
         drop(locked);
         drop(paused);
         if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
-            crate::syscall::guest_write_bytes(ptid, &(pid as u32).to_le_bytes());
+            crate::syscall::guest_write_bytes(self, ptid, &(pid as u32).to_le_bytes());
         }
         if vfork {
             wait_for_exec(fds);
@@ -257,7 +257,7 @@ impl Vm {
             self.ctx.fs_base = tls;
         }
         if flags & libc::CLONE_CHILD_SETTID as u64 != 0 {
-            crate::syscall::guest_write_bytes(ctid, &(tid as u32).to_le_bytes());
+            crate::syscall::guest_write_bytes(self, ctid, &(tid as u32).to_le_bytes());
         }
         if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
             self.clear_tid = ctid;

@@ -366,8 +366,8 @@ impl Vm {
         x[480..484].copy_from_slice(&(xsize as u32).to_le_bytes());
         x[xsize as usize..].copy_from_slice(&FP_XSTATE_MAGIC2.to_le_bytes());
 
-        if !crate::syscall::guest_write_bytes(fp, &x)
-            || !crate::syscall::guest_write_bytes(frame, &f)
+        if !crate::syscall::guest_write_bytes(self, fp, &x)
+            || !crate::syscall::guest_write_bytes(self, frame, &f)
         {
             // The kernel forces SIGSEGV when the frame cannot be written.
             eprintln!(

@@ -73,7 +73,7 @@ pub fn get(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if len < n || len % 8 != 0 {
         return EINVAL;
     }
-    if guest_write_bytes(buf, &affinity.mask) {
+    if guest_write_bytes(vm, buf, &affinity.mask) {
         n as i64
     } else {
         EFAULT

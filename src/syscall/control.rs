@@ -74,7 +74,7 @@ fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> 
             return Some(-(e as i64));
         }
     }
-    if old != 0 && !guest_write(old, &[before.cur, before.max]) {
+    if old != 0 && !guest_write(vm, old, &[before.cur, before.max]) {
         return Some(EFAULT);
     }
     Some(0)
@@ -103,7 +103,11 @@ fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
             if let Some(e) = reach::bytes(vm, a[1], 4) {
                 return Some(e);
             }
-            Some(if guest_write(a[1], &mode) { 0 } else { EFAULT })
+            Some(if guest_write(vm, a[1], &mode) {
+                0
+            } else {
+                EFAULT
+            })
         }
         PR_SET_TSC => Some(match a[1] {
             PR_TSC_ENABLE => {

@@ -1,7 +1,12 @@
 //! Guest memory as syscall emulations read and write it: through
 //! `process_vm_readv`/`writev` on hotlift's own process, so a bad guest
-//! address fails with EFAULT instead of faulting in hotlift.
+//! address fails with EFAULT instead of faulting in hotlift. Writes go
+//! only to the guest's own memory (reach.rs R1): a hostile pointer
+//! (a `sigaltstack`, a `set_tid_address`, an old-action pointer) aimed at
+//! hotlift's memory fails as unmapped memory would.
 #![allow(unsafe_code)]
+
+use crate::dispatch::Vm;
 
 /// Copy `len` bytes between hotlift's `local` and guest `addr` with
 /// process_vm_readv/writev on ourselves: a bad guest address fails with
@@ -28,19 +33,21 @@ fn guest_copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> bool {
     n == len as isize
 }
 
-pub(super) fn guest_write<T: Copy>(addr: u64, v: &T) -> bool {
-    guest_copy(
-        addr,
-        v as *const T as *mut u8,
-        std::mem::size_of::<T>(),
-        true,
-    )
+/// Store `v` at guest `addr`; false if any of it is not writable guest
+/// memory.
+pub(super) fn guest_write<T: Copy>(vm: &Vm, addr: u64, v: &T) -> bool {
+    // SAFETY: a T is readable as its bytes.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) };
+    guest_write_bytes(vm, addr, bytes)
 }
 
 /// Copy `bytes` into guest memory at `addr`; false if any of it is not
-/// writable guest memory.
-pub(crate) fn guest_write_bytes(addr: u64, bytes: &[u8]) -> bool {
-    guest_copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
+/// writable guest memory (R1: hotlift's is not; the caller does not hold
+/// the translation lock).
+pub(crate) fn guest_write_bytes(vm: &Vm, addr: u64, bytes: &[u8]) -> bool {
+    super::reach::bytes(vm, addr, bytes.len() as u64).is_none()
+        && guest_copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
 }
 
 /// Read `len` bytes of guest memory at `addr`, if all readable.

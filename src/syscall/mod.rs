@@ -364,14 +364,14 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
         // CET shadow-stack controls would act on hotlift's own thread.
         0x5001..=0x5005 => -(libc::EINVAL as i64),
         GET_FS => {
-            if guest_write(addr, &vm.ctx.fs_base) {
+            if guest_write(vm, addr, &vm.ctx.fs_base) {
                 0
             } else {
                 EFAULT
             }
         }
         GET_GS => {
-            if guest_write(addr, &vm.ctx.guest_gs) {
+            if guest_write(vm, addr, &vm.ctx.guest_gs) {
                 0
             } else {
                 EFAULT
@@ -436,7 +436,7 @@ fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
         }
         vm.proc.sig.set_action(sig, new);
     }
-    if old != 0 && !guest_write(old, &prev) {
+    if old != 0 && !guest_write(vm, old, &prev) {
         return EFAULT;
     }
     0
@@ -498,7 +498,7 @@ fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
         };
         vm.sig.blocked_own.store(now, Ordering::Release);
     }
-    if old != 0 && !guest_write(old, &prev_guest) {
+    if old != 0 && !guest_write(vm, old, &prev_guest) {
         return EFAULT;
     }
     release_own_pending(vm);
@@ -553,7 +553,7 @@ fn rt_sigpending(vm: &mut Vm, a: [u64; 6]) -> i64 {
         .sig
         .pending_own
         .load(std::sync::atomic::Ordering::Acquire);
-    if guest_write(a[0], &set) {
+    if guest_write(vm, a[0], &set) {
         0
     } else {
         EFAULT
@@ -596,7 +596,7 @@ fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
             [nsp, nflags & SS_AUTODISARM, nsize]
         };
     }
-    if old != 0 && !guest_write(old, &[sp, reported, size]) {
+    if old != 0 && !guest_write(vm, old, &[sp, reported, size]) {
         return EFAULT;
     }
     0

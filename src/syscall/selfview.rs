@@ -170,7 +170,7 @@ pub fn readlink(vm: &Vm, path: u64, buf: u64, size: u64) -> Option<i64> {
     }
     let exe = vm.proc.exe_path.as_bytes();
     let n = exe.len().min(size as usize);
-    Some(if guest_write_bytes(buf, &exe[..n]) {
+    Some(if guest_write_bytes(vm, buf, &exe[..n]) {
         n as i64
     } else {
         EFAULT

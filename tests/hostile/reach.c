@@ -6,6 +6,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,12 @@ int main(void) {
         printf(" pipe %s", err(pipe((int *)p)));
         printf(" madvise %s", err(madvise(p, 4096, MADV_DONTNEED)));
         printf(" mlock %s", err(mlock(p, 4096)));
-        printf(" msync %s\n", err(msync(p, 4096, MS_ASYNC)));
+        printf(" msync %s", err(msync(p, 4096, MS_ASYNC)));
+        /* Calls hotlift answers itself, writing the old state back. */
+        printf(" rt_sigaction %s", err(syscall(SYS_rt_sigaction, SIGUSR1, 0, p, 8)));
+        printf(" rt_sigprocmask %s", err(syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, p, 8)));
+        printf(" sigaltstack %s", err(syscall(SYS_sigaltstack, 0, p)));
+        printf(" arch_prctl %s\n", err(syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, p)));
         fflush(stdout);
     }
     printf("%d targets, still running\n", n);
