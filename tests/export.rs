@@ -514,3 +514,70 @@ fn bad_profiles_are_one_line_errors() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// Issue 20, names: C++ symbols demangled in the summary and every export
+/// (one naming function, profile/names.rs); `--no-demangle` keeps them as
+/// the symbol table spells them, and the profile always does (I1).
+#[test]
+fn cpp_names_are_demangled_in_every_output_and_raw_on_request() {
+    let dir = workdir("names");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/names/names.cpp");
+    let exe = dir.join("names");
+    let o = Command::new("g++")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("g++ (Debian g++) is needed");
+    assert!(o.status.success(), "g++: {}", show(&o));
+    let p = dir.join("p.json");
+    let o = Command::new(HOTLIFT)
+        .args(["profile", "-o"])
+        .arg(&p)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    let (raw, nice) = (
+        "_ZN4work3sumERKSt6vectorIlSaIlEE",
+        "work::sum(std::vector<long, std::allocator<long> > const&)",
+    );
+    // The summary `profile` prints at the end (on stderr).
+    let summary = String::from_utf8_lossy(&o.stderr);
+    assert!(summary.contains(&format!("{nice}+0x")), "{summary}");
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        text.contains(raw) && !text.contains(nice),
+        "the profile keeps raw names"
+    );
+    for (flag, want, not) in [(None, nice, raw), (Some("--no-demangle"), raw, nice)] {
+        for format in ["callgrind", "folded"] {
+            let out = dir.join(format!("out.{format}"));
+            let mut c = Command::new(HOTLIFT);
+            c.args(flag);
+            let o = c
+                .arg("export")
+                .arg(&p)
+                .args(["--format", format, "-o"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+            let got = std::fs::read_to_string(&out).unwrap();
+            // Folded stacks keep a frame free of spaces.
+            let want = if format == "folded" {
+                want.replace(' ', "_")
+            } else {
+                want.to_string()
+            };
+            let not = if format == "folded" {
+                not.replace(' ', "_")
+            } else {
+                not.to_string()
+            };
+            assert!(got.contains(&want), "{flag:?} {format}: no {want}");
+            assert!(!got.contains(&not), "{flag:?} {format}: {not}");
+        }
+    }
+}

@@ -45,7 +45,8 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
             (Some(m), Some(o)) => Some(format!("{m}+{o:#x}")),
             _ => None,
         };
-        let name = match (b["symbol"].as_str(), place) {
+        let symbol = b["symbol"].as_str().map(crate::profile::names::display);
+        let name = match (symbol, place) {
             (Some(s), Some(p)) => format!("{s}, {p}"),
             (Some(s), None) => s.to_string(),
             (None, Some(p)) => p,

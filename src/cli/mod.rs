@@ -33,6 +33,9 @@ pub use crate::status::{
     about = "Run Linux x86-64 programs under dynamic binary translation"
 )]
 pub struct Cli {
+    /// Show C++ and Rust function names as the symbol tables spell them (mangled)
+    #[arg(long, global = true)]
+    pub no_demangle: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -138,6 +141,7 @@ pub fn main() -> i32 {
             };
         }
     };
+    crate::profile::names::keep_raw(cli.no_demangle);
     match cli.command {
         Command::Run {
             opts,

@@ -76,6 +76,7 @@ pub fn main_exec(state: &str, cli_opts: RunOptions, program: Vec<OsString>) -> i
         .chain(program[1..].iter().map(|a| a.as_bytes().to_vec()))
         .collect();
     let summary = state.print_summary;
+    crate::profile::names::keep_raw(crate::profile::names::raw() || state.raw_names);
     crate::monitor::do_not_pin();
     launch(state.opts.clone(), path, argv, summary, Some(state), true)
 }

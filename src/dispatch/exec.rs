@@ -58,6 +58,9 @@ pub struct ExecState {
     /// which an `execve` keeps.
     #[serde(default)]
     pub tsc_traps: bool,
+    /// `--no-demangle`: the new image's summary names functions raw too.
+    #[serde(default)]
+    pub raw_names: bool,
 }
 
 static OWN_EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -201,6 +204,7 @@ impl Vm {
                 print_summary,
                 limits: Some(limits.clone()),
                 tsc_traps: self.tsc_traps,
+                raw_names: crate::profile::names::raw(),
             };
             let own = OWN_EXE
                 .get()

@@ -447,7 +447,10 @@ pub fn text(r: &Report) -> String {
         } else {
             p.blocks
                 .iter()
-                .map(|b| b.symbol.clone().unwrap_or_else(|| b.addr.clone()))
+                .map(|b| match &b.symbol {
+                    Some(s) => crate::profile::names::display(s).into_owned(),
+                    None => b.addr.clone(),
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         };

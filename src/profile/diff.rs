@@ -296,7 +296,7 @@ impl ProfileDiff {
             top,
             0,
             |(l, sym)| match sym {
-                Some(sym) => format!("{l} {sym}"),
+                Some(sym) => format!("{l} {}", super::names::display(sym)),
                 None => l.to_string(),
             },
         );

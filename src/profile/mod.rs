@@ -15,6 +15,7 @@ pub mod diff;
 pub mod dump;
 pub mod export;
 mod modules;
+pub mod names;
 mod process;
 pub mod read;
 pub mod sampling;

@@ -32,7 +32,7 @@ impl Profile {
         top.sort_by_key(|b| std::cmp::Reverse(b.count * b.instructions as u64));
         s.push_str("top blocks by instructions executed:\n");
         for b in top.iter().take(TOP) {
-            let sym = b.symbol.as_deref().unwrap_or("?");
+            let sym = super::names::display(b.symbol.as_deref().unwrap_or("?"));
             let share = if tot.guest_instructions > 0 {
                 100.0 * (b.count * b.instructions as u64) as f64 / tot.guest_instructions as f64
             } else {

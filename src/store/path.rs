@@ -105,7 +105,11 @@ impl TracePath {
         let m = &self.members[i];
         let module = &self.modules[m.module as usize].name;
         match &m.symbol {
-            Some(s) => format!("{module}+{:#x} <{s}>", m.offset),
+            Some(s) => format!(
+                "{module}+{:#x} <{}>",
+                m.offset,
+                crate::profile::names::display(s)
+            ),
             None => format!("{module}+{:#x}", m.offset),
         }
     }

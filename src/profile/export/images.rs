@@ -277,7 +277,7 @@ impl Images {
     pub fn function_name(&self, addr: u64, fallback: Option<&str>) -> (u64, String) {
         let image = self.containing(addr);
         if let Some((entry, name)) = image.and_then(|i| i.function(addr)) {
-            return (entry, name.to_string());
+            return (entry, crate::profile::names::display(name).into_owned());
         }
         if image.is_some_and(|i| i.in_plt(addr)) {
             // I5: every stub its own function, as valgrind names them.
@@ -289,7 +289,10 @@ impl Images {
                     Some((n, o)) => (n, u64::from_str_radix(o, 16).unwrap_or(0)),
                     None => (s, 0),
                 };
-                (addr.wrapping_sub(off), name.to_string())
+                (
+                    addr.wrapping_sub(off),
+                    crate::profile::names::display(name).into_owned(),
+                )
             }
             None => {
                 // I4: the nearest entry before addr in the same module.

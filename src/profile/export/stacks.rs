@@ -40,12 +40,16 @@ pub fn folded(doc: &ProfileDoc, images: &Images) -> Result<Vec<String>, ExportEr
         .first()
         .filter(|i| i.entry != 0)
         .and_then(|i| i.function(i.entry))
-        .map(|(_, n)| n.to_string())
+        .map(|(_, n)| crate::profile::names::display(n).into_owned())
         .unwrap_or_else(|| "[root]".to_string());
     let name = |i: usize| -> String {
         let n = &doc.call_tree[i];
         if n.parent.is_none() || n.function == 0 {
-            return n.symbol.clone().unwrap_or_else(|| root_name.clone());
+            return n
+                .symbol
+                .as_deref()
+                .map(|s| crate::profile::names::display(s).into_owned())
+                .unwrap_or_else(|| root_name.clone());
         }
         let sym = n
             .symbol
