@@ -578,6 +578,35 @@ fn cpp_names_are_demangled_in_every_output_and_raw_on_request() {
             };
             assert!(got.contains(&want), "{flag:?} {format}: no {want}");
             assert!(!got.contains(&not), "{flag:?} {format}: {not}");
+            // PLT stubs and unnamed code by name or module+offset, never
+            // by an address ASLR moves.
+            let names: Vec<&str> = match format {
+                "callgrind" => got
+                    .lines()
+                    .filter(|l| l.starts_with("fn=") || l.starts_with("cfn="))
+                    .filter_map(|l| l.split_once(") ").map(|(_, n)| n))
+                    .collect(),
+                _ => got
+                    .lines()
+                    .filter_map(|l| l.rsplit_once(' ').map(|(s, _)| s))
+                    .flat_map(|s| s.split(';'))
+                    .collect(),
+            };
+            let bad: Vec<&&str> = names
+                .iter()
+                .filter(|n| n.starts_with("0x") || n.starts_with("@plt"))
+                .collect();
+            assert!(bad.is_empty(), "{format}: {bad:?}");
+            if flag.is_none() {
+                let stub = match format {
+                    "folded" => "operator_new(unsigned_long)@plt",
+                    _ => "operator new(unsigned long)@plt",
+                };
+                assert!(
+                    names.iter().any(|n| n.starts_with(stub)),
+                    "{format}: a PLT stub named after its function: {names:?}"
+                );
+            }
         }
     }
 }

@@ -19,7 +19,9 @@
 //!     jumped to joins the function before it.
 //! I5: code in a PLT section (`.plt`, `.iplt`: a static program's ifunc
 //!     stubs) is not the function whose symbol precedes it (`_init` has
-//!     size 0): each stub is a function of its own, `0x401038@plt`.
+//!     size 0): each stub is a function of its own, named after the
+//!     function it jumps to (`qsort@plt`) or by its place
+//!     (`prog+0x1038@plt`), never by an address ASLR moves.
 //!
 //! Debug files are looked for as GDB does: `/usr/lib/debug/.build-id/xx/
 //! yyyy.debug` from the build id, then the `.gnu_debuglink` name next to the
@@ -271,17 +273,36 @@ impl Images {
             .find(|i| addr >= i.start && addr < i.end.max(i.start + 1))
     }
 
+    /// `module+0xoffset` for `addr`: the same in every run whatever ASLR
+    /// does (an absolute address only outside every module: JIT code).
+    pub fn place(&self, addr: u64) -> String {
+        match self.containing(addr) {
+            Some(img) => format!("{}+{:#x}", img.name, addr - img.start),
+            None => format!("{addr:#x}"),
+        }
+    }
+
     /// The function containing `addr`: its entry and a display name
-    /// (`name`, or `0x401000` when no symbol covers it; `fallback` is the
-    /// profile's own symbol for the address, used when the file is gone).
+    /// (`name`, or `module+0x1000` when no symbol covers it: [`Images::place`]
+    /// of its entry; `fallback` is the profile's own symbol for the address,
+    /// used when the file is gone).
     pub fn function_name(&self, addr: u64, fallback: Option<&str>) -> (u64, String) {
         let image = self.containing(addr);
         if let Some((entry, name)) = image.and_then(|i| i.function(addr)) {
             return (entry, crate::profile::names::display(name).into_owned());
         }
-        if image.is_some_and(|i| i.in_plt(addr)) {
-            // I5: every stub its own function, as valgrind names them.
-            return (addr, format!("{addr:#x}@plt"));
+        if let Some(img) = image.filter(|i| i.in_plt(addr)) {
+            // I5: every stub its own function, named after the function it
+            // jumps to where the symbol reader knows it (`qsort@plt`), else
+            // by where it is in its module.
+            if let Some((entry, name)) = img
+                .symbols
+                .function(addr)
+                .filter(|(_, n)| n.len() > "@plt".len() && n.ends_with("@plt"))
+            {
+                return (entry, crate::profile::names::display(name).into_owned());
+            }
+            return (addr, format!("{}+{:#x}@plt", img.name, addr - img.start));
         }
         match fallback {
             Some(s) => {
@@ -306,7 +327,7 @@ impl Images {
                     .map(|i| self.entries[i])
                     .filter(|&e| same(e))
                     .unwrap_or(addr);
-                (entry, format!("{entry:#x}"))
+                (entry, self.place(entry))
             }
         }
     }
