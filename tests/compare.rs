@@ -110,7 +110,24 @@ fn real_programs_are_equivalent_with_json_and_junit() {
     let dir = workdir("real");
     std::fs::write(dir.join("in.txt"), "pear\napple\nfig\napple\n").unwrap();
     // busybox applets, and Debian's own dynamically linked programs.
-    let cases: [&[&str]; 6] = [
+    // An unwritable report path fails before anything runs (stdout stays
+    // empty: no report of runs).
+    let cases: [&[&str]; 8] = [
+        &[
+            "--junit",
+            "/nonexistent/dir/x.xml",
+            "--",
+            "/bin/busybox",
+            "sleep",
+            "5",
+        ],
+        &[
+            "--json",
+            "/nonexistent/dir/x.json",
+            "--",
+            "/bin/busybox",
+            "true",
+        ],
         &[bb, "sort", "in.txt"],
         &[bb, "md5sum", "in.txt"],
         &[bb, "wc", "-l", "in.txt"],
@@ -418,7 +435,24 @@ fn timeouts_are_mismatches() {
 fn bad_input_is_a_one_line_error_with_status_2() {
     let dir = workdir("bad");
     // The program runs natively, but hotlift cannot start (status 125).
-    let cases: [&[&str]; 6] = [
+    // An unwritable report path fails before anything runs (stdout stays
+    // empty: no report of runs).
+    let cases: [&[&str]; 8] = [
+        &[
+            "--junit",
+            "/nonexistent/dir/x.xml",
+            "--",
+            "/bin/busybox",
+            "sleep",
+            "5",
+        ],
+        &[
+            "--json",
+            "/nonexistent/dir/x.json",
+            "--",
+            "/bin/busybox",
+            "true",
+        ],
         &["--", "/nonexistent/program"],
         &["--", concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")],
         &[

@@ -218,16 +218,29 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
         hotlift: me,
         stepcount,
     };
+    // The reports' files are opened before anything runs: a path that
+    // cannot be written fails at once, not after both runs.
+    let open = |p: &PathBuf| {
+        std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))
+    };
+    let json = args.json.as_ref().map(open).transpose()?;
+    let junit = args.junit.as_ref().map(open).transpose()?;
     let report = compare::run(&opts)?;
     print!("{}", report.text());
-    if let Some(p) = &args.json {
-        let text = serde_json::to_string_pretty(&report.json())? + "\n";
-        std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
-    }
-    if let Some(p) = &args.junit {
-        std::fs::write(p, report.junit())
-            .with_context(|| format!("cannot write {}", p.display()))?;
-    }
+    let write = |f: Option<std::fs::File>, p: &Option<PathBuf>, text: String| {
+        use std::io::Write as _;
+        if let (Some(mut f), Some(p)) = (f, p) {
+            f.write_all(text.as_bytes())
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        anyhow::Ok(())
+    };
+    write(
+        json,
+        &args.json,
+        serde_json::to_string_pretty(&report.json())? + "\n",
+    )?;
+    write(junit, &args.junit, report.junit())?;
     Ok(if report.equivalent() {
         EXIT_OK
     } else {
