@@ -66,13 +66,36 @@ pub fn image_functions(
     funcs
 }
 
-/// The function named `name` among an image's functions.
+/// The function named `name` among an image's functions; without one of
+/// that exact name, the one copy GCC made of it under a clone suffix
+/// (`sumsq.constprop.0`, `.isra.0`, `.part.0`: the optimiser's version
+/// the program runs), its hot part preferred to a `.cold` one.
 pub fn by_name_in(funcs: &[(u64, u64, String)], name: &str) -> Option<Found> {
-    let &(start, size, _) = funcs.iter().find(|f| f.2 == name)?;
+    let exact = funcs.iter().find(|f| f.2 == name);
+    let clone = || {
+        let clones: Vec<&(u64, u64, String)> = funcs
+            .iter()
+            .filter(|f| {
+                f.2.strip_prefix(name)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .is_some_and(|rest| {
+                        ["constprop.", "isra.", "part.", "lto_priv.", "cold"]
+                            .iter()
+                            .any(|c| rest.starts_with(c))
+                    })
+            })
+            .collect();
+        let hot: Vec<_> = clones.iter().filter(|f| !f.2.contains(".cold")).collect();
+        match hot.as_slice() {
+            [one] => Some(**one),
+            _ => None,
+        }
+    };
+    let (start, size, found) = exact.or_else(clone)?;
     Some(Found {
-        name: name.to_string(),
-        start,
-        end: extent(funcs, start, size),
+        name: found.clone(),
+        start: *start,
+        end: extent(funcs, *start, *size),
     })
 }
 
@@ -89,4 +112,29 @@ pub fn by_addr(bytes: &[u8], bias: u64, addr: u64) -> Option<Found> {
         start: addr,
         end,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_finds_its_only_clone() {
+        let f = |a: u64, n: &str| (a, 0x10, n.to_string());
+        let funcs = vec![
+            f(0x1000, "sumsq.constprop.0"),
+            f(0x1100, "sumsq.cold"),
+            f(0x1200, "work"),
+            f(0x1300, "work.isra.0"),
+            f(0x1400, "two.part.0"),
+            f(0x1500, "two.part.1"),
+            f(0x1600, "sumsquare"),
+        ];
+        let at = |n: &str| by_name_in(&funcs, n).map(|x| (x.name, x.start));
+        assert_eq!(at("sumsq"), Some(("sumsq.constprop.0".into(), 0x1000)));
+        assert_eq!(at("work"), Some(("work".into(), 0x1200)), "exact first");
+        assert_eq!(at("two"), None, "two clones: ambiguous");
+        assert_eq!(at("sums"), None, "a prefix is not a clone");
+        assert_eq!(at("sumsq.cold"), Some(("sumsq.cold".into(), 0x1100)));
+    }
 }
