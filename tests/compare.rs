@@ -110,24 +110,7 @@ fn real_programs_are_equivalent_with_json_and_junit() {
     let dir = workdir("real");
     std::fs::write(dir.join("in.txt"), "pear\napple\nfig\napple\n").unwrap();
     // busybox applets, and Debian's own dynamically linked programs.
-    // An unwritable report path fails before anything runs (stdout stays
-    // empty: no report of runs).
-    let cases: [&[&str]; 8] = [
-        &[
-            "--junit",
-            "/nonexistent/dir/x.xml",
-            "--",
-            "/bin/busybox",
-            "sleep",
-            "5",
-        ],
-        &[
-            "--json",
-            "/nonexistent/dir/x.json",
-            "--",
-            "/bin/busybox",
-            "true",
-        ],
+    let cases: [&[&str]; 6] = [
         &[bb, "sort", "in.txt"],
         &[bb, "md5sum", "in.txt"],
         &[bb, "wc", "-l", "in.txt"],
