@@ -283,12 +283,10 @@ impl ProtectedPages {
         self.count.load(Ordering::Acquire) as usize
     }
 
-    /// Record `page` with the guest's protection (translation lock held).
-    /// False when the table is three quarters full.
+    /// Record `page`, not yet recorded, with the guest's protection
+    /// (translation lock held). False when the table is three quarters
+    /// full.
     fn insert(&self, page: u64, prot: Prot) -> bool {
-        if self.contains(page) {
-            return true;
-        }
         if self.len() * 4 >= self.slots.len() * 3 {
             return false;
         }
