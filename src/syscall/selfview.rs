@@ -200,16 +200,34 @@ fn names_view(path: &[u8]) -> Option<View> {
 /// Labels the kernel gives memory the guest uses but did not map itself.
 const KERNEL_LABELS: [&str; 5] = ["[stack]", "[vdso]", "[vvar]", "[vvar_vclock]", "[vsyscall]"];
 
+/// The ranges of a maps text's lines.
+fn maps_extents(maps: &str) -> Vec<(u64, u64)> {
+    maps.lines()
+        .filter_map(|l| {
+            let (a, b) = l.split(' ').next()?.split_once('-')?;
+            Some((
+                u64::from_str_radix(a, 16).ok()?,
+                u64::from_str_radix(b, 16).ok()?,
+            ))
+        })
+        .collect()
+}
+
 /// I4: the kernel's `maps`/`smaps`/`numa_maps` text `real` cut to the
 /// ranges `guest` (sorted, disjoint), the parts in `heap` labelled
 /// `[heap]`. A mapping line keeps what of its range lies in guest memory
 /// (a file offset moves with its start; smaps' sizes are the whole
 /// mapping's); lines labelled as in [`KERNEL_LABELS`] stay whole.
+/// `numa_maps` names a mapping by its start only: `extents` (the kernel's
+/// maps ranges) give its end, since the kernel may have merged a guest
+/// mapping with hotlift's just below it; such a line is shown once per
+/// guest part, at the part's start.
 fn guest_view(
     real: &str,
     view: View,
     guest: &[(u64, u64, crate::loader::Prot)],
     heap: (u64, u64),
+    extents: &[(u64, u64)],
 ) -> String {
     let mut out = String::with_capacity(real.len() / 2);
     // smaps: the detail lines of the mapping before are kept with it.
@@ -223,7 +241,10 @@ fn guest_view(
             continue;
         };
         let bounds = if view == View::NumaMaps {
-            u64::from_str_radix(range, 16).ok().map(|a| (a, a + 1))
+            u64::from_str_radix(range, 16).ok().map(|a| {
+                let end = extents.iter().find(|x| x.0 == a).map_or(a + 1, |x| x.1);
+                (a, end)
+            })
         } else {
             range.split_once('-').and_then(|(a, b)| {
                 Some((
@@ -255,9 +276,8 @@ fn guest_view(
                 .collect()
         };
         if view == View::NumaMaps {
-            if !parts.is_empty() {
-                out.push_str(line);
-                out.push('\n');
+            for (s, _, _) in parts {
+                out.push_str(&format!("{s:x} {rest}\n"));
             }
             continue;
         }
@@ -354,7 +374,15 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
         let Ok(real) = std::fs::read_to_string(file) else {
             return Some(-(libc::EMFILE as i64));
         };
-        let text = guest_view(&real, view, &guest, heap);
+        let extents = if view == View::NumaMaps {
+            let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+                return Some(-(libc::EMFILE as i64));
+            };
+            maps_extents(&maps)
+        } else {
+            Vec::new()
+        };
+        let text = guest_view(&real, view, &guest, heap, &extents);
         return Some(serve(text.as_bytes(), a[path_arg + 1]));
     }
     let flags = a[path_arg + 1];
@@ -413,7 +441,7 @@ mod tests {
             (0x7f00_0000_5000, 0x7f00_0000_8000, rx),
         ];
         let heap = (0x7f00_0000_2000, 0x7f00_0000_4000);
-        let v = guest_view(REAL, View::Maps, &guest, heap);
+        let v = guest_view(REAL, View::Maps, &guest, heap, &[]);
         assert_eq!(
             v,
             "7f0000002000-7f0000004000 rw-p 00000000 00:00 0                          [heap]\n\
@@ -424,13 +452,21 @@ mod tests {
         assert!(!v.contains("hotlift"));
         let numa = "7f0000002000 default anon=2\n555500000000 default\n";
         assert_eq!(
-            guest_view(numa, View::NumaMaps, &guest, heap),
+            guest_view(numa, View::NumaMaps, &guest, heap, &[]),
             "7f0000002000 default anon=2\n"
+        );
+        // A guest mapping the kernel merged with hotlift's just below it:
+        // shown at the guest part's start (the line was dropped before).
+        let merged = "7f0000001000 default anon=3\n";
+        let extents = maps_extents("7f0000001000-7f0000004000 rw-p 00000000 00:00 0\n");
+        assert_eq!(
+            guest_view(merged, View::NumaMaps, &guest, heap, &extents),
+            "7f0000002000 default anon=3\n"
         );
         let smaps = "7f0000004000-7f0000008000 r--p 00002000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n\
                      7f0000008000-7f000000c000 rw-s 00000000 00:01 33 /memfd:hotlift-code (deleted)\nRss: 8 kB\n";
         assert_eq!(
-            guest_view(smaps, View::Smaps, &guest, heap),
+            guest_view(smaps, View::Smaps, &guest, heap, &[]),
             "7f0000005000-7f0000008000 r-xp 00003000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n"
         );
     }
