@@ -28,6 +28,8 @@ pub struct CodeMem {
     used: usize,
     /// Code below this offset (shared stubs) survives [`CodeMem::reset`].
     floor: usize,
+    /// Both views are populated below this offset (module I7).
+    populated: usize,
 }
 
 // SAFETY: the RW view pointer is owned by this value; code memory is only
@@ -36,6 +38,8 @@ pub struct CodeMem {
 unsafe impl Send for CodeMem {}
 
 const TWO_GIB: u64 = 1 << 31;
+/// Bytes of both views populated together ahead of the cursor (module I7).
+const POPULATE: usize = 256 << 10;
 const MARGIN: u64 = 16 << 20;
 
 fn reaches(lo: u64, hi: u64, rx: u64, size: u64) -> bool {
@@ -125,6 +129,7 @@ impl CodeMem {
             mapped: size,
             used: 0,
             floor: 0,
+            populated: 0,
         })
     }
 
@@ -199,6 +204,9 @@ impl CodeMem {
     /// exist (a fresh child).
     pub fn adopt(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
         use std::os::fd::AsRawFd;
+        // New mappings: nothing is populated (module I7); what the parent
+        // wrote faults in where it runs.
+        self.populated = 0;
         for (at, prot) in [
             (
                 self.rx as *mut libc::c_void,
@@ -252,6 +260,9 @@ impl CodeMem {
             "commit of {} bytes past the end of code memory",
             bytes.len()
         );
+        if self.used + padded > self.populated {
+            self.populate(self.used + padded);
+        }
         // SAFETY: [used, used+padded) lies inside the RW view.
         unsafe {
             let dst = self.rw.add(self.used);
@@ -260,6 +271,34 @@ impl CodeMem {
         }
         self.used += padded;
         at
+    }
+
+    /// Populate both views from the cursor's page to past `end` (module
+    /// I7), [`POPULATE`] bytes at a time.
+    #[cold]
+    fn populate(&mut self, end: usize) {
+        let from = (self.used & !4095).max(self.populated);
+        let to = end.next_multiple_of(POPULATE).min(self.size);
+        if to <= from {
+            return;
+        }
+        let len = to - from;
+        // SAFETY: [from, to) lies inside both views; populating changes no
+        // contents. A kernel without MADV_POPULATE_* (before 5.14) refuses
+        // and the pages fault in on first touch as before.
+        unsafe {
+            libc::madvise(
+                self.rw.add(from) as *mut libc::c_void,
+                len,
+                libc::MADV_POPULATE_WRITE,
+            );
+            libc::madvise(
+                (self.rx + from as u64) as *mut libc::c_void,
+                len,
+                libc::MADV_POPULATE_READ,
+            );
+        }
+        self.populated = to;
     }
 
     /// Point the rel32 field at `field` to `target` (I2).
