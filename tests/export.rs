@@ -262,6 +262,12 @@ fn names_come_from_a_debug_file_of_a_stripped_program() {
         report.contains(":main "),
         "main named from rec.debug: {report}"
     );
+    let lines = |out: &Path| {
+        std::fs::read_to_string(out)
+            .unwrap()
+            .contains("/recursion.c\n")
+    };
+    assert!(lines(&out), "source lines from rec.debug (debuglink)");
     // The same debug file found by build id under HOTLIFT_DEBUG_DIR.
     let id = prof["binary"]["build_id"]
         .as_str()
@@ -283,6 +289,10 @@ fn names_come_from_a_debug_file_of_a_stripped_program() {
     assert!(
         report.contains(":main "),
         "main named by build id: {report}"
+    );
+    assert!(
+        lines(&out),
+        "source lines from the debug file found by build id"
     );
     // Without a debug file: addresses, and a warning.
     std::fs::remove_file(&moved).unwrap();
@@ -366,12 +376,13 @@ fn folded_svg_and_perfmap_follow_the_call_tree_and_translations() {
             "2098a67870 c8 hotlift:superblock 0",
         ]
     );
-    // Callgrind takes inclusive call costs from the tree: main → work is 60.
+    // Callgrind takes inclusive call costs from the tree: main → work is 60
+    // (line 0: the program's file is gone).
     let cg = dir.join("s.callgrind");
     export(&p, "callgrind", &cg);
     let cg_text = std::fs::read_to_string(&cg).unwrap();
     assert!(
-        cg_text.contains("calls=2 0x401200\n0x401100 60\n"),
+        cg_text.contains("calls=2 0x401200 0\n0x401100 0 60\n"),
         "{cg_text}"
     );
 }
@@ -609,4 +620,154 @@ fn cpp_names_are_demangled_in_every_output_and_raw_on_request() {
             }
         }
     }
+}
+
+/// The count `callgrind_annotate --auto=yes` shows for the first line
+/// holding `text` in the annotated source of a file whose path ends with
+/// `file` (0 for a line shown as `.`).
+fn annotated_count(report: &str, file: &str, text: &str) -> u64 {
+    let section = report
+        .split("-- Auto-annotated source: ")
+        .skip(1)
+        .find(|s| {
+            s.lines()
+                .next()
+                .is_some_and(|l| l.trim_end().ends_with(file))
+        })
+        .unwrap_or_else(|| panic!("{file} is not annotated:\n{report}"));
+    let line = section
+        .lines()
+        .find(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("no line {text:?} in {file}:\n{section}"));
+    let n = line.split_whitespace().next().unwrap();
+    if n == "." {
+        return 0;
+    }
+    n.replace(',', "").parse().unwrap()
+}
+
+/// `callgrind_annotate --auto=yes --threshold=100 FILE`, checked.
+fn annotate_source(file: &Path) -> String {
+    let o = Command::new("callgrind_annotate")
+        .args(["--auto=yes", "--threshold=100"])
+        .arg(file)
+        .output()
+        .expect("callgrind_annotate (install valgrind: .ci/run does)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn callgrind_annotate_shows_source_lines_with_exact_counts() {
+    // Issue 20 goal 2: DWARF lines in the callgrind export. A loop line's
+    // count is its instructions per iteration times the iterations.
+    let dir = workdir("lines");
+    std::fs::write(
+        dir.join("loop.c"),
+        "#include <stdio.h>\n\
+         static long sumsq(int n) {\n\
+         \x20   long s = 0;\n\
+         \x20   for (int i = 0; i < n; i++)\n\
+         \x20       s += (long)i * i;\n\
+         \x20   return s;\n\
+         }\n\
+         int main(void) {\n\
+         \x20   printf(\"%ld\\n\", sumsq(1009));\n\
+         \x20   return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let cpp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/names/names.cpp");
+    for (compiler, src, file, line, times) in [
+        (
+            "gcc",
+            dir.join("loop.c"),
+            "loop.c",
+            "s += (long)i * i;",
+            1009,
+        ),
+        ("g++", cpp, "names.cpp", "s += x ^ r;", 2_000_000),
+    ] {
+        let exe = dir.join(format!("{file}.exe"));
+        let o = Command::new(compiler)
+            .args(["-O0", "-g", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .output()
+            .unwrap_or_else(|e| panic!("{compiler}: {e}"));
+        assert!(o.status.success(), "{compiler}: {}", show(&o));
+        let p = dir.join(format!("{file}.json"));
+        profile(&dir, &p, &[exe.to_str().unwrap()]);
+        let out = dir.join(format!("{file}.callgrind"));
+        export(&p, "callgrind", &out);
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains("\npositions: instr line\n"), "{file}");
+        let report = annotate_source(&out);
+        let n = annotated_count(&report, file, line);
+        assert!(
+            n > 0 && n.is_multiple_of(times),
+            "{file}: {line:?} ran {n} instructions, not a multiple of {times}"
+        );
+        if compiler == "g++" {
+            // Library templates have lines of their own headers.
+            assert!(
+                text.contains("/stl_map.h") || text.contains("/stl_vector.h"),
+                "{file}: no STL header among the files"
+            );
+        }
+    }
+}
+
+#[test]
+fn source_lines_from_a_debuglink_file_only_when_its_crc_matches() {
+    // A program without a build id: its .gnu_debuglink's CRC-32 is all
+    // that ties the debug file to it.
+    let dir = workdir("debuglink-crc");
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests/c/recursion.c");
+    let inc = concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests/c");
+    let run = |cmd: &str, args: &[&str]| {
+        let st = Command::new(cmd)
+            .args(args)
+            .current_dir(&dir)
+            .status()
+            .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        assert!(st.success(), "{cmd} {args:?}");
+    };
+    run(
+        "gcc",
+        &[
+            "-O1",
+            "-g",
+            "-static",
+            "-Wl,--build-id=none",
+            "-I",
+            inc,
+            "-o",
+            "rec",
+            src,
+        ],
+    );
+    run("objcopy", &["--only-keep-debug", "rec", "rec.debug"]);
+    run("strip", &["--strip-all", "rec"]);
+    run("objcopy", &["--add-gnu-debuglink=rec.debug", "rec"]);
+    let p = dir.join("rec.json");
+    let prof = profile(&dir, &p, &[dir.join("rec").to_str().unwrap()]);
+    assert!(prof["binary"]["build_id"].is_null(), "no build id");
+    let out = dir.join("rec.callgrind");
+    export(&p, "callgrind", &out);
+    let has_lines = || {
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("/recursion.c\n")
+    };
+    assert!(has_lines(), "lines from rec.debug, whose CRC matches");
+    // The same debug file with one more byte: another CRC.
+    let mut bytes = std::fs::read(dir.join("rec.debug")).unwrap();
+    bytes.push(0);
+    std::fs::write(dir.join("rec.debug"), bytes).unwrap();
+    export(&p, "callgrind", &out);
+    assert!(
+        !has_lines(),
+        "a debug file whose CRC differs gives no lines"
+    );
 }

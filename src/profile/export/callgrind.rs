@@ -29,8 +29,15 @@
 //!     inclusive cost counts nested contexts again, as callgrind's does
 //!     without `--separate-recs`.
 //!
+//! I5: positions are `instr line`: every address carries its source line
+//!     from the module's DWARF line tables (lines.rs; 0 without them), a
+//!     function's `fl=` is the file of its first address, and cost, jump
+//!     and call lines from another file (inlined code) are preceded by
+//!     `fi=` (`fe=` back to the function's own), so `callgrind_annotate`
+//!     annotates source with the exact counts.
+//!
 //! Functions are named from the ELF symbol tables (images.rs); code no
-//! symbol covers is a function per block named by its address.
+//! symbol covers is a function named after its module and offset.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -352,6 +359,18 @@ impl Build<'_> {
         }
     }
 
+    /// The source position of `addr` (I5), looked up once.
+    fn pos(&self, memo: &mut HashMap<u64, (String, u32)>, addr: u64) -> (String, u32) {
+        memo.entry(addr)
+            .or_insert_with(|| {
+                self.images
+                    .containing(addr)
+                    .and_then(|i| i.line(addr))
+                    .unwrap_or_else(|| ("???".to_string(), 0))
+            })
+            .clone()
+    }
+
     /// The file's text.
     fn render(&self, rep: u64, unplaced: Option<u64>, has_tree: bool) -> String {
         let doc = self.doc;
@@ -362,33 +381,57 @@ impl Build<'_> {
             s.push_str(&format!("pid: {pid}\n"));
         }
         s.push_str(&format!("cmd: {}\n", doc.command_line.join(" ")));
-        s.push_str("positions: instr\nevents: Ir\n");
+        s.push_str("positions: instr line\nevents: Ir\n");
         s.push_str(&format!("summary: {}\n\n", doc.totals.guest_instructions));
         if !has_tree {
             s.push_str("# the profile has no call_tree: calls carry no inclusive cost\n");
         }
-        let (mut fns, mut obs) = (Names::default(), Names::default());
-        let fl = "fl=(1) ???\n";
+        let (mut fns, mut obs, mut files) = (Names::default(), Names::default(), Names::default());
+        let mut memo = HashMap::new();
         for (name, f) in &self.funcs {
+            // I5: the function's file is its first address's; lines from
+            // other files (inlined code) switch with fi=, back with fe=.
+            let home = match f.costs.keys().next() {
+                Some(&a) => self.pos(&mut memo, a).0,
+                None => "???".to_string(),
+            };
             s.push_str(&format!(
-                "ob={}\n{fl}fn={}\n",
+                "ob={}\nfl={}\nfn={}\n",
                 obs.get(&f.object),
+                files.get(&home),
                 fns.get(name)
             ));
-            for (addr, cost) in &f.costs {
-                s.push_str(&format!("{addr:#x} {cost}\n"));
+            let mut cur = home.clone();
+            let mut switch = |s: &mut String, files: &mut Names, file: String| {
+                if file != cur {
+                    let key = if file == home { "fe" } else { "fi" };
+                    s.push_str(&format!("{key}={}\n", files.get(&file)));
+                    cur = file;
+                }
+            };
+            for (&addr, cost) in &f.costs {
+                let (file, line) = self.pos(&mut memo, addr);
+                switch(&mut s, &mut files, file);
+                s.push_str(&format!("{addr:#x} {line} {cost}\n"));
             }
             for &(src, to, n, exe) in &f.jumps {
+                let (file, line) = self.pos(&mut memo, src);
+                let to_line = self.pos(&mut memo, to).1;
+                switch(&mut s, &mut files, file);
                 let target_fn = self.fn_at(to);
                 if &target_fn != name {
                     s.push_str(&format!("jfn={}\n", fns.get(&target_fn)));
                 }
                 match exe {
-                    Some(exe) => s.push_str(&format!("jcnd={n}/{exe} {to:#x}\n{src:#x}\n")),
-                    None => s.push_str(&format!("jump={n} {to:#x}\n{src:#x}\n")),
+                    Some(exe) => s.push_str(&format!("jcnd={n}/{exe} {to:#x} {to_line}\n")),
+                    None => s.push_str(&format!("jump={n} {to:#x} {to_line}\n")),
                 }
+                s.push_str(&format!("{src:#x} {line}\n"));
             }
             for &(src, to, n, inclusive) in &f.calls {
+                let (file, line) = self.pos(&mut memo, src);
+                let (to_file, to_line) = self.pos(&mut memo, to);
+                switch(&mut s, &mut files, file);
                 let cob = self
                     .images
                     .containing(to)
@@ -398,7 +441,8 @@ impl Build<'_> {
                     s.push_str(&format!("cob={}\n", obs.get(&cob)));
                 }
                 s.push_str(&format!(
-                    "cfn={}\ncalls={n} {to:#x}\n{src:#x} {inclusive}\n",
+                    "cfi={}\ncfn={}\ncalls={n} {to:#x} {to_line}\n{src:#x} {line} {inclusive}\n",
+                    files.get(&to_file),
                     fns.get(&self.fn_at(to))
                 ));
             }
@@ -413,7 +457,8 @@ impl Build<'_> {
         if rep > 0 {
             let ob = obs.get(&doc.binary.path);
             s.push_str(&format!(
-                "ob={ob}\n{fl}fn={}\n0x0 {rep}\n",
+                "ob={ob}\nfl={}\nfn={}\n0x0 0 {rep}\n",
+                files.get("???"),
                 fns.get("[rep string iterations]")
             ));
         }

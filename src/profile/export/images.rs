@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use goblin::elf::{program_header::PT_LOAD, Elf};
 
+use super::lines::{DebugFacts, Lines};
 use crate::profile::read::{Module, ProfileDoc};
 use crate::profile::Symbols;
 
@@ -55,12 +56,16 @@ pub struct Image {
     /// The file's bytes and its loadable segments, when the file is the
     /// one profiled (I2).
     bytes: Option<(Vec<u8>, Vec<Segment>)>,
+    /// Where its debug information may be (lines.rs), and its line
+    /// tables, read on first use.
+    debug: Option<DebugFacts>,
+    lines: std::cell::OnceCell<Option<Lines>>,
 }
 
 /// A `PT_LOAD` segment: (vaddr, file offset, file size).
 type Segment = (u64, u64, u64);
 
-fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
+pub(super) fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
     let notes = elf.iter_note_headers(bytes)?;
     for note in notes.flatten() {
         if note.n_type == goblin::elf::note::NT_GNU_BUILD_ID && note.name == "GNU" {
@@ -86,16 +91,20 @@ fn debug_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/lib/debug"))
 }
 
+/// The debug file of build id `id` (hex, more than two digits).
+pub(super) fn build_id_path(id: &str) -> PathBuf {
+    debug_root()
+        .join(".build-id")
+        .join(&id[..2])
+        .join(format!("{}.debug", &id[2..]))
+}
+
 /// Candidate debug files for `file` (see the module doc).
 fn debug_candidates(file: &Path, build_id: Option<&str>, link: Option<&str>) -> Vec<PathBuf> {
     let root = debug_root();
     let mut v = Vec::new();
     if let Some(id) = build_id.filter(|id| id.len() > 2) {
-        v.push(
-            root.join(".build-id")
-                .join(&id[..2])
-                .join(format!("{}.debug", &id[2..])),
-        );
+        v.push(build_id_path(id));
     }
     if let (Some(link), Some(dir)) = (link, file.parent()) {
         v.push(dir.join(link));
@@ -119,6 +128,8 @@ impl Image {
             plt: Vec::new(),
             symbols_from: None,
             bytes: None,
+            debug: None,
+            lines: std::cell::OnceCell::new(),
         }
     }
 
@@ -200,8 +211,22 @@ impl Image {
         } else {
             img.symbols_from = Some(PathBuf::from(&m.path));
         }
+        img.debug = Some(DebugFacts::of(&elf, &bytes, id.as_deref()));
         img.bytes = Some((bytes, loads));
         img
+    }
+
+    /// The source file and line of the code at runtime address `addr`,
+    /// from the module's DWARF line tables (lines.rs).
+    pub fn line(&self, addr: u64) -> Option<(String, u32)> {
+        let lines = self.lines.get_or_init(|| {
+            let facts = self.debug.as_ref()?;
+            let link = facts.link.as_ref().map(|l| l.0.as_str());
+            let path = Path::new(&self.path);
+            let cands = debug_candidates(path, facts.build_id.as_deref(), link);
+            Lines::find(path, facts, &cands)
+        });
+        lines.as_ref()?.at(addr.wrapping_sub(self.bias))
     }
 
     /// The bytes at runtime address `addr`, `len` of them, if the file

@@ -13,6 +13,7 @@
 pub mod callgrind;
 pub mod drcov;
 pub mod images;
+pub mod lines;
 pub mod perfmap;
 pub mod stacks;
 

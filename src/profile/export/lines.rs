@@ -1,0 +1,164 @@
+//! Source lines of a module's code: the DWARF line tables of its file or
+//! of its separate debug file, read with `addr2line`.
+//!
+//! I1: debug information is used only if it describes the file profiled:
+//!     the file's own sections; a debug file found by build id whose build
+//!     id matches; a `.gnu_debuglink` file whose CRC-32 matches the link's
+//!     (and whose build id matches, when the module has one). A dwz
+//!     supplementary file (`.gnu_debugaltlink`, Debian's `-dbgsym`
+//!     packages) is found by its path or its build id.
+//! I2: addresses are link-time (file) addresses: runtime address − bias
+//!     (images.rs I3).
+//! I3: nothing here fails: without usable debug information a module has
+//!     no lines, and callers show what they showed before (`???`, line 0).
+
+use std::path::{Path, PathBuf};
+
+use goblin::elf::section_header::SHT_NOBITS;
+use goblin::elf::Elf;
+
+/// One module's line tables.
+pub struct Lines {
+    loader: addr2line::Loader,
+    /// The file they came from (the module's own, or a debug file).
+    pub from: PathBuf,
+}
+
+impl std::fmt::Debug for Lines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lines").field("from", &self.from).finish()
+    }
+}
+
+/// What [`Lines::find`] needs to know of a module's file, taken while it
+/// is parsed anyway (images.rs).
+#[derive(Debug, Clone, Default)]
+pub struct DebugFacts {
+    /// The file holds a non-empty `.debug_line` of its own.
+    pub own: bool,
+    pub build_id: Option<String>,
+    /// `.gnu_debuglink`: the debug file's name and CRC-32.
+    pub link: Option<(String, u32)>,
+}
+
+/// The contents of section `name` of `elf` (none for `SHT_NOBITS`).
+fn section<'a>(elf: &Elf, bytes: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    let sh = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(name))?;
+    if sh.sh_type == SHT_NOBITS {
+        return None;
+    }
+    bytes.get(sh.file_range()?)
+}
+
+impl DebugFacts {
+    pub fn of(elf: &Elf, bytes: &[u8], build_id: Option<&str>) -> DebugFacts {
+        let own = section(elf, bytes, ".debug_line").is_some_and(|d| !d.is_empty());
+        let link = section(elf, bytes, ".gnu_debuglink").and_then(|d| {
+            let end = d.iter().position(|&b| b == 0)?;
+            let name = std::str::from_utf8(&d[..end]).ok()?.to_string();
+            let at = (end + 1).next_multiple_of(4);
+            let crc = u32::from_le_bytes(d.get(at..at + 4)?.try_into().ok()?);
+            Some((name, crc))
+        });
+        DebugFacts {
+            own,
+            build_id: build_id.map(str::to_string),
+            link,
+        }
+    }
+}
+
+fn crc32_of(path: &Path) -> Option<u32> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).ok()?;
+        if n == 0 {
+            return Some(h.finalize());
+        }
+        h.update(&buf[..n]);
+    }
+}
+
+/// The dwz supplementary file a debug file names (I1): its
+/// `.gnu_debugaltlink` path (absolute, or from the debug file's folder),
+/// else by the build id the section carries.
+fn supplementary(debug: &Path, elf: &Elf, bytes: &[u8]) -> Option<PathBuf> {
+    let d = section(elf, bytes, ".gnu_debugaltlink")?;
+    let end = d.iter().position(|&b| b == 0)?;
+    let name = Path::new(std::str::from_utf8(&d[..end]).ok()?);
+    let by_path = match debug.parent() {
+        Some(dir) if name.is_relative() => dir.join(name),
+        _ => name.to_path_buf(),
+    };
+    if by_path.is_file() {
+        return Some(by_path);
+    }
+    let id = hex::encode(d.get(end + 1..)?);
+    (id.len() > 2)
+        .then(|| super::images::build_id_path(&id))
+        .filter(|p| p.is_file())
+}
+
+impl Lines {
+    /// The line tables for the module whose file is `path` (I1, I3):
+    /// `candidates` are its separate debug files in the order GDB looks.
+    pub fn find(path: &Path, facts: &DebugFacts, candidates: &[PathBuf]) -> Option<Lines> {
+        if facts.own {
+            return Lines::load(path, None);
+        }
+        for cand in candidates {
+            let Ok(bytes) = std::fs::read(cand) else {
+                continue;
+            };
+            let Ok(elf) = Elf::parse(&bytes) else {
+                continue;
+            };
+            let id = super::images::build_id_of(&elf, &bytes);
+            if facts.build_id.is_some() && id != facts.build_id {
+                continue;
+            }
+            let by_link = facts
+                .link
+                .as_ref()
+                .is_some_and(|(name, _)| cand.file_name() == Some(std::ffi::OsStr::new(name)));
+            if by_link && facts.build_id.is_none() {
+                let crc = facts.link.as_ref().map(|l| l.1);
+                if crc32_of(cand) != crc {
+                    continue;
+                }
+            }
+            if section(&elf, &bytes, ".debug_line").is_none_or(|d| d.is_empty()) {
+                continue;
+            }
+            let sup = supplementary(cand, &elf, &bytes);
+            if let Some(lines) = Lines::load(cand, sup.as_deref()) {
+                return Some(lines);
+            }
+        }
+        None
+    }
+
+    fn load(path: &Path, sup: Option<&Path>) -> Option<Lines> {
+        let loader = match sup {
+            Some(sup) => addr2line::Loader::new_with_sup(path, Some(sup)),
+            None => addr2line::Loader::new(path),
+        }
+        .ok()?;
+        Some(Lines {
+            loader,
+            from: path.to_path_buf(),
+        })
+    }
+
+    /// The source file and line of link-time address `vaddr` (I2).
+    pub fn at(&self, vaddr: u64) -> Option<(String, u32)> {
+        let loc = self.loader.find_location(vaddr).ok()??;
+        Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
+    }
+}
