@@ -223,27 +223,34 @@ fn callgrind_totals_of_programs_that_fault_trap_or_rewrite_their_code() {
     }
 }
 
-#[test]
-fn names_come_from_a_debug_file_of_a_stripped_program() {
-    let dir = workdir("debuglink");
-    let exe = dir.join("rec");
+/// Build guest test recursion.c as `dir/rec` (`-O1 -g -static` and
+/// `extra`), its debug information moved to `dir/rec.debug` and named by
+/// a `.gnu_debuglink`.
+fn stripped_with_debuglink(dir: &Path, extra: &[&str]) {
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests/c/recursion.c");
     let inc = concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests/c");
     let run = |cmd: &str, args: &[&str]| {
         let st = Command::new(cmd)
             .args(args)
-            .current_dir(&dir)
+            .current_dir(dir)
             .status()
             .unwrap_or_else(|e| panic!("{cmd}: {e}"));
         assert!(st.success(), "{cmd} {args:?}");
     };
-    run(
-        "gcc",
-        &["-O1", "-g", "-static", "-I", inc, "-o", "rec", src],
-    );
+    let mut gcc = vec!["-O1", "-g", "-static"];
+    gcc.extend_from_slice(extra);
+    gcc.extend_from_slice(&["-I", inc, "-o", "rec", src]);
+    run("gcc", &gcc);
     run("objcopy", &["--only-keep-debug", "rec", "rec.debug"]);
     run("strip", &["--strip-all", "rec"]);
     run("objcopy", &["--add-gnu-debuglink=rec.debug", "rec"]);
+}
+
+#[test]
+fn names_come_from_a_debug_file_of_a_stripped_program() {
+    let dir = workdir("debuglink");
+    let exe = dir.join("rec");
+    stripped_with_debuglink(&dir, &[]);
     let p = dir.join("rec.json");
     let prof = profile(&dir, &p, &[exe.to_str().unwrap()]);
     assert!(
@@ -723,33 +730,7 @@ fn source_lines_from_a_debuglink_file_only_when_its_crc_matches() {
     // A program without a build id: its .gnu_debuglink's CRC-32 is all
     // that ties the debug file to it.
     let dir = workdir("debuglink-crc");
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests/c/recursion.c");
-    let inc = concat!(env!("CARGO_MANIFEST_DIR"), "/guest-tests/c");
-    let run = |cmd: &str, args: &[&str]| {
-        let st = Command::new(cmd)
-            .args(args)
-            .current_dir(&dir)
-            .status()
-            .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-        assert!(st.success(), "{cmd} {args:?}");
-    };
-    run(
-        "gcc",
-        &[
-            "-O1",
-            "-g",
-            "-static",
-            "-Wl,--build-id=none",
-            "-I",
-            inc,
-            "-o",
-            "rec",
-            src,
-        ],
-    );
-    run("objcopy", &["--only-keep-debug", "rec", "rec.debug"]);
-    run("strip", &["--strip-all", "rec"]);
-    run("objcopy", &["--add-gnu-debuglink=rec.debug", "rec"]);
+    stripped_with_debuglink(&dir, &["-Wl,--build-id=none"]);
     let p = dir.join("rec.json");
     let prof = profile(&dir, &p, &[dir.join("rec").to_str().unwrap()]);
     assert!(prof["binary"]["build_id"].is_null(), "no build id");
