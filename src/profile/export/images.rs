@@ -75,16 +75,6 @@ pub(super) fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
     None
 }
 
-fn debuglink_of(elf: &Elf, bytes: &[u8]) -> Option<String> {
-    let sh = elf
-        .section_headers
-        .iter()
-        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".gnu_debuglink"))?;
-    let data = bytes.get(sh.file_range()?)?;
-    let end = data.iter().position(|&b| b == 0)?;
-    std::str::from_utf8(&data[..end]).ok().map(str::to_string)
-}
-
 fn debug_root() -> PathBuf {
     std::env::var_os("HOTLIFT_DEBUG_DIR")
         .map(PathBuf::from)
@@ -178,6 +168,7 @@ impl Image {
         img.end = img.end.max(bias.wrapping_add(hi));
         img.entry = bias.wrapping_add(elf.header.e_entry);
         img.symbols = Symbols::from_elf(&bytes, bias);
+        let debug = DebugFacts::of(&elf, &bytes, id.as_deref());
         img.plt = elf
             .section_headers
             .iter()
@@ -190,8 +181,8 @@ impl Image {
             .map(|sh| (bias + sh.sh_addr, bias + sh.sh_addr + sh.sh_size))
             .collect();
         if img.symbols.is_empty() {
-            let link = debuglink_of(&elf, &bytes);
-            for cand in debug_candidates(Path::new(&m.path), id.as_deref(), link.as_deref()) {
+            let link = debug.link.as_ref().map(|l| l.0.as_str());
+            for cand in debug_candidates(Path::new(&m.path), id.as_deref(), link) {
                 let Ok(dbytes) = std::fs::read(&cand) else {
                     continue;
                 };
@@ -211,7 +202,7 @@ impl Image {
         } else {
             img.symbols_from = Some(PathBuf::from(&m.path));
         }
-        img.debug = Some(DebugFacts::of(&elf, &bytes, id.as_deref()));
+        img.debug = Some(debug);
         img.bytes = Some((bytes, loads));
         img
     }
