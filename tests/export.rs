@@ -5,9 +5,13 @@
 //! graphs and perf maps follow the profile's call tree and translations.
 //!
 //! Needs (CI installs them, `.ci/run`): gcc, binutils (objcopy, strip),
-//! busybox-static, valgrind, python3. A missing tool fails the test.
+//! busybox-static, valgrind, python3, lcov (genhtml) and pycobertura
+//! (under `target/pydeps`). A missing tool fails the test.
 
 mod guest;
+
+#[path = "export/coverage.rs"]
+mod coverage;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,28 +1,34 @@
-//! `hotlift export PROFILE --format FORMAT [-o FILE]`: write a profile in a
-//! format other tools read (profile/export, docs/EXPORTS.md). Exit 0, or 2
+//! `hotlift export PROFILE... --format FORMAT [-o FILE]`: write a profile
+//! in a format other tools read (profile/export, docs/EXPORTS.md); the
+//! coverage formats take a process tree's profiles together. Exit 0, or 2
 //! with a one-line error.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::{EXIT_OK, EXIT_TOOL_ERROR};
-use crate::profile::export::{export, Format};
+use crate::profile::export::{export, Format, Options};
 use crate::profile::read;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The JSON profile to export
-    #[arg(value_name = "PROFILE")]
-    pub profile: PathBuf,
+    /// The JSON profile to export (lcov and cobertura: one or more, e.g. a
+    /// process tree's `p.json p.json.*`, added up)
+    #[arg(value_name = "PROFILE", required = true, num_args = 1..)]
+    pub profiles: Vec<PathBuf>,
     /// The output format
     #[arg(long, short = 'f', value_enum)]
     pub format: Format,
     /// Write to FILE instead of standard output
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// lcov, cobertura: keep source files under /usr/ (system headers,
+    /// libraries' sources), which are left out by default
+    #[arg(long)]
+    pub system_sources: bool,
 }
 
 pub fn main(args: ExportArgs) -> i32 {
@@ -36,9 +42,26 @@ pub fn main(args: ExportArgs) -> i32 {
 }
 
 fn run(args: &ExportArgs) -> anyhow::Result<()> {
-    let doc = read::read_file(&args.profile)?;
+    if args.profiles.len() > 1 && !args.format.merges() {
+        let name = args
+            .format
+            .to_possible_value()
+            .map(|v| v.get_name().to_string());
+        anyhow::bail!(
+            "--format {} exports one profile at a time; lcov and cobertura take several",
+            name.unwrap_or_default()
+        );
+    }
+    let docs = args
+        .profiles
+        .iter()
+        .map(|p| read::read_file(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut buf = Vec::new();
-    let warnings = export(&doc, args.format, &mut buf)?;
+    let opts = Options {
+        system_sources: args.system_sources,
+    };
+    let warnings = export(&docs, args.format, opts, &mut buf)?;
     for w in warnings {
         eprintln!("hotlift export: warning: {w}");
     }

@@ -110,11 +110,18 @@ impl Symbols {
         &self.names[f.name.0 as usize..(f.name.0 + f.name.1) as usize]
     }
 
+    /// Every function symbol: (start, size, name), by start.
+    pub fn functions(&self) -> impl Iterator<Item = (u64, u64, &str)> {
+        self.funcs
+            .iter()
+            .map(|f| (f.start, f.size, self.name_of(f)))
+    }
+
     /// Every symbol: (start, size, name), by start.
     #[cfg(test)]
     fn entries(&self) -> Vec<(u64, u64, String)> {
-        let named = |f: &Func| (f.start, f.size, self.name_of(f).to_string());
-        self.funcs.iter().map(named).collect()
+        let named = |(start, size, name): (u64, u64, &str)| (start, size, name.to_string());
+        self.functions().map(named).collect()
     }
 
     /// No function symbol at all (a stripped file).

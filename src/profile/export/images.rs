@@ -210,14 +210,37 @@ impl Image {
     /// The source file and line of the code at runtime address `addr`,
     /// from the module's DWARF line tables (lines.rs).
     pub fn line(&self, addr: u64) -> Option<(String, u32)> {
-        let lines = self.lines.get_or_init(|| {
-            let facts = self.debug.as_ref()?;
-            let link = facts.link.as_ref().map(|l| l.0.as_str());
-            let path = Path::new(&self.path);
-            let cands = debug_candidates(path, facts.build_id.as_deref(), link);
-            Lines::find(path, facts, &cands)
-        });
-        lines.as_ref()?.at(addr.wrapping_sub(self.bias))
+        self.lines()?.at(addr.wrapping_sub(self.bias))
+    }
+
+    /// The module's line tables, read on first use.
+    fn lines(&self) -> Option<&Lines> {
+        self.lines
+            .get_or_init(|| {
+                let facts = self.debug.as_ref()?;
+                let link = facts.link.as_ref().map(|l| l.0.as_str());
+                let path = Path::new(&self.path);
+                let cands = debug_candidates(path, facts.build_id.as_deref(), link);
+                Lines::find(path, facts, &cands)
+            })
+            .as_ref()
+    }
+
+    /// Every row of the module's line tables (lines.rs), in runtime
+    /// addresses; empty without line tables.
+    pub fn line_rows(&self) -> super::lines::Rows {
+        let Some(lines) = self.lines() else {
+            return Default::default();
+        };
+        let (lo, hi) = (
+            self.start.wrapping_sub(self.bias),
+            self.end.wrapping_sub(self.bias),
+        );
+        let mut rows = lines.rows(lo, hi);
+        for r in &mut rows.rows {
+            r.addr = r.addr.wrapping_add(self.bias);
+        }
+        rows
     }
 
     /// The bytes at runtime address `addr`, `len` of them, if the file

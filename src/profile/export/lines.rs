@@ -161,4 +161,60 @@ impl Lines {
         let loc = self.loader.find_location(vaddr).ok()??;
         Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
     }
+
+    /// Every row of the line tables in link-time addresses `lo..hi`
+    /// (I2), by address: line 0 (code no source line made) left out.
+    pub fn rows(&self, lo: u64, hi: u64) -> Rows {
+        let mut rows = Rows::default();
+        let Ok(iter) = self.loader.find_location_range(lo, hi) else {
+            return rows;
+        };
+        let mut index: std::collections::HashMap<&str, u32> = Default::default();
+        for (addr, len, loc) in iter {
+            let (Some(file), Some(line)) = (loc.file, loc.line.filter(|&l| l > 0)) else {
+                continue;
+            };
+            let f = *index.entry(file).or_insert_with(|| {
+                rows.files.push(file.to_string());
+                rows.files.len() as u32 - 1
+            });
+            rows.rows.push(Row {
+                addr,
+                len,
+                file: f,
+                line,
+            });
+        }
+        rows.rows.sort_unstable_by_key(|r| r.addr);
+        rows
+    }
+}
+
+/// Line-table rows ([`Lines::rows`]): the files, and the rows naming them
+/// by index.
+#[derive(Debug, Default)]
+pub struct Rows {
+    pub files: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+/// Code at `addr..addr + len` is line `line` of `files[file]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub addr: u64,
+    pub len: u64,
+    pub file: u32,
+    pub line: u32,
+}
+
+impl Rows {
+    /// The row holding address `addr`.
+    pub fn at(&self, addr: u64) -> Option<&Row> {
+        let i = self
+            .rows
+            .partition_point(|r| r.addr <= addr)
+            .checked_sub(1)?;
+        let r = &self.rows[i];
+        (addr - r.addr < r.len.max(1)).then_some(r)
+    }
 }

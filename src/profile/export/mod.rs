@@ -1,16 +1,19 @@
 //! Exports of a profile in formats existing tools read (docs/EXPORTS.md):
 //! drcov (coverage viewers), callgrind (KCachegrind, `callgrind_annotate`),
-//! folded stacks and flame graph SVGs, and `perf` maps.
+//! folded stacks and flame graph SVGs, `perf` maps, and exact line
+//! coverage (lcov, Cobertura) of one profile or a process tree's.
 //!
 //! I1: exporters read only the profile (`read::ProfileDoc`) and the files
 //!     of its modules (`images.rs`); they never run the program.
 //! I2: a format that needs a section the profile lacks (`call_tree` for
 //!     folded/svg, `translations` for perfmap) is an `ExportError::Missing`,
-//!     never an empty file.
+//!     never an empty file; so is coverage without a source line to show
+//!     (`NoLines`, `NoSources`).
 //!
 //! Usage: `export(&doc, Format::Drcov, &mut out)?`.
 
 pub mod callgrind;
+pub mod coverage;
 pub mod drcov;
 pub mod images;
 pub mod lines;
@@ -37,6 +40,17 @@ pub enum Format {
     Svg,
     /// /tmp/perf-PID.map lines naming hotlift's translated code for perf
     Perfmap,
+    /// lcov tracefile: exact hits per source line and function (genhtml)
+    Lcov,
+    /// Cobertura XML: the same line coverage for CI servers
+    Cobertura,
+}
+
+impl Format {
+    /// Does the format take several profiles (a process tree's) at once?
+    pub fn merges(self) -> bool {
+        matches!(self, Format::Lcov | Format::Cobertura)
+    }
 }
 
 #[derive(Debug, Error)]
@@ -47,15 +61,38 @@ pub enum ExportError {
     Io(#[from] std::io::Error),
     #[error("cannot draw the flame graph: {0}")]
     Svg(String),
+    #[error(
+        "this format exports one profile at a time, not {0} (lcov and cobertura merge several)"
+    )]
+    OneProfile(usize),
+    #[error("no source lines: the profiled modules have no DWARF line tables (build with -g, or install their debug files)")]
+    NoLines,
+    #[error("no source file left to cover: {0} named by the line tables cannot be read here, and those under /usr/ are left out without --system-sources")]
+    NoSources(usize),
 }
 
-/// Write `doc` as `format` to `out` (I1, I2). Returns warnings to show the
-/// user (e.g. drcov blocks that do not fit the format).
+/// How to export, beyond the format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Coverage: keep source files under `/usr/` (coverage.rs I4).
+    pub system_sources: bool,
+}
+
+/// Write `docs` as `format` to `out` (I1, I2): one profile, or for the
+/// formats that merge ([`Format::merges`]) any number. Returns warnings to
+/// show the user (e.g. drcov blocks that do not fit the format).
 pub fn export(
-    doc: &ProfileDoc,
+    docs: &[ProfileDoc],
     format: Format,
+    opts: Options,
     out: &mut dyn Write,
 ) -> Result<Vec<String>, ExportError> {
+    if format.merges() {
+        return export_coverage(docs, format, opts, out);
+    }
+    let [doc] = docs else {
+        return Err(ExportError::OneProfile(docs.len()));
+    };
     let images = Images::open(doc);
     let mut warnings = Vec::new();
     match format {
@@ -73,6 +110,7 @@ pub fn export(
         Format::Folded => stacks::write_folded(doc, &images, out)?,
         Format::Svg => stacks::write_svg(doc, &images, out)?,
         Format::Perfmap => perfmap::write(doc, &images, out)?,
+        Format::Lcov | Format::Cobertura => unreachable!("merged above"),
     }
     if images.images.first().is_some_and(|i| i.symbols.is_empty())
         && matches!(format, Format::Callgrind | Format::Folded | Format::Svg)
@@ -81,6 +119,37 @@ pub fn export(
             "{}: no symbols (stripped, and no debug file found): functions are named by address",
             doc.binary.path
         ));
+    }
+    Ok(warnings)
+}
+
+/// Line coverage of one or more profiles (coverage.rs).
+fn export_coverage(
+    docs: &[ProfileDoc],
+    format: Format,
+    opts: Options,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, ExportError> {
+    let mut cov = coverage::Coverage::default();
+    for doc in docs {
+        cov.add(doc, &Images::open(doc));
+    }
+    if cov.files.is_empty() {
+        return Err(ExportError::NoLines);
+    }
+    let mut warnings = Vec::new();
+    let gone = cov.keep_readable(opts.system_sources);
+    if cov.files.is_empty() {
+        return Err(ExportError::NoSources(gone));
+    }
+    if gone > 0 {
+        warnings.push(format!(
+            "{gone} source files the line tables name cannot be read here; their lines were left out"
+        ));
+    }
+    match format {
+        Format::Lcov => cov.write_lcov(out)?,
+        _ => cov.write_cobertura(out)?,
     }
     Ok(warnings)
 }
