@@ -51,6 +51,11 @@ pub struct RunOptions {
     #[arg(long, value_name = "FILE")]
     pub profile: Option<std::path::PathBuf>,
 
+    /// Write /tmp/perf-PID.map when the guest ends, naming its translated code by guest function, so that `perf record -- hotlift run --perf-map ...; perf report` shows the guest's functions (each process of a tree writes its own)
+    #[arg(long, conflicts_with = "no_monitor")]
+    #[serde(default)]
+    pub perf_map: bool,
+
     /// Do not build superblocks (the monitor still profiles)
     #[arg(long)]
     pub no_superblocks: bool,

@@ -5,13 +5,15 @@
 //! graphs and perf maps follow the profile's call tree and translations.
 //!
 //! Needs (CI installs them, `.ci/run`): gcc, binutils (objcopy, strip),
-//! busybox-static, valgrind, python3, lcov (genhtml) and pycobertura
-//! (under `target/pydeps`). A missing tool fails the test.
+//! busybox-static, valgrind, python3, lcov (genhtml), pycobertura (under
+//! `target/pydeps`) and linux-perf. A missing tool fails the test.
 
 mod guest;
 
 #[path = "export/coverage.rs"]
 mod coverage;
+#[path = "export/perf.rs"]
+mod perf;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -438,12 +440,21 @@ fn folded_svg_and_perfmap_of_real_programs() {
         export(&p, "perfmap", &map);
         let lines = std::fs::read_to_string(&map).unwrap();
         let translations = prof["translations"].as_array().unwrap();
-        assert_eq!(
-            lines.lines().count(),
-            translations
-                .iter()
+        let superblocks = prof["superblocks"].as_array().unwrap();
+        let sized = |v: &Vec<serde_json::Value>| {
+            v.iter()
                 .filter(|t| t["host_size"].as_u64() != Some(0))
                 .count()
+        };
+        assert_eq!(
+            lines.lines().count(),
+            sized(translations) + sized(superblocks),
+            "{argv:?}: one line per block and superblock translation"
+        );
+        assert_eq!(
+            lines.matches(" superblock ").count(),
+            sized(superblocks),
+            "{argv:?}"
         );
         let first = &translations[0];
         let want = format!(

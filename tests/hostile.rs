@@ -193,7 +193,7 @@ fn syscalls_aimed_at_hotlift_memory_fail_as_on_unmapped_memory() {
         l.split('-').next().unwrap().to_string()
     };
     let targets = [
-        pick(&|l| l.contains("memfd:hotlift-code") && l.contains(" rw-s ")),
+        pick(&|l| l.contains("/dev/zero (deleted)") && l.contains(" rw-s ")),
         pick(&|l| l.ends_with("[heap]")),
         pick(&|l| l.contains(" rw-p ") && l.ends_with(own.to_str().unwrap())),
     ];

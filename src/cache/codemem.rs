@@ -1,5 +1,14 @@
-//! Code memory: one memfd, a read-execute view near the guest and a
-//! read-write view for hotlift (module I1, I2).
+//! Code memory: one shared anonymous object, a read-execute view near the
+//! guest and a read-write view for hotlift (module I1, I2).
+//!
+//! Shared anonymous memory (`MAP_SHARED | MAP_ANONYMOUS`), its second view
+//! made by `mremap` with an old size of 0 (a new mapping of the same
+//! pages), rather than a memfd: the kernel names it `/dev/zero (deleted)`,
+//! which `perf` takes for anonymous memory and so symbolizes from
+//! `/tmp/perf-PID.map` (`--perf-map`); a memfd's `/memfd:…` it took for a
+//! file and showed as `[unknown]`. A forked child's copy ([`Snapshot`]) is
+//! a memfd, which costs a fork less, unless perf must see the child's code
+//! too.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -30,6 +39,9 @@ pub struct CodeMem {
     floor: usize,
     /// Both views are populated below this offset (module I7).
     populated: usize,
+    /// Forked children's copies are shared anonymous memory, not memfds
+    /// ([`CodeMem::keep_perf_visible`]).
+    perf_visible: bool,
 }
 
 // SAFETY: the RW view pointer is owned by this value; code memory is only
@@ -60,20 +72,6 @@ impl CodeMem {
         size: usize,
     ) -> Result<CodeMem, CacheError> {
         let size = size.next_multiple_of(4096);
-        // SAFETY: memfd_create with a static name; checked below.
-        let fd = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(CacheError::Create(std::io::Error::last_os_error()));
-        }
-        let close = |e: std::io::Error| {
-            // SAFETY: fd is ours.
-            unsafe { libc::close(fd) };
-            CacheError::Create(e)
-        };
-        // SAFETY: fd is a fresh memfd.
-        if unsafe { libc::ftruncate(fd, size as libc::off_t) } != 0 {
-            return Err(close(std::io::Error::last_os_error()));
-        }
         let step: u64 = 64 << 20;
         let above = prefer_above.max(hi).next_multiple_of(2 << 20);
         let below = lo.saturating_sub(size as u64) & !((2 << 20) - 1);
@@ -90,8 +88,8 @@ impl CodeMem {
                     hint as *mut libc::c_void,
                     size,
                     libc::PROT_READ | libc::PROT_EXEC,
-                    libc::MAP_SHARED | libc::MAP_FIXED_NOREPLACE,
-                    fd,
+                    libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                    -1,
                     0,
                 )
             };
@@ -99,66 +97,99 @@ impl CodeMem {
                 rx = Some(hint);
                 break;
             }
+            if p != libc::MAP_FAILED {
+                // An old kernel that took the flag for a hint.
+                // SAFETY: the mapping just made, elsewhere.
+                unsafe { libc::munmap(p, size) };
+            }
         }
         let Some(rx) = rx else {
-            // SAFETY: fd is ours.
-            unsafe { libc::close(fd) };
             return Err(CacheError::NoRoomNearGuest { size, lo, hi });
         };
-        // SAFETY: a fresh shared mapping of the same memfd, anywhere.
-        let rw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
+        let rw = match second_view(rx as *mut libc::c_void, size, None) {
+            Ok(rw) => rw,
+            Err(e) => {
+                // SAFETY: the view made above, unused.
+                unsafe { libc::munmap(rx as *mut libc::c_void, size) };
+                return Err(CacheError::Create(e));
+            }
         };
-        let err = std::io::Error::last_os_error();
-        // SAFETY: both mappings keep the memfd alive.
-        unsafe { libc::close(fd) };
-        if rw == libc::MAP_FAILED {
-            return Err(CacheError::Create(err));
-        }
         Ok(CodeMem {
             rx,
-            rw: rw as *mut u8,
+            rw,
             size,
             mapped: size,
             used: 0,
             floor: 0,
             populated: 0,
+            perf_visible: false,
         })
     }
 
     /// After `fork`: give this process code memory of its own, holding
     /// only the shared stubs (below the floor), for a child that flushes
-    /// every translation next. Both views map one memfd `MAP_SHARED`,
+    /// every translation next. Both views map one `MAP_SHARED` object,
     /// which a forked child shares with its parent, so each would run the
-    /// code the other writes: a new memfd replaces both views at the same
+    /// code the other writes: a new object replaces both views at the same
     /// addresses. Only the calling thread may exist (a fresh child). The
     /// code above the floor is not copied (the flush forgets it), and
     /// nothing is left there to turn into `int3`: the new memory is zero.
     pub fn unshare(&mut self) -> std::io::Result<()> {
-        let fd = self.copy(self.floor)?;
-        self.adopt(fd)?;
+        let copy = self.copy(self.floor)?;
+        self.adopt(copy)?;
         self.used = self.floor;
         Ok(())
     }
 
-    /// A new memfd holding this code memory's committed code as it is now
-    /// (the arena's is not copied), for a child to [`CodeMem::adopt`]
+    /// A new object holding this code memory's committed code as it is
+    /// now (the arena's is not copied), for a child to [`CodeMem::adopt`]
     /// after a fork: taken by the parent before the fork while no thread
     /// can write code (dispatch/fork.rs F2), so the copy is consistent.
-    pub fn snapshot(&self) -> std::io::Result<std::os::fd::OwnedFd> {
+    pub fn snapshot(&self) -> std::io::Result<Snapshot> {
         self.copy(self.used)
     }
 
-    /// A new memfd of this code memory's size holding its first `len`
-    /// bytes.
-    fn copy(&self, len: usize) -> std::io::Result<std::os::fd::OwnedFd> {
+    /// A copy of this code memory's first `len` bytes, the size of it:
+    /// a memfd (the kernel writes its pages directly, no faults, no
+    /// zeroing), or shared anonymous memory where a forked child's code
+    /// must stay visible to perf ([`CodeMem::keep_perf_visible`]).
+    fn copy(&self, len: usize) -> std::io::Result<Snapshot> {
+        if self.perf_visible {
+            self.copy_anon(len)
+        } else {
+            self.copy_file(len)
+        }
+    }
+
+    /// The copy as shared anonymous memory.
+    fn copy_anon(&self, len: usize) -> std::io::Result<Snapshot> {
+        // SAFETY: a fresh mapping anywhere; checked below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                self.mapped,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: [0, len) is inside the RW view (len <= used) and the new
+        // mapping (len <= mapped); they do not overlap. Its pages made in
+        // one call first, not faulted in one by one by the copy (an old
+        // kernel without MADV_POPULATE_WRITE refuses, and they fault in).
+        unsafe {
+            libc::madvise(p, len.next_multiple_of(4096), libc::MADV_POPULATE_WRITE);
+            std::ptr::copy_nonoverlapping(self.rw, p as *mut u8, len);
+        }
+        Ok(Snapshot(Copy::Anon(p as *mut u8, self.mapped)))
+    }
+
+    /// The copy as a memfd.
+    fn copy_file(&self, len: usize) -> std::io::Result<Snapshot> {
         use std::os::fd::FromRawFd;
         // SAFETY: memfd_create with a static name; checked below.
         let raw = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
@@ -174,8 +205,6 @@ impl CodeMem {
         if unsafe { libc::ftruncate(raw, self.mapped as libc::off_t) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        // The kernel copies into the new memfd's pages directly: no
-        // temporary mapping to fault in page by page.
         let mut done = 0usize;
         while done < len {
             // SAFETY: [done, len) is inside the RW view (len <= used).
@@ -196,18 +225,17 @@ impl CodeMem {
             }
             done += n as usize;
         }
-        Ok(fd)
+        Ok(Snapshot(Copy::File(fd)))
     }
 
-    /// Map memfd `fd` (a [`CodeMem::snapshot`] of this code memory) over
+    /// Put `copy` (a [`CodeMem::snapshot`] of this code memory) in place of
     /// both views, at the same addresses. Only the calling thread may
     /// exist (a fresh child).
-    pub fn adopt(&mut self, fd: std::os::fd::OwnedFd) -> std::io::Result<()> {
-        use std::os::fd::AsRawFd;
+    pub fn adopt(&mut self, mut copy: Snapshot) -> std::io::Result<()> {
         // New mappings: nothing is populated (module I7); what the parent
         // wrote faults in where it runs.
         self.populated = 0;
-        for (at, prot) in [
+        let views = [
             (
                 self.rx as *mut libc::c_void,
                 libc::PROT_READ | libc::PROT_EXEC,
@@ -216,25 +244,65 @@ impl CodeMem {
                 self.rw as *mut libc::c_void,
                 libc::PROT_READ | libc::PROT_WRITE,
             ),
-        ] {
-            // SAFETY: replaces exactly this code memory's own views (no
-            // other thread runs: a fresh child); the mappings keep the
-            // memfd alive after `fd` is closed.
-            let p = unsafe {
-                libc::mmap(
-                    at,
-                    self.mapped,
-                    prot,
-                    libc::MAP_SHARED | libc::MAP_FIXED,
-                    fd.as_raw_fd(),
-                    0,
-                )
-            };
-            if p == libc::MAP_FAILED {
-                return Err(std::io::Error::last_os_error());
+        ];
+        match std::mem::replace(&mut copy.0, Copy::Taken) {
+            Copy::File(fd) => {
+                use std::os::fd::AsRawFd;
+                for (at, prot) in views {
+                    // SAFETY: replaces exactly this code memory's own views
+                    // (no other thread runs: a fresh child); the mappings
+                    // keep the memfd alive after `fd` is closed.
+                    let p = unsafe {
+                        libc::mmap(
+                            at,
+                            self.mapped,
+                            prot,
+                            libc::MAP_SHARED | libc::MAP_FIXED,
+                            fd.as_raw_fd(),
+                            0,
+                        )
+                    };
+                    if p == libc::MAP_FAILED {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
             }
+            Copy::Anon(at, len) => {
+                assert_eq!(len, self.mapped, "a snapshot of this code memory");
+                let src = at as *mut libc::c_void;
+                // The execute view: a second mapping of the copy's pages
+                // over the old one (no other thread runs: a fresh child).
+                second_view(src, len, Some(views[0].0))?;
+                // SAFETY: the view just made, exactly.
+                if unsafe { libc::mprotect(views[0].0, len, views[0].1) } != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The write view: the copy itself, moved over the old one.
+                // SAFETY: moves the copy's own mapping onto this code
+                // memory's write view, which it replaces.
+                let p = unsafe {
+                    libc::mremap(
+                        src,
+                        len,
+                        len,
+                        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                        views[1].0,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Copy::Taken => unreachable!("a snapshot is adopted once"),
         }
         Ok(())
+    }
+
+    /// Make forked children's copies shared anonymous memory too, which
+    /// perf symbolizes from their perf maps (`--perf-map`); a memfd copy,
+    /// the default, costs a fork less (no zeroing, no faults).
+    pub fn keep_perf_visible(&mut self) {
+        self.perf_visible = true;
     }
 
     pub fn cursor(&self) -> HostAddr {
@@ -349,6 +417,58 @@ impl CodeMem {
         unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, self.used - self.floor) };
         self.used = self.floor;
     }
+}
+
+/// A copy of code memory for a forked child ([`CodeMem::snapshot`]): the
+/// parent drops its own after the fork (an anonymous copy's mapping goes
+/// with it), the child's becomes its code memory ([`CodeMem::adopt`]).
+#[derive(Debug)]
+pub struct Snapshot(Copy);
+
+#[derive(Debug)]
+enum Copy {
+    File(std::os::fd::OwnedFd),
+    /// A shared anonymous mapping: where, how long.
+    Anon(*mut u8, usize),
+    /// Adopted.
+    Taken,
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        if let Copy::Anon(at, len) = self.0 {
+            // SAFETY: the mapping `copy_anon` made, not adopted (adopt
+            // takes it).
+            unsafe { libc::munmap(at as *mut libc::c_void, len) };
+        }
+    }
+}
+
+/// A second mapping of the shared pages at `view` (`len` bytes), read and
+/// write, anywhere or at `fixed` (replacing what is there): the pointer.
+fn second_view(
+    view: *mut libc::c_void,
+    len: usize,
+    fixed: Option<*mut libc::c_void>,
+) -> std::io::Result<*mut u8> {
+    let (flags, to) = match fixed {
+        Some(at) => (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, at),
+        None => (libc::MREMAP_MAYMOVE, std::ptr::null_mut()),
+    };
+    // SAFETY: an old size of 0 on a shared mapping makes a new mapping of
+    // the same pages and leaves `view` as it is.
+    let p = unsafe { libc::mremap(view, 0, len, flags, to) };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the mapping just made: readable and writable, not executable.
+    if unsafe { libc::mprotect(p, len, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+        let e = std::io::Error::last_os_error();
+        // SAFETY: the mapping just made.
+        unsafe { libc::munmap(p, len) };
+        return Err(e);
+    }
+    Ok(p as *mut u8)
 }
 
 /// `RLIMIT_FSIZE` raised to its hard limit while hotlift writes a file of

@@ -1,7 +1,8 @@
 //! The code cache: code memory, the block table, exit sites and the
 //! indirect-branch lookup table.
 //!
-//! I1: code memory is one memfd mapped twice, a read-execute view that runs
+//! I1: code memory is one shared anonymous object mapped twice (the
+//!     second view by `mremap`, codemem.rs), a read-execute view that runs
 //!     (placed within ±2 GiB of the guest image, so RIP-relative operands
 //!     re-encode) and a read-write view hotlift writes; no page is ever
 //!     writable and executable at once.

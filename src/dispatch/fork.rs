@@ -15,7 +15,7 @@
 //!     registry across the fork (in that order, the order every other path
 //!     takes them in); glibc's `fork` makes its own allocator safe.
 //! F2: the child gives itself code memory of its own (the code cache is a
-//!     shared memfd, cache/codemem.rs) before anything writes code, and
+//!     `MAP_SHARED` object, cache/codemem.rs) before anything writes code, and
 //!     keeps every block translation: blocks push the same exit words in
 //!     any process, and the child's monitor makes a block's entries when
 //!     it first sees one (tables words.rs I2). The superblocks go (their
@@ -23,7 +23,7 @@
 //!     head is put back and the registry forgets them (cache/shared.rs
 //!     I4). The copy of the code is made by the parent before the fork,
 //!     while nothing can write code: once the fork returns the parent
-//!     goes on writing into the memfd both still share (a copy the child
+//!     goes on writing into the memory both still share (a copy the child
 //!     made raced with the parent's new links and crashed children). A
 //!     child of a run with path profiling (path-profiled code reports to
 //!     the parent's path tables), or one whose copy the parent could not
@@ -132,7 +132,7 @@ impl Vm {
         let (mut threads, stop) = proc.threads.for_fork();
         // F2: a child that keeps the translations gets a copy made now,
         // while nothing can write code (the parent goes on writing into
-        // the memfd both share once it returns; a vfork parent's other
+        // the memory both share once it returns; a vfork parent's other
         // threads and monitor too); path-profiled code is the parent's.
         // (Also for a vfork child, though it runs only a little code
         // before its `execve`: starting empty cost python's spawn helper

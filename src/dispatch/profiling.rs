@@ -472,7 +472,7 @@ impl super::process::Process {
             // on the monitor's tables: read them while it drains, on the
             // core the guest has left (python's are 15 ms, its drain 20 to
             // 80 ms). module_table below finds them read.
-            if path.is_some() || summary || self.paths.is_some() {
+            if path.is_some() || summary || self.opts.perf_map || self.paths.is_some() {
                 let records: Vec<_> = prof.images().records.clone();
                 // No thread (a guest that lowered RLIMIT_NPROC): read them
                 // after the drain, as before.
@@ -534,7 +534,7 @@ impl super::process::Process {
                 s.merge_at_exit(&tables, &prof.images());
             }
         };
-        if path.is_none() && !summary {
+        if path.is_none() && !summary && !self.opts.perf_map {
             merge();
             return;
         }
@@ -609,6 +609,11 @@ impl super::process::Process {
                 );
             }
         }
+        if self.opts.perf_map {
+            if let Err(e) = write_perf_map(&profile) {
+                eprintln!("hotlift: cannot write the perf map: {e}");
+            }
+        }
         if summary {
             let code = |addr: u64, len: usize| crate::syscall::guest_read_bytes(addr, len);
             eprint!("{}", profile.summary(&code));
@@ -618,6 +623,19 @@ impl super::process::Process {
         // 100,000 frees of a python start-up's records.
         std::mem::forget(profile);
     }
+}
+
+/// `--perf-map`: `/tmp/perf-PID.map` naming this process's translated
+/// code (profile/export/perfmap.rs), which `perf report` reads for code in
+/// anonymous memory (cache/codemem.rs).
+fn write_perf_map(profile: &Profile) -> Result<(), String> {
+    use crate::profile::export::{export, Format, Options};
+    let bytes = serde_json::to_vec(profile).map_err(|e| e.to_string())?;
+    let doc = crate::profile::read::read_bytes(&bytes, "the profile").map_err(|e| e.to_string())?;
+    let mut map = Vec::new();
+    export(&[doc], Format::Perfmap, Options::default(), &mut map).map_err(|e| e.to_string())?;
+    let path = format!("/tmp/perf-{}.map", std::process::id());
+    std::fs::write(&path, map).map_err(|e| format!("{path}: {e}"))
 }
 
 /// What [`module_table`] read from one file: its size, its SHA-256 (only

@@ -163,6 +163,9 @@ impl Vm {
             loader::stack_growth_floor().unwrap_or(loader::TASK_SIZE),
             (opts.cache_mib as usize) << 20,
         )?;
+        if opts.perf_map {
+            code.keep_perf_visible();
+        }
         let code_range = code.range();
         // A quarter of code memory holds superblocks (cache/shared.rs).
         let arena = code.split_tail((opts.cache_mib as usize) << 18);

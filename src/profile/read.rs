@@ -159,6 +159,17 @@ pub struct Translation {
     pub superblock: Option<serde_json::Value>,
 }
 
+/// Where a superblock's code is (`superblocks[]`; what exports use of it).
+#[derive(Debug, Clone, Deserialize)]
+pub struct SuperblockCode {
+    pub id: u64,
+    pub head: u64,
+    #[serde(default)]
+    pub host: u64,
+    #[serde(default)]
+    pub host_size: u64,
+}
+
 /// A profile as read back (schema in docs/PROFILE.md).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ProfileDoc {
@@ -192,6 +203,8 @@ pub struct ProfileDoc {
     pub call_tree: Vec<CallNode>,
     #[serde(default)]
     pub translations: Vec<Translation>,
+    #[serde(default)]
+    pub superblocks: Vec<SuperblockCode>,
     /// Timed call-stack samples and their time tree (newer profiles;
     /// validated on reading: sampling.rs I3).
     #[serde(default)]

@@ -2,14 +2,19 @@
 //! format `perf report` reads from `/tmp/perf-PID.map` for JIT code:
 //! `START SIZE NAME`, START and SIZE in hex without `0x`.
 //!
-//! I1: one line per `translations[]` entry with a non-zero size; a block is
-//!     named `hotlift:SYMBOL [GUEST]` (or `hotlift:[GUEST]` without a
-//!     symbol), a superblock `hotlift:superblock SUPERBLOCK`.
+//! I1: one line per `translations[]` entry and per `superblocks[]` entry
+//!     with a non-zero size; a block is named `hotlift:SYMBOL [GUEST]` (or
+//!     `hotlift:[GUEST]` without a symbol), a superblock after its head,
+//!     `hotlift:SYMBOL [HEAD] superblock ID`.
 //!
 //! The host addresses are hotlift's own: the map only means something to
 //! `perf` for the process (`pid`) that wrote the profile, e.g. with
 //! `hotlift export P.json --format perfmap -o /tmp/perf-$(jq .pid P.json).map`
-//! after `perf record -- hotlift run --profile P.json ...`.
+//! after `perf record -- hotlift run --profile P.json ...`, or written by
+//! the run itself (`hotlift run --perf-map`). perf applies it to code in
+//! anonymous memory, which code memory is (cache/codemem.rs). After a
+//! flush the same host range is reused and the map has an entry for each
+//! translation that was there: perf shows one of them.
 
 use std::io::Write;
 
@@ -22,24 +27,29 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
     if doc.translations.is_empty() {
         return Err(ExportError::Missing("translations"));
     }
+    let named = |g: u64| {
+        let sym = doc.block_at(g).and_then(|b| b.symbol.as_deref());
+        let (entry, f) = images.function_name(g, sym);
+        if f.starts_with("0x") {
+            format!("hotlift:[{g:#x}]")
+        } else if entry == g {
+            format!("hotlift:{f} [{g:#x}]")
+        } else {
+            format!("hotlift:{f}+{:#x} [{g:#x}]", g - entry)
+        }
+    };
     let mut s = String::new();
     for t in doc.translations.iter().filter(|t| t.host_size > 0) {
         let name = match (t.guest, &t.superblock) {
-            (Some(g), _) => {
-                let sym = doc.block_at(g).and_then(|b| b.symbol.as_deref());
-                let (entry, f) = images.function_name(g, sym);
-                if f.starts_with("0x") {
-                    format!("hotlift:[{g:#x}]")
-                } else if entry == g {
-                    format!("hotlift:{f} [{g:#x}]")
-                } else {
-                    format!("hotlift:{f}+{:#x} [{g:#x}]", g - entry)
-                }
-            }
+            (Some(g), _) => named(g),
             (None, Some(sb)) => format!("hotlift:superblock {sb}"),
             (None, None) => "hotlift:code".to_string(),
         };
         s.push_str(&format!("{:x} {:x} {name}\n", t.host, t.host_size));
+    }
+    for sb in doc.superblocks.iter().filter(|sb| sb.host_size > 0) {
+        let name = format!("{} superblock {}", named(sb.head), sb.id);
+        s.push_str(&format!("{:x} {:x} {name}\n", sb.host, sb.host_size));
     }
     out.write_all(s.as_bytes())?;
     Ok(())
