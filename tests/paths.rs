@@ -435,17 +435,39 @@ fn bad_input_gets_a_one_line_error() {
     let (code, err) = run(&["--function", "few", "--no-monitor"], None);
     assert_eq!(code, Some(125));
     assert!(err.contains("needs the monitor"), "{err}");
-    // An unknown function: the run completes and says so.
+    // An unknown function of a static program: said before anything
+    // runs, named, with the functions it is close to.
+    let (code, err) = run(&["--function", "fewe"], None);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(
+        err.contains("no function `fewe`") && err.contains("close matches: few"),
+        "{err}"
+    );
+    assert!(!err.contains("invocations"), "nothing ran: {err}");
+    // So is a report that cannot be written.
+    let (code, err) = run(&["--function", "few", "-o", "/nonexistent/r.txt"], None);
+    assert_eq!(code, Some(125), "{err}");
+    assert!(err.contains("cannot write the report"), "{err}");
+    // A dynamic program may load it later (dlopen): a warning first, the
+    // run completes and its report names what it did not find.
     let out = tmp("nothing.txt");
     let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
         .args(["paths", "--function", "no_such_function", "-o"])
         .arg(&out)
         .arg("--")
-        .arg(&prog)
+        .arg(guest("cdyn"))
         .args(["few", "5"])
         .output()
         .unwrap();
     assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: no function `no_such_function`"),
+        "{err}"
+    );
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.contains("not found"), "{text}");
+    assert!(
+        text.contains("no function `no_such_function` in any module the program loaded"),
+        "{text}"
+    );
 }

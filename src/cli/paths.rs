@@ -53,7 +53,15 @@ fn config(args: &PathsArgs) -> anyhow::Result<PathsConfig> {
     if !args.opts.monitor() {
         anyhow::bail!("path profiling needs the monitor (drop --no-monitor and --count-inline)");
     }
+    if let Some(out) = &args.output {
+        super::run::profile_writable(out).map_err(|why| {
+            anyhow::anyhow!("cannot write the report to {}: {why}", out.display())
+        })?;
+    }
     let function = FunctionSpec::parse(&args.function);
+    if let FunctionSpec::Name(name) = &function {
+        look_for(&super::run::resolve(&args.program[0]), name)?;
+    }
     let interest = match &args.interest {
         Some(path) => {
             let text = crate::profile::read::read_input(path)
@@ -86,4 +94,121 @@ fn config(args: &PathsArgs) -> anyhow::Result<PathsConfig> {
         format: args.format,
         output: args.output.clone(),
     })
+}
+
+/// Before anything runs: is function `name` (or one clone of it,
+/// `name.constprop.0` and the like) in `program` or a library it links
+/// (`DT_NEEDED`, found in its run paths, `LD_LIBRARY_PATH` and the system
+/// folders)? A static program without it is an error naming close
+/// matches; a dynamic one may still load it (`dlopen`): a warning, and
+/// the run looks in every library it maps.
+fn look_for(program: &std::path::Path, name: &str) -> anyhow::Result<()> {
+    use crate::paths::resolve;
+    let Ok(bytes) = std::fs::read(program) else {
+        // The run says what is wrong with the program.
+        return Ok(());
+    };
+    let Ok(elf) = goblin::elf::Elf::parse(&bytes) else {
+        return Ok(());
+    };
+    let dynamic = elf.interpreter.is_some();
+    let mut names: Vec<String> = Vec::new();
+    let mut files = vec![program.to_path_buf()];
+    let mut i = 0;
+    while i < files.len() && i < 256 {
+        let Ok(b) = std::fs::read(&files[i]) else {
+            i += 1;
+            continue;
+        };
+        let funcs = resolve::image_functions(&b, 0, None);
+        if resolve::by_name_in(&funcs, name).is_some() {
+            return Ok(());
+        }
+        names.extend(funcs.into_iter().map(|f| f.2));
+        if let Ok(e) = goblin::elf::Elf::parse(&b) {
+            for lib in needed_files(&files[i], &e) {
+                if !files.contains(&lib) {
+                    files.push(lib);
+                }
+            }
+        }
+        i += 1;
+    }
+    let close = close_matches(name, &mut names);
+    let hint = if close.is_empty() {
+        String::new()
+    } else {
+        format!(" (close matches: {})", close.join(", "))
+    };
+    let searched = format!(
+        "{} or the {} libraries it links",
+        program.display(),
+        files.len() - 1
+    );
+    if !dynamic {
+        anyhow::bail!("no function `{name}` in {}{hint}", program.display());
+    }
+    eprintln!(
+        "hotlift paths: warning: no function `{name}` in {searched}{hint}; looking in what it loads while it runs"
+    );
+    Ok(())
+}
+
+/// The files of the libraries `elf` (the file at `path`) names in
+/// `DT_NEEDED`, where the dynamic linker would find them first.
+fn needed_files(path: &std::path::Path, elf: &goblin::elf::Elf) -> Vec<PathBuf> {
+    let origin = path
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for list in elf.runpaths.iter().chain(&elf.rpaths) {
+        for d in list.split(':') {
+            dirs.push(PathBuf::from(
+                d.replace("$ORIGIN", &origin).replace("${ORIGIN}", &origin),
+            ));
+        }
+    }
+    if let Some(ld) = std::env::var_os("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&ld));
+    }
+    for d in [
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib64",
+        "/usr/lib64",
+        "/lib",
+        "/usr/lib",
+        "/usr/local/lib",
+    ] {
+        dirs.push(PathBuf::from(d));
+    }
+    elf.libraries
+        .iter()
+        .filter_map(|lib| {
+            if lib.contains('/') {
+                return Some(PathBuf::from(lib));
+            }
+            dirs.iter().map(|d| d.join(lib)).find(|p| p.is_file())
+        })
+        .collect()
+}
+
+/// Up to five names like `name`: holding it, or a few edits from it.
+fn close_matches(name: &str, names: &mut Vec<String>) -> Vec<String> {
+    names.sort();
+    names.dedup();
+    let mut scored: Vec<(usize, &String)> = names
+        .iter()
+        .filter_map(|n| {
+            let long = name.len() >= 4 && n.len() >= 4;
+            if long && (n.contains(name) || name.contains(n.as_str())) {
+                return Some((0, n));
+            }
+            let d = strsim::levenshtein(name, n);
+            (d <= (name.len() / 4).max(1)).then_some((d, n))
+        })
+        .collect();
+    scored.sort_by_key(|&(d, n)| (d, n.len(), n.clone()));
+    scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
 }

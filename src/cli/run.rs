@@ -13,7 +13,7 @@ use crate::loader::{self, script};
 use crate::options::RunOptions;
 
 /// Find PROGRAM as execvp would: a name without '/' is searched in PATH.
-fn resolve(program: &OsString) -> PathBuf {
+pub(super) fn resolve(program: &OsString) -> PathBuf {
     if program.as_bytes().contains(&b'/') {
         return PathBuf::from(program);
     }
@@ -30,7 +30,7 @@ fn resolve(program: &OsString) -> PathBuf {
 /// Can a profile (and a process tree's profiles beside it) be written at
 /// `p`: its directory exists and is writable, and `p` is not a directory
 /// or a file hotlift may not write?
-fn profile_writable(p: &std::path::Path) -> Result<(), String> {
+pub(super) fn profile_writable(p: &std::path::Path) -> Result<(), String> {
     let dir = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),

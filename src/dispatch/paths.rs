@@ -544,7 +544,14 @@ impl PathsState {
             tables: pt,
             reference: reference.as_ref(),
             modules,
-            error: inner.error.clone(),
+            error: inner.error.clone().or_else(|| {
+                inner.func.is_none().then(|| {
+                    format!(
+                        "no function `{}` in any module the program loaded",
+                        self.config.function
+                    )
+                })
+            }),
         };
         let r = report::build(&input);
         let out = match self.config.format {
