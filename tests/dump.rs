@@ -116,6 +116,22 @@ fn dumps_show_what_was_built_in_every_format() {
         .expect("Graphviz `dot` (Debian package graphviz)");
     assert!(svg.status.success(), "dot failed: {svg:?}");
     assert!(String::from_utf8_lossy(&svg.stdout).contains("<svg"));
+    // The three hottest in one graph, a cluster each.
+    let o = dump(&["--top", "3", "--format", "dot"], &profile);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.matches("subgraph cluster_").count(), 3.min(sbs.len()));
+    assert!(
+        text.contains(&format!("cluster_{id} ")),
+        "the busiest is among the hottest three"
+    );
+    std::fs::write(&dot_file, &o.stdout).unwrap();
+    let svg = Command::new("dot")
+        .arg("-Tsvg")
+        .arg(&dot_file)
+        .output()
+        .unwrap();
+    assert!(svg.status.success(), "dot failed: {svg:?}");
 
     // One as-built dump per superblock (flushed ones included).
     let files = std::fs::read_dir(&dumps).unwrap().count();
@@ -142,7 +158,7 @@ fn bad_input_is_a_one_line_error() {
         (&junk, &[], "not a JSON profile"),
         (&old, &[], "schema version 0"),
         (&empty, &["--superblock", "3"], "no superblock 3"),
-        (&empty, &["--format", "dot"], "needs one superblock"),
+        (&empty, &["--format", "dot"], "no superblocks to draw"),
     ];
     for (file, args, want) in cases {
         let o = dump(args, file);

@@ -1,12 +1,13 @@
-//! `hotlift dump PROFILE [--superblock ID] [--format text|dot|json]`: show
-//! the superblocks a run built (profile/dump.rs renders them).
+//! `hotlift dump PROFILE [--superblock ID | --top N] [--format
+//! text|dot|json]`: show the superblocks a run built (profile/dump.rs
+//! renders them); dot draws one, or all (the hottest N) a cluster each.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use crate::profile::dump::{render_dot, render_text};
+use crate::profile::dump::{render_dot, render_dot_all, render_text};
 use crate::profile::SuperblockEntry;
 
 /// Output formats of `dump`.
@@ -65,9 +66,9 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
     Ok(list)
 }
 
-pub fn main(profile: &Path, id: Option<u32>, format: DumpFormat) -> Result<()> {
+pub fn main(profile: &Path, id: Option<u32>, top: Option<usize>, format: DumpFormat) -> Result<()> {
     let all = read_superblocks(profile)?;
-    let chosen: Vec<&SuperblockEntry> = match id {
+    let mut chosen: Vec<&SuperblockEntry> = match id {
         Some(id) => {
             let Some(e) = all.iter().find(|e| e.record.id == id) else {
                 bail!(
@@ -80,6 +81,12 @@ pub fn main(profile: &Path, id: Option<u32>, format: DumpFormat) -> Result<()> {
         }
         None => all.iter().collect(),
     };
+    if let Some(n) = top {
+        // The hottest: most passes (entries and loops back).
+        chosen.sort_by_key(|e| (std::cmp::Reverse(e.entries + e.loops), e.record.id));
+        chosen.truncate(n);
+        chosen.sort_by_key(|e| e.record.id);
+    }
     let mut out = String::new();
     match format {
         DumpFormat::Text => {
@@ -91,12 +98,11 @@ pub fn main(profile: &Path, id: Option<u32>, format: DumpFormat) -> Result<()> {
                 out.push('\n');
             }
         }
-        DumpFormat::Dot => {
-            if chosen.len() != 1 {
-                bail!("--format dot needs one superblock: add --superblock ID");
-            }
-            out.push_str(&render_dot(chosen[0]));
-        }
+        DumpFormat::Dot => match chosen.as_slice() {
+            [] => bail!("no superblocks to draw: the run built none"),
+            [one] if id.is_some() => out.push_str(&render_dot(one)),
+            list => out.push_str(&render_dot_all(list)),
+        },
         DumpFormat::Json => {
             out = serde_json::to_string_pretty(&chosen)?;
             out.push('\n');

@@ -76,7 +76,10 @@ pub enum Command {
         /// Only this superblock
         #[arg(long, value_name = "ID")]
         superblock: Option<u32>,
-        /// Output format (dot needs --superblock)
+        /// Only the N hottest superblocks (most passes)
+        #[arg(long, value_name = "N", conflicts_with = "superblock")]
+        top: Option<usize>,
+        /// Output format (dot: one graph, a cluster per superblock)
         #[arg(long, value_enum, default_value = "text")]
         format: dump::DumpFormat,
     },
@@ -168,8 +171,9 @@ pub fn main() -> i32 {
         Command::Dump {
             profile,
             superblock,
+            top,
             format,
-        } => match dump::main(&profile, superblock, format) {
+        } => match dump::main(&profile, superblock, top, format) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("hotlift dump: {e:#}");

@@ -182,14 +182,39 @@ pub fn render_text(e: &SuperblockEntry) -> String {
 
 /// A Graphviz graph of the members and exits, edges weighted by counts.
 pub fn render_dot(e: &SuperblockEntry) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "digraph superblock_{} {{", e.record.id);
+    let _ = writeln!(s, "  node [shape=box, fontname=\"monospace\"];");
+    s.push_str(&dot_body(e, ""));
+    s.push_str("}\n");
+    s
+}
+
+/// Several superblocks in one graph, a cluster each (`dump --format dot`
+/// without `--superblock`).
+pub fn render_dot_all(list: &[&SuperblockEntry]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "digraph superblocks {{");
+    let _ = writeln!(s, "  node [shape=box, fontname=\"monospace\"];");
+    for e in list {
+        let id = e.record.id;
+        let _ = writeln!(s, "  subgraph cluster_{id} {{");
+        let _ = writeln!(s, "  label=\"superblock {id}\";");
+        s.push_str(&dot_body(e, &format!("s{id}_")));
+        let _ = writeln!(s, "  }}");
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The nodes and edges of one superblock, node names prefixed by `p`.
+fn dot_body(e: &SuperblockEntry, p: &str) -> String {
     let r = &e.record;
     let mut s = String::new();
-    let _ = writeln!(s, "digraph superblock_{} {{", r.id);
-    let _ = writeln!(s, "  node [shape=box, fontname=\"monospace\"];");
     let esc = |t: String| t.replace('\\', "\\\\").replace('"', "\\\"");
     let _ = writeln!(
         s,
-        "  entry [shape=oval, label=\"superblock {}\\nentries {}\"];",
+        "  {p}entry [shape=oval, label=\"superblock {}\\nentries {}\"];",
         r.id, e.entries
     );
     let runs = |i: usize| e.member_runs.get(i).copied().unwrap_or(0);
@@ -198,7 +223,7 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
     for (i, m) in r.members.iter().enumerate() {
         let _ = writeln!(
             s,
-            "  m{i} [label=\"{}\\n{} insns\\nruns {}\"];",
+            "  {p}m{i} [label=\"{}\\n{} insns\\nruns {}\"];",
             esc(e.name(m.addr)),
             m.instructions,
             runs(i)
@@ -206,7 +231,7 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
     }
     let _ = writeln!(
         s,
-        "  entry -> m0 [label=\"{}\", penwidth={:.2}];",
+        "  {p}entry -> {p}m0 [label=\"{}\", penwidth={:.2}];",
         e.entries,
         width(e.entries)
     );
@@ -214,7 +239,7 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
         let c = runs(i);
         let _ = writeln!(
             s,
-            "  m{} -> m{i} [label=\"{c}\", penwidth={:.2}];",
+            "  {p}m{} -> {p}m{i} [label=\"{c}\", penwidth={:.2}];",
             r.parent(i),
             width(c)
         );
@@ -227,7 +252,7 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
             ExitTo::Loop => {
                 let _ = writeln!(
                     s,
-                    "  m{} -> m0 [label=\"loop {count}\", style=bold, penwidth={:.2}];",
+                    "  {p}m{} -> {p}m0 [label=\"loop {count}\", style=bold, penwidth={:.2}];",
                     x.member,
                     width(count)
                 );
@@ -236,19 +261,18 @@ pub fn render_dot(e: &SuperblockEntry) -> String {
         };
         let _ = writeln!(
             s,
-            "  x{} [shape=plaintext, label=\"exit {}\\n{}\"];",
+            "  {p}x{} [shape=plaintext, label=\"exit {}\\n{}\"];",
             x.index,
             x.index,
             esc(to)
         );
         let _ = writeln!(
             s,
-            "  m{} -> x{} [style=dashed, label=\"{count}\", penwidth={:.2}];",
+            "  {p}m{} -> {p}x{} [style=dashed, label=\"{count}\", penwidth={:.2}];",
             x.member,
             x.index,
             width(count)
         );
     }
-    s.push_str("}\n");
     s
 }
