@@ -603,3 +603,116 @@ fn invalidations_are_counted_by_cause() {
         );
     }
 }
+
+#[test]
+fn summary_prints_the_exit_summary_again_with_exact_function_costs() {
+    // Issue 20 goal 5: `hotlift summary` from the saved profile prints what
+    // `profile` printed at the end, with a per-function table from the
+    // calling-context tree.
+    let dir = workdir();
+    let exe = guest::build_one("c-recursion");
+    let out = dir.join("rec-summary.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let at_exit = String::from_utf8_lossy(&o.stderr).into_owned();
+    let again = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("summary")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let again = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(
+        at_exit.contains(&again),
+        "the same summary:\n{again}\n--- at exit:\n{at_exit}"
+    );
+    // `deep` recursed 100,000 times below main: 100,001 calls, one
+    // inclusive cost (its nested contexts counted once) equal to its own.
+    let row = |name: &str| -> Vec<String> {
+        again
+            .lines()
+            .find(|l| l.split_whitespace().last() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{again}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    let deep = row("deep");
+    let (inclusive, own, calls) = (&deep[0], &deep[2], &deep[4]);
+    assert_eq!(calls, "100001", "{deep:?}");
+    assert_eq!(inclusive, own, "deep calls nothing else: {deep:?}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let total = p["totals"]["guest_instructions"].as_u64().unwrap();
+    let main = row("main");
+    let main_incl: u64 = main[0].parse().unwrap();
+    assert!(main_incl > own.parse::<u64>().unwrap() && main_incl < total);
+    // --top, and a bad profile.
+    let top = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["summary", "--top", "2"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&top.stdout);
+    assert!(
+        text.contains("functions by inclusive instructions (2 of "),
+        "{text}"
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["summary", "/nonexistent/p.json"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
+    let dir = workdir();
+    let base = dir.join("tree-summary.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--profile"])
+        .arg(&base)
+        .args(["--", "/bin/sh", "-c", "/bin/true; /bin/true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let name = base.file_name().unwrap().to_str().unwrap().to_string();
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&name) && !n.contains("tmp"))
+        })
+        .collect();
+    assert!(files.len() >= 3, "{files:?}");
+    let s = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("summary")
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{s:?}");
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(text.starts_with(&format!("hotlift profile: {} processes\n", files.len())));
+    let per_process = text.lines().filter(|l| l.starts_with("  pid ")).count();
+    assert_eq!(per_process, files.len(), "{text}");
+    let sum: u64 = files
+        .iter()
+        .map(|f| {
+            let p: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            p["totals"]["guest_instructions"].as_u64().unwrap()
+        })
+        .sum();
+    assert!(
+        text.contains(&format!("hotlift profile: {sum} guest instructions")),
+        "{text}"
+    );
+}

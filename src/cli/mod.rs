@@ -17,6 +17,7 @@ mod paths;
 mod report;
 mod run;
 mod store;
+mod summary;
 
 use clap::{Parser, Subcommand};
 
@@ -89,6 +90,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
     Export(export::ExportArgs),
+    /// Print the summary of saved profiles (one, or a process tree's): totals, functions, top blocks, syscalls, the monitor's cost
+    Summary(summary::SummaryArgs),
     /// Look after a profile store (run --store): list, show, prune, export
     Store(store::StoreArgs),
     /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
@@ -101,7 +104,7 @@ pub enum Command {
 fn tool_subcommand() -> bool {
     matches!(
         std::env::args().nth(1).as_deref(),
-        Some("compare" | "diff" | "export" | "report" | "store")
+        Some("compare" | "diff" | "export" | "report" | "store" | "summary")
     )
 }
 
@@ -184,6 +187,7 @@ pub fn main() -> i32 {
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
         Command::Store(args) => store::main(args),
+        Command::Summary(args) => summary::main(args),
         Command::Report(args) => report::main(args),
         Command::Paths(args) => paths::main(args),
     }

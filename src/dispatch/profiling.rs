@@ -615,8 +615,15 @@ impl super::process::Process {
             }
         }
         if summary {
-            let code = |addr: u64, len: usize| crate::syscall::guest_read_bytes(addr, len);
-            eprint!("{}", profile.summary(&code));
+            // What `hotlift summary` prints from the saved profile
+            // (profile/summary.rs), from the same fields.
+            let doc = crate::profile::read::ProfileDoc::for_summary(&profile);
+            let images = crate::profile::export::images::Images::open(&doc);
+            let top = crate::profile::summary::TOP_FUNCTIONS;
+            eprint!(
+                "{}",
+                crate::profile::summary::summary(&[(&doc, &images)], top)
+            );
         }
         merge();
         // The process ends next: its memory goes with it, without

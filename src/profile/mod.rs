@@ -19,7 +19,7 @@ pub mod names;
 mod process;
 pub mod read;
 pub mod sampling;
-mod summary;
+pub mod summary;
 mod symbols;
 pub mod timeline;
 pub mod timetree;
@@ -127,7 +127,7 @@ pub struct SyscallRecord {
     pub seconds: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RingStats {
     pub capacity_entries: u64,
     pub entries: u64,

@@ -1,101 +1,314 @@
-//! The short human summary `hotlift profile` prints on stderr: totals,
-//! the top blocks by instructions executed (with their code), exit
-//! classes, the syscall table and the ring statistics.
+//! The human summary of one or more profiles: what `hotlift profile`
+//! prints on stderr when the guest ends, and `hotlift summary PROFILE...`
+//! prints again from saved profiles (the same function: `profile` reads
+//! back the document it wrote).
+//!
+//! Contents: totals with wall and CPU time; the functions by inclusive
+//! instructions (self, inclusive, calls); the top blocks with their code;
+//! exit classes; syscalls by time; start-up, end and the monitor's cost.
+//! For several profiles (a process tree's) one line per process first,
+//! then the same tables over all of them.
+//!
+//! I1: function costs come from the calling-context tree: a context's
+//!     instructions are its function's self cost (code a function
+//!     tail-jumped to counts toward the function that was called, as in
+//!     folded stacks); its inclusive cost is the instructions of its
+//!     contexts and everything below them, a recursive function's nested
+//!     contexts counted once. Calls are the times its contexts were
+//!     entered. A profile without a call tree gets self costs from its
+//!     blocks (by the function holding each) and no inclusive ones.
+//! I2: functions are named as in every export (export/images.rs
+//!     `function_name`: demangled, PLT stubs `name@plt`, unnamed code by
+//!     module and offset); a process tree's tables add up by name.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
-use super::{BlockRecord, Profile};
+use super::export::images::Images;
+use super::read::{Ending, ProfileDoc};
 
-/// Top blocks shown, and instructions shown of each.
-const TOP: usize = 10;
+/// Blocks shown, and instructions shown of each.
+const TOP_BLOCKS: usize = 10;
 const LISTED: usize = 6;
+/// Functions shown unless asked (`--top`).
+pub const TOP_FUNCTIONS: usize = 15;
 
-impl Profile {
-    /// The summary; `code(addr, len)` reads guest code bytes for the
-    /// disassembly (None when they are gone).
-    pub fn summary(&self, code: &dyn Fn(u64, usize) -> Option<Vec<u8>>) -> String {
-        let mut s = String::new();
-        let tot = &self.totals;
-        let _ = writeln!(
-            s,
-            "hotlift profile: {} guest instructions in {} block executions ({} blocks translated)",
-            tot.guest_instructions, tot.block_executions, tot.translated_blocks
-        );
-        s.push_str("exits:");
-        for (k, v) in &tot.exits {
-            let _ = write!(s, " {k}={v}");
+/// One function's costs (I1).
+#[derive(Debug, Default, Clone, Copy)]
+struct Cost {
+    own: u64,
+    inclusive: Option<u64>,
+    calls: u64,
+}
+
+/// Function name → costs, for one profile (I1, I2).
+fn functions(doc: &ProfileDoc, images: &Images) -> HashMap<String, Cost> {
+    let mut out: HashMap<String, Cost> = HashMap::new();
+    if doc.call_tree.is_empty() {
+        for b in doc.blocks.iter().filter(|b| b.count > 0) {
+            let (_, name) = images.function_name(b.addr, b.symbol.as_deref());
+            out.entry(name).or_default().own += b.count * u64::from(b.instructions);
         }
-        s.push('\n');
-        let mut top: Vec<&BlockRecord> = self.blocks.iter().filter(|b| b.count > 0).collect();
-        top.sort_by_key(|b| std::cmp::Reverse(b.count * b.instructions as u64));
-        s.push_str("top blocks by instructions executed:\n");
-        for b in top.iter().take(TOP) {
-            let sym = super::names::display(b.symbol.as_deref().unwrap_or("?"));
-            let share = if tot.guest_instructions > 0 {
-                100.0 * (b.count * b.instructions as u64) as f64 / tot.guest_instructions as f64
-            } else {
-                0.0
+        return out;
+    }
+    let n = doc.call_tree.len();
+    let index: HashMap<u64, usize> = doc
+        .call_tree
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+    let parent: Vec<Option<usize>> = doc
+        .call_tree
+        .iter()
+        .map(|c| c.parent.and_then(|p| index.get(&p).copied()))
+        .collect();
+    // Subtree totals, children before parents (a parent's id is smaller:
+    // calltree.rs I2; sorted here so that any order reads right).
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(doc.call_tree[i].id));
+    let mut total: Vec<u64> = doc.call_tree.iter().map(|c| c.self_instructions).collect();
+    for &i in &order {
+        if let Some(p) = parent[i] {
+            total[p] += total[i];
+        }
+    }
+    let name_of = |i: usize| -> String {
+        let c = &doc.call_tree[i];
+        if c.function == 0 && c.parent.is_none() {
+            return "[before any call]".into();
+        }
+        images.function_name(c.function, c.symbol.as_deref()).1
+    };
+    let names: Vec<String> = (0..n).map(name_of).collect();
+    // Inclusive once per function on a path: a node counts only if no
+    // ancestor is the same function (depth-first, with the names on the
+    // path counted).
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut roots = Vec::new();
+    for (i, p) in parent.iter().enumerate() {
+        match p {
+            Some(p) => kids[*p].push(i),
+            None => roots.push(i),
+        }
+    }
+    let mut on_path: HashMap<&str, u32> = HashMap::new();
+    let mut stack: Vec<(usize, bool)> = roots.into_iter().map(|r| (r, false)).collect();
+    while let Some((i, leaving)) = stack.pop() {
+        let name = names[i].as_str();
+        if leaving {
+            if let Some(k) = on_path.get_mut(name) {
+                *k -= 1;
+            }
+            continue;
+        }
+        let c = &doc.call_tree[i];
+        let e = out.entry(names[i].clone()).or_default();
+        e.own += c.self_instructions;
+        e.calls += c.calls;
+        let depth = on_path.entry(name).or_insert(0);
+        if *depth == 0 {
+            *e.inclusive.get_or_insert(0) += total[i];
+        }
+        *depth += 1;
+        stack.push((i, true));
+        stack.extend(kids[i].iter().map(|&k| (k, false)));
+    }
+    out
+}
+
+fn ending(e: &Ending) -> String {
+    match e {
+        Ending::Exit { code } => format!("exit {code}"),
+        Ending::Signal { signal } => format!("signal {signal}"),
+        Ending::Exec => "exec".into(),
+    }
+}
+
+fn share(part: u64, all: u64) -> f64 {
+    if all == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / all as f64
+    }
+}
+
+/// The summary of `docs` (one profile, or a process tree's), each with
+/// its opened modules; at most `top` functions.
+pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
+    let mut s = String::new();
+    let insns: u64 = docs.iter().map(|(d, _)| d.totals.guest_instructions).sum();
+    let runs: u64 = docs.iter().map(|(d, _)| d.totals.block_executions).sum();
+    let translated: u64 = docs.iter().map(|(d, _)| d.totals.translated_blocks).sum();
+    let cpu: f64 = docs.iter().map(|(d, _)| d.times.process_cpu_seconds).sum();
+    if docs.len() > 1 {
+        let _ = writeln!(s, "hotlift profile: {} processes", docs.len());
+        for (d, _) in docs {
+            let (pid, how) = match &d.process {
+                Some(p) => (p.pid.to_string(), p.began.clone()),
+                None => (d.pid.map_or("?".into(), |p| p.to_string()), "?".into()),
             };
             let _ = writeln!(
                 s,
-                "  {:#x} {}+{:#x} {sym}: {} insns ({share:.1}%), {} runs",
-                b.addr,
-                b.module,
-                b.offset,
-                b.count * b.instructions as u64,
-                b.count
+                "  pid {pid:>7} ({how:<7}) {}: {} instructions, {:.3} s wall, {:.3} s CPU, {}",
+                d.binary.path,
+                d.totals.guest_instructions,
+                d.times.wall_seconds,
+                d.times.process_cpu_seconds,
+                ending(&d.ending)
             );
-            if let Some(bytes) = code(b.addr, b.size as usize) {
-                disassemble(&mut s, &bytes, b.addr, b.instructions as usize);
+        }
+    }
+    let wall = docs.first().map_or(0.0, |(d, _)| d.times.wall_seconds);
+    let _ = writeln!(
+        s,
+        "hotlift profile: {insns} guest instructions in {runs} block executions ({translated} blocks translated); {wall:.3} s wall{}, {cpu:.3} s CPU",
+        if docs.len() > 1 { " (first process)" } else { "" },
+    );
+    let mut exits: std::collections::BTreeMap<&str, u64> = Default::default();
+    for (d, _) in docs {
+        for (k, v) in &d.totals.exits {
+            *exits.entry(k.as_str()).or_insert(0) += v;
+        }
+    }
+    s.push_str("exits:");
+    for (k, v) in &exits {
+        let _ = write!(s, " {k}={v}");
+    }
+    s.push('\n');
+
+    // Functions (I1, I2).
+    let mut funcs: HashMap<String, Cost> = HashMap::new();
+    for (d, images) in docs {
+        for (name, c) in functions(d, images) {
+            let e = funcs.entry(name).or_default();
+            e.own += c.own;
+            e.calls += c.calls;
+            if let Some(i) = c.inclusive {
+                *e.inclusive.get_or_insert(0) += i;
             }
         }
-        if !self.syscalls.is_empty() {
-            s.push_str("syscalls:\n");
-            for c in &self.syscalls {
-                let _ = writeln!(
-                    s,
-                    "  {:<18} {:>8} calls {:>6} errors {:>10.6} s",
-                    c.name, c.count, c.errors, c.seconds
-                );
-            }
+    }
+    let mut list: Vec<(&String, &Cost)> = funcs.iter().collect();
+    list.sort_by_key(|(name, c)| (std::cmp::Reverse(c.inclusive.unwrap_or(c.own)), *name));
+    let _ = writeln!(
+        s,
+        "functions by inclusive instructions ({} of {}):",
+        top.min(list.len()),
+        list.len()
+    );
+    let _ = writeln!(
+        s,
+        "  {:>14} {:>6} {:>14} {:>6} {:>10}  function",
+        "inclusive", "%", "self", "%", "calls"
+    );
+    for (name, c) in list.iter().take(top) {
+        let (inc, incp) = match c.inclusive {
+            Some(i) => (i.to_string(), format!("{:.1}", share(i, insns))),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            s,
+            "  {inc:>14} {incp:>6} {:>14} {:>6.1} {:>10}  {name}",
+            c.own,
+            share(c.own, insns),
+            c.calls
+        );
+    }
+
+    if let [(d, images)] = docs {
+        top_blocks(&mut s, d, images);
+    }
+
+    // Syscalls by time.
+    let mut calls: HashMap<&str, (u64, u64, f64)> = HashMap::new();
+    for (d, _) in docs {
+        for c in &d.syscalls {
+            let e = calls.entry(c.name.as_str()).or_default();
+            e.0 += c.count;
+            e.1 += c.errors;
+            e.2 += c.seconds;
         }
-        let t = &self.times;
-        let blocks = self.totals.translated_blocks;
-        let _ = writeln!(
-            s,
-            "start-up and translation: {:.1} ms of hotlift set-up before the first guest \
-             instruction, {} blocks translated in {:.1} ms ({:.2} us a block), {:.1} ms wall in all",
-            t.setup_seconds * 1e3,
-            blocks,
-            t.translation_seconds * 1e3,
-            t.translation_seconds * 1e6 / blocks.max(1) as f64,
-            t.wall_seconds * 1e3,
-        );
-        let _ = writeln!(
-            s,
-            "end: {:.1} ms waiting for the monitor to take in the rings, {:.1} ms reading \
-             symbols and building the profile",
-            t.drain_seconds * 1e3,
-            t.profile_seconds * 1e3,
-        );
-        if let Some(r) = &self.ring {
+    }
+    if !calls.is_empty() {
+        let mut v: Vec<_> = calls.into_iter().collect();
+        v.sort_by(|a, b| b.1 .2.total_cmp(&a.1 .2).then(b.1 .0.cmp(&a.1 .0)));
+        s.push_str("syscalls by time:\n");
+        for (name, (count, errors, secs)) in v {
             let _ = writeln!(
                 s,
-                "monitor: {} ring words ({:.3} per block run), {:.3} s CPU ({}), {:.2} ns per word; \
-                 guest waited {} times ({:.6} s), peak lag {} words",
-                r.entries,
-                r.words_per_block,
-                self.times.monitor_cpu_seconds,
-                if self.monitor.pinned { "pinned" } else { "unpinned" },
-                r.monitor_ns_per_word,
-                r.waits,
-                r.wait_seconds,
-                r.peak_lag_entries,
+                "  {name:<18} {count:>8} calls {errors:>6} errors {secs:>10.6} s"
             );
         }
-        s
+    }
+
+    let t = |f: fn(&ProfileDoc) -> f64| docs.iter().map(|(d, _)| f(d)).sum::<f64>();
+    let translate = t(|d| d.times.translation_seconds);
+    let _ = writeln!(
+        s,
+        "start-up and translation: {:.1} ms of hotlift set-up before the first guest \
+         instruction, {translated} blocks translated in {:.1} ms ({:.2} us a block)",
+        t(|d| d.times.setup_seconds) * 1e3,
+        translate * 1e3,
+        translate * 1e6 / translated.max(1) as f64,
+    );
+    let _ = writeln!(
+        s,
+        "end: {:.1} ms waiting for the monitor to take in the rings, {:.1} ms reading \
+         symbols and building the profile",
+        t(|d| d.times.drain_seconds) * 1e3,
+        t(|d| d.times.profile_seconds) * 1e3,
+    );
+    let rings: Vec<&super::RingStats> = docs.iter().filter_map(|(d, _)| d.ring.as_ref()).collect();
+    if !rings.is_empty() {
+        let words: u64 = rings.iter().map(|r| r.entries).sum();
+        let waits: u64 = rings.iter().map(|r| r.waits).sum();
+        let waited: f64 = rings.iter().map(|r| r.wait_seconds).sum();
+        let mon = t(|d| d.times.monitor_cpu_seconds);
+        let _ = writeln!(
+            s,
+            "monitor: {words} ring words ({:.3} per block run), {mon:.3} s CPU, {:.2} ns per word; \
+             guest waited {waits} times ({waited:.6} s), peak lag {} words",
+            words as f64 / runs.max(1) as f64,
+            mon * 1e9 / words.max(1) as f64,
+            rings.iter().map(|r| r.peak_lag_entries).max().unwrap_or(0),
+        );
+    }
+    s
+}
+
+/// The blocks that ran the most instructions, with their code from the
+/// module files.
+fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
+    let all = d.totals.guest_instructions;
+    let mut top: Vec<_> = d.blocks.iter().filter(|b| b.count > 0).collect();
+    top.sort_by_key(|b| std::cmp::Reverse(b.count * u64::from(b.instructions)));
+    s.push_str("top blocks by instructions executed:\n");
+    for b in top.iter().take(TOP_BLOCKS) {
+        let (entry, f) = images.function_name(b.addr, b.symbol.as_deref());
+        let name = if entry >= b.addr {
+            f
+        } else {
+            format!("{f}+{:#x}", b.addr - entry)
+        };
+        let n = b.count * u64::from(b.instructions);
+        let _ = writeln!(
+            s,
+            "  {:#x} {}+{:#x} {name}: {n} insns ({:.1}%), {} runs",
+            b.addr,
+            b.module,
+            b.offset,
+            share(n, all),
+            b.count
+        );
+        let code = images
+            .by_name(&b.module)
+            .and_then(|i| i.code(b.addr, b.size as usize));
+        if let Some(bytes) = code {
+            disassemble(s, bytes, b.addr, b.instructions as usize);
+        }
     }
 }
 
