@@ -5,18 +5,22 @@
 
 use clap::Args;
 
+/// The `--help` section of the options that tune hotlift's machinery (for
+/// experiments and measurements; `-h` leaves them out).
+const TUNING: &str = "Tuning (experiments and measurements; -h leaves these out)";
+
 #[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
     /// Do not link translated blocks: every block exit returns to the dispatcher
-    #[arg(long)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long)]
     pub no_chain: bool,
 
     /// Maximum number of guest instructions in one translated block
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_block_insns: u32,
 
     /// Size of the code cache in MiB (it is flushed and refilled when full)
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cache_mib: u32,
 
     /// Report every unsupported syscall (the first of each number is always reported), guest traps and faults with their guest address
@@ -36,7 +40,7 @@ pub struct RunOptions {
     pub no_monitor: bool,
 
     /// Count block executions in translated code itself (no ring, no monitor); the check for the monitor's counts
-    #[arg(long)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long)]
     pub count_inline: bool,
 
     /// Count block executions both ways in one run (the monitor from the ring, and translated code itself, per thread) and record in the profile where they differ: the exactness check for threaded programs
@@ -44,7 +48,7 @@ pub struct RunOptions {
     pub count_check: bool,
 
     /// Ring capacity in 32-bit entries per guest thread (two segments)
-    #[arg(long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 1 << 22, value_parser = clap::value_parser!(u64).range(2048..=(1 << 30)))]
     pub ring_entries: u64,
 
     /// Write the JSON profile to FILE when the guest ends
@@ -61,43 +65,43 @@ pub struct RunOptions {
     pub no_superblocks: bool,
 
     /// Build a superblock at a block entered this many times by direct transfers (1 for experiments: nearly everything runs in superblocks)
-    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 3000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub sb_threshold: u32,
 
     /// Build a superblock at the target of an indirect edge taken this many times
-    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub sb_edge_threshold: u32,
 
     /// Most blocks in one superblock
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub sb_max_blocks: u32,
 
     /// Most guest instructions in one superblock
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=8192))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub sb_max_insns: u32,
 
     /// Most blocks in one superblock tree, all its paths counted (at most --sb-max-blocks: straight traces only)
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub sb_tree_blocks: u32,
 
     /// Lay out a branch's cold side in the superblock too (a tree) when at least this share of its passes should take it
-    #[arg(long, default_value_t = 0.02, value_parser = parse_share)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 0.02, value_parser = parse_share)]
     pub sb_tree_share: f64,
 
     /// Push a ring word for every pass of a superblock that loops back to its head, instead of counting such passes in the thread's loop counters and pushing the counts when the loop is left
-    #[arg(long)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long)]
     pub sb_no_loop_counters: bool,
 
     /// Push the loop counters' record after at most this many passes of one loop exit, also while the thread stays in the loop (1 pushes a record every pass: for tests)
-    #[arg(long, value_name = "N", default_value_t = crate::contract::LOOP_LIMIT, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::contract::LOOP_PASSES_N)))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "N", default_value_t = crate::contract::LOOP_LIMIT, value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::contract::LOOP_PASSES_N)))]
     pub sb_loop_limit: u32,
 
     /// Lay a loop closed at a superblock's head out up to this many times in a row (1: no unrolling)
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub sb_unroll: u32,
 
     /// Build a counted superblock only where its passes should cover this many blocks per ring word they cost, and take one back whose passes cover fewer than 7/8 of it (0: build every superblock selected, never take one back; for experiments and tests)
-    #[arg(long, default_value_t = crate::monitor::superblock::select::PAYS_OFF, value_parser = parse_yield)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = crate::monitor::superblock::select::PAYS_OFF, value_parser = parse_yield)]
     pub sb_min_yield: f64,
 
     /// Write a text dump of each superblock into DIR as it is built
@@ -113,7 +117,7 @@ pub struct RunOptions {
     pub sample_us: u64,
 
     /// Sample each guest thread's call stack after every K of its ring entries instead of by time (the same samples in every run of a single-threaded program with --no-superblocks)
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     pub sample_entries: Option<u64>,
 
     /// Take no call-stack samples: the profile has no time tree
@@ -121,47 +125,47 @@ pub struct RunOptions {
     pub no_sampling: bool,
 
     /// Time tree: a node with fewer samples than M is a leaf that keeps them raw
-    #[arg(long, value_name = "M", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "M", default_value_t = 100, value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
     pub tree_leaf: u32,
 
     /// Time tree: inner nodes keep the most frequent stacks until they cover PCT percent of their samples (100: every window's counts are exact)
-    #[arg(long, value_name = "PCT", default_value_t = 95.0, value_parser = coverage_percent)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "PCT", default_value_t = 95.0, value_parser = coverage_percent)]
     pub tree_coverage: f64,
 
     /// Time tree: children per inner node
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=64))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..=64))]
     pub tree_fanout: u32,
 
     /// How superblock heads and paths are chosen: `counting` (execution and edge counts past the thresholds) or `pisat` (sequential patterns mined from windows of the block streams)
-    #[arg(long, value_enum, default_value_t = Selector::Counting)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_enum, default_value_t = Selector::Counting)]
     pub selector: Selector,
 
     /// Pisat: block ids per window (one sequence of the database)
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=65536))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(8..=65536))]
     pub pisat_window: u32,
 
     /// Pisat: ring entries of a guest thread from the start of one window to the next
-    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(8..=(1 << 40)))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(8..=(1 << 40)))]
     pub pisat_interval: u64,
 
     /// Pisat: sequences the database holds (the oldest leaves)
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub pisat_sequences: u32,
 
     /// Pisat: a path is a pattern when this fraction of the database's sequences (at least two) hold it
-    #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 0.5, value_parser = parse_fraction)]
     pub pisat_support1: f64,
 
     /// Pisat: a path is a pattern when it repeats this many times (distinct starts) in one sequence
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub pisat_support2: u32,
 
     /// Pisat: most nodes of the PST-tree
-    #[arg(long, default_value_t = 65536, value_parser = clap::value_parser!(u32).range(16..=(1 << 24)))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 65536, value_parser = clap::value_parser!(u32).range(16..=(1 << 24)))]
     pub pisat_nodes: u32,
 
     /// Pisat: mining time the monitor spends per round, in microseconds
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub pisat_budget_us: u32,
     /// Share superblocks across runs through the profile store at URL (a file path or sqlite:PATH for SQLite, postgres://... for PostgreSQL): pre-build the stored ones at start, merge this run's at exit
     #[arg(long, value_name = "URL")]

@@ -62,6 +62,21 @@ fn bad_input_exit_codes() {
     );
     let bad_opt = run(&["run", "--max-block-insns", "0", "--", "/bin/true"]);
     assert_eq!(bad_opt.status.code(), Some(125));
+    // clap's suggestions are kept, on the one line, and an unknown
+    // subcommand points to the top-level help.
+    let typo = run(&["run", "--no-chian", "--", "/bin/true"]);
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert_eq!(typo.status.code(), Some(125));
+    assert!(
+        err.contains("'--no-chain'") && err.lines().count() == 1,
+        "{err}"
+    );
+    let typo = run(&["sumary", "p.json"]);
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        err.contains("'summary'") && err.contains("(see hotlift --help)"),
+        "{err}"
+    );
     // A profile needs the monitor: refused before the program runs (it
     // once ran to the end and wrote nothing, with status 0).
     let no_profile = run(&[

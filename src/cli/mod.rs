@@ -108,15 +108,24 @@ fn tool_subcommand() -> bool {
     )
 }
 
-/// clap's error as one line (its message without the usage footer).
+/// clap's error as one line: its message and its tips (a similar
+/// subcommand or option), without the usage footer.
 fn one_line(e: &clap::Error) -> String {
     let rendered = e.to_string();
     let lines: Vec<&str> = rendered
         .lines()
         .map(str::trim)
-        .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+        .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.is_empty())
         .collect();
-    let msg = lines.join(" ");
+    let mut msg = String::new();
+    for l in lines {
+        if !msg.is_empty() {
+            // A list after "…:" goes on the same line.
+            msg.push_str(if msg.ends_with(':') { " " } else { "; " });
+        }
+        msg.push_str(l);
+    }
     msg.strip_prefix("error: ").unwrap_or(&msg).to_string()
 }
 
@@ -131,10 +140,12 @@ pub fn main() -> i32 {
         }
         Err(e) => {
             let sub = std::env::args().nth(1).unwrap_or_default();
+            // An unknown subcommand has no help of its own.
+            let unknown = e.kind() == clap::error::ErrorKind::InvalidSubcommand;
             eprintln!(
                 "hotlift: {} (see hotlift {}--help)",
                 one_line(&e),
-                if sub.starts_with('-') || sub.is_empty() {
+                if sub.starts_with('-') || sub.is_empty() || unknown {
                     String::new()
                 } else {
                     format!("{sub} ")
