@@ -519,3 +519,64 @@ fn hardware_counter_where_the_kernel_offers_one() {
         }
     }
 }
+
+/// The pids of processes whose command line is exactly `argv`.
+fn processes_running(argv: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .collect()
+}
+
+#[test]
+fn an_interrupted_compare_stops_its_runs_and_writes_what_it_has() {
+    // Issue 20 goal 6: SIGINT to compare used to leave its child running
+    // (in a process group of its own) and write no report.
+    let dir = workdir("interrupt");
+    let argv = ["/bin/sleep", "6.173"];
+    let j = dir.join("i.json");
+    let x = dir.join("i.xml");
+    let mut child = Command::new(HOTLIFT)
+        .arg("compare")
+        .arg("--json")
+        .arg(&j)
+        .arg("--junit")
+        .arg(&x)
+        .arg("--")
+        .args(argv)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while processes_running(&argv).is_empty() {
+        assert!(t0.elapsed().as_secs() < 20, "the native run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let sent = std::time::Instant::now();
+    // SAFETY: kill of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let st = child.wait().unwrap();
+    assert!(sent.elapsed().as_secs() < 4, "compare ended at once");
+    assert_eq!(st.code(), Some(130), "128 + SIGINT");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        processes_running(&argv).is_empty(),
+        "the run was interrupted too"
+    );
+    let r = json(&j);
+    assert_eq!(outcome(&r, "interrupted"), "fail", "{r}");
+    let text = r.to_string();
+    assert!(
+        text.contains("interrupted by SIGINT during the native run"),
+        "{text}"
+    );
+    let (tests, failures, _, _) = junit(&x);
+    assert!(tests >= 1 && failures >= 1, "the JUnit report says so too");
+}

@@ -225,6 +225,8 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
     };
     let json = args.json.as_ref().map(open).transpose()?;
     let junit = args.junit.as_ref().map(open).transpose()?;
+    // A SIGINT or SIGTERM goes on to the runs, and the report says so.
+    compare::spawn::forward_interrupts();
     let report = compare::run(&opts)?;
     print!("{}", report.text());
     let write = |f: Option<std::fs::File>, p: &Option<PathBuf>, text: String| {
@@ -241,6 +243,10 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
         serde_json::to_string_pretty(&report.json())? + "\n",
     )?;
     write(junit, &args.junit, report.junit())?;
+    if let Some(sig) = compare::spawn::interrupted() {
+        // As a shell reports a command a signal ended.
+        return Ok(128 + sig);
+    }
     Ok(if report.equivalent() {
         EXIT_OK
     } else {

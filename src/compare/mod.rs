@@ -377,13 +377,88 @@ pub fn run(opts: &CompareOptions) -> Result<Report, CompareError> {
         }
         (true, m, _) => Some(m),
     };
+    let mut done = Done::default();
+    let result = run_all(opts, method, &mut done);
+    match spawn::interrupted() {
+        Some(sig) => Ok(interrupted(opts, sig, done)),
+        None => result,
+    }
+}
+
+/// The runs that ended, for a report of an interrupted comparison.
+#[derive(Default)]
+struct Done {
+    native: Option<RunResult>,
+    hotlift: Option<RunResult>,
+    /// The run in progress.
+    during: &'static str,
+}
+
+/// The report of a comparison a signal interrupted (spawn.rs I6): one
+/// failed check saying so and during which run, and the runs' results as
+/// far as they got (the one interrupted killed by the signal, as it ended;
+/// one that never started shown the same way, with no output).
+fn interrupted(opts: &CompareOptions, sig: i32, done: Done) -> Report {
+    let name = nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {sig}"));
+    let what = format!("during {}", done.during);
+    let none = RunResult {
+        status: Status::Signal { signal: sig },
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        wall_seconds: 0.0,
+        cpu_seconds: 0.0,
+    };
+    Report::new(
+        opts,
+        vec![Check::fail(
+            "interrupted",
+            format!("compare was interrupted by {name} {what}; the runs as far as they got are in the report"),
+            String::new(),
+        )],
+        report::Runs {
+            native: done.native.unwrap_or_else(|| none.clone()),
+            hotlift: done.hotlift.unwrap_or(none),
+            native_syscalls: None,
+            hotlift_syscalls: None,
+            native_instructions: None,
+            hotlift_instructions: None,
+            count_method: None,
+            wall_ratio: 0.0,
+            cpu_ratio: 0.0,
+        },
+    )
+}
+
+/// [`run`]'s runs and checks; the runs that ended go into `done`.
+fn run_all(
+    opts: &CompareOptions,
+    method: Option<CountMethod>,
+    done: &mut Done,
+) -> Result<Report, CompareError> {
+    done.during = "the native run";
     let native = spawn::wait(spawn::start(&opts.setup, &opts.program, "native", false)?)?;
+    done.native = Some(native.clone());
+    if spawn::interrupted().is_some() {
+        return Err(CompareError::Setup("interrupted".into()));
+    }
+    done.during = "the traced native run";
     let traced = if opts.syscalls {
         Some(systrace::run(&opts.setup, &opts.program)?)
     } else {
         None
     };
+    if spawn::interrupted().is_some() {
+        return Err(CompareError::Setup("interrupted".into()));
+    }
+    done.during = "the hotlift run";
     let (hot, hot_pid, hot_lines, hot_count) = run_hotlift(opts)?;
+    done.hotlift = Some(hot.clone());
+    if spawn::interrupted().is_some() {
+        return Err(CompareError::Setup("interrupted".into()));
+    }
+    done.during = "the native count";
     if let Status::Exit { code: 125..=127 } = hot.status {
         if hot.status != native.status {
             let err = String::from_utf8_lossy(&hot.stderr);

@@ -16,12 +16,18 @@
 //! I4: with `traced`, the child stops itself for ptrace (`PTRACE_TRACEME`)
 //!     before `execve`; the caller (systrace.rs) owns it from the exec stop on
 //!     and reaps it with `wait_traced`.
+//! I6: after [`forward_interrupts`], a SIGINT or SIGTERM to compare goes on
+//!     to every run in progress (its process group, which the terminal's
+//!     signal does not reach), and [`interrupted`] says which came: the
+//!     runs end as they would have been interrupted natively, and compare
+//!     starts no other.
 #![allow(unsafe_code)]
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -75,6 +81,69 @@ pub struct RunResult {
     pub stderr: Vec<u8>,
     pub wall_seconds: f64,
     pub cpu_seconds: f64,
+}
+
+/// The signal that interrupted compare (0: none), I6.
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+/// The runs in progress (0: a free slot), I6.
+static RUNNING: [AtomicI32; 4] = [const { AtomicI32::new(0) }; 4];
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    INTERRUPTED.store(sig, Ordering::SeqCst);
+    for slot in &RUNNING {
+        let pid = slot.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe {
+                libc::kill(-pid, sig);
+                libc::kill(pid, sig);
+            }
+        }
+    }
+}
+
+/// I6: from now on, SIGINT and SIGTERM go on to the runs in progress.
+pub fn forward_interrupts() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a handler that only stores atomics and calls kill;
+        // without SA_RESTART, so a wait returns early (and is retried).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal that interrupted compare, if one did (I6).
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPTED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+fn register(pid: Pid) {
+    let free = |s: &&AtomicI32| {
+        s.compare_exchange(0, pid.as_raw(), Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    };
+    let _ = RUNNING.iter().find(free);
+    // A signal that came while it was starting.
+    if let Some(sig) = interrupted() {
+        // SAFETY: kill of our own child and its group.
+        unsafe {
+            libc::kill(-pid.as_raw(), sig);
+            libc::kill(pid.as_raw(), sig);
+        }
+    }
+}
+
+fn unregister(pid: Pid) {
+    for s in &RUNNING {
+        let _ = s.compare_exchange(pid.as_raw(), 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 /// A started child and what is needed to finish it.
@@ -160,6 +229,7 @@ pub fn start(
     let pid = Pid::from_raw(child.id() as i32);
     // The child is reaped with wait4 below, never through `Child`.
     std::mem::forget(child);
+    register(pid);
     let (cancel, cancelled) = mpsc::channel::<()>();
     let (tx, timed_out) = mpsc::channel::<bool>();
     let timeout = setup.timeout;
@@ -207,6 +277,7 @@ pub fn wait(s: Started) -> Result<RunResult, CompareError> {
 /// Finish a child whose final wait status and rusage the tracer collected.
 pub fn finish(s: Started, status: i32, ru: &libc::rusage) -> Result<RunResult, CompareError> {
     let wall = s.started.elapsed().as_secs_f64();
+    unregister(s.pid);
     let _ = s.cancel.send(());
     let timed_out = s.timed_out.recv().unwrap_or(false);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
