@@ -56,9 +56,14 @@ fn profile(dir: &Path, out: &Path, argv: &[&str]) -> serde_json::Value {
 }
 
 fn export(profile: &Path, format: &str, out: &Path) -> Output {
+    export_all(&[profile.to_path_buf()], format, out)
+}
+
+/// `hotlift export PROFILES... --format FORMAT -o OUT`, checked.
+fn export_all(profiles: &[PathBuf], format: &str, out: &Path) -> Output {
     let o = Command::new(HOTLIFT)
         .arg("export")
-        .arg(profile)
+        .args(profiles)
         .args(["--format", format, "-o"])
         .arg(out)
         .output()

@@ -168,18 +168,23 @@ fn profile_is_written_however_the_guest_ends() {
     }
 }
 
+/// `hotlift profile -o OUT -- EXE`.
+fn profile_command(out: &Path, exe: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn profile_subcommand_prints_a_summary_and_names_symbols() {
     let dir = workdir();
     let exe = build(&dir, false, "summary");
     let out = dir.join("sub.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["profile", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
+    let o = profile_command(&out, &exe);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -612,13 +617,7 @@ fn summary_prints_the_exit_summary_again_with_exact_function_costs() {
     let dir = workdir();
     let exe = guest::build_one("c-recursion");
     let out = dir.join("rec-summary.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["profile", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
+    let o = profile_command(&out, &exe);
     assert!(o.status.success(), "{o:?}");
     let at_exit = String::from_utf8_lossy(&o.stderr).into_owned();
     let again = Command::new(env!("CARGO_BIN_EXE_hotlift"))

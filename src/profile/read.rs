@@ -361,6 +361,31 @@ impl ProfileDoc {
 }
 
 impl ProfileDoc {
+    /// The calling-context tree's shape: each node's parent (by index in
+    /// `call_tree`) and its subtree's instructions (its own and everything
+    /// below it), children summed before parents by decreasing id (a
+    /// parent's id is smaller than its children's, docs/PROFILE.md): a
+    /// malformed tree gets incomplete sums, never a loop.
+    pub fn call_tree_sums(&self) -> (Vec<Option<usize>>, Vec<u64>) {
+        let tree = &self.call_tree;
+        let index: std::collections::HashMap<u64, usize> =
+            tree.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        let parent: Vec<Option<usize>> = tree
+            .iter()
+            .map(|n| n.parent.and_then(|p| index.get(&p).copied()))
+            .map(|p| p.filter(|&p| p < tree.len()))
+            .collect();
+        let mut order: Vec<usize> = (0..tree.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(tree[i].id));
+        let mut sums: Vec<u64> = tree.iter().map(|n| n.self_instructions).collect();
+        for &i in &order {
+            if let Some(p) = parent[i].filter(|&p| tree[p].id < tree[i].id) {
+                sums[p] = sums[p].saturating_add(sums[i]);
+            }
+        }
+        (parent, sums)
+    }
+
     /// What the summary reads of a profile still in memory (the run's own,
     /// at its end): the same fields [`read_bytes`] would give it from the
     /// written document, without writing and parsing megabytes of JSON

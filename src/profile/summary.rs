@@ -54,27 +54,7 @@ fn functions(doc: &ProfileDoc, images: &Images) -> HashMap<String, Cost> {
         return out;
     }
     let n = doc.call_tree.len();
-    let index: HashMap<u64, usize> = doc
-        .call_tree
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id, i))
-        .collect();
-    let parent: Vec<Option<usize>> = doc
-        .call_tree
-        .iter()
-        .map(|c| c.parent.and_then(|p| index.get(&p).copied()))
-        .collect();
-    // Subtree totals, children before parents (a parent's id is smaller:
-    // calltree.rs I2; sorted here so that any order reads right).
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(doc.call_tree[i].id));
-    let mut total: Vec<u64> = doc.call_tree.iter().map(|c| c.self_instructions).collect();
-    for &i in &order {
-        if let Some(p) = parent[i] {
-            total[p] += total[i];
-        }
-    }
+    let (parent, total) = doc.call_tree_sums();
     let name_of = |i: usize| -> String {
         let c = &doc.call_tree[i];
         if c.function == 0 && c.parent.is_none() {

@@ -38,18 +38,6 @@ fn build_loop(dir: &Path) -> PathBuf {
     exe
 }
 
-/// `hotlift export PROFILES... --format FORMAT -o OUT`, checked.
-fn export_all(profiles: &[PathBuf], format: &str, out: &Path) {
-    let o = Command::new(HOTLIFT)
-        .arg("export")
-        .args(profiles)
-        .args(["--format", format, "-o"])
-        .arg(out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "export {format}: {}", show(&o));
-}
-
 /// The lcov records of the source file ending with `file`: its `KEY:rest`
 /// lines.
 fn lcov_record(info: &str, file: &str) -> Vec<String> {

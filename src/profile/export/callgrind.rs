@@ -134,29 +134,11 @@ fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
     if doc.call_tree.is_empty() {
         return None;
     }
-    let index: HashMap<u64, usize> = doc
-        .call_tree
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id, i))
-        .collect();
-    // Subtree sums, children before parents: by decreasing id (a parent's
-    // id is smaller than its children's, docs/PROFILE.md). A malformed tree
-    // gets incomplete sums, never a loop.
-    let mut order: Vec<usize> = (0..doc.call_tree.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(doc.call_tree[i].id));
-    let mut incl: Vec<u64> = doc.call_tree.iter().map(|n| n.self_instructions).collect();
-    for &i in &order {
-        if let Some(&p) = doc.call_tree[i].parent.and_then(|p| index.get(&p)) {
-            if doc.call_tree[p].id < doc.call_tree[i].id {
-                incl[p] = incl[p].saturating_add(incl[i]);
-            }
-        }
-    }
+    let (parent, incl) = doc.call_tree_sums();
     let mut by_pair: HashMap<(String, u64), (u64, u64)> = HashMap::new();
     let mut by_callee: HashMap<u64, (u64, u64)> = HashMap::new();
     for (i, n) in doc.call_tree.iter().enumerate() {
-        let Some(&p) = n.parent.and_then(|p| index.get(&p)) else {
+        let Some(p) = parent[i] else {
             continue;
         };
         let caller = &doc.call_tree[p];
