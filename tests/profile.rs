@@ -642,6 +642,11 @@ fn summary_prints_the_exit_summary_again_with_exact_function_costs() {
             .map(str::to_string)
             .collect()
     };
+    // The top blocks carry their source lines (the guest tests are -g).
+    assert!(
+        again.contains(" deep at recursion.c:"),
+        "file:line of deep's blocks:\n{again}"
+    );
     let deep = row("deep");
     let (inclusive, own, calls) = (&deep[0], &deep[2], &deep[4]);
     assert_eq!(calls, "100001", "{deep:?}");

@@ -4,7 +4,8 @@
 //! back the document it wrote).
 //!
 //! Contents: totals with wall and CPU time; the functions by inclusive
-//! instructions (self, inclusive, calls); the top blocks with their code;
+//! instructions (self, inclusive, calls); the top blocks with their source
+//! line (file:line, from the module's DWARF line tables) and code;
 //! exit classes; syscalls by time; start-up, end and the monitor's cost.
 //! For several profiles (a process tree's) one line per process first,
 //! then the same tables over all of them.
@@ -274,18 +275,26 @@ fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
             format!("{f}+{:#x}", b.addr - entry)
         };
         let n = b.count * u64::from(b.instructions);
+        let image = images.by_name(&b.module);
+        // Its source line, where the module has line tables (lines.rs).
+        let at = image
+            .and_then(|i| i.line(b.addr))
+            .filter(|(_, line)| *line > 0)
+            .map(|(file, line)| {
+                let short = file.rsplit('/').next().unwrap_or(&file).to_string();
+                format!(" at {short}:{line}")
+            })
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "  {:#x} {}+{:#x} {name}: {n} insns ({:.1}%), {} runs",
+            "  {:#x} {}+{:#x} {name}{at}: {n} insns ({:.1}%), {} runs",
             b.addr,
             b.module,
             b.offset,
             share(n, all),
             b.count
         );
-        let code = images
-            .by_name(&b.module)
-            .and_then(|i| i.code(b.addr, b.size as usize));
+        let code = image.and_then(|i| i.code(b.addr, b.size as usize));
         if let Some(bytes) = code {
             disassemble(s, bytes, b.addr, b.instructions as usize);
         }
