@@ -20,7 +20,7 @@ fn profiled_run(dir: &Path) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/workload.c");
     let exe = dir.join("workload");
     let st = Command::new("gcc")
-        .args(["-O1", "-static", "-o"])
+        .args(["-O1", "-g", "-static", "-o"])
         .arg(&exe)
         .arg(&src)
         .status()
@@ -75,6 +75,8 @@ fn dumps_show_what_was_built_in_every_format() {
         "<main",
         // module+offset beside the symbol (stripped code has only it)
         ", workload+0x",
+        // and the source line, from the program's DWARF
+        " at workload.c:",
         "mov qword ptr gs:[",
     ] {
         assert!(text.contains(want), "text dump lacks {want:?}:\n{text}");

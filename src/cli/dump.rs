@@ -36,7 +36,16 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
         );
     }
     // Each block's symbol and module+offset (stripped code has only the
-    // latter; it survives ASLR, an address does not).
+    // latter; it survives ASLR, an address does not), and its source line
+    // where its module has line tables.
+    let images = crate::profile::read::read_bytes(&text, &path.display().to_string())
+        .ok()
+        .map(|doc| crate::profile::export::images::Images::open(&doc));
+    let line = |module: Option<&str>, a: u64| -> Option<String> {
+        let (file, line) = images.as_ref()?.by_name(module?)?.line(a)?;
+        let short = file.rsplit('/').next().unwrap_or(&file).to_string();
+        (line > 0).then(|| format!(" at {short}:{line}"))
+    };
     let mut names = HashMap::new();
     for b in v["blocks"].as_array().into_iter().flatten() {
         let Some(a) = b["addr"].as_u64() else {
@@ -47,21 +56,23 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
             _ => None,
         };
         let symbol = b["symbol"].as_str().map(crate::profile::names::display);
+        let at = line(b["module"].as_str(), a).unwrap_or_default();
         let name = match (symbol, place) {
-            (Some(s), Some(p)) => format!("{s}, {p}"),
-            (Some(s), None) => s.to_string(),
-            (None, Some(p)) => p,
+            (Some(s), Some(p)) => format!("{s}, {p}{at}"),
+            (Some(s), None) => format!("{s}{at}"),
+            (None, Some(p)) => format!("{p}{at}"),
             (None, None) => continue,
         };
         names.insert(a, name);
     }
+    let names = std::sync::Arc::new(names);
     let Some(sbs) = v.get("superblocks") else {
         bail!("{}: the profile has no superblocks section", path.display());
     };
     let mut list: Vec<SuperblockEntry> = serde_json::from_value(sbs.clone())
         .with_context(|| format!("{}: malformed superblocks section", path.display()))?;
     for e in &mut list {
-        e.names = names.clone();
+        e.names = std::sync::Arc::clone(&names);
     }
     Ok(list)
 }

@@ -181,9 +181,11 @@ pub struct SuperblockEntry {
     pub exit_counts: Vec<u64>,
     /// Passes that stopped inside (a fault, a store into code, a signal).
     pub partial_exits: u64,
-    /// Names of guest addresses, for dumps (not stored).
+    /// Names of guest addresses, for dumps (not stored): one map shared
+    /// by every superblock of a profile (a copy each was 3.7 s of
+    /// python's 482-superblock dump).
     #[serde(skip)]
-    pub names: std::collections::HashMap<u64, String>,
+    pub names: std::sync::Arc<std::collections::HashMap<u64, String>>,
 }
 
 impl SuperblockEntry {
