@@ -689,21 +689,8 @@ fn callgrind_annotate_shows_source_lines_with_exact_counts() {
     // Issue 20 goal 2: DWARF lines in the callgrind export. A loop line's
     // count is its instructions per iteration times the iterations.
     let dir = workdir("lines");
-    std::fs::write(
-        dir.join("loop.c"),
-        "#include <stdio.h>\n\
-         static long sumsq(int n) {\n\
-         \x20   long s = 0;\n\
-         \x20   for (int i = 0; i < n; i++)\n\
-         \x20       s += (long)i * i;\n\
-         \x20   return s;\n\
-         }\n\
-         int main(void) {\n\
-         \x20   printf(\"%ld\\n\", sumsq(1009));\n\
-         \x20   return 0;\n\
-         }\n",
-    )
-    .unwrap();
+    // The loop the coverage tests use (1009 iterations).
+    std::fs::write(dir.join("loop.c"), coverage::LOOP_C).unwrap();
     let cpp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/names/names.cpp");
     for (compiler, src, file, line, times) in [
         (

@@ -609,40 +609,14 @@ impl super::process::Process {
                 );
             }
         }
-        if self.opts.perf_map {
-            if let Err(e) = write_perf_map(&profile) {
-                eprintln!("hotlift: cannot write the perf map: {e}");
-            }
-        }
-        if summary {
-            // What `hotlift summary` prints from the saved profile
-            // (profile/summary.rs), from the same fields.
-            let doc = crate::profile::read::ProfileDoc::for_summary(&profile);
-            let images = crate::profile::export::images::Images::open(&doc);
-            let top = crate::profile::summary::TOP_FUNCTIONS;
-            eprint!(
-                "{}",
-                crate::profile::summary::summary(&[(&doc, &images)], top)
-            );
+        if summary || self.opts.perf_map {
+            crate::profile::summary::at_exit(&profile, summary, self.opts.perf_map);
         }
         merge();
         // The process ends next: its memory goes with it, without
         // 100,000 frees of a python start-up's records.
         std::mem::forget(profile);
     }
-}
-
-/// `--perf-map`: `/tmp/perf-PID.map` naming this process's translated
-/// code (profile/export/perfmap.rs), which `perf report` reads for code in
-/// anonymous memory (cache/codemem.rs).
-fn write_perf_map(profile: &Profile) -> Result<(), String> {
-    use crate::profile::export::{export, Format, Options};
-    let bytes = serde_json::to_vec(profile).map_err(|e| e.to_string())?;
-    let doc = crate::profile::read::read_bytes(&bytes, "the profile").map_err(|e| e.to_string())?;
-    let mut map = Vec::new();
-    export(&[doc], Format::Perfmap, Options::default(), &mut map).map_err(|e| e.to_string())?;
-    let path = format!("/tmp/perf-{}.map", std::process::id());
-    std::fs::write(&path, map).map_err(|e| format!("{path}: {e}"))
 }
 
 /// What [`module_table`] read from one file: its size, its SHA-256 (only

@@ -386,12 +386,12 @@ impl ProfileDoc {
         (parent, sums)
     }
 
-    /// What the summary reads of a profile still in memory (the run's own,
-    /// at its end): the same fields [`read_bytes`] would give it from the
-    /// written document, without writing and parsing megabytes of JSON
-    /// (python's start-up profile: 17 MB, 0.15 s). Sections the summary
-    /// does not read are left empty.
-    pub fn for_summary(p: &super::Profile) -> ProfileDoc {
+    /// What the summary and the perf map read of a profile still in
+    /// memory (the run's own, at its end): the same fields [`read_bytes`]
+    /// would give them from the written document, without writing and
+    /// parsing megabytes of JSON (python's start-up profile: 17 MB,
+    /// 0.15 s). Sections neither reads are left empty.
+    pub fn at_exit(p: &super::Profile) -> ProfileDoc {
         ProfileDoc {
             schema_version: u64::from(p.schema_version),
             tool: p.tool.clone(),
@@ -486,8 +486,26 @@ impl ProfileDoc {
                     self_instructions: c.self_instructions,
                 })
                 .collect(),
-            translations: Vec::new(),
-            superblocks: Vec::new(),
+            translations: p
+                .translations
+                .iter()
+                .map(|t| Translation {
+                    host: t.host,
+                    host_size: u64::from(t.host_size),
+                    guest: Some(t.guest),
+                    superblock: None,
+                })
+                .collect(),
+            superblocks: p
+                .superblocks
+                .iter()
+                .map(|s| SuperblockCode {
+                    id: u64::from(s.record.id),
+                    head: s.record.head,
+                    host: s.record.host,
+                    host_size: u64::from(s.record.host_size),
+                })
+                .collect(),
             ring: p.ring.clone(),
             process: p.process.clone(),
             time_tree: None,

@@ -116,6 +116,28 @@ fn share(part: u64, all: u64) -> f64 {
     }
 }
 
+/// At the end of a run: the summary on stderr (`summary`, what `hotlift
+/// summary` prints from the saved profile) and `/tmp/perf-PID.map`
+/// (`perf_map`, export/perfmap.rs), from one reading of the profile and
+/// its modules.
+pub fn at_exit(profile: &super::Profile, summary: bool, perf_map: bool) {
+    let doc = ProfileDoc::at_exit(profile);
+    let images = Images::open(&doc);
+    if perf_map {
+        let path = format!("/tmp/perf-{}.map", std::process::id());
+        let mut map = Vec::new();
+        let written = super::export::perfmap::write(&doc, &images, &mut map)
+            .map_err(|e| e.to_string())
+            .and_then(|()| std::fs::write(&path, map).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!("hotlift: cannot write the perf map {path}: {e}");
+        }
+    }
+    if summary {
+        eprint!("{}", self::summary(&[(&doc, &images)], TOP_FUNCTIONS));
+    }
+}
+
 /// The summary of `docs` (one profile, or a process tree's), each with
 /// its opened modules; at most `top` functions.
 pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {

@@ -7,7 +7,7 @@ use super::*;
 
 /// A loop of 1009 iterations, a function never called and a branch that
 /// goes one way.
-const LOOP_C: &str = "#include <stdio.h>\n\
+pub(super) const LOOP_C: &str = "#include <stdio.h>\n\
 static long sumsq(int n) {\n\
 \x20   long s = 0;\n\
 \x20   for (int i = 0; i < n; i++)\n\
