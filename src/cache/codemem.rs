@@ -6,14 +6,15 @@
 //! pages), rather than a memfd: the kernel names it `/dev/zero (deleted)`,
 //! which `perf` takes for anonymous memory and so symbolizes from
 //! `/tmp/perf-PID.map` (`--perf-map`); a memfd's `/memfd:…` it took for a
-//! file and showed as `[unknown]`. A forked child's copy ([`Snapshot`]) is
-//! a memfd, which costs a fork less, unless perf must see the child's code
-//! too.
+//! file and showed as `[unknown]`. After a fork, parent and child copy a
+//! chunk of it when they first write there (sharing.rs, cache I8).
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use thiserror::Error;
 
+use super::sharing::{Sharing, CHUNK};
 use crate::types::HostAddr;
 
 #[derive(Debug, Error)]
@@ -24,6 +25,8 @@ pub enum CacheError {
         "no room for {size} bytes of code memory within ±2 GiB of the guest image {lo:#x}..{hi:#x}"
     )]
     NoRoomNearGuest { size: usize, lo: u64, hi: u64 },
+    #[error("cannot copy code memory shared with a forked process: {0}")]
+    Copy(std::io::Error),
 }
 
 /// Executable memory for translated code.
@@ -39,14 +42,13 @@ pub struct CodeMem {
     floor: usize,
     /// Both views are populated below this offset (module I7).
     populated: usize,
-    /// Forked children's copies are shared anonymous memory, not memfds
-    /// ([`CodeMem::keep_perf_visible`]).
-    perf_visible: bool,
+    /// What a forked process still shares (I8).
+    sharing: Arc<Sharing>,
 }
 
 // SAFETY: the RW view pointer is owned by this value; code memory is only
 // written by its owner (the holder of the translation lock) or through
-// cache/shared.rs's protocol.
+// cache/shared.rs's protocol, each after `Sharing::writable` (I8).
 unsafe impl Send for CodeMem {}
 
 const TWO_GIB: u64 = 1 << 31;
@@ -106,7 +108,7 @@ impl CodeMem {
         let Some(rx) = rx else {
             return Err(CacheError::NoRoomNearGuest { size, lo, hi });
         };
-        let rw = match second_view(rx as *mut libc::c_void, size, None) {
+        let rw = match second_view(rx as *mut libc::c_void, size) {
             Ok(rw) => rw,
             Err(e) => {
                 // SAFETY: the view made above, unused.
@@ -122,187 +124,39 @@ impl CodeMem {
             used: 0,
             floor: 0,
             populated: 0,
-            perf_visible: false,
+            sharing: Arc::new(Sharing::new(rx, rw, size)),
         })
     }
 
-    /// After `fork`: give this process code memory of its own, holding
-    /// only the shared stubs (below the floor), for a child that flushes
-    /// every translation next. Both views map one `MAP_SHARED` object,
-    /// which a forked child shares with its parent, so each would run the
-    /// code the other writes: a new object replaces both views at the same
-    /// addresses. Only the calling thread may exist (a fresh child). The
-    /// code above the floor is not copied (the flush forgets it), and
-    /// nothing is left there to turn into `int3`: the new memory is zero.
-    pub fn unshare(&mut self) -> std::io::Result<()> {
-        let copy = self.copy(self.floor)?;
-        self.adopt(copy)?;
-        self.used = self.floor;
+    /// What the superblock arena's writers check before they write
+    /// (cache/shared.rs).
+    pub fn sharing(&self) -> Arc<Sharing> {
+        self.sharing.clone()
+    }
+
+    /// Where a fork's sharing ends (sharing.rs S1): the chunks with
+    /// committed code, or for a child that flushes every translation
+    /// (`keep` false) those with the shared stubs.
+    fn shared_end(&self, keep: bool) -> usize {
+        let end = if keep { self.used } else { self.floor };
+        end.next_multiple_of(CHUNK).min(self.mapped)
+    }
+
+    /// Just before a fork, every writer excluded (dispatch/fork.rs F1):
+    /// the code both processes keep becomes shared (sharing.rs S1).
+    pub fn before_fork(&self, keep: bool) {
+        self.sharing.share_below(self.shared_end(keep));
+    }
+
+    /// In the new child, its only thread, before anything writes code:
+    /// memory of its own above what it shares with its parent (sharing.rs
+    /// S1); with `keep` false, the child flushes every translation next.
+    pub fn after_fork_child(&mut self, keep: bool) -> std::io::Result<()> {
+        let end = self.shared_end(keep);
+        self.sharing.fresh(end)?;
+        // The new memory is not populated (I7).
+        self.populated = self.populated.min(end);
         Ok(())
-    }
-
-    /// A new object holding this code memory's committed code as it is
-    /// now (the arena's is not copied), for a child to [`CodeMem::adopt`]
-    /// after a fork: taken by the parent before the fork while no thread
-    /// can write code (dispatch/fork.rs F2), so the copy is consistent.
-    pub fn snapshot(&self) -> std::io::Result<Snapshot> {
-        self.copy(self.used)
-    }
-
-    /// A copy of this code memory's first `len` bytes, the size of it:
-    /// a memfd (the kernel writes its pages directly, no faults, no
-    /// zeroing), or shared anonymous memory where a forked child's code
-    /// must stay visible to perf ([`CodeMem::keep_perf_visible`]).
-    fn copy(&self, len: usize) -> std::io::Result<Snapshot> {
-        if self.perf_visible {
-            self.copy_anon(len)
-        } else {
-            self.copy_file(len)
-        }
-    }
-
-    /// The copy as shared anonymous memory.
-    fn copy_anon(&self, len: usize) -> std::io::Result<Snapshot> {
-        // SAFETY: a fresh mapping anywhere; checked below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                self.mapped,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: [0, len) is inside the RW view (len <= used) and the new
-        // mapping (len <= mapped); they do not overlap. Its pages made in
-        // one call first, not faulted in one by one by the copy (an old
-        // kernel without MADV_POPULATE_WRITE refuses, and they fault in).
-        unsafe {
-            libc::madvise(p, len.next_multiple_of(4096), libc::MADV_POPULATE_WRITE);
-            std::ptr::copy_nonoverlapping(self.rw, p as *mut u8, len);
-        }
-        Ok(Snapshot(Copy::Anon(p as *mut u8, self.mapped)))
-    }
-
-    /// The copy as a memfd.
-    fn copy_file(&self, len: usize) -> std::io::Result<Snapshot> {
-        use std::os::fd::FromRawFd;
-        // SAFETY: memfd_create with a static name; checked below.
-        let raw = unsafe { libc::memfd_create(c"hotlift-code".as_ptr(), libc::MFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor of ours.
-        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
-        // A file size limit the guest set applies to the memfd too, and
-        // going past it would raise SIGXFSZ: lift it for the copy.
-        let _limit = FileSizeLimit::lift(self.mapped as u64)?;
-        // SAFETY: fd is a fresh memfd of ours.
-        if unsafe { libc::ftruncate(raw, self.mapped as libc::off_t) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mut done = 0usize;
-        while done < len {
-            // SAFETY: [done, len) is inside the RW view (len <= used).
-            let n = unsafe {
-                libc::pwrite(
-                    raw,
-                    self.rw.add(done) as *const libc::c_void,
-                    len - done,
-                    done as libc::off_t,
-                )
-            };
-            if n <= 0 {
-                return Err(if n == 0 {
-                    std::io::Error::from(std::io::ErrorKind::WriteZero)
-                } else {
-                    std::io::Error::last_os_error()
-                });
-            }
-            done += n as usize;
-        }
-        Ok(Snapshot(Copy::File(fd)))
-    }
-
-    /// Put `copy` (a [`CodeMem::snapshot`] of this code memory) in place of
-    /// both views, at the same addresses. Only the calling thread may
-    /// exist (a fresh child).
-    pub fn adopt(&mut self, mut copy: Snapshot) -> std::io::Result<()> {
-        // New mappings: nothing is populated (module I7); what the parent
-        // wrote faults in where it runs.
-        self.populated = 0;
-        let views = [
-            (
-                self.rx as *mut libc::c_void,
-                libc::PROT_READ | libc::PROT_EXEC,
-            ),
-            (
-                self.rw as *mut libc::c_void,
-                libc::PROT_READ | libc::PROT_WRITE,
-            ),
-        ];
-        match std::mem::replace(&mut copy.0, Copy::Taken) {
-            Copy::File(fd) => {
-                use std::os::fd::AsRawFd;
-                for (at, prot) in views {
-                    // SAFETY: replaces exactly this code memory's own views
-                    // (no other thread runs: a fresh child); the mappings
-                    // keep the memfd alive after `fd` is closed.
-                    let p = unsafe {
-                        libc::mmap(
-                            at,
-                            self.mapped,
-                            prot,
-                            libc::MAP_SHARED | libc::MAP_FIXED,
-                            fd.as_raw_fd(),
-                            0,
-                        )
-                    };
-                    if p == libc::MAP_FAILED {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-            }
-            Copy::Anon(at, len) => {
-                assert_eq!(len, self.mapped, "a snapshot of this code memory");
-                let src = at as *mut libc::c_void;
-                // The execute view: a second mapping of the copy's pages
-                // over the old one (no other thread runs: a fresh child).
-                second_view(src, len, Some(views[0].0))?;
-                // SAFETY: the view just made, exactly.
-                if unsafe { libc::mprotect(views[0].0, len, views[0].1) } != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The write view: the copy itself, moved over the old one.
-                // SAFETY: moves the copy's own mapping onto this code
-                // memory's write view, which it replaces.
-                let p = unsafe {
-                    libc::mremap(
-                        src,
-                        len,
-                        len,
-                        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-                        views[1].0,
-                    )
-                };
-                if p == libc::MAP_FAILED {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Copy::Taken => unreachable!("a snapshot is adopted once"),
-        }
-        Ok(())
-    }
-
-    /// Make forked children's copies shared anonymous memory too, which
-    /// perf symbolizes from their perf maps (`--perf-map`); a memfd copy,
-    /// the default, costs a fork less (no zeroing, no faults).
-    pub fn keep_perf_visible(&mut self) {
-        self.perf_visible = true;
     }
 
     pub fn cursor(&self) -> HostAddr {
@@ -320,7 +174,7 @@ impl CodeMem {
 
     /// Copy `bytes` to the cursor (which they were encoded for) and advance
     /// it to the next 16-byte boundary, padding with `int3`.
-    pub fn commit(&mut self, bytes: &[u8]) -> HostAddr {
+    pub fn commit(&mut self, bytes: &[u8]) -> Result<HostAddr, CacheError> {
         let at = self.cursor();
         let padded = bytes.len().next_multiple_of(16);
         assert!(
@@ -328,6 +182,9 @@ impl CodeMem {
             "commit of {} bytes past the end of code memory",
             bytes.len()
         );
+        self.sharing
+            .writable(at.0, padded)
+            .map_err(CacheError::Copy)?;
         if self.used + padded > self.populated {
             self.populate(self.used + padded);
         }
@@ -338,7 +195,7 @@ impl CodeMem {
             std::ptr::write_bytes(dst.add(bytes.len()), 0xcc, padded - bytes.len());
         }
         self.used += padded;
-        at
+        Ok(at)
     }
 
     /// Populate both views from the cursor's page to past `end` (module
@@ -370,7 +227,7 @@ impl CodeMem {
     }
 
     /// Point the rel32 field at `field` to `target` (I2).
-    pub fn patch_rel32(&self, field: HostAddr, target: HostAddr) {
+    pub fn patch_rel32(&self, field: HostAddr, target: HostAddr) -> Result<(), CacheError> {
         assert!(field.0.is_multiple_of(4), "unaligned patch site {field:?}");
         assert!(
             field.0 >= self.rx && field.0 + 4 <= self.rx + self.used as u64,
@@ -381,10 +238,14 @@ impl CodeMem {
             i32::try_from(rel).is_ok(),
             "patch from {field:?} to {target:?} out of rel32 range"
         );
+        self.sharing
+            .writable(field.0, 4)
+            .map_err(CacheError::Copy)?;
         let off = (field.0 - self.rx) as usize;
         // SAFETY: aligned, inside the RW view; an atomic store is one write.
         let slot = unsafe { &*(self.rw.add(off) as *const AtomicU32) };
         slot.store(rel as i32 as u32, Ordering::Release);
+        Ok(())
     }
 
     /// Give the last `bytes` (rounded to pages) to the superblock arena
@@ -411,53 +272,34 @@ impl CodeMem {
         self.floor = self.used;
     }
 
-    /// Forget every block above the floor; stale bytes become `int3`.
+    /// Forget every block above the floor; stale bytes become `int3`
+    /// (when they cannot be made this process's own, I8, they stay: no
+    /// thread reaches them, cache/shared.rs I1, and the next commit there
+    /// reports the error).
     pub fn reset(&mut self) {
-        // SAFETY: [floor, used) is inside the RW view.
-        unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, self.used - self.floor) };
+        let len = self.used - self.floor;
+        if self.sharing.writable(self.floor_addr(), len).is_ok() {
+            // SAFETY: [floor, used) is inside the RW view.
+            unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, len) };
+        }
         self.used = self.floor;
     }
 }
 
-/// A copy of code memory for a forked child ([`CodeMem::snapshot`]): the
-/// parent drops its own after the fork (an anonymous copy's mapping goes
-/// with it), the child's becomes its code memory ([`CodeMem::adopt`]).
-#[derive(Debug)]
-pub struct Snapshot(Copy);
-
-#[derive(Debug)]
-enum Copy {
-    File(std::os::fd::OwnedFd),
-    /// A shared anonymous mapping: where, how long.
-    Anon(*mut u8, usize),
-    /// Adopted.
-    Taken,
-}
-
-impl Drop for Snapshot {
-    fn drop(&mut self) {
-        if let Copy::Anon(at, len) = self.0 {
-            // SAFETY: the mapping `copy_anon` made, not adopted (adopt
-            // takes it).
-            unsafe { libc::munmap(at as *mut libc::c_void, len) };
-        }
-    }
-}
-
 /// A second mapping of the shared pages at `view` (`len` bytes), read and
-/// write, anywhere or at `fixed` (replacing what is there): the pointer.
-fn second_view(
-    view: *mut libc::c_void,
-    len: usize,
-    fixed: Option<*mut libc::c_void>,
-) -> std::io::Result<*mut u8> {
-    let (flags, to) = match fixed {
-        Some(at) => (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED, at),
-        None => (libc::MREMAP_MAYMOVE, std::ptr::null_mut()),
-    };
+/// write, anywhere: the pointer.
+fn second_view(view: *mut libc::c_void, len: usize) -> std::io::Result<*mut u8> {
     // SAFETY: an old size of 0 on a shared mapping makes a new mapping of
     // the same pages and leaves `view` as it is.
-    let p = unsafe { libc::mremap(view, 0, len, flags, to) };
+    let p = unsafe {
+        libc::mremap(
+            view,
+            0,
+            len,
+            libc::MREMAP_MAYMOVE,
+            std::ptr::null_mut::<libc::c_void>(),
+        )
+    };
     if p == libc::MAP_FAILED {
         return Err(std::io::Error::last_os_error());
     }
@@ -469,47 +311,4 @@ fn second_view(
         return Err(e);
     }
     Ok(p as *mut u8)
-}
-
-/// `RLIMIT_FSIZE` raised to its hard limit while hotlift writes a file of
-/// its own (a memfd), put back when dropped.
-struct FileSizeLimit(Option<libc::rlimit>);
-
-impl FileSizeLimit {
-    /// Make room for a file of `size` bytes, or fail with `EFBIG` (without
-    /// the signal) when the hard limit is below it.
-    fn lift(size: u64) -> std::io::Result<FileSizeLimit> {
-        let mut old = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes into `old`.
-        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut old) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if old.rlim_cur == libc::RLIM_INFINITY || old.rlim_cur >= size {
-            return Ok(FileSizeLimit(None));
-        }
-        if old.rlim_max != libc::RLIM_INFINITY && old.rlim_max < size {
-            return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
-        }
-        let new = libc::rlimit {
-            rlim_cur: old.rlim_max,
-            rlim_max: old.rlim_max,
-        };
-        // SAFETY: setrlimit reads `new`.
-        if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &new) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(FileSizeLimit(Some(old)))
-    }
-}
-
-impl Drop for FileSizeLimit {
-    fn drop(&mut self) {
-        if let Some(old) = self.0 {
-            // SAFETY: setrlimit reads `old`, the limit as it was.
-            unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &old) };
-        }
-    }
 }

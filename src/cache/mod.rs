@@ -26,12 +26,17 @@
 //!     read-execute one): a page of new code otherwise cost two page faults
 //!     (its write, then its first run), about 3,000 of them in a python
 //!     start-up.
+//! I8: after a fork, parent and child share the code memory both keep
+//!     until one of them writes there: every write to code memory first
+//!     makes its chunk the writer's own (sharing.rs S1–S3), so no process
+//!     runs a link or code another wrote, and a fork copies no code.
 #![allow(unsafe_code)]
 
 mod codemem;
 mod ibl;
 mod index;
 pub mod shared;
+pub mod sharing;
 
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};

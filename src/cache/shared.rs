@@ -22,7 +22,9 @@
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use super::sharing::Sharing;
 
 /// Where a host offset of superblock code is, for fault reports and state
 /// recovery (ascending by `off`).
@@ -200,6 +202,8 @@ pub struct CacheShared {
     pub publish: Mutex<Heads>,
     pub arena: Arena,
     pub registry: SbRegistry,
+    /// Checked before every write (cache I8).
+    sharing: Arc<Sharing>,
 }
 
 // SAFETY: the raw pointers are into mappings that live for the whole
@@ -209,12 +213,13 @@ unsafe impl Send for CacheShared {}
 unsafe impl Sync for CacheShared {}
 
 impl CacheShared {
-    pub fn new(arena: Arena) -> std::io::Result<CacheShared> {
+    pub fn new(arena: Arena, sharing: Arc<Sharing>) -> std::io::Result<CacheShared> {
         Ok(CacheShared {
             gen: AtomicU64::new(0),
             publish: Mutex::new(Heads::default()),
             arena,
             registry: SbRegistry::new()?,
+            sharing,
         })
     }
 
@@ -233,26 +238,30 @@ impl CacheShared {
     /// back every head the parent's monitor patched and forget its
     /// superblocks, so that the child's monitor starts with none. `heads`
     /// is the publish lock's content, held across the fork.
-    pub fn take_back_all(&self, heads: &mut Heads) {
+    pub fn take_back_all(&self, heads: &mut Heads) -> std::io::Result<()> {
         for (at, original) in heads.0.drain(..) {
             // SAFETY: the head is live code of this generation (heads are
             // cleared when it ends); the only thread of the child is in
             // the dispatcher, and the store is one aligned 8-byte write.
-            unsafe { self.patch8(at, original) };
+            unsafe { self.patch8(at, original)? };
         }
         self.registry.forget_gen(self.gen());
+        Ok(())
     }
 
     /// Write `bytes` at execute-view address `at` through the read-write
-    /// view.
+    /// view; an error when that memory, shared with a forked process,
+    /// could not be made this one's own (cache I8): nothing written.
     ///
     /// # Safety
     /// `at..at+len` must be code memory that no thread executes, or a
     /// patch the caller made safe (I1: under `publish`).
-    pub unsafe fn write_code(&self, at: u64, bytes: &[u8]) {
+    pub unsafe fn write_code(&self, at: u64, bytes: &[u8]) -> std::io::Result<()> {
+        self.sharing.writable(at, bytes.len())?;
         let dst = (at as i64 - self.arena.rw_delta) as *mut u8;
-        // SAFETY: upheld by the caller; the RW view maps the same memfd.
+        // SAFETY: upheld by the caller; the RW view maps the same object.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+        Ok(())
     }
 
     /// Store 8 bytes at `at` (8-aligned) in one atomic write.
@@ -261,22 +270,26 @@ impl CacheShared {
     /// As for [`CacheShared::write_code`]; the 8 bytes must be replaceable
     /// under a running thread (they start an instruction no thread is
     /// inside of).
-    pub unsafe fn patch8(&self, at: u64, bytes: [u8; 8]) {
+    pub unsafe fn patch8(&self, at: u64, bytes: [u8; 8]) -> std::io::Result<()> {
         assert!(at.is_multiple_of(8), "unaligned 8-byte patch at {at:#x}");
+        self.sharing.writable(at, 8)?;
         let dst = (at as i64 - self.arena.rw_delta) as *const std::sync::atomic::AtomicU64;
         // SAFETY: upheld by the caller; aligned and inside the RW view.
         unsafe { (*dst).store(u64::from_le_bytes(bytes), Ordering::Release) };
+        Ok(())
     }
 
     /// Point the aligned rel32 field at `field` to `target`.
     ///
     /// # Safety
     /// As for [`CacheShared::patch8`].
-    pub unsafe fn patch_rel32(&self, field: u64, target: u64) {
+    pub unsafe fn patch_rel32(&self, field: u64, target: u64) -> std::io::Result<()> {
         assert!(field.is_multiple_of(4), "unaligned rel32 at {field:#x}");
         let rel = i32::try_from(target.wrapping_sub(field + 4) as i64).expect("rel32 in range");
+        self.sharing.writable(field, 4)?;
         let dst = (field as i64 - self.arena.rw_delta) as *const std::sync::atomic::AtomicU32;
         // SAFETY: upheld by the caller.
         unsafe { (*dst).store(rel as u32, Ordering::Release) };
+        Ok(())
     }
 }

@@ -14,21 +14,20 @@
 //!     publish lock, the image log, the monitor handle and the thread
 //!     registry across the fork (in that order, the order every other path
 //!     takes them in); glibc's `fork` makes its own allocator safe.
-//! F2: the child gives itself code memory of its own (the code cache is a
-//!     `MAP_SHARED` object, cache/codemem.rs) before anything writes code, and
-//!     keeps every block translation: blocks push the same exit words in
-//!     any process, and the child's monitor makes a block's entries when
-//!     it first sees one (tables words.rs I2). The superblocks go (their
-//!     units are the parent's monitor's, which is not in the child): every
-//!     head is put back and the registry forgets them (cache/shared.rs
-//!     I4). The copy of the code is made by the parent before the fork,
-//!     while nothing can write code: once the fork returns the parent
-//!     goes on writing into the memory both still share (a copy the child
-//!     made raced with the parent's new links and crashed children). A
+//! F2: the child keeps every block translation: blocks push the same exit
+//!     words in any process, and the child's monitor makes a block's
+//!     entries when it first sees one (tables words.rs I2). The code
+//!     memory holding them is shared with the parent, each copying a chunk
+//!     when it first writes there (cache I8): the parent marks the chunks
+//!     before the fork, while nothing can write code, and the child maps
+//!     memory of its own above them before anything writes code (the
+//!     parent copied all its code to a new object at every fork before:
+//!     3.4 ms of a python fork's 10). The superblocks go (their units are
+//!     the parent's monitor's, which is not in the child): every head is
+//!     put back and the registry forgets them (cache/shared.rs I4). A
 //!     child of a run with path profiling (path-profiled code reports to
-//!     the parent's path tables), or one whose copy the parent could not
-//!     make, flushes every translation instead, with code memory of its
-//!     own that holds only the shared stubs.
+//!     the parent's path tables) flushes every translation instead,
+//!     sharing only the shared stubs.
 //! F3: the child's profile starts empty at the fork (a new monitor, a new
 //!     ring for its one thread; the parent's monitor state is abandoned,
 //!     never joined) and is written to its own file (profile/process.rs).
@@ -130,22 +129,14 @@ impl Vm {
         }
         let mut monitor = proc.prof.monitor.lock().unwrap_or_else(|e| e.into_inner());
         let (mut threads, stop) = proc.threads.for_fork();
-        // F2: a child that keeps the translations gets a copy made now,
-        // while nothing can write code (the parent goes on writing into
-        // the memory both share once it returns; a vfork parent's other
-        // threads and monitor too); path-profiled code is the parent's.
-        // (Also for a vfork child, though it runs only a little code
+        // F2: the code both keep is shared from here on, marked while
+        // nothing can write code; path-profiled code is the parent's.
+        // (A vfork child keeps it too, though it runs only a little code
         // before its `execve`: starting empty cost python's spawn helper
-        // more than the copy, 8 ms against 3, as the flush and every first
-        // write to the child's copy-on-write tables fault.)
-        let snapshot = if proc.opts.paths.is_none() {
-            // Failing that (no memory, a file size limit), the child
-            // copies and flushes.
-            locked.cache.mem.snapshot().ok()
-        } else {
-            None
-        };
-        let keep = snapshot.is_some();
+        // more than a copy of all the code, 8 ms against 3, as the flush
+        // and every first write to the child's copy-on-write tables fault.)
+        let keep = proc.opts.paths.is_none();
+        locked.cache.mem.before_fork(keep);
         // SAFETY: glibc's fork; the child is this thread alone, with every
         // lock it could need held by itself (F1).
         let pid = unsafe { libc::fork() };
@@ -164,15 +155,13 @@ impl Vm {
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);
             drop(threads);
             // F2.
-            let own = match snapshot {
-                Some(fd) => locked.cache.mem.adopt(fd),
-                None => locked.cache.mem.unshare(),
-            };
-            if let Err(e) = own {
-                return Err(VmError::Host(format!(
-                    "forked child: cannot copy the code cache: {e}"
-                )));
-            }
+            let copy_failed =
+                |e| VmError::Host(format!("forked child: cannot copy the code cache: {e}"));
+            locked
+                .cache
+                .mem
+                .after_fork_child(keep)
+                .map_err(copy_failed)?;
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
             // not pin (monitor::PIN).
@@ -190,7 +179,10 @@ impl Vm {
             drop(images);
             if keep {
                 // F2: the parent's translations stay, its superblocks go.
-                proc.view.shared.take_back_all(&mut publish);
+                proc.view
+                    .shared
+                    .take_back_all(&mut publish)
+                    .map_err(copy_failed)?;
                 drop(publish);
             } else {
                 drop(publish);
@@ -202,7 +194,6 @@ impl Vm {
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);
         }
-        drop(snapshot);
         drop(threads);
         drop(monitor);
         drop(images);

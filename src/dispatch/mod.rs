@@ -186,7 +186,7 @@ impl Vm {
                 self.flush(l, process::FlushCause::CacheFull);
                 continue;
             }
-            let (id, host) = self.commit_block(l, &block, em, reusable, reusable);
+            let (id, host) = self.commit_block(l, &block, em, reusable, reusable)?;
             l.translate_ticks += crate::clock::ticks().saturating_sub(began);
             // Block table I3: the monitor may link superblocks to it now
             // (not inside a path-profiled function, dispatch/paths.rs I2).
@@ -211,13 +211,13 @@ impl Vm {
         em: Emitted,
         listed: bool,
         counted: bool,
-    ) -> (BlockId, HostAddr) {
+    ) -> Result<(BlockId, HostAddr), CacheError> {
         assert!(
             em.code.len() <= l.cache.mem.remaining(),
             "{} bytes of code past the room checked for",
             em.code.len()
         );
-        let host = l.cache.mem.commit(&em.code);
+        let host = l.cache.mem.commit(&em.code)?;
         let id = BlockId(self.proc.view.index.len() as u32);
         l.translations
             .push((host.0, em.code.len() as u32, ir.start.0));
@@ -253,7 +253,7 @@ impl Vm {
             l.cache.insert_unlisted(info)
         };
         assert_eq!(got, id, "code index and block table agree");
-        (id, host)
+        Ok((id, host))
     }
 
     /// The host code for guest `addr` (translated if need be), made
@@ -479,7 +479,7 @@ impl Vm {
                 };
                 // I2: a flush during translation removed the site.
                 if !proc.opts.no_chain && l.cache.flushes == gen {
-                    l.cache.mem.patch_rel32(field, host);
+                    l.cache.mem.patch_rel32(field, host)?;
                     self.stats.links += 1;
                 }
                 Ok(Some(host))

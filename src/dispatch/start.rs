@@ -163,24 +163,21 @@ impl Vm {
             loader::stack_growth_floor().unwrap_or(loader::TASK_SIZE),
             (opts.cache_mib as usize) << 20,
         )?;
-        if opts.perf_map {
-            code.keep_perf_visible();
-        }
         let code_range = code.range();
         // A quarter of code memory holds superblocks (cache/shared.rs).
         let arena = code.split_tail((opts.cache_mib as usize) << 18);
         let shared = Arc::new(
-            CacheShared::new(arena)
+            CacheShared::new(arena, code.sharing())
                 .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
         );
         let stub = emit_empty_ibl_stub(code.cursor().0)?;
-        let empty_ibl_stub = code.commit(&stub);
+        let empty_ibl_stub = code.commit(&stub)?;
         let stub = emit_exit_stub(code.cursor().0, exit_reason::CODE_WRITE)?;
-        let code_write_stub = code.commit(&stub);
+        let code_write_stub = code.commit(&stub)?;
         let stub = emit_exit_stub(code.cursor().0, exit_reason::FATAL_SIGNAL)?;
-        let fatal_stub = code.commit(&stub);
+        let fatal_stub = code.commit(&stub)?;
         let stub = emit_exit_stub(code.cursor().0, exit_reason::KICKED)?;
-        let kick_stub = code.commit(&stub);
+        let kick_stub = code.commit(&stub)?;
         code.set_floor();
         let index = CodeIndex::new(profiling::BLOCK_CAPACITY as usize)
             .map_err(|e| VmError::Host(format!("cannot map the code index: {e}")))?;

@@ -233,14 +233,14 @@ impl Vm {
                 }
             };
             links.extend(piece.links.iter().map(|&(f, to)| (k, f, to)));
-            let (id, host) = self.commit_block(l, ir, piece.em, listed, counted);
+            let (id, host) = self.commit_block(l, ir, piece.em, listed, counted)?;
             hosts[k] = host.0;
             ids[k] = id.0;
         }
         for (k, f, to) in links {
             l.cache
                 .mem
-                .patch_rel32(HostAddr(hosts[k] + f as u64), HostAddr(hosts[to]));
+                .patch_rel32(HostAddr(hosts[k] + f as u64), HostAddr(hosts[to]))?;
         }
         let blocks = &self.proc.prof.blocks;
         for (k, field) in fields {
@@ -251,7 +251,7 @@ impl Vm {
             };
             let entry = inner.stubs.entry(guest).or_default();
             for &old in &entry.0 {
-                l.cache.mem.patch_rel32(HostAddr(old), HostAddr(hosts[k]));
+                l.cache.mem.patch_rel32(HostAddr(old), HostAddr(hosts[k]))?;
             }
             entry.0.push(hosts[k] + field);
             entry.1 = hosts[k];

@@ -374,7 +374,11 @@ impl Builder {
         }
         // SAFETY: arena space past the cursor: no code there runs
         // (cache/shared.rs I2).
-        unsafe { self.shared.write_code(host, &em.code) };
+        if unsafe { self.shared.write_code(host, &em.code) }.is_err() {
+            self.stats.emit_errors += 1;
+            self.failed.insert(head);
+            return;
+        }
         let loop_hdr = if plan.count_loops {
             crate::contract::TAG_LOOP | plan.loop_exits().len() as u32
         } else {
@@ -444,7 +448,11 @@ impl Builder {
                     return;
                 }
                 let original: [u8; 8] = first.try_into().expect("8 bytes");
-                self.shared.patch8(head_host, jmp);
+                if self.shared.patch8(head_host, jmp).is_err() {
+                    // Code shared with a forked process that could not be
+                    // copied (cache I8): not published.
+                    return;
+                }
                 heads.push(head_host, original);
                 self.review
                     .published(id, head, head_host, original, jmp, self.gen);
@@ -533,8 +541,9 @@ impl Builder {
         for (field, h) in now {
             // SAFETY: an aligned rel32 of live superblock code; a running
             // thread sees the old or the new target (cache I2).
-            unsafe { self.shared.patch_rel32(field, h) };
-            self.stats.exits_linked += 1;
+            if unsafe { self.shared.patch_rel32(field, h) }.is_ok() {
+                self.stats.exits_linked += 1;
+            }
         }
     }
 }

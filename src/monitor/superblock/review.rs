@@ -163,9 +163,8 @@ impl Builder {
             if now != p.jump {
                 return false;
             }
-            self.shared.patch8(p.head_host, p.original);
+            self.shared.patch8(p.head_host, p.original).is_ok()
         }
-        true
     }
 }
 

@@ -1,0 +1,218 @@
+//! Code memory a forked child shares with its parent, copied a chunk at a
+//! time by whichever of them first writes into it (cache I8).
+//!
+//! Code memory is one `MAP_SHARED` object mapped twice (cache I1), so a
+//! host `fork` leaves parent and child writing into the same pages: each
+//! would run the links and code the other writes. Until this, the parent
+//! copied all its code into a new object at every fork (3.3 MB for a
+//! python start-up, 3.4 ms of the parent's time a fork, most of a python
+//! fork loop). Now nothing is copied at the fork:
+//!
+//! S1: at a fork, the chunks ([`CHUNK`] bytes, aligned) holding committed
+//!     code are marked shared in the parent (under every lock a writer of
+//!     code memory holds, dispatch/fork.rs F1), so the child inherits the
+//!     marks too; everything above them the child replaces with new, empty
+//!     memory ([`Sharing::fresh`]), so the parent may go on writing there
+//!     (new code, superblocks) as if it had never forked.
+//! S2: no process writes a chunk marked shared: a writer first calls
+//!     [`Sharing::writable`], which gives the process a copy of each
+//!     shared chunk in the range (a new object, mapped over both views at
+//!     the same addresses) and clears its mark. The shared object's pages
+//!     so stay as they were at the fork for every process that still maps
+//!     them, however many forks share them.
+//! S3: a copy replaces the execute view in one `mremap` (the kernel holds
+//!     the address space's lock across it, so a thread running that code
+//!     faults at most and then runs the same bytes from the copy), then the
+//!     write view. Two writers of one chunk (the dispatcher under the
+//!     translation lock, the monitor under the publish lock) are ordered by
+//!     `lock`; a mark is only ever set again at the next fork.
+#![allow(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Bytes copied together (S1): small enough that a process writing a few
+/// links after a fork copies little, large enough that a whole cache of
+/// code is a few thousand mappings at most.
+pub const CHUNK: usize = 64 << 10;
+
+/// Which chunks of code memory this process still shares with a process
+/// forked from or with it (module docs).
+#[derive(Debug)]
+pub struct Sharing {
+    rx: u64,
+    rw: *mut u8,
+    len: usize,
+    lock: Mutex<()>,
+    marks: Box<[AtomicU64]>,
+    /// Some chunk was marked at the last fork (a write's fast path).
+    any: AtomicBool,
+}
+
+// SAFETY: `rw` points into a mapping that lives for the whole process;
+// writes through it follow S2 and S3.
+unsafe impl Send for Sharing {}
+// SAFETY: as above.
+unsafe impl Sync for Sharing {}
+
+impl Sharing {
+    /// The sharing state of code memory mapped at `rx` (execute view) and
+    /// `rw` (write view), `len` bytes each: nothing shared.
+    pub fn new(rx: u64, rw: *mut u8, len: usize) -> Sharing {
+        let chunks = len.div_ceil(CHUNK);
+        Sharing {
+            rx,
+            rw,
+            len,
+            lock: Mutex::new(()),
+            marks: (0..chunks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            any: AtomicBool::new(false),
+        }
+    }
+
+    /// Before a fork (S1): mark every chunk below `end` (a multiple of
+    /// [`CHUNK`]) shared. The caller excludes every writer.
+    pub fn share_below(&self, end: usize) {
+        for c in 0..end.div_ceil(CHUNK) {
+            self.marks[c / 64].fetch_or(1 << (c % 64), Ordering::Relaxed);
+        }
+        self.any.store(end > 0, Ordering::Release);
+    }
+
+    /// In a new child (S1): replace [`from`, end) (`from` a multiple of
+    /// [`CHUNK`]) with new, zeroed memory in both views. Only the calling
+    /// thread may exist.
+    pub fn fresh(&self, from: usize) -> std::io::Result<()> {
+        if from >= self.len {
+            return Ok(());
+        }
+        let len = self.len - from;
+        // SAFETY: a new shared mapping; the calling thread is the only one
+        // and runs no code in [from, len) (S1).
+        unsafe {
+            let p = new_object(len)?;
+            place(p, len, self.rx + from as u64, self.rw.add(from))?;
+        }
+        for c in from / CHUNK..self.len.div_ceil(CHUNK) {
+            self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Make the code memory at execute-view address `at` (`len` bytes)
+    /// this process's own before it writes there (S2).
+    pub fn writable(&self, at: u64, len: usize) -> std::io::Result<()> {
+        if !self.any.load(Ordering::Acquire) || len == 0 {
+            return Ok(());
+        }
+        let off = (at - self.rx) as usize;
+        for c in off / CHUNK..=(off + len - 1) / CHUNK {
+            if self.marked(c) {
+                self.copy(c)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn marked(&self, c: usize) -> bool {
+        self.marks[c / 64].load(Ordering::Acquire) & (1 << (c % 64)) != 0
+    }
+
+    /// Give this process its own copy of chunk `c` (S2, S3).
+    #[cold]
+    fn copy(&self, c: usize) -> std::io::Result<()> {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.marked(c) {
+            return Ok(());
+        }
+        let off = c * CHUNK;
+        let len = CHUNK.min(self.len - off);
+        // SAFETY: a new mapping of `len` bytes, filled from the write view
+        // of the chunk (inside code memory), which nothing writes while it
+        // is marked (S2); then put in place of both views of the chunk.
+        unsafe {
+            let p = new_object(len)?;
+            libc::madvise(p as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
+            std::ptr::copy_nonoverlapping(self.rw.add(off), p, len);
+            place(p, len, self.rx + off as u64, self.rw.add(off))?;
+        }
+        self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Release);
+        Ok(())
+    }
+}
+
+/// A new shared anonymous object of `len` bytes, read-write.
+fn new_object(len: usize) -> std::io::Result<*mut u8> {
+    // SAFETY: a fresh mapping anywhere.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
+/// Put the object mapped at `p` (`len` bytes) in place of the execute
+/// view at `rx` and the write view at `rw` (S3): a second mapping of it
+/// made read-execute first, so the execute view is never writable nor
+/// ever without execute permission, then `p` itself moved onto `rw`.
+///
+/// # Safety
+/// `rx` and `rw` must be the two views of `len` bytes of code memory, and
+/// no thread may write `rw` meanwhile.
+unsafe fn place(p: *mut u8, len: usize, rx: u64, rw: *mut u8) -> std::io::Result<()> {
+    let fail = |p: *mut u8| {
+        let e = std::io::Error::last_os_error();
+        // SAFETY: the object's own mapping, not yet placed.
+        unsafe { libc::munmap(p as *mut libc::c_void, len) };
+        Err(e)
+    };
+    let v = p as *mut libc::c_void;
+    // SAFETY: protections of the new mapping, which nothing runs yet.
+    if unsafe { libc::mprotect(v, len, libc::PROT_READ | libc::PROT_EXEC) } != 0 {
+        return fail(p);
+    }
+    // SAFETY: an old size of 0 on a shared mapping maps the same pages
+    // again, with its protections, in place of the execute view.
+    let x = unsafe {
+        libc::mremap(
+            v,
+            0,
+            len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            rx as *mut libc::c_void,
+        )
+    };
+    if x == libc::MAP_FAILED {
+        return fail(p);
+    }
+    // SAFETY: back to read-write for the write view (the execute view is
+    // a mapping of its own now).
+    if unsafe { libc::mprotect(v, len, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+        return fail(p);
+    }
+    // SAFETY: moves the object's mapping onto the write view it replaces.
+    let w = unsafe {
+        libc::mremap(
+            v,
+            len,
+            len,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            rw as *mut libc::c_void,
+        )
+    };
+    if w == libc::MAP_FAILED {
+        return fail(p);
+    }
+    Ok(())
+}
