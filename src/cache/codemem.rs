@@ -272,17 +272,25 @@ impl CodeMem {
         self.floor = self.used;
     }
 
-    /// Forget every block above the floor; stale bytes become `int3`
-    /// (when they cannot be made this process's own, I8, they stay: no
-    /// thread reaches them, cache/shared.rs I1, and the next commit there
-    /// reports the error).
+    /// Forget every block above the floor; stale bytes become `int3`.
+    /// Only while no thread runs translated code (a flush). Chunks still
+    /// shared with a forked process (I8) are not copied but replaced by
+    /// new memory, all but the floor's; when that fails they stay as they
+    /// are: no thread reaches them (cache/shared.rs I1), and the next
+    /// commit there reports the error.
     pub fn reset(&mut self) {
-        let len = self.used - self.floor;
-        if self.sharing.writable(self.floor_addr(), len).is_ok() {
+        let above = self.floor.next_multiple_of(CHUNK).min(self.used);
+        let ours = self
+            .sharing
+            .writable(self.floor_addr(), above - self.floor)
+            .and_then(|()| self.sharing.fresh_range(above, self.used));
+        if ours.is_ok() {
             // SAFETY: [floor, used) is inside the RW view.
-            unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, len) };
+            unsafe { std::ptr::write_bytes(self.rw.add(self.floor), 0xcc, self.used - self.floor) };
         }
         self.used = self.floor;
+        // New memory above `above` is not populated (I7).
+        self.populated = self.populated.min(above);
     }
 }
 

@@ -88,15 +88,50 @@ impl Sharing {
         if from >= self.len {
             return Ok(());
         }
-        let len = self.len - from;
-        // SAFETY: a new shared mapping; the calling thread is the only one
-        // and runs no code in [from, len) (S1).
+        // SAFETY: the calling thread is the only one and runs no code in
+        // [from, len) (S1).
+        unsafe { self.replace(from, self.len) }
+    }
+
+    /// For a flush: the chunks from `from` (a multiple of [`CHUNK`]) to
+    /// past `to` that are still shared become new, zeroed memory, not
+    /// copies (their code is being dropped). No thread may run code there
+    /// or write it meanwhile.
+    pub fn fresh_range(&self, from: usize, to: usize) -> std::io::Result<()> {
+        if !self.any.load(Ordering::Acquire) || to <= from {
+            return Ok(());
+        }
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let end = to.div_ceil(CHUNK);
+        let mut c = from / CHUNK;
+        while c < end {
+            if !self.marked(c) {
+                c += 1;
+                continue;
+            }
+            let run = (c..end).take_while(|&k| self.marked(k)).count();
+            // SAFETY: as the caller promises.
+            unsafe { self.replace(c * CHUNK, ((c + run) * CHUNK).min(self.len))? };
+            c += run;
+        }
+        Ok(())
+    }
+
+    /// Replace [from, to) (`from` a multiple of [`CHUNK`]) with new zeroed
+    /// memory in both views and clear its marks.
+    ///
+    /// # Safety
+    /// No thread may run code in the range or write it meanwhile.
+    unsafe fn replace(&self, from: usize, to: usize) -> std::io::Result<()> {
+        let len = to - from;
+        // SAFETY: a new shared mapping placed over both views of the
+        // range, as the caller allows.
         unsafe {
             let p = new_object(len)?;
             place(p, len, self.rx + from as u64, self.rw.add(from))?;
         }
-        for c in from / CHUNK..self.len.div_ceil(CHUNK) {
-            self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Relaxed);
+        for c in from / CHUNK..to.div_ceil(CHUNK) {
+            self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Release);
         }
         Ok(())
     }

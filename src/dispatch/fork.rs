@@ -162,6 +162,16 @@ impl Vm {
                 .mem
                 .after_fork_child(keep)
                 .map_err(copy_failed)?;
+            if keep {
+                // F2: the parent's translations stay, its superblocks go;
+                // before the child's monitor starts, while this is its only
+                // thread (a copy then changes mappings without a TLB
+                // shootdown on another core).
+                proc.view
+                    .shared
+                    .take_back_all(&mut publish)
+                    .map_err(copy_failed)?;
+            }
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
             // not pin (monitor::PIN).
@@ -177,15 +187,8 @@ impl Vm {
             );
             drop(monitor);
             drop(images);
-            if keep {
-                // F2: the parent's translations stay, its superblocks go.
-                proc.view
-                    .shared
-                    .take_back_all(&mut publish)
-                    .map_err(copy_failed)?;
-                drop(publish);
-            } else {
-                drop(publish);
+            drop(publish);
+            if !keep {
                 self.flush(&mut locked, super::process::FlushCause::Fork);
             }
             // Translation time from here on is the child's own.
