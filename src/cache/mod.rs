@@ -35,6 +35,7 @@
 mod codemem;
 mod ibl;
 mod index;
+mod layered;
 pub mod shared;
 pub mod sharing;
 
@@ -42,8 +43,6 @@ pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
 pub use index::CodeIndex;
 pub use shared::{Arena, CacheShared, SbIds, SbPc, SbRegistry};
-
-use hashbrown::HashMap;
 
 use crate::ir::{ExitClass, TrapKind};
 use crate::types::{BlockId, GuestAddr, HostAddr};
@@ -196,10 +195,10 @@ impl CodeView {
 #[derive(Debug)]
 pub struct CodeCache {
     pub mem: CodeMem,
-    pub by_guest: HashMap<GuestAddr, BlockId>,
+    pub by_guest: layered::Layered<GuestAddr, BlockId>,
     pub sites: Vec<ExitSite>,
     /// Guest pages (address >> 12) holding translated code.
-    pub code_pages: hashbrown::HashSet<u64>,
+    pub code_pages: layered::Layered<u64, ()>,
     pub flushes: u64,
     pub view: std::sync::Arc<CodeView>,
     /// Exit sites of flushed generations that a thread may still have
@@ -211,9 +210,9 @@ impl CodeCache {
     pub fn new(mem: CodeMem, view: std::sync::Arc<CodeView>) -> CodeCache {
         CodeCache {
             mem,
-            by_guest: HashMap::new(),
+            by_guest: Default::default(),
             sites: Vec::new(),
-            code_pages: hashbrown::HashSet::new(),
+            code_pages: Default::default(),
             flushes: 0,
             view,
             retired_sites: Vec::new(),
@@ -236,7 +235,7 @@ impl CodeCache {
     }
 
     pub fn lookup(&self, addr: GuestAddr) -> Option<BlockId> {
-        self.by_guest.get(&addr).copied()
+        self.by_guest.get(&addr)
     }
 
     pub fn block(&self, id: BlockId) -> &BlockInfo {
@@ -249,7 +248,7 @@ impl CodeCache {
         let first = info.guest.0 >> 12;
         let last = (info.guest.0 + info.guest_len.max(1) as u64 - 1) >> 12;
         for p in first..=last {
-            self.code_pages.insert(p);
+            self.code_pages.insert(p, ());
         }
         let guest = info.guest;
         let id = self.view.index.push(info);
@@ -270,9 +269,9 @@ impl CodeCache {
         }
         let (a, b) = (start >> 12, (end - 1) >> 12);
         if b - a > self.code_pages.len() as u64 {
-            return self.code_pages.iter().any(|p| (a..=b).contains(p));
+            return self.code_pages.keys().any(|p| (a..=b).contains(p));
         }
-        (a..=b).any(|p| self.code_pages.contains(&p))
+        (a..=b).any(|p| self.code_pages.contains_key(&p))
     }
 
     /// Drop every translation (I3, I4). Only call when no other thread

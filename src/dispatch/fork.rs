@@ -67,9 +67,11 @@ impl Vm {
     /// tls)` making a process: the child's pid in the parent, 0 in the
     /// child, or the kernel's error.
     pub(crate) fn fork_process(&mut self, a: [u64; 6], nr: u64) -> Result<i64, VmError> {
-        // The copy of the code cache, the vfork pipe and the child's
+        // The child's own code memory, the vfork pipe and the child's
         // monitor are hotlift's: the guest's limits must not starve them
-        // (limits.rs I1); both sides go on with the guest's.
+        // (limits.rs I1); both sides go on with the guest's (which never
+        // reach the chunks copied later, cache I8: `RLIMIT_AS` stays out
+        // of the kernel, limits.rs I2, and the copies are no files).
         let limits = self.proc.guest_limits();
         crate::limits::lift();
         let r = self.fork_with_room(a, nr);

@@ -267,7 +267,7 @@ impl Vm {
         for page in
             (cfg.lo >> 12)..=(cfg.nodes.iter().map(|x| x.end().0).max().unwrap_or(cfg.lo) >> 12)
         {
-            l.cache.code_pages.insert(page);
+            l.cache.code_pages.insert(page, ());
         }
         inner.unit = Some(Unit {
             gen,

@@ -1,0 +1,90 @@
+//! The translation lock's guest-address maps, in two layers: a large
+//! one written in batches and a small one every insert goes to first.
+//!
+//! A forked child shares its parent's pages copy-on-write, and an insert
+//! into one large hash table touches a page at random: each of the blocks
+//! a python fork or spawn child translated before it exited or exec'd
+//! copied a page of `by_guest` or of the code pages (and, with its
+//! monitor running, shot down the other core's TLB), and so did the
+//! parent's after each fork. With the small layer in front, a process
+//! writes the large one only when the small one is full ([`RECENT`]
+//! entries), all at once: a python loop of 50 forks took 57,800 page
+//! faults over all its processes, now 48,500 (`perf stat -e
+//! page-faults`; 50 spawns 126,000 → 120,600).
+
+use std::hash::Hash;
+
+use hashbrown::HashMap;
+
+/// Entries the small layer holds before they move to the large one.
+const RECENT: usize = 4096;
+
+#[derive(Debug)]
+pub struct Layered<K, V> {
+    base: HashMap<K, V>,
+    recent: HashMap<K, V>,
+}
+
+impl<K: Hash + Eq + Copy, V: Copy> Default for Layered<K, V> {
+    fn default() -> Self {
+        Layered {
+            base: HashMap::new(),
+            recent: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Hash + Eq + Copy, V: Copy> Layered<K, V> {
+    pub fn get(&self, k: &K) -> Option<V> {
+        self.recent.get(k).or_else(|| self.base.get(k)).copied()
+    }
+
+    pub fn contains_key(&self, k: &K) -> bool {
+        self.recent.contains_key(k) || self.base.contains_key(k)
+    }
+
+    pub fn insert(&mut self, k: K, v: V) {
+        self.recent.insert(k, v);
+        if self.recent.len() >= RECENT {
+            self.base.extend(self.recent.drain());
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        // A key in both layers counts twice: a bound, as callers use it.
+        self.base.len() + self.recent.len()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.recent.keys().chain(self.base.keys())
+    }
+
+    pub fn clear(&mut self) {
+        self.base.clear();
+        self.recent.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latest_insert_wins_in_either_layer() {
+        let mut m = Layered::default();
+        for k in 0..(3 * RECENT as u64 + 5) {
+            m.insert(k, k);
+        }
+        m.insert(7, 70);
+        assert_eq!(m.get(&7), Some(70));
+        for k in 0..(2 * RECENT as u64) {
+            m.insert(k, k + 1);
+        }
+        assert_eq!(m.get(&7), Some(8));
+        assert_eq!(m.get(&(3 * RECENT as u64 + 4)), Some(3 * RECENT as u64 + 4));
+        assert!(m.contains_key(&0) && !m.contains_key(&(4 * RECENT as u64)));
+        assert!(m.keys().any(|&k| k == 3 * RECENT as u64));
+        m.clear();
+        assert_eq!((m.get(&7), m.len()), (None, 0));
+    }
+}
