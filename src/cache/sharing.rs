@@ -78,7 +78,10 @@ impl Sharing {
         for c in 0..end.div_ceil(CHUNK) {
             self.marks[c / 64].fetch_or(1 << (c % 64), Ordering::Relaxed);
         }
-        self.any.store(end > 0, Ordering::Release);
+        if end > 0 {
+            // Never cleared: chunks of an earlier fork may still be marked.
+            self.any.store(true, Ordering::Release);
+        }
     }
 
     /// In a new child (S1): replace [`from`, end) (`from` a multiple of
