@@ -7,13 +7,24 @@
 /// for the monitor's word tables, which their owner unmaps
 /// (monitor/tables/words.rs).
 pub fn map(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
+    fresh(len, libc::MAP_PRIVATE | extra)
+}
+
+/// As [`map`], but shared (`MAP_SHARED`): a new object a second mapping
+/// (`mremap` with an old size of 0) can alias, as code memory's chunks
+/// copied after a fork are (cache/sharing.rs); unmapped by its owner.
+pub fn map_shared(len: usize) -> std::io::Result<*mut u8> {
+    fresh(len, libc::MAP_SHARED)
+}
+
+fn fresh(len: usize, flags: libc::c_int) -> std::io::Result<*mut u8> {
     // SAFETY: a fresh anonymous mapping at an address the kernel picks.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra,
+            libc::MAP_ANONYMOUS | flags,
             -1,
             0,
         )

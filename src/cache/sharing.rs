@@ -130,7 +130,7 @@ impl Sharing {
         // SAFETY: a new shared mapping placed over both views of the
         // range, as the caller allows.
         unsafe {
-            let p = new_object(len)?;
+            let p = crate::anon::map_shared(len)?;
             place(p, len, self.rx + from as u64, self.rw.add(from))?;
         }
         for c in from / CHUNK..to.div_ceil(CHUNK) {
@@ -171,7 +171,7 @@ impl Sharing {
         // of the chunk (inside code memory), which nothing writes while it
         // is marked (S2); then put in place of both views of the chunk.
         unsafe {
-            let p = new_object(len)?;
+            let p = crate::anon::map_shared(len)?;
             libc::madvise(p as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
             std::ptr::copy_nonoverlapping(self.rw.add(off), p, len);
             place(p, len, self.rx + off as u64, self.rw.add(off))?;
@@ -179,25 +179,6 @@ impl Sharing {
         self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Release);
         Ok(())
     }
-}
-
-/// A new shared anonymous object of `len` bytes, read-write.
-fn new_object(len: usize) -> std::io::Result<*mut u8> {
-    // SAFETY: a fresh mapping anywhere.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(p as *mut u8)
 }
 
 /// Put the object mapped at `p` (`len` bytes) in place of the execute
