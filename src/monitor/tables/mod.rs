@@ -436,10 +436,7 @@ impl Tables {
                 ret,
                 ..Word::default()
             };
-            self.ways[w] = Ways {
-                to: [NONE; 2],
-                n: [0; 2],
-            };
+            self.ways[w] = Ways::EMPTY;
         }
         self.block_hw = self.block_hw.max(i + 1);
     }

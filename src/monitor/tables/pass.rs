@@ -148,10 +148,11 @@ impl Tables {
     /// The second pass over `specials` of the segment `seg` (module docs):
     /// how much of the segment's weight sum it charged. The common cases
     /// (a call, a return to the shadow stack's top, an indirect transfer
-    /// along a way, into a context the caller has cached) with the
+    /// along a way or counted in the edge cache's slot it has already,
+    /// into a context the caller has cached) with the
     /// thread's state in locals; anything else through [`Tables::special`].
     fn second_pass(&mut self, st: &mut ThreadState, seg: &[u32], specials: &[(u32, u64)]) -> u64 {
-        use super::words::{End, W_BLOCKS, W_INSNS};
+        use super::words::{End, NONE, W_BLOCKS, W_INSNS};
         let mut charged = 0u64;
         let words = self.words.as_mut_ptr();
         let ways = self.ways.as_mut_ptr();
@@ -188,16 +189,17 @@ impl Tables {
             let to = unsafe { (*words.add(next.unwrap_or(0) as usize)).first };
             // SAFETY: `w` has entries (words.rs I2).
             let way = unsafe { &mut *ways.add(w as usize) };
-            let Some(n) = way.hit(to) else {
+            let n = if let Some(n) = way.hit(to) {
+                n
+            } else if way.to[1] != NONE {
+                self.edge_count(w, to)
+            } else {
                 st.peek = w;
                 self.resolve(st, to);
                 continue;
             };
             if n == threshold {
-                way.n[if way.to[0] == to { 0 } else { 1 }] -= 1;
-                st.peek = w;
-                self.resolve(st, to);
-                continue;
+                self.edge_trigger(w, to, n);
             }
             if e.has(End::CALL) {
                 let g = self.guest(to);

@@ -122,8 +122,10 @@ impl Tables {
     /// a superblock at `e`.
     #[inline(always)]
     fn transition(&mut self, p: u32, e: u32) {
-        let n = match self.ways[p].hit(e) {
+        let way = &mut self.ways[p];
+        let n = match way.hit(e) {
             Some(n) => n,
+            None if way.to[1] != NONE => self.edge_count(p, e),
             None => self.way_miss(p, e),
         };
         if n == self.edge_threshold {
@@ -144,10 +146,25 @@ impl Tables {
         self.cached_transition(p, e)
     }
 
+    /// One more transition of word `p`, whose two ways hold other
+    /// blocks, into block `e`: its edge-cache slot's count (the common
+    /// case, a slot it has already, inline: an interpreter's dispatch
+    /// jump takes this path on most of its transitions).
+    #[inline(always)]
+    pub(super) fn edge_count(&mut self, p: u32, e: u32) -> u64 {
+        if let Some(slot) = self.ecache.get_mut(ecache_index(p, e)) {
+            if slot.p == p && slot.e == e && slot.n != 0 {
+                slot.n += 1;
+                return slot.n;
+            }
+        }
+        self.cached_transition(p, e)
+    }
+
     /// The indirect edge from word `p` into block `e` was taken `n` times,
     /// the threshold.
     #[cold]
-    fn edge_trigger(&mut self, p: u32, e: u32, n: u64) {
+    pub(super) fn edge_trigger(&mut self, p: u32, e: u32, n: u64) {
         self.requests.push(Request::counted(
             e,
             Trigger::IndirectEdge {
@@ -159,6 +176,8 @@ impl Tables {
     }
 
     /// A transition beyond the word's two ways (I1); its count so far.
+    #[cold]
+    #[inline(never)]
     fn cached_transition(&mut self, p: u32, e: u32) -> u64 {
         if self.ecache.is_empty() {
             self.ecache = empty_ecache();

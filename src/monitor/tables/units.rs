@@ -27,7 +27,7 @@
 //! I3: member counts are final only after `finish`.
 
 use super::memo;
-use super::words::{End, Ways, Word, NONE, SPECIAL, W_BLOCKS};
+use super::words::{End, Ways, Word, SPECIAL, W_BLOCKS};
 use crate::monitor::superblock::ExitTo;
 use crate::monitor::{BlockMeta, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
 
@@ -307,10 +307,7 @@ impl Tables {
                 target,
                 ret,
             };
-            self.ways[w] = Ways {
-                to: [NONE; 2],
-                n: [0; 2],
-            };
+            self.ways[w] = Ways::EMPTY;
             self.unit_hw += 1;
             self.unit_sb.push(id);
         }

@@ -179,6 +179,11 @@ pub(super) struct Ways {
 }
 
 impl Ways {
+    pub const EMPTY: Ways = Ways {
+        to: [NONE; 2],
+        n: [0; 2],
+    };
+
     /// One more transition into block `to`, if a way holds it: that
     /// way's count now.
     #[inline(always)]
