@@ -1,6 +1,6 @@
 //! Every tunable of `hotlift run`, declared once: name, type, default and a
-//! one-line description. clap builds `--help` from this, the README's option
-//! table is checked against it (tests/readme.rs), and the profile header
+//! one-line description. clap builds `--help` from this, docs/USAGE.md's option
+//! table is checked against it (tests/cli.rs), and the profile header
 //! will record it.
 
 use clap::Args;

@@ -1,25 +1,25 @@
-//! The README's option table is generated from `src/options.rs`; this test
+//! The option table of docs/USAGE.md is generated from `src/options.rs`; this test
 //! keeps them equal. `HOTLIFT_BLESS=1 cargo test --test cli` rewrites it.
 
 const BEGIN: &str = "<!-- options:begin (generated; HOTLIFT_BLESS=1 cargo test --test cli) -->\n";
 const END: &str = "<!-- options:end -->";
 
 #[test]
-fn readme_option_table_matches_help() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-    let readme = std::fs::read_to_string(path).expect("README.md");
+fn usage_option_table_matches_help() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/USAGE.md");
+    let readme = std::fs::read_to_string(path).expect("docs/USAGE.md");
     let table = hotlift::cli::run_options_markdown();
     let (Some(b), Some(e)) = (readme.find(BEGIN), readme.find(END)) else {
-        panic!("README.md lacks the options markers");
+        panic!("docs/USAGE.md lacks the options markers");
     };
     let current = &readme[b + BEGIN.len()..e];
     if current != table {
         if std::env::var_os("HOTLIFT_BLESS").is_some() {
             let new = format!("{}{}{}{}", &readme[..b], BEGIN, table, &readme[e..]);
-            std::fs::write(path, new).expect("write README.md");
+            std::fs::write(path, new).expect("write docs/USAGE.md");
             return;
         }
-        panic!("README option table is stale; run HOTLIFT_BLESS=1 cargo test --test cli\n--- README\n{current}\n--- --help\n{table}");
+        panic!("docs/USAGE.md option table is stale; run HOTLIFT_BLESS=1 cargo test --test cli\n--- docs/USAGE.md\n{current}\n--- --help\n{table}");
     }
 }
 

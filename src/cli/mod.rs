@@ -204,13 +204,13 @@ pub fn main() -> i32 {
     }
 }
 
-/// The README's option table for `hotlift run`, generated from the one
-/// declaration in `options.rs` (tests/readme.rs keeps the README equal).
+/// The option table of `hotlift run` in docs/USAGE.md, generated from the
+/// one declaration in `options.rs` (tests/cli.rs keeps docs/USAGE.md equal).
 pub fn run_options_markdown() -> String {
     options_markdown("run")
 }
 
-/// The README's table of the options of `paths` itself (the run options it
+/// docs/USAGE.md's table of the options of `paths` itself (the run options it
 /// passes through are in `run`'s table).
 pub fn paths_options_markdown() -> String {
     let run = options_markdown("run");
@@ -221,9 +221,9 @@ pub fn paths_options_markdown() -> String {
         .collect()
 }
 
-/// The README's option table for subcommand `sub` (`"store prune"` for a
+/// docs/USAGE.md's option table for subcommand `sub` (`"store prune"` for a
 /// nested one), generated from its clap declaration (tests/cli.rs and
-/// tests/readme_tools.rs keep the README equal).
+/// tests/readme_tools.rs keep docs/USAGE.md equal).
 pub fn options_markdown(sub: &str) -> String {
     use clap::CommandFactory;
     let cmd = Cli::command();
