@@ -90,7 +90,7 @@ fn launch(
     append_log: bool,
 ) -> i32 {
     if let Some(log) = &opts.strace_file {
-        // The processes of a tree append to one log (strace I5); the
+        // The processes of a tree append to one log (strace/sink.rs I1); the
         // tree's first image starts it empty.
         let fresh = if append_log {
             Ok(())

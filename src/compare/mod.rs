@@ -317,7 +317,7 @@ fn run_hotlift(
     if opts.syscalls {
         for l in std::fs::read_to_string(&log).unwrap_or_default().lines() {
             // The native trace follows the first process's initial thread
-            // only (strace I6, systrace I3).
+            // only (strace/sink.rs I2, systrace I3).
             if l.starts_with("[pid ") {
                 lines.others += 1;
             } else {

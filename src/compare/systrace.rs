@@ -1,8 +1,9 @@
 //! The native side's syscall trace: the program runs natively under ptrace
 //! with syscall stops (`PTRACE_O_TRACESYSGOOD`), and every syscall of its
 //! initial thread is rendered by hotlift's own strace formatter
-//! (`syscall::strace`, reading the stopped child's memory, strace I4), so
-//! the native and translated traces differ only where the runs do.
+//! (`syscall::strace`, reading the stopped child's memory,
+//! strace/memory.rs I2), so the native and translated traces differ only
+//! where the runs do.
 //!
 //! I1: one line per syscall, in order: `name(args) = result` as
 //!     `hotlift run --strace-file` writes it; `exit`/`exit_group` end in
@@ -11,9 +12,9 @@
 //!     so it runs and ends as it would untraced (bar timing).
 //! I3: only the initial thread is traced; a task it creates runs
 //!     untraced (no `PTRACE_O_TRACECLONE`). hotlift marks the lines of its
-//!     other threads and processes (strace I6), and the comparison leaves
-//!     them out, so both sides cover the same task. (Other threads' calls
-//!     interleave by timing, and their futex calls depend on it.)
+//!     other threads and processes (strace/sink.rs I2), and the comparison
+//!     leaves them out, so both sides cover the same task. (Other threads'
+//!     calls interleave by timing, and their futex calls depend on it.)
 
 use nix::sys::ptrace;
 use nix::unistd::Pid;

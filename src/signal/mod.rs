@@ -419,7 +419,7 @@ pub unsafe extern "C" fn handle_host_signal(
         match unsafe { vm.as_mut() } {
             Some(v) if blocked_by_guest => {
                 // One of hotlift's own signals, blocked by the guest: pending
-                // until it unblocks it (syscall::rt_sigprocmask).
+                // until it unblocks it (syscall/signals.rs I1).
                 // SAFETY: the kernel's 128-byte siginfo into the slot.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
@@ -460,7 +460,7 @@ pub unsafe extern "C" fn handle_host_signal(
         let (ignored, blocked) = (ignored_by_guest, blocked_by_guest);
         if blocked && !ignored {
             // The guest blocked it (hotlift keeps it unblocked): pending
-            // until the guest unblocks it (syscall::rt_sigprocmask).
+            // until the guest unblocks it (syscall/signals.rs I1).
             // SAFETY: as above; an atomic update.
             unsafe {
                 (*vm)

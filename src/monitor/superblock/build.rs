@@ -567,7 +567,7 @@ fn no_rep_after_ops(members: &mut Vec<Member>) {
     };
     let has_rep = |m: &Member| m.ir.body.iter().any(|i| i.op == crate::ir::IrOp::RepString);
     // Trees are not grown where the first path has calls or returns
-    // (select.rs I3): the path is all there is.
+    // (select/shape.rs I1): the path is all there is.
     if let Some(j) = members[first_op + 1..].iter().position(has_rep) {
         members.truncate(first_op + 1 + j);
         if let Some(last) = members.last_mut() {

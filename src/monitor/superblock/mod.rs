@@ -58,7 +58,7 @@ pub struct Member {
     /// How the hot side of its terminator goes on.
     pub next: Next,
     /// A branch whose cold side goes on in this member too, instead of
-    /// leaving (a tree: select.rs I3).
+    /// leaving (a tree: select/shape.rs I1).
     pub cold: Option<u16>,
 }
 

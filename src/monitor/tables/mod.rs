@@ -518,7 +518,7 @@ impl Tables {
     /// first), another block's one target, or the first two targets an
     /// indirect exit had, by block id (NONE: not taken yet, not
     /// translated, or none), each with its count, and the block's own
-    /// count (superblock selection, select.rs).
+    /// count (superblock trees, select/shape.rs).
     pub fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
         if !self.block_made(id as usize) {
             return None;

@@ -1,8 +1,8 @@
 //! Name tables for the syscall tracer, and the renderers that turn a number
 //! into the text strace prints for it: x86-64 syscall numbers with an
 //! argument signature, errno names and texts, signal names, and the flag /
-//! enum tables that `strace.rs` renders arguments with. `strace.rs` declares
-//! this file as its child (`strace::names`); `syscall/mod.rs` does not.
+//! enum tables that `strace.rs` renders arguments with (this file is its
+//! child, `strace::names`).
 //!
 //! Invariants:
 //! - I1: `LOW[n]` describes syscall `n` for `n <= 336` and `HIGH[n - 424]`
