@@ -542,6 +542,14 @@ impl super::process::Process {
                 MonitorInfo::default(),
                 "inline",
             )
+        } else if self.opts.perf_map {
+            // --no-monitor: nothing counted, but the perf map needs only
+            // the translations and the blocks' names.
+            (
+                Tables::from_counts(&[], prof.blocks.published()),
+                MonitorInfo::default(),
+                "none",
+            )
         } else {
             return false;
         };
