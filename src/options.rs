@@ -56,7 +56,7 @@ pub struct RunOptions {
     pub profile: Option<std::path::PathBuf>,
 
     /// Write /tmp/perf-PID.map when the guest ends, naming its translated code by guest function, so that `perf record -- hotlift run --perf-map ...; perf report` shows the guest's functions (each process of a tree writes its own)
-    #[arg(long, conflicts_with = "no_monitor")]
+    #[arg(long)]
     #[serde(default)]
     pub perf_map: bool,
 

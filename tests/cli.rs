@@ -202,6 +202,41 @@ fn build_asm(name: &str, body: &str) -> std::path::PathBuf {
 }
 
 #[test]
+fn perf_map_is_written_without_the_monitor() {
+    // A function called in a loop, and exit(0).
+    let exe = build_asm(
+        "perfmap",
+        "    mov ecx, 100\n2:  call spin\n    dec ecx\n    jnz 2b\n\
+         \x20   mov eax, 60\n    xor edi, edi\n    syscall\n\
+         .type spin, @function\nspin:\n    add rax, 1\n    ret\n.size spin, .-spin",
+    );
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--perf-map", "--no-monitor", "--"])
+        .arg(&exe)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let text = std::fs::read_to_string(&map).unwrap_or_else(|e| panic!("{map:?}: {e}; {err}"));
+    let _ = std::fs::remove_file(&map);
+    // `START SIZE NAME`, in hex; the function by its symbol.
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(3, ' ').collect();
+        assert!(
+            f.len() == 3
+                && u64::from_str_radix(f[0], 16).is_ok()
+                && u64::from_str_radix(f[1], 16).is_ok_and(|n| n > 0)
+                && f[2].starts_with("hotlift:"),
+            "{line}"
+        );
+    }
+    assert!(text.contains("hotlift:spin [0x"), "{text}");
+}
+
+#[test]
 fn verbose_names_the_guest_address_of_traps_and_faults() {
     use std::os::unix::process::ExitStatusExt;
     let cases = [

@@ -81,6 +81,28 @@ fn dumps_show_what_was_built_in_every_format() {
     ] {
         assert!(text.contains(want), "text dump lacks {want:?}:\n{text}");
     }
+    // Every member of the program's own code (built with -g) carries its
+    // source line, a line of workload.c.
+    let lines = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/workload.c"),
+    )
+    .unwrap()
+    .lines()
+    .count() as u64;
+    let members: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" insns, ") && l.contains(", workload+0x"))
+        .collect();
+    assert!(!members.is_empty(), "no member in the program:\n{text}");
+    for m in members {
+        let line = m
+            .split(" at workload.c:")
+            .nth(1)
+            .and_then(|r| r.split('>').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("a member without its source line: {m}"));
+        assert!((1..=lines).contains(&line), "{m}");
+    }
     // Counts in the dump agree with the profile's block counts: a member
     // runs at most as often as its block.
     let counts: std::collections::HashMap<u64, u64> = p["blocks"]

@@ -29,6 +29,7 @@ fn guest(build: &str) -> PathBuf {
                 "build/cpie-paths",
                 "build/cdyn-paths",
                 "build/asm-paths-flags",
+                "build/dyn-dlopen",
             ])
             .status()
             .expect("make");
@@ -448,8 +449,9 @@ fn bad_input_gets_a_one_line_error() {
     let (code, err) = run(&["--function", "few", "-o", "/nonexistent/r.txt"], None);
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("cannot write the report"), "{err}");
-    // A dynamic program may load it later (dlopen): a warning first, the
-    // run completes and its report names what it did not find.
+    // A dynamic program may load it later (dlopen): a warning first; the
+    // run completes, its report names what it did not find, and so does
+    // a one-line error: status 125, as for a static program.
     let out = tmp("nothing.txt");
     let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
         .args(["paths", "--function", "no_such_function", "-o"])
@@ -459,15 +461,57 @@ fn bad_input_gets_a_one_line_error() {
         .args(["few", "5"])
         .output()
         .unwrap();
-    assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
     assert!(
         err.contains("warning: no function `no_such_function`"),
         "{err}"
     );
-    let text = std::fs::read_to_string(&out).unwrap();
-    assert!(
-        text.contains("no function `no_such_function` in any module the program loaded"),
-        "{text}"
+    let never = "no function `no_such_function` in any module the program loaded";
+    assert_eq!(
+        err.lines().last(),
+        Some(format!("hotlift paths: {never}").as_str()),
+        "{err}"
     );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains(never), "{text}");
+}
+
+#[test]
+fn a_function_a_dlopened_library_has_is_found_and_a_typo_of_it_named() {
+    let prog = root().join("guest-tests/build/dyn-dlopen");
+    guest("c");
+    let run = |func: &str| {
+        Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(["paths", "--function", func, "--format", "json", "--"])
+            .arg(&prog)
+            .output()
+            .unwrap()
+    };
+    // In libhlplugin.so, which the program dlopens: found when mapped.
+    let o = run("hl_plugin_run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: no function `hl_plugin_run`"),
+        "{err}"
+    );
+    let json = &err[err.find('{').expect("a JSON report")..];
+    let r: Value = serde_json::from_str(json).unwrap();
+    assert!(u(&r["totals"]["invocations"]) > 0, "{r}");
+    // A typo of it: never found, one line naming the close match only
+    // the loaded library has, after the JSON report; status 125.
+    let o = run("hl_plugin_rnu");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    let never = "no function `hl_plugin_rnu` in any module the program loaded \
+                 (close matches: hl_plugin_run)";
+    assert_eq!(
+        err.lines().last(),
+        Some(format!("hotlift paths: {never}").as_str()),
+        "{err}"
+    );
+    assert!(err.contains(&format!("\"error\": \"{never}\"")), "{err}");
+    // Its native output came first: the program ran to its end.
+    assert!(!o.stdout.is_empty());
 }

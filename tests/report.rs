@@ -418,6 +418,67 @@ fn timeline_is_an_svg_naming_the_phases() {
 }
 
 #[test]
+fn functions_show_where_they_are_in_the_source() {
+    // c-phases is built with -g: each worker's row names phases.c and a
+    // line of its own body (its entry's line: the definition, or with
+    // -O2 its first statement, before the next function begins).
+    let (path, _) = exact_profile();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests/c/phases.c");
+    let text = std::fs::read_to_string(&src).unwrap();
+    let defined = |f: &str| {
+        text.lines()
+            .position(|l| l.contains(&format!(" {f}(")) && l.ends_with('{'))
+            .unwrap_or_else(|| panic!("{f} is not defined in phases.c")) as u64
+            + 1
+    };
+    let body = |w: usize| {
+        let next = WORKERS.get(w + 1).map_or(u64::MAX, |n| defined(n));
+        defined(WORKERS[w])..next
+    };
+    let r = report_json(path, &[]);
+    let rows = r["functions"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no row for {name}: {r}"))
+    };
+    for (w, name) in WORKERS.iter().enumerate() {
+        let f = row(name);
+        let file = f["file"].as_str().unwrap_or_else(|| panic!("{name}: {f}"));
+        assert_eq!(Path::new(file), src, "{name}: {f}");
+        let line = f["line"].as_u64().unwrap();
+        assert!(body(w).contains(&line), "{name} at line {line}: {f}");
+    }
+    // The static libc has no line tables: its rows are as before.
+    let libc = row("__libc_start_main");
+    assert!(
+        libc.get("file").is_none() && libc.get("line").is_none(),
+        "{libc}"
+    );
+
+    // The text table: a source column, file:line as the summary shows it.
+    let o = report(path, &["--top", "100"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let header = out.lines().find(|l| l.contains("inclusive")).unwrap();
+    assert!(header.ends_with("  source"), "{out}");
+    for (w, name) in WORKERS.iter().enumerate() {
+        let line = row(name)["line"].as_u64().unwrap();
+        assert!(body(w).contains(&line));
+        let shown = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row:\n{out}"));
+        assert!(shown.ends_with(&format!("  phases.c:{line}")), "{shown}");
+    }
+    let libc = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("__libc_start_main "))
+        .unwrap();
+    assert!(!libc.contains(".c:"), "{libc}");
+}
+
+#[test]
 fn bad_input_is_a_one_line_error_with_status_2() {
     let dir = workdir("errors");
     let none = dir.join("no-tree.json");

@@ -42,9 +42,8 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
         .ok()
         .map(|doc| crate::profile::export::images::Images::open(&doc));
     let line = |module: Option<&str>, a: u64| -> Option<String> {
-        let (file, line) = images.as_ref()?.by_name(module?)?.line(a)?;
-        let short = file.rsplit('/').next().unwrap_or(&file).to_string();
-        (line > 0).then(|| format!(" at {short}:{line}"))
+        let at = images.as_ref()?.by_name(module?)?.source_line(a, false)?;
+        Some(format!(" at {at}"))
     };
     let mut names = HashMap::new();
     for b in v["blocks"].as_array().into_iter().flatten() {

@@ -134,12 +134,7 @@ fn look_for(program: &std::path::Path, name: &str) -> anyhow::Result<()> {
         }
         i += 1;
     }
-    let close = close_matches(name, &mut names);
-    let hint = if close.is_empty() {
-        String::new()
-    } else {
-        format!(" (close matches: {})", close.join(", "))
-    };
+    let hint = resolve::close_matches(name, &mut names);
     let searched = format!(
         "{} or the {} libraries it links",
         program.display(),
@@ -192,23 +187,4 @@ fn needed_files(path: &std::path::Path, elf: &goblin::elf::Elf) -> Vec<PathBuf> 
             dirs.iter().map(|d| d.join(lib)).find(|p| p.is_file())
         })
         .collect()
-}
-
-/// Up to five names like `name`: holding it, or a few edits from it.
-fn close_matches(name: &str, names: &mut Vec<String>) -> Vec<String> {
-    names.sort();
-    names.dedup();
-    let mut scored: Vec<(usize, &String)> = names
-        .iter()
-        .filter_map(|n| {
-            let long = name.len() >= 4 && n.len() >= 4;
-            if long && (n.contains(name) || name.contains(n.as_str())) {
-                return Some((0, n));
-            }
-            let d = strsim::levenshtein(name, n);
-            (d <= (name.len() / 4).max(1)).then_some((d, n))
-        })
-        .collect();
-    scored.sort_by_key(|&(d, n)| (d, n.len(), n.clone()));
-    scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
 }

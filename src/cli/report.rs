@@ -104,7 +104,11 @@ fn run(args: &ReportArgs) -> anyhow::Result<()> {
             args.profile.display()
         );
     };
-    let rep = window::report(sec, from, to);
+    let mut rep = window::report(sec, from, to);
+    if args.format != ReportFormat::Folded {
+        let images = crate::profile::export::images::Images::open(&doc);
+        rep.locate(sec, &doc.call_tree, &images, args.top);
+    }
     let out = match args.format {
         ReportFormat::Text => rep.text(sec, args.top, args.verbose),
         ReportFormat::Json => {

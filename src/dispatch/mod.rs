@@ -15,6 +15,7 @@
 //! execfn, exe)?.run()`.
 #![allow(unsafe_code)]
 
+mod count_check;
 pub mod exec;
 mod fork;
 mod icebp;
@@ -27,9 +28,10 @@ mod threads;
 
 use std::sync::Arc;
 
+pub use count_check::CountCheck;
 pub use paths::PathsState;
 pub use process::Process;
-pub use profiling::{CountCheck, Profiling, ThreadProfiling};
+pub use profiling::{Profiling, ThreadProfiling};
 
 use thiserror::Error;
 

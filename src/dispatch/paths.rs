@@ -513,22 +513,41 @@ fn check_interest(
 
 impl PathsState {
     /// Decode, compare with the reference, and write the report (the end
-    /// of the run; the monitor has finished).
+    /// of the run; the monitor has finished). A function never found in
+    /// any module the program loaded is also a one-line error on stderr,
+    /// naming close matches among their functions; true then (the run's
+    /// status is then 125: profiling.rs).
     pub fn report(
         &self,
         tables: &crate::monitor::Tables,
         blocks: &[BlockMeta],
         modules: &crate::profile::Modules,
-    ) {
+    ) -> bool {
         use crate::paths::{report, Format};
         let Some(inner) = self.try_lock() else {
             eprintln!("hotlift paths: no report: a stopped thread holds the path state");
-            return;
+            return false;
         };
         if inner.versions.is_empty() && inner.error.is_some() {
             // The run stopped on that error, already reported.
-            return;
+            return false;
         }
+        let missing = inner.func.is_none().then(|| {
+            let hint = match &self.config.function {
+                FunctionSpec::Name(n) => {
+                    let mut names: Vec<String> = modules
+                        .all()
+                        .flat_map(|m| m.symbols.functions().map(|f| f.2.to_string()))
+                        .collect();
+                    resolve::close_matches(n, &mut names)
+                }
+                FunctionSpec::Addr(_) => String::new(),
+            };
+            format!(
+                "no function `{}` in any module the program loaded{hint}",
+                self.config.function
+            )
+        });
         let pt = tables.paths.as_deref();
         let reference = match (self.config.reference, inner.versions.last(), pt) {
             (true, Some(v), Some(t)) => {
@@ -544,20 +563,14 @@ impl PathsState {
             tables: pt,
             reference: reference.as_ref(),
             modules,
-            error: inner.error.clone().or_else(|| {
-                inner.func.is_none().then(|| {
-                    format!(
-                        "no function `{}` in any module the program loaded",
-                        self.config.function
-                    )
-                })
-            }),
+            error: inner.error.clone().or_else(|| missing.clone()),
         };
         let r = report::build(&input);
         let out = match self.config.format {
             Format::Text => report::text(&r),
             Format::Json => serde_json::to_string_pretty(&r).unwrap_or_default() + "\n",
         };
+        let text_on_stderr = self.config.output.is_none() && self.config.format == Format::Text;
         match &self.config.output {
             Some(path) => {
                 if let Err(e) = std::fs::write(path, out) {
@@ -565,6 +578,15 @@ impl PathsState {
                 }
             }
             None => eprint!("{out}"),
+        }
+        match missing {
+            // The text report was that line.
+            Some(_) if text_on_stderr => true,
+            Some(m) => {
+                eprintln!("hotlift paths: {m}");
+                true
+            }
+            None => false,
         }
     }
 }

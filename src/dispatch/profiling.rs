@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use super::count_check::CountCheck;
 use super::Vm;
 use crate::backend::Prologue;
 use crate::images::{ImageKind, ImageLog};
@@ -456,12 +457,29 @@ impl Vm {
 }
 
 impl super::process::Process {
-    /// Drain the monitor and write the profile (I2).
+    /// Drain the monitor and write the profile (I2). The process hotlift
+    /// was asked to run, exiting when `hotlift paths` never found its
+    /// function, exits 125 instead (cli/mod.rs: a bad option), the error
+    /// said (dispatch/paths.rs).
     pub fn finish(&self, ending: Ending) {
+        let exit = matches!(ending, Ending::Exit { .. });
+        if self.finish_once(ending) && exit {
+            let began = self.prof.process.lock().unwrap_or_else(|e| e.into_inner());
+            if began.began == "program" {
+                // SAFETY: _exit has no preconditions; the profile is
+                // written.
+                unsafe { libc::_exit(crate::status::EXIT_HOTLIFT_FAILED) }
+            }
+        }
+    }
+
+    /// [`Self::finish`]'s work, done once: true when `hotlift paths` never
+    /// found its function.
+    fn finish_once(&self, ending: Ending) -> bool {
         let prof = &self.prof;
         let mut finished = prof.finished.lock().unwrap_or_else(|e| e.into_inner());
         if *finished {
-            return;
+            return false;
         }
         *finished = true;
         // The guest's limits must not cost its profile (limits.rs I1).
@@ -471,7 +489,7 @@ impl super::process::Process {
         let path = prof.profile_path();
         let written = path.is_some() || summary || self.opts.perf_map;
         if !(written || self.paths.is_some() || prof.count_check || prof.store.is_some()) {
-            return;
+            return false;
         }
         let monitor = std::thread::scope(|s| {
             // The files' facts (symbols, the program's hash) do not depend
@@ -524,13 +542,21 @@ impl super::process::Process {
                 MonitorInfo::default(),
                 "inline",
             )
+        } else if self.opts.perf_map {
+            // --no-monitor: nothing counted, but the perf map needs only
+            // the translations and the blocks' names.
+            (
+                Tables::from_counts(&[], prof.blocks.published()),
+                MonitorInfo::default(),
+                "none",
+            )
         } else {
-            return;
+            return false;
         };
-        if let Some(p) = &self.paths {
+        let missing = self.paths.as_ref().is_some_and(|p| {
             let (_, modules) = module_table(&prof.images());
-            p.report(&tables, prof.blocks.published(), &modules);
-        }
+            p.report(&tables, prof.blocks.published(), &modules)
+        });
         let count_check = prof
             .count_check
             .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
@@ -542,7 +568,7 @@ impl super::process::Process {
         };
         if !written {
             merge();
-            return;
+            return missing;
         }
         let drained_at = std::time::Instant::now();
         let (binary, modules) = module_table(&prof.images());
@@ -622,6 +648,7 @@ impl super::process::Process {
         // The process ends next: its memory goes with it, without
         // 100,000 frees of a python start-up's records.
         std::mem::forget(profile);
+        missing
     }
 }
 
@@ -738,50 +765,6 @@ fn module_table(images: &ImageLog) -> (Binary, Modules) {
         });
     }
     (binary, Modules::new(list))
-}
-
-/// `--count-check`: the monitor's counts against the inline counters of
-/// the same run.
-#[derive(Debug, serde::Serialize)]
-pub struct CountCheck {
-    pub blocks_compared: u64,
-    /// Blocks whose counts differ: (block id, monitor, inline), at most 20.
-    pub block_mismatches: Vec<(u32, u64, u64)>,
-    pub block_mismatch_total: u64,
-    /// Per thread (in start order): (monitor block executions, inline).
-    pub threads: Vec<(u64, u64)>,
-    pub thread_mismatches: u64,
-}
-
-impl CountCheck {
-    fn of(t: &Tables, per_thread: &[Vec<u64>]) -> CountCheck {
-        let n = per_thread.first().map_or(0, |v| v.len());
-        let mut c = CountCheck {
-            blocks_compared: n as u64,
-            block_mismatches: Vec::new(),
-            block_mismatch_total: 0,
-            threads: Vec::new(),
-            thread_mismatches: 0,
-        };
-        for id in 0..n {
-            let inline: u64 = per_thread.iter().map(|v| v[id]).sum();
-            let ring = t.count(id);
-            if inline != ring {
-                c.block_mismatch_total += 1;
-                if c.block_mismatches.len() < 20 {
-                    c.block_mismatches.push((id as u32, ring, inline));
-                }
-            }
-        }
-        for (i, (_, blocks, _)) in t.per_thread().into_iter().enumerate() {
-            let inline: u64 = per_thread.get(i).map_or(0, |v| v.iter().sum());
-            if inline != blocks {
-                c.thread_mismatches += 1;
-            }
-            c.threads.push((blocks, inline));
-        }
-        c
-    }
 }
 
 fn process_cpu_seconds() -> f64 {

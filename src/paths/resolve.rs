@@ -114,6 +114,38 @@ pub fn by_addr(bytes: &[u8], bias: u64, addr: u64) -> Option<Found> {
     })
 }
 
+/// Up to five names like `name`: holding it (its clones,
+/// `name.constprop.0`, when it has more than one), or a few edits from it.
+fn close_to(name: &str, names: &mut Vec<String>) -> Vec<String> {
+    names.sort();
+    names.dedup();
+    let mut scored: Vec<(usize, &String)> = names
+        .iter()
+        .filter_map(|n| {
+            let long = name.len() >= 4 && n.len() >= 4;
+            let clone = n.strip_prefix(name).is_some_and(|r| r.starts_with('.'));
+            if clone || long && (n.contains(name) || name.contains(n.as_str())) {
+                return Some((0, n));
+            }
+            let d = strsim::levenshtein(name, n);
+            (d <= (name.len() / 4).max(1)).then_some((d, n))
+        })
+        .collect();
+    scored.sort_by_key(|&(d, n)| (d, n.len(), n.clone()));
+    scored.into_iter().take(5).map(|(_, n)| n.clone()).collect()
+}
+
+/// What an error naming a missing function `name` adds about `names`
+/// (every function looked at): ` (close matches: a, b)`, or nothing.
+pub fn close_matches(name: &str, names: &mut Vec<String>) -> String {
+    let close = close_to(name, names);
+    if close.is_empty() {
+        String::new()
+    } else {
+        format!(" (close matches: {})", close.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +168,15 @@ mod tests {
         assert_eq!(at("two"), None, "two clones: ambiguous");
         assert_eq!(at("sums"), None, "a prefix is not a clone");
         assert_eq!(at("sumsq.cold"), Some(("sumsq.cold".into(), 0x1100)));
+        let mut names: Vec<String> = funcs.iter().map(|f| f.2.clone()).collect();
+        assert_eq!(
+            close_matches("two", &mut names),
+            " (close matches: two.part.0, two.part.1)"
+        );
+        assert_eq!(
+            close_matches("sumsquar", &mut names),
+            " (close matches: sumsquare)"
+        );
+        assert_eq!(close_matches("nothing_like_it", &mut names), "");
     }
 }

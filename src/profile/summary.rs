@@ -300,12 +300,8 @@ fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
         let image = images.by_name(&b.module);
         // Its source line, where the module has line tables (lines.rs).
         let at = image
-            .and_then(|i| i.line(b.addr))
-            .filter(|(_, line)| *line > 0)
-            .map(|(file, line)| {
-                let short = file.rsplit('/').next().unwrap_or(&file).to_string();
-                format!(" at {short}:{line}")
-            })
+            .and_then(|i| i.source_line(b.addr, false))
+            .map(|l| format!(" at {l}"))
             .unwrap_or_default();
         let _ = writeln!(
             s,

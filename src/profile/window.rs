@@ -19,6 +19,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::export::images::{Images, SourceLine};
+use super::read::CallNode;
 use super::sampling::TimeTreeSection;
 use super::timetree::Cost;
 
@@ -27,6 +29,10 @@ pub struct FunctionRow {
     pub name: String,
     pub self_samples: u64,
     pub inclusive: u64,
+    /// Where the function begins: `file` and `line` of its entry, where
+    /// its module has line tables ([`Report::locate`]).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceLine>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -101,6 +107,7 @@ pub fn report(sec: &TimeTreeSection, from: u64, to: u64) -> Report {
             name: n.to_string(),
             self_samples: self_n.get(n).copied().unwrap_or(0),
             inclusive,
+            source: None,
         })
         .collect();
     functions.sort_by(|a, b| {
@@ -156,6 +163,44 @@ fn pct(n: u64, of: u64) -> f64 {
 }
 
 impl Report {
+    /// Give the first `top` function rows their source line: the line of
+    /// the function's entry in its module's line tables (`images`), the
+    /// entry being the function of the calling contexts (`call_tree`) its
+    /// frames stand for (sampling.rs I1). Rows without line tables keep
+    /// none.
+    pub fn locate(
+        &mut self,
+        sec: &TimeTreeSection,
+        call_tree: &[CallNode],
+        images: &Images,
+        top: usize,
+    ) {
+        let nodes: HashMap<u64, &CallNode> = call_tree.iter().map(|n| (n.id, n)).collect();
+        // Frame name → the context node of its first frame.
+        let mut first: HashMap<&str, &CallNode> = HashMap::new();
+        for st in &sec.stack_types {
+            let mut node = nodes.get(&u64::from(st.context)).copied();
+            // Innermost first; indices 0 and 1 are the root and elided
+            // markers, which stand for no function.
+            for &f in st.frames.iter().rev().take_while(|&&f| f > 1) {
+                let Some(n) = node else {
+                    break;
+                };
+                first.entry(sec.functions[f as usize].as_str()).or_insert(n);
+                node = n.parent.and_then(|p| nodes.get(&p).copied());
+            }
+        }
+        for row in self.functions.iter_mut().take(top) {
+            let Some(n) = first.get(row.name.as_str()) else {
+                continue;
+            };
+            let (entry, _) = images.function_name(n.function, n.symbol.as_deref());
+            row.source = images
+                .containing(entry)
+                .and_then(|i| i.source_line(entry, true));
+        }
+    }
+
     /// The text report: the window, its top `top` functions and stacks,
     /// and with `verbose` what the query cost.
     pub fn text(&self, sec: &TimeTreeSection, top: usize, verbose: bool) -> String {
@@ -201,20 +246,31 @@ impl Report {
             .max()
             .unwrap_or(0)
             .clamp(12, 60);
+        // A source column only where some function has a line.
+        let sources = shown.iter().any(|f| f.source.is_some());
         let _ = writeln!(
             s,
-            "\n  {:<w$} {:>8} {:>6} {:>9} {:>6}",
-            "function", "self", "%", "inclusive", "%"
+            "\n  {:<w$} {:>8} {:>6} {:>9} {:>6}{}",
+            "function",
+            "self",
+            "%",
+            "inclusive",
+            "%",
+            if sources { "  source" } else { "" }
         );
         for f in shown {
             let _ = writeln!(
                 s,
-                "  {:<w$} {:>8} {:>6.1} {:>9} {:>6.1}",
+                "  {:<w$} {:>8} {:>6.1} {:>9} {:>6.1}{}",
                 f.name,
                 f.self_samples,
                 pct(f.self_samples, self.samples),
                 f.inclusive,
-                pct(f.inclusive, self.samples)
+                pct(f.inclusive, self.samples),
+                f.source
+                    .as_ref()
+                    .map(|l| format!("  {l}"))
+                    .unwrap_or_default()
             );
         }
         let _ = writeln!(s, "\n  {:>8} {:>6}  stack", "samples", "%");

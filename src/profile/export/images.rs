@@ -210,7 +210,17 @@ impl Image {
     /// The source file and line of the code at runtime address `addr`,
     /// from the module's DWARF line tables (lines.rs).
     pub fn line(&self, addr: u64) -> Option<(String, u32)> {
-        self.lines()?.at(addr.wrapping_sub(self.bias))
+        self.lines()?.at(addr.wrapping_sub(self.bias), false)
+    }
+
+    /// The source line shown for runtime address `addr`: of the code there
+    /// (the summary's top blocks, `dump`'s members), or with `function`
+    /// of the function holding it, not of what was inlined at it
+    /// (`report`'s functions, at their entries). From the module's line
+    /// tables; none without them or for line 0 (code no source line made).
+    pub fn source_line(&self, addr: u64, function: bool) -> Option<SourceLine> {
+        let (file, line) = self.lines()?.at(addr.wrapping_sub(self.bias), function)?;
+        (line > 0).then_some(SourceLine { file, line })
     }
 
     /// The module's line tables, read on first use.
@@ -271,6 +281,21 @@ impl Image {
     /// Is `addr` in a PLT section?
     pub fn in_plt(&self, addr: u64) -> bool {
         self.plt.iter().any(|&(lo, hi)| addr >= lo && addr < hi)
+    }
+}
+
+/// A source position ([`Image::source_line`]): the file as the line tables
+/// name it; shown as `name.c:LINE`, the file's last component.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SourceLine {
+    pub file: String,
+    pub line: u32,
+}
+
+impl std::fmt::Display for SourceLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = self.file.rsplit('/').next().unwrap_or(&self.file);
+        write!(f, "{short}:{}", self.line)
     }
 }
 

@@ -156,9 +156,23 @@ impl Lines {
         })
     }
 
-    /// The source file and line of link-time address `vaddr` (I2).
-    pub fn at(&self, vaddr: u64) -> Option<(String, u32)> {
-        let loc = self.loader.find_location(vaddr).ok()??;
+    /// The source file and line of link-time address `vaddr` (I2): the
+    /// line of the code there, in the innermost function inlined at it;
+    /// with `outer`, the line in the function that holds the code (where
+    /// it calls what was inlined at `vaddr`).
+    pub fn at(&self, vaddr: u64, outer: bool) -> Option<(String, u32)> {
+        let mut outermost = None;
+        if outer {
+            if let Ok(mut frames) = self.loader.find_frames(vaddr) {
+                while let Ok(Some(f)) = frames.next() {
+                    outermost = f.location.or(outermost);
+                }
+            }
+        }
+        let loc = match outermost {
+            Some(l) => l,
+            None => self.loader.find_location(vaddr).ok()??,
+        };
         Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
     }
 
