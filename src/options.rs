@@ -55,7 +55,7 @@ pub struct RunOptions {
     #[arg(long, value_name = "FILE")]
     pub profile: Option<std::path::PathBuf>,
 
-    /// Write /tmp/perf-PID.map when the guest ends, naming its translated code by guest function, so that `perf record -- hotlift run --perf-map ...; perf report` shows the guest's functions (each process of a tree writes its own)
+    /// Write /tmp/perf-PID.map when the guest ends, naming its translated code by guest function, so that `perf record -- hotlift run --perf-map ...; perf report` shows the guest's functions (each process of a tree writes its own; works with --no-monitor too)
     #[arg(long)]
     #[serde(default)]
     pub perf_map: bool,
