@@ -44,6 +44,18 @@ pub(super) fn grow_tree(trace: &[(u32, Next)], g: &impl Graph, lim: Limits) -> V
     grow_tree_over(trace, g, lim, 1)
 }
 
+/// A straight trace's members as a tree without cold paths.
+fn as_tree(trace: &[(u32, Next)]) -> Vec<Pick> {
+    trace
+        .iter()
+        .map(|&(block, next)| Pick {
+            block,
+            next,
+            cold: None,
+        })
+        .collect()
+}
+
 /// [`grow_tree`] where a cold path may go on through the head into up to
 /// `iterations` iterations of its loop in all (I2): the tree of a loop
 /// unrolled (`trace` being the unrolled trace).
@@ -53,14 +65,7 @@ fn grow_tree_over(
     lim: Limits,
     iterations: usize,
 ) -> Vec<Pick> {
-    let mut tree: Vec<Pick> = trace
-        .iter()
-        .map(|&(block, next)| Pick {
-            block,
-            next,
-            cold: None,
-        })
-        .collect();
+    let mut tree = as_tree(trace);
     let calls = trace.iter().any(|&(b, next)| {
         next == Next::Member
             && g.meta(b).is_some_and(|m| {
@@ -220,14 +225,7 @@ pub fn shape(trace: &[(u32, Next)], g: &impl Graph, lim: Limits) -> Vec<Pick> {
         .map(|m| m.insns)
         .sum();
     let unrolled = unroll(trace.to_vec(), insns, lim);
-    let straight: Vec<Pick> = unrolled
-        .iter()
-        .map(|&(block, next)| Pick {
-            block,
-            next,
-            cold: None,
-        })
-        .collect();
+    let straight = as_tree(&unrolled);
     if tree.len() <= trace.len() {
         return straight;
     }
