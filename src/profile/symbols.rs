@@ -5,8 +5,10 @@
 //! functions a stripped library leaves out. PLT entries are named after
 //! the function they jump to (`printf@plt`), as objdump names them.
 
+use goblin::elf::reloc::R_X86_64_IRELATIVE;
 use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC};
 use goblin::elf::Elf;
+use hashbrown::HashMap;
 
 /// Where separate debug files are found by build id.
 const DEBUG_DIR: &str = "/usr/lib/debug/.build-id";
@@ -237,6 +239,24 @@ pub fn read_for_symbols(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     {
         read(&mut buf, s.sh_offset, s.sh_size)?;
     }
+    // The PLT stubs, whose jumps name their GOT slots (plt_names).
+    let shstrs = shdrs.get(usize::from(h.e_shstrndx)).and_then(|sh| {
+        let start = usize::try_from(sh.sh_offset).ok()?;
+        buf.get(start..start.checked_add(usize::try_from(sh.sh_size).ok()?)?)
+    });
+    let plts: Vec<(u64, u64)> = shdrs
+        .iter()
+        .filter(|sh| sh.sh_type == SHT_PROGBITS)
+        .filter(|sh| {
+            shstrs
+                .and_then(|t| name_at(t, sh.sh_name))
+                .is_some_and(|n| n == ".plt" || n == ".plt.sec")
+        })
+        .map(|sh| (sh.sh_offset, sh.sh_size))
+        .collect();
+    for (at, len) in plts {
+        read(&mut buf, at, len)?;
+    }
     Ok(buf)
 }
 
@@ -286,6 +306,9 @@ fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
         ))
     };
     let mut dynamic = None;
+    // IRELATIVE targets: an ifunc's value is its resolver, what the
+    // relocation's addend names.
+    let mut ifuncs: HashMap<u64, (u8, &str)> = HashMap::new();
     for sh in &shdrs {
         if sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM {
             continue;
@@ -307,6 +330,9 @@ fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
             let at = u32::from_le_bytes(s[..4].try_into().expect("4 bytes"));
             if let Some(name) = name_at(strs, at as usize) {
                 r.push(base.wrapping_add(value), size, name);
+                if kind == STT_GNU_IFUNC {
+                    keep_ifunc(&mut ifuncs, value, info >> 4, name);
+                }
             }
         }
         if sh.sh_type == SHT_DYNSYM {
@@ -332,10 +358,17 @@ fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
         });
         if let Some(relocs) = relocs {
             let targets = relocs.iter().map(|r| {
-                let sym = syms.get(r.r_sym)?;
-                name_at(strs, sym.st_name)
+                let name = if r.r_type == R_X86_64_IRELATIVE {
+                    r.r_addend
+                        .and_then(|a| ifuncs.get(&(a as u64)))
+                        .map(|i| i.1)
+                } else {
+                    syms.get(r.r_sym).and_then(|sym| name_at(strs, sym.st_name))
+                };
+                (r.r_offset, name)
             });
-            for (at, size, name) in plt_names(named(".plt.sec"), named(".plt"), targets, base) {
+            let stubs = [named(".plt.sec"), named(".plt")].map(|sh| sh.map(|sh| (sh, section(sh))));
+            for (at, size, name) in plt_names(stubs, targets, base) {
                 r.push(at, size, &name);
             }
         }
@@ -362,16 +395,32 @@ fn goblin_functions(bytes: &[u8], base: u64) -> Vec<(u64, u64, String)> {
             .iter()
             .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(name))
     };
+    let mut ifuncs: HashMap<u64, (u8, &str)> = HashMap::new();
+    for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
+        for s in syms.iter().filter(|s| s.st_type() == STT_GNU_IFUNC) {
+            if let Some(name) = strs.get_at(s.st_name) {
+                keep_ifunc(&mut ifuncs, s.st_value, s.st_bind(), name);
+            }
+        }
+    }
     let targets = elf.pltrelocs.iter().map(|rel| {
-        let sym = elf.dynsyms.get(rel.r_sym)?;
-        elf.dynstrtab.get_at(sym.st_name)
+        let name = if rel.r_type == R_X86_64_IRELATIVE {
+            rel.r_addend
+                .and_then(|a| ifuncs.get(&(a as u64)))
+                .map(|i| i.1)
+        } else {
+            elf.dynsyms
+                .get(rel.r_sym)
+                .and_then(|sym| elf.dynstrtab.get_at(sym.st_name))
+        };
+        (rel.r_offset, name)
     });
-    funcs.extend(plt_names(
-        section(".plt.sec"),
-        section(".plt"),
-        targets,
-        base,
-    ));
+    let contents = |sh: &goblin::elf::SectionHeader| {
+        let start = usize::try_from(sh.sh_offset).ok()?;
+        bytes.get(start..start.checked_add(usize::try_from(sh.sh_size).ok()?)?)
+    };
+    let stubs = [section(".plt.sec"), section(".plt")].map(|sh| sh.map(|sh| (sh, contents(sh))));
+    funcs.extend(plt_names(stubs, targets, base));
     funcs
 }
 
@@ -386,29 +435,61 @@ fn file_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
     crate::loader::mapped_layout(&read, 0, 0)?.build_id
 }
 
-/// `name@plt` for each PLT entry, in the linkers' layout: with `.plt.sec`
-/// (IBT) its i-th 16-byte entry belongs to the i-th `.rela.plt` relocation
-/// (whose target `targets` yields, None when unnamed); without, the `.plt`
-/// entry after the 16-byte header does.
+/// Of the ifuncs at one resolver address (aliases: `strrchr` and
+/// `rindex`), the one an `IRELATIVE` stub is named after, whatever order
+/// the symbol tables list them in: a global symbol before a weak one, then
+/// the shorter name, then the first in byte order.
+fn keep_ifunc<'a>(ifuncs: &mut HashMap<u64, (u8, &'a str)>, value: u64, bind: u8, name: &'a str) {
+    use goblin::elf::sym::STB_GLOBAL;
+    let rank = |b: u8, n: &'a str| (b != STB_GLOBAL, n.len(), n);
+    match ifuncs.get(&value) {
+        Some(&(b, n)) if rank(b, n) <= rank(bind, name) => {}
+        _ => {
+            ifuncs.insert(value, (bind, name));
+        }
+    }
+}
+
+/// A PLT section's header and its bytes (None when the file's are not
+/// there).
+type Stubs<'b> = (&'b goblin::elf::SectionHeader, Option<&'b [u8]>);
+
+/// `name@plt` for each PLT stub: the stub's `jmp *slot(%rip)` names the
+/// GOT slot it jumps through, and the relocation of that slot (`targets`:
+/// its offset and the function it names, None when unnamed) the function:
+/// a `JUMP_SLOT`'s symbol, an `IRELATIVE`'s ifunc (the symbol whose value
+/// is the resolver its addend names: `strchr@plt`). `stubs` are `.plt.sec`
+/// (IBT: a stub per entry) and `.plt` (a 16-byte header, then a stub per
+/// entry), each with its bytes; `.plt`'s stubs count only without a
+/// `.plt.sec`. The order of the relocations is not the stubs' (libc lists
+/// its `IRELATIVE`s last, its stubs are in GOT order).
 fn plt_names<'a>(
-    sec: Option<&goblin::elf::SectionHeader>,
-    plt: Option<&goblin::elf::SectionHeader>,
-    targets: impl Iterator<Item = Option<&'a str>>,
+    stubs: [Option<Stubs<'_>>; 2],
+    targets: impl Iterator<Item = (u64, Option<&'a str>)>,
     base: u64,
 ) -> Vec<(u64, u64, String)> {
-    let (start, end) = match (sec, plt) {
-        (Some(sec), _) => (sec.sh_addr, sec.sh_addr.saturating_add(sec.sh_size)),
-        (None, Some(plt)) => (
-            plt.sh_addr.saturating_add(16),
-            plt.sh_addr.saturating_add(plt.sh_size),
-        ),
+    let (sh, code, first) = match stubs {
+        [Some((sec, Some(code))), _] => (sec, code, 0),
+        [None, Some((plt, Some(code)))] => (plt, code, 16),
         _ => return Vec::new(),
     };
-    targets
-        .enumerate()
-        .filter_map(|(i, name)| {
-            let at = start.checked_add(16 * i as u64).filter(|&a| a < end)?;
-            Some((base.wrapping_add(at), 16, format!("{}@plt", name?)))
+    let by_slot: HashMap<u64, &str> = targets
+        .filter_map(|(slot, name)| Some((slot, name.filter(|n| !n.is_empty())?)))
+        .collect();
+    (first..code.len())
+        .step_by(16)
+        .filter_map(|off| {
+            let stub = code.get(off..(off + 16).min(code.len()))?;
+            // `jmp *disp32(%rip)` (ff 25), after an endbr64 and a bnd
+            // prefix in .plt.sec.
+            let at = stub.windows(2).position(|w| w == [0xff, 0x25])?;
+            let disp = i32::from_le_bytes(stub.get(at + 2..at + 6)?.try_into().ok()?);
+            let addr = sh.sh_addr.checked_add(off as u64)?;
+            let slot = addr
+                .checked_add(at as u64 + 6)?
+                .wrapping_add(i64::from(disp) as u64);
+            let name = by_slot.get(&slot)?;
+            Some((base.wrapping_add(addr), 16, format!("{name}@plt")))
         })
         .collect()
 }
@@ -416,6 +497,69 @@ fn plt_names<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// libc's PLT, whose relocations are not in its stubs' order (the
+    /// `IRELATIVE`s come last): every stub objdump names after a symbol
+    /// gets that name, and every stub objdump shows as `*ABS*+0xADDR`
+    /// (an ifunc's resolver) the name of an ifunc libc defines, in both
+    /// readers.
+    #[test]
+    fn names_libc_plt_stubs_by_their_got_slot() {
+        let libc = "/lib/x86_64-linux-gnu/libc.so.6";
+        let bytes = std::fs::read(libc).expect("Debian's libc");
+        let run = |prog: &str, args: &[&str]| {
+            let out = std::process::Command::new(prog)
+                .args(args)
+                .output()
+                .unwrap_or_else(|e| panic!("{prog} (binutils): {e}"));
+            assert!(out.status.success(), "{prog} {args:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let ifuncs: Vec<String> = run("nm", &["-D", "--defined-only", libc])
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (_, kind, name) = (f.next()?, f.next()?, f.next()?);
+                (kind == "i").then(|| name.split('@').next().unwrap_or(name).to_string())
+            })
+            .collect();
+        let stubs: Vec<(u64, String)> = run("objdump", &["-d", "-j", ".plt", libc])
+            .lines()
+            .filter_map(|l| {
+                let (addr, rest) = l.split_once(" <")?;
+                let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
+                Some((u64::from_str_radix(addr, 16).ok()?, name.to_string()))
+            })
+            .collect();
+        assert!(stubs.len() > 20, "{} stubs", stubs.len());
+        let (mut by_symbol, mut by_ifunc) = (0, 0);
+        let whole = {
+            let mut r = Reader::default();
+            for (start, size, name) in goblin_functions(&bytes, 0) {
+                r.push(start, size, &name);
+            }
+            r.finish(0)
+        };
+        for syms in [Symbols::from_elf(&bytes, 0), whole] {
+            for (at, objdump) in &stubs {
+                let ours = syms.name(*at).unwrap_or_default();
+                let ours = ours
+                    .strip_suffix("@plt")
+                    .unwrap_or_else(|| panic!("{at:#x}: {ours}"));
+                if objdump.starts_with("*ABS*") {
+                    assert!(
+                        ifuncs.iter().any(|f| f == ours),
+                        "{at:#x}: {ours} is no ifunc"
+                    );
+                    by_ifunc += 1;
+                } else {
+                    assert_eq!(ours, objdump.split('@').next().unwrap(), "{at:#x}");
+                    by_symbol += 1;
+                }
+            }
+        }
+        assert!(by_symbol > 0 && by_ifunc > 0, "{by_symbol} {by_ifunc}");
+    }
 
     /// This test program's own PLT: every entry is named after a function.
     #[test]
