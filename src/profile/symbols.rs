@@ -5,7 +5,7 @@
 //! functions a stripped library leaves out. PLT entries are named after
 //! the function they jump to (`printf@plt`), as objdump names them.
 
-use goblin::elf::reloc::R_X86_64_IRELATIVE;
+use goblin::elf::reloc::{R_X86_64_GLOB_DAT, R_X86_64_IRELATIVE};
 use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC};
 use goblin::elf::Elf;
 use hashbrown::HashMap;
@@ -250,7 +250,7 @@ pub fn read_for_symbols(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
         .filter(|sh| {
             shstrs
                 .and_then(|t| name_at(t, sh.sh_name))
-                .is_some_and(|n| n == ".plt" || n == ".plt.sec")
+                .is_some_and(|n| matches!(n, ".plt" | ".plt.sec" | ".plt.got"))
         })
         .map(|sh| (sh.sh_offset, sh.sh_size))
         .collect();
@@ -346,31 +346,38 @@ fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
                 .iter()
                 .find(|sh| shstrs.and_then(|t| name_at(t, sh.sh_name)) == Some(name))
         };
-        let relocs = named(".rela.plt").and_then(|sh| {
-            goblin::elf::RelocSection::parse(
-                bytes,
-                sh.sh_offset as usize,
-                sh.sh_size as usize,
-                true,
-                ctx,
-            )
-            .ok()
+        let reloc_section = |name: &str| {
+            named(name).and_then(|sh| {
+                goblin::elf::RelocSection::parse(
+                    bytes,
+                    sh.sh_offset as usize,
+                    sh.sh_size as usize,
+                    true,
+                    ctx,
+                )
+                .ok()
+            })
+        };
+        // `.plt.got`'s stubs jump through `GLOB_DAT` slots.
+        let (plt, dyn_) = (reloc_section(".rela.plt"), reloc_section(".rela.dyn"));
+        let got = dyn_
+            .iter()
+            .flat_map(|g| g.iter())
+            .filter(|r| r.r_type == R_X86_64_GLOB_DAT);
+        let targets = plt.iter().flat_map(|p| p.iter()).chain(got).map(|r| {
+            let name = if r.r_type == R_X86_64_IRELATIVE {
+                r.r_addend
+                    .and_then(|a| ifuncs.get(&(a as u64)))
+                    .map(|i| i.1)
+            } else {
+                syms.get(r.r_sym).and_then(|sym| name_at(strs, sym.st_name))
+            };
+            (r.r_offset, name)
         });
-        if let Some(relocs) = relocs {
-            let targets = relocs.iter().map(|r| {
-                let name = if r.r_type == R_X86_64_IRELATIVE {
-                    r.r_addend
-                        .and_then(|a| ifuncs.get(&(a as u64)))
-                        .map(|i| i.1)
-                } else {
-                    syms.get(r.r_sym).and_then(|sym| name_at(strs, sym.st_name))
-                };
-                (r.r_offset, name)
-            });
-            let stubs = [named(".plt.sec"), named(".plt")].map(|sh| sh.map(|sh| (sh, section(sh))));
-            for (at, size, name) in plt_names(stubs, targets, base) {
-                r.push(at, size, &name);
-            }
+        let stubs = [named(".plt.sec"), named(".plt"), named(".plt.got")]
+            .map(|sh| sh.map(|sh| (sh, section(sh))));
+        for (at, size, name) in plt_names(stubs, targets, base) {
+            r.push(at, size, &name);
         }
     }
     Some(())
@@ -403,7 +410,11 @@ fn goblin_functions(bytes: &[u8], base: u64) -> Vec<(u64, u64, String)> {
             }
         }
     }
-    let targets = elf.pltrelocs.iter().map(|rel| {
+    let got = elf
+        .dynrelas
+        .iter()
+        .filter(|r| r.r_type == R_X86_64_GLOB_DAT);
+    let targets = elf.pltrelocs.iter().chain(got).map(|rel| {
         let name = if rel.r_type == R_X86_64_IRELATIVE {
             rel.r_addend
                 .and_then(|a| ifuncs.get(&(a as u64)))
@@ -419,7 +430,8 @@ fn goblin_functions(bytes: &[u8], base: u64) -> Vec<(u64, u64, String)> {
         let start = usize::try_from(sh.sh_offset).ok()?;
         bytes.get(start..start.checked_add(usize::try_from(sh.sh_size).ok()?)?)
     };
-    let stubs = [section(".plt.sec"), section(".plt")].map(|sh| sh.map(|sh| (sh, contents(sh))));
+    let stubs = [section(".plt.sec"), section(".plt"), section(".plt.got")]
+        .map(|sh| sh.map(|sh| (sh, contents(sh))));
     funcs.extend(plt_names(stubs, targets, base));
     funcs
 }
@@ -457,41 +469,57 @@ type Stubs<'b> = (&'b goblin::elf::SectionHeader, Option<&'b [u8]>);
 /// `name@plt` for each PLT stub: the stub's `jmp *slot(%rip)` names the
 /// GOT slot it jumps through, and the relocation of that slot (`targets`:
 /// its offset and the function it names, None when unnamed) the function:
-/// a `JUMP_SLOT`'s symbol, an `IRELATIVE`'s ifunc (the symbol whose value
-/// is the resolver its addend names: `strchr@plt`). `stubs` are `.plt.sec`
-/// (IBT: a stub per entry) and `.plt` (a 16-byte header, then a stub per
-/// entry), each with its bytes; `.plt`'s stubs count only without a
-/// `.plt.sec`. The order of the relocations is not the stubs' (libc lists
-/// its `IRELATIVE`s last, its stubs are in GOT order).
+/// a `JUMP_SLOT`'s or `GLOB_DAT`'s symbol, an `IRELATIVE`'s ifunc (the
+/// symbol whose value is the resolver its addend names: `strchrnul@plt`).
+/// `stubs` are `.plt.sec` (IBT: a 16-byte stub per entry), `.plt` (16-byte
+/// stubs, after a header in a dynamically linked file, whose jump reads a
+/// slot no relocation names; counted only without a `.plt.sec`) and
+/// `.plt.got` (stubs of its entry size), each with its bytes. The order
+/// of the relocations is not the stubs' (libc lists its `IRELATIVE`s
+/// last; its stubs are in GOT order).
 fn plt_names<'a>(
-    stubs: [Option<Stubs<'_>>; 2],
+    stubs: [Option<Stubs<'_>>; 3],
     targets: impl Iterator<Item = (u64, Option<&'a str>)>,
     base: u64,
 ) -> Vec<(u64, u64, String)> {
-    let (sh, code, first) = match stubs {
-        [Some((sec, Some(code))), _] => (sec, code, 0),
-        [None, Some((plt, Some(code)))] => (plt, code, 16),
-        _ => return Vec::new(),
-    };
+    let [sec, plt, got] = stubs;
     let by_slot: HashMap<u64, &str> = targets
         .filter_map(|(slot, name)| Some((slot, name.filter(|n| !n.is_empty())?)))
         .collect();
-    (first..code.len())
-        .step_by(16)
-        .filter_map(|off| {
-            let stub = code.get(off..(off + 16).min(code.len()))?;
+    let mut out = Vec::new();
+    for (sh, code) in [sec.or(plt), got].into_iter().flatten() {
+        let Some(code) = code else { continue };
+        let stride = usize::try_from(sh.sh_entsize)
+            .ok()
+            .filter(|n| (8..=16).contains(n))
+            .unwrap_or(16);
+        for off in (0..code.len()).step_by(stride) {
+            let Some(stub) = code.get(off..(off + stride).min(code.len())) else {
+                continue;
+            };
             // `jmp *disp32(%rip)` (ff 25), after an endbr64 and a bnd
             // prefix in .plt.sec.
-            let at = stub.windows(2).position(|w| w == [0xff, 0x25])?;
-            let disp = i32::from_le_bytes(stub.get(at + 2..at + 6)?.try_into().ok()?);
-            let addr = sh.sh_addr.checked_add(off as u64)?;
+            let Some(at) = stub.windows(2).position(|w| w == [0xff, 0x25]) else {
+                continue;
+            };
+            let Some(disp) = stub.get(at + 2..at + 6) else {
+                continue;
+            };
+            let disp = i32::from_le_bytes(disp.try_into().expect("4 bytes"));
+            let addr = sh.sh_addr.wrapping_add(off as u64);
             let slot = addr
-                .checked_add(at as u64 + 6)?
+                .wrapping_add(at as u64 + 6)
                 .wrapping_add(i64::from(disp) as u64);
-            let name = by_slot.get(&slot)?;
-            Some((base.wrapping_add(addr), 16, format!("{name}@plt")))
-        })
-        .collect()
+            if let Some(name) = by_slot.get(&slot) {
+                out.push((
+                    base.wrapping_add(addr),
+                    stride as u64,
+                    format!("{name}@plt"),
+                ));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -499,7 +527,8 @@ mod tests {
     use super::*;
 
     /// libc's PLT, whose relocations are not in its stubs' order (the
-    /// `IRELATIVE`s come last): every stub objdump names after a symbol
+    /// `IRELATIVE`s come last), and its `.plt.got` (`malloc@plt`, a
+    /// `GLOB_DAT` slot): every stub objdump names after a symbol
     /// gets that name, and every stub objdump shows as `*ABS*+0xADDR`
     /// (an ifunc's resolver) the name of an ifunc libc defines, in both
     /// readers.
@@ -523,14 +552,15 @@ mod tests {
                 (kind == "i").then(|| name.split('@').next().unwrap_or(name).to_string())
             })
             .collect();
-        let stubs: Vec<(u64, String)> = run("objdump", &["-d", "-j", ".plt", libc])
-            .lines()
-            .filter_map(|l| {
-                let (addr, rest) = l.split_once(" <")?;
-                let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
-                Some((u64::from_str_radix(addr, 16).ok()?, name.to_string()))
-            })
-            .collect();
+        let stubs: Vec<(u64, String)> =
+            run("objdump", &["-d", "-j", ".plt", "-j", ".plt.got", libc])
+                .lines()
+                .filter_map(|l| {
+                    let (addr, rest) = l.split_once(" <")?;
+                    let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
+                    Some((u64::from_str_radix(addr, 16).ok()?, name.to_string()))
+                })
+                .collect();
         assert!(stubs.len() > 20, "{} stubs", stubs.len());
         let (mut by_symbol, mut by_ifunc) = (0, 0);
         let whole = {
