@@ -14,6 +14,7 @@
 pub mod diff;
 pub mod dump;
 pub mod export;
+mod json;
 mod modules;
 pub mod names;
 mod process;
@@ -579,7 +580,7 @@ impl Profile {
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let write = |f: std::fs::File| -> std::io::Result<()> {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            serde_json::to_writer(&mut w, self).map_err(std::io::Error::other)?;
+            json::write_profile(self, &mut w)?;
             w.write_all(b"\n")?;
             w.flush()
         };

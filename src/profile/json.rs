@@ -1,0 +1,440 @@
+//! The profile document's JSON, written by hand where it is large.
+//!
+//! A profile is mostly five arrays of small records (blocks, edges,
+//! calling contexts, translations): 17 MB for `python3 -c pass`, which
+//! serde_json took about 55 ms to write (every key escaped on the way, a
+//! visitor call per field), a sixth of that run's time under hotlift. The
+//! records are written here with their keys as constants and their numbers
+//! through `itoa`; everything else goes through serde as before.
+//!
+//! I1: the output is the JSON serde's derived `Serialize` gives for the
+//!     same [`Profile`] (the same keys in the same order, the same
+//!     values): the tests compare the two. Every struct written here is
+//!     destructured without `..`, so a field added to one does not compile
+//!     until it is written here too.
+//! I2: a string is escaped exactly as serde_json escapes it: copied as it
+//!     is when it holds no `"`, `\` or control character, else written by
+//!     serde_json itself.
+
+use std::io::{self, Write};
+
+use super::{BlockRecord, ContextRecord, Edge, Profile, Translation};
+
+/// Bytes gathered before they go to the writer.
+const CHUNK: usize = 1 << 16;
+
+/// Write `p` as one JSON object (I1).
+pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
+    let Profile {
+        schema_version,
+        tool,
+        pid,
+        binary,
+        command_line,
+        options,
+        counting,
+        monitor,
+        ending,
+        times,
+        totals,
+        modules,
+        blocks,
+        edges,
+        indirect_edges,
+        call_edges,
+        returns,
+        unmatched_returns,
+        unresolved_exits,
+        max_call_depth,
+        call_tree,
+        call_tree_truncated_calls,
+        syscalls,
+        syscall_log,
+        ring,
+        code_cache_flushes,
+        code_cache_flushes_by_cause,
+        translations,
+        superblocks,
+        superblock_stats,
+        threads,
+        count_check,
+        process,
+        time_tree,
+        pisat,
+        store,
+    } = p;
+    let mut o = Object::new(w);
+    o.serde("schema_version", schema_version)?;
+    o.serde("tool", tool)?;
+    o.serde("pid", pid)?;
+    o.serde("binary", binary)?;
+    o.serde("command_line", command_line)?;
+    o.serde("options", options)?;
+    o.serde("counting", counting)?;
+    o.serde("monitor", monitor)?;
+    o.serde("ending", ending)?;
+    o.serde("times", times)?;
+    o.serde("totals", totals)?;
+    o.serde("modules", modules)?;
+    o.array("blocks", blocks, block)?;
+    o.array("edges", edges, edge)?;
+    o.array("indirect_edges", indirect_edges, edge)?;
+    o.array("call_edges", call_edges, edge)?;
+    o.serde("returns", returns)?;
+    o.serde("unmatched_returns", unmatched_returns)?;
+    o.serde("unresolved_exits", unresolved_exits)?;
+    o.serde("max_call_depth", max_call_depth)?;
+    o.array("call_tree", call_tree, context)?;
+    o.serde("call_tree_truncated_calls", call_tree_truncated_calls)?;
+    o.serde("syscalls", syscalls)?;
+    o.serde("syscall_log", syscall_log)?;
+    o.serde("ring", ring)?;
+    o.serde("code_cache_flushes", code_cache_flushes)?;
+    o.serde("code_cache_flushes_by_cause", code_cache_flushes_by_cause)?;
+    o.array("translations", translations, translation)?;
+    o.serde("superblocks", superblocks)?;
+    o.serde("superblock_stats", superblock_stats)?;
+    o.serde("threads", threads)?;
+    // `skip_serializing_if = "Option::is_none"` in the derive.
+    if let Some(v) = count_check {
+        o.serde("count_check", v)?;
+    }
+    if let Some(v) = process {
+        o.serde("process", v)?;
+    }
+    if let Some(v) = time_tree {
+        o.serde("time_tree", v)?;
+    }
+    if let Some(v) = pisat {
+        o.serde("pisat", v)?;
+    }
+    if let Some(v) = store {
+        o.serde("store", v)?;
+    }
+    o.end()
+}
+
+/// A JSON object being written: its members, comma-separated.
+struct Object<'w, W: Write> {
+    w: &'w mut W,
+    buf: Vec<u8>,
+    /// No member written yet.
+    first: bool,
+}
+
+impl<'w, W: Write> Object<'w, W> {
+    fn new(w: &'w mut W) -> Self {
+        let mut buf = Vec::with_capacity(2 * CHUNK);
+        buf.push(b'{');
+        Object {
+            w,
+            buf,
+            first: true,
+        }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !std::mem::take(&mut self.first) {
+            self.buf.push(b',');
+        }
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(k.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// A member written by serde_json.
+    fn serde(&mut self, k: &str, v: &impl serde::Serialize) -> io::Result<()> {
+        self.key(k);
+        serde_json::to_writer(&mut self.buf, v).map_err(io::Error::other)?;
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// An array member written record by record by `one`.
+    fn array<T>(&mut self, k: &str, v: &[T], one: fn(&mut Vec<u8>, &T)) -> io::Result<()> {
+        self.key(k);
+        self.buf.push(b'[');
+        for (i, r) in v.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            one(&mut self.buf, r);
+            if self.buf.len() >= CHUNK {
+                self.flush()?;
+            }
+        }
+        self.buf.push(b']');
+        Ok(())
+    }
+
+    fn end(mut self) -> io::Result<()> {
+        self.buf.push(b'}');
+        self.flush()
+    }
+}
+
+fn num(o: &mut Vec<u8>, n: impl itoa::Integer) {
+    o.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// A JSON string as serde_json writes it (I2).
+fn string(o: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        o.push(b'"');
+        o.extend_from_slice(s.as_bytes());
+        o.push(b'"');
+    } else {
+        serde_json::to_writer(&mut *o, s).expect("a string serializes into memory");
+    }
+}
+
+fn opt_string(o: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => string(o, s),
+        None => o.extend_from_slice(b"null"),
+    }
+}
+
+fn block(o: &mut Vec<u8>, b: &BlockRecord) {
+    let BlockRecord {
+        addr,
+        module,
+        offset,
+        symbol,
+        size,
+        instructions,
+        count,
+        exit,
+        taken,
+        fallthrough,
+    } = b;
+    o.extend_from_slice(b"{\"addr\":");
+    num(o, *addr);
+    o.extend_from_slice(b",\"module\":");
+    string(o, module);
+    o.extend_from_slice(b",\"offset\":");
+    num(o, *offset);
+    o.extend_from_slice(b",\"symbol\":");
+    opt_string(o, symbol.as_deref());
+    o.extend_from_slice(b",\"size\":");
+    num(o, *size);
+    o.extend_from_slice(b",\"instructions\":");
+    num(o, *instructions);
+    o.extend_from_slice(b",\"count\":");
+    num(o, *count);
+    o.extend_from_slice(b",\"exit\":");
+    string(o, exit);
+    if let Some(n) = taken {
+        o.extend_from_slice(b",\"taken\":");
+        num(o, *n);
+    }
+    if let Some(n) = fallthrough {
+        o.extend_from_slice(b",\"fallthrough\":");
+        num(o, *n);
+    }
+    o.push(b'}');
+}
+
+fn edge(o: &mut Vec<u8>, e: &Edge) {
+    let Edge { from, to, count } = e;
+    o.extend_from_slice(b"{\"from\":");
+    num(o, *from);
+    o.extend_from_slice(b",\"to\":");
+    num(o, *to);
+    o.extend_from_slice(b",\"count\":");
+    num(o, *count);
+    o.push(b'}');
+}
+
+fn context(o: &mut Vec<u8>, c: &ContextRecord) {
+    let ContextRecord {
+        id,
+        parent,
+        function,
+        module,
+        offset,
+        symbol,
+        calls,
+        self_instructions,
+    } = c;
+    o.extend_from_slice(b"{\"id\":");
+    num(o, *id);
+    o.extend_from_slice(b",\"parent\":");
+    match parent {
+        Some(p) => num(o, *p),
+        None => o.extend_from_slice(b"null"),
+    }
+    o.extend_from_slice(b",\"function\":");
+    num(o, *function);
+    o.extend_from_slice(b",\"module\":");
+    opt_string(o, module.as_deref());
+    o.extend_from_slice(b",\"offset\":");
+    num(o, *offset);
+    o.extend_from_slice(b",\"symbol\":");
+    opt_string(o, symbol.as_deref());
+    o.extend_from_slice(b",\"calls\":");
+    num(o, *calls);
+    o.extend_from_slice(b",\"self_instructions\":");
+    num(o, *self_instructions);
+    o.push(b'}');
+}
+
+fn translation(o: &mut Vec<u8>, t: &Translation) {
+    let Translation {
+        host,
+        host_size,
+        guest,
+    } = t;
+    o.extend_from_slice(b"{\"host\":");
+    num(o, *host);
+    o.extend_from_slice(b",\"host_size\":");
+    num(o, *host_size);
+    o.extend_from_slice(b",\"guest\":");
+    num(o, *guest);
+    o.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use crate::monitor::{SbConfig, Tables};
+
+    /// A profile of nothing, then records of every shape: strings that
+    /// need escaping, absent and present optional fields.
+    fn sample() -> Profile {
+        let tables = Tables::new(SbConfig {
+            enabled: false,
+            block_threshold: 3000,
+            edge_threshold: 5000,
+            pisat: None,
+        });
+        let mut p = Profile::build(Inputs {
+            tables: &tables,
+            blocks: &[],
+            binary: Binary {
+                path: "/p\\q".into(),
+                sha256: "ab".into(),
+                build_id: None,
+                size: 1,
+            },
+            modules: Modules::default(),
+            command_line: vec!["prog".into(), "a \"quoted\"\targ\u{1}".into()],
+            options: serde_json::json!({"x": 1}),
+            counting: "ring",
+            monitor: MonitorInfo::default(),
+            ending: Ending::Exit { code: 3 },
+            times: Times {
+                wall_seconds: 0.25,
+                process_cpu_seconds: 1e-9,
+                monitor_cpu_seconds: 0.0,
+                setup_seconds: 1.5,
+                translation_seconds: 2.0,
+                drain_seconds: 0.125,
+                profile_seconds: 3.0,
+            },
+            ring_capacity: 4096,
+            flushes: 2,
+            translations: &[(0x4000_0000, 112, 0x40_1000)],
+            inherited_blocks: 0,
+        });
+        let module: std::sync::Arc<str> = "lib\\odd\".so".into();
+        for (i, (symbol, taken)) in [(None, None), (Some("f\u{7f}ü\n"), Some(7))]
+            .into_iter()
+            .enumerate()
+        {
+            p.blocks.push(BlockRecord {
+                addr: u64::MAX - i as u64,
+                module: module.clone(),
+                offset: i as u64,
+                symbol: symbol.map(String::from),
+                size: 16,
+                instructions: u32::MAX,
+                count: 1 << 40,
+                exit: "branch",
+                taken,
+                fallthrough: taken.map(|n| n + 1),
+            });
+        }
+        for v in [&mut p.edges, &mut p.indirect_edges, &mut p.call_edges] {
+            v.push(Edge {
+                from: 1,
+                to: u64::MAX,
+                count: 0,
+            });
+            v.push(Edge {
+                from: 2,
+                to: 3,
+                count: 4,
+            });
+        }
+        p.call_tree.push(ContextRecord {
+            id: 1,
+            parent: Some(0),
+            function: 0x40_1000,
+            module: Some("m\\".into()),
+            offset: 16,
+            symbol: Some("main".into()),
+            calls: 9,
+            self_instructions: 99,
+        });
+        p.translations.push(Translation {
+            host: 1,
+            host_size: 0,
+            guest: u64::MAX,
+        });
+        p.process = Some(
+            serde_json::from_value(serde_json::json!({
+                "pid": 5, "parent_pid": 4, "root_pid": 4, "began": "fork",
+                "image": 0, "parent_profile": null, "tree_base": "x"
+            }))
+            .expect("a process record"),
+        );
+        p.pisat = Some(Default::default());
+        p
+    }
+
+    fn both(p: &Profile) -> (Vec<u8>, Vec<u8>) {
+        let mut fast = Vec::new();
+        super::write_profile(p, &mut fast).expect("written to memory");
+        (fast, serde_json::to_vec(p).expect("serialized"))
+    }
+
+    /// I1, I2: byte for byte what serde's derive writes, with and without
+    /// the optional sections.
+    #[test]
+    fn the_same_bytes_as_serde() {
+        let mut p = sample();
+        assert!(p.call_tree.len() > 1 && p.translations.len() > 1);
+        let (fast, serde) = both(&p);
+        assert_eq!(
+            String::from_utf8_lossy(&fast),
+            String::from_utf8_lossy(&serde)
+        );
+        p.process = None;
+        p.pisat = None;
+        p.blocks.clear();
+        let (fast, serde) = both(&p);
+        assert_eq!(fast, serde);
+        // Large enough to be written in several chunks.
+        let b = sample().blocks.pop().expect("a block");
+        p.blocks = (0..5000)
+            .map(|i| BlockRecord {
+                addr: i,
+                module: b.module.clone(),
+                symbol: b.symbol.clone(),
+                ..b
+            })
+            .collect();
+        let (fast, serde) = both(&p);
+        assert!(fast.len() > 4 * super::CHUNK);
+        assert_eq!(fast, serde);
+    }
+}
