@@ -13,8 +13,9 @@
 //!   without it, a different address) is `LoadError::OverlapsHost`.
 //! - I3: guest memory is written only while mapped read-write by this file;
 //!   final protections are applied last, with `mprotect`.
-//! - I4: segment contents are copied from the file image, never mapped from
-//!   it: the file's bytes before a segment's first byte in its first page
+//! - I4: segment contents are copied from the file image (the file mapped
+//!   read-only for the load, script.rs `FileBytes`), never mapped from it
+//!   into guest memory: the file's bytes before a segment's first byte in its first page
 //!   (not claimed by an earlier segment) are copied too, as a file mapping
 //!   would show them; everything past `p_filesz` is zero (bss, including the
 //!   tail of the last file page).
@@ -182,7 +183,9 @@ pub fn read_interp(path: &[u8]) -> Result<Interp, LoadError> {
         error: Box::new(error),
     };
     let path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(path));
-    let bytes = std::fs::read(&path).map_err(|e| wrap(LoadError::Unreadable(e)))?;
+    let refused = || std::io::Error::from_raw_os_error(libc::EACCES);
+    let bytes =
+        super::script::map_program(&path, refused).map_err(|e| wrap(LoadError::Unreadable(e)))?;
     let plan = super::plan(&bytes).map_err(wrap)?;
     if let Some(own) = &plan.interp {
         let own = String::from_utf8_lossy(own).into_owned();

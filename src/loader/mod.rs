@@ -201,7 +201,7 @@ pub struct LoadPlan {
 pub struct Interp {
     /// The path as `PT_INTERP` names it.
     pub path: std::path::PathBuf,
-    pub bytes: Vec<u8>,
+    pub bytes: script::FileBytes,
     pub plan: LoadPlan,
 }
 
