@@ -71,7 +71,7 @@ impl Vm {
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         opts: RunOptions,
-        bytes: &[u8],
+        bytes: &loader::script::FileBytes,
         plan: &LoadPlan,
         interp: Option<&loader::Interp>,
         argv: &[Vec<u8>],
@@ -85,9 +85,9 @@ impl Vm {
             brk_room: BRK_RESERVE,
             mmap_room: GUEST_MMAP_ROOM,
         };
-        let image = loader::load(bytes, plan, role)?;
+        let image = loader::load_file(bytes, plan, role)?;
         let interp_image = interp
-            .map(|i| loader::load(&i.bytes, &i.plan, Role::Interpreter))
+            .map(|i| loader::load_file(&i.bytes, &i.plan, Role::Interpreter))
             .transpose()?;
         let mut mem = GuestMem::new();
         for r in image

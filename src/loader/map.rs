@@ -13,12 +13,16 @@
 //!   without it, a different address) is `LoadError::OverlapsHost`.
 //! - I3: guest memory is written only while mapped read-write by this file;
 //!   final protections are applied last, with `mprotect`.
-//! - I4: segment contents are copied from the file image (the file mapped
-//!   read-only for the load, script.rs `FileBytes`), never mapped from it
-//!   into guest memory: the file's bytes before a segment's first byte in its first page
-//!   (not claimed by an earlier segment) are copied too, as a file mapping
-//!   would show them; everything past `p_filesz` is zero (bss, including the
-//!   tail of the last file page).
+//! - I4: a segment's file bytes come from the file: the whole pages among
+//!   them are mapped from it (`MAP_PRIVATE | MAP_FIXED` over the fresh
+//!   read-write region, so only the pages the guest touches are read, and
+//!   from the page cache), the rest is copied (a page a segment shares
+//!   with a neighbour, or starts or ends inside of); with no file at hand
+//!   ([`load`] of bytes alone, tests) everything is copied. Either way the
+//!   guest sees the same bytes: the file's bytes before a segment's first
+//!   byte in its first page (not claimed by an earlier segment) too, as a
+//!   file mapping would show them; everything past `p_filesz` is zero
+//!   (bss, including the tail of the last file page).
 //! - I5: for a static PIE, the whole span (plus alignment slack) is reserved
 //!   `PROT_NONE` at an address the kernel picks, segments are mapped into it
 //!   with `MAP_FIXED`, and the leftover gaps (alignment slack and holes between
@@ -75,6 +79,24 @@ use crate::types::GuestAddr;
 /// mapping code relies on the plan's invariants (`mod.rs` I2), so `load`
 /// re-derives them.
 pub fn load(bytes: &[u8], plan: &LoadPlan, role: Role) -> Result<LoadedImage, LoadError> {
+    load_from(bytes, None, plan, role)
+}
+
+/// [`load`] of a file's bytes, mapping their whole pages from the file (I4).
+pub fn load_file(
+    bytes: &super::script::FileBytes,
+    plan: &LoadPlan,
+    role: Role,
+) -> Result<LoadedImage, LoadError> {
+    load_from(bytes, bytes.file(), plan, role)
+}
+
+fn load_from(
+    bytes: &[u8],
+    file: Option<&std::fs::File>,
+    plan: &LoadPlan,
+    role: Role,
+) -> Result<LoadedImage, LoadError> {
     let fresh = super::plan(bytes).map(|fresh| LoadPlan {
         stack_exec: plan.stack_exec,
         build_id: plan.build_id.clone(),
@@ -126,7 +148,7 @@ pub fn load(bytes: &[u8], plan: &LoadPlan, role: Role) -> Result<LoadedImage, Lo
         }
     };
 
-    copy_segments(bytes, plan, bias);
+    copy_segments(bytes, file, plan, bias)?;
     let mut mapped = Vec::with_capacity(regions.len());
     for &(start, end, prot) in &regions {
         let (start, end) = (start.wrapping_add(bias), end.wrapping_add(bias));
@@ -209,8 +231,15 @@ pub(crate) fn unused_parts((addr, len): (u64, u64), regions: &[Region]) -> Vec<(
     gaps
 }
 
-/// Copies each segment's file bytes into the read-write mapped image (I3, I4).
-fn copy_segments(bytes: &[u8], plan: &LoadPlan, bias: u64) {
+/// Puts each segment's file bytes into the read-write mapped image (I3,
+/// I4): its whole pages mapped from `file` when there is one, the rest
+/// copied from `bytes`.
+fn copy_segments(
+    bytes: &[u8],
+    file: Option<&std::fs::File>,
+    plan: &LoadPlan,
+    bias: u64,
+) -> Result<(), LoadError> {
     let mut prev_end = 0u64;
     for s in plan.segments.iter().filter(|s| s.memsz > 0) {
         // Start at the page boundary, or where the previous segment ends if it
@@ -221,14 +250,89 @@ fn copy_segments(bytes: &[u8], plan: &LoadPlan, bias: u64) {
         if s.filesz == 0 {
             continue;
         }
-        // In bounds: checked by `plan` (mod.rs I2), and `lead <= offset`.
-        let src = &bytes[(s.offset - lead) as usize..(s.offset + s.filesz) as usize];
-        let dst = s.vaddr.wrapping_add(bias) - lead;
-        // SAFETY: [dst, dst + src.len()) lies in the segment's pages, which
-        // `load` mapped read-write in this call (I3); `src` is a live slice
-        // of the file image, which cannot overlap a fresh anonymous mapping.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len()) };
+        // The guest range [from, to) holds the file range [off, off + to -
+        // from); in bounds: checked by `plan` (mod.rs I2), and `lead <=
+        // offset`.
+        let (from, to, off) = (s.vaddr - lead, s.vaddr + s.filesz, s.offset - lead);
+        // Its whole pages, which no other segment shares (the previous one
+        // ends at or before `from`, the next starts at or after `to`), when
+        // file and memory agree on the offset within a page.
+        let (first, last) = (page_up(from).unwrap_or(to), to & !(PAGE_SIZE - 1));
+        let whole = match file {
+            Some(f) if first < last && (from - off) % PAGE_SIZE == 0 => {
+                // SAFETY: [first, last) + bias lies in the segment's pages,
+                // which `load` mapped read-write in this call (I2, I3);
+                // nothing refers into them yet.
+                unsafe {
+                    map_file_fixed(
+                        f,
+                        first.wrapping_add(bias),
+                        last - first,
+                        off + (first - from),
+                    )?
+                };
+                Some((first, last))
+            }
+            _ => None,
+        };
+        let copy = |a: u64, b: u64| {
+            if a >= b {
+                return;
+            }
+            let src = &bytes[(off + (a - from)) as usize..(off + (b - from)) as usize];
+            // SAFETY: [a, b) + bias lies in the segment's pages, mapped
+            // read-write by `load` in this call (I3); `src` is a live slice
+            // of the file image, which cannot overlap a fresh anonymous
+            // mapping.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.as_ptr(),
+                    a.wrapping_add(bias) as *mut u8,
+                    src.len(),
+                )
+            };
+        };
+        match whole {
+            Some((first, last)) => {
+                copy(from, first);
+                copy(last, to);
+            }
+            None => copy(from, to),
+        }
     }
+    Ok(())
+}
+
+/// Maps `len` bytes of `file` from `offset` over `[addr, addr + len)`,
+/// private and read-write (I4).
+///
+/// # Safety
+/// The range must be the loader's own, mapped in this call, with nothing
+/// referring into it.
+unsafe fn map_file_fixed(
+    file: &std::fs::File,
+    addr: u64,
+    len: u64,
+    offset: u64,
+) -> Result<(), LoadError> {
+    use std::os::fd::AsRawFd;
+    let failed = |errno| LoadError::MapFailed { len, errno };
+    let off = libc::off_t::try_from(offset).map_err(|_| failed(Errno::EINVAL))?;
+    // SAFETY: MAP_FIXED over the caller's own range (I2).
+    let p = unsafe {
+        libc::mmap(
+            addr as *mut c_void,
+            len as usize,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_FIXED,
+            file.as_raw_fd(),
+            off,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(failed(Errno::last()));
+    }
+    Ok(())
 }
 
 /// Maps the guest stack and writes the initial process stack into it (layout

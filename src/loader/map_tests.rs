@@ -608,3 +608,71 @@ fn busybox_runs_natively() {
     );
     assert_eq!(out, (3, "yes a 1\n".to_string()));
 }
+
+/// I4: an image loaded from its file (whole pages mapped from it) holds
+/// the same bytes, page for page, as the same image copied from its
+/// bytes; and the mapped pages are the file's (real programs: ld.so and
+/// `/bin/true`, position-independent; python, at its link address).
+#[test]
+fn mapped_from_the_file_as_copied() {
+    let _layout = layout_lock();
+    let files = [
+        "/lib64/ld-linux-x86-64.so.2",
+        "/bin/true",
+        "/usr/bin/python3.11",
+    ];
+    let mut checked = 0;
+    for path in files.iter().filter(|p| std::path::Path::new(p).exists()) {
+        let mapped = super::script::map_program(std::path::Path::new(path), || {
+            std::io::Error::from_raw_os_error(libc::EACCES)
+        })
+        .unwrap();
+        let p = plan(&mapped).unwrap();
+        let role = if p.interp.is_some() {
+            PROGRAM
+        } else {
+            Role::Interpreter
+        };
+        let snapshot = |image: &LoadedImage| -> Vec<(u64, Vec<u8>)> {
+            image
+                .regions
+                .iter()
+                .map(|r| {
+                    let off = r.start.0 - image.bias;
+                    (off, peek(r.start.0, r.end.0 - r.start.0))
+                })
+                .collect()
+        };
+        let copied = load(&mapped, &p, role).unwrap();
+        let want = snapshot(&copied);
+        unmap_image(&copied);
+        let image = super::load_file(&mapped, &p, role).unwrap();
+        let got = snapshot(&image);
+        // Lines of the kernel's maps inside the image that name the file.
+        let real = std::fs::canonicalize(path).unwrap();
+        let real = real.to_str().unwrap();
+        let from_file = std::fs::read_to_string("/proc/self/maps")
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                let start = l
+                    .split('-')
+                    .next()
+                    .and_then(|a| u64::from_str_radix(a, 16).ok())
+                    .unwrap_or(0);
+                start >= image.lo.0 && start < image.hi.0 && l.ends_with(real)
+            })
+            .count();
+        unmap_image(&image);
+        assert_eq!(want.len(), got.len(), "{path}: regions");
+        for ((o, a), (_, b)) in want.iter().zip(&got) {
+            assert!(a == b, "{path}: region at offset {o:#x} differs");
+        }
+        assert!(
+            from_file > 0,
+            "{path}: no page of the image is mapped from the file"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "ld.so and /bin/true exist on every Debian");
+}

@@ -71,7 +71,7 @@ use crate::types::GuestAddr;
 
 pub use error::LoadError;
 pub use layout::{mapped_layout, MappedLayout};
-pub use map::{build_stack, load, read_interp, stack_growth_floor};
+pub use map::{build_stack, load, load_file, read_interp, stack_growth_floor};
 pub use plan::plan;
 
 /// The size of a guest page. The loader only supports 4 KiB pages, as does

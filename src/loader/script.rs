@@ -108,21 +108,32 @@ pub fn check_executable(p: &std::path::Path) -> Result<(), std::io::Error> {
 /// (`MAP_PRIVATE`), so that only the pages the loader reads come in, from
 /// the page cache; an empty file as no bytes. Reading a 33 MB `cc1` into
 /// memory (and faulting that memory in) was a quarter of `gcc -c`'s time
-/// under hotlift. The mapping lives only while the image is loaded (the
-/// loader copies the segments out of it: map.rs I4); a file truncated by
-/// someone else meanwhile would fault, as a natively running program's
-/// text does.
+/// under hotlift. The loader maps the whole pages of its segments from the
+/// file and copies the rest (map.rs I4); a file truncated by someone else
+/// meanwhile would fault, as a natively running program's text does.
 #[derive(Debug)]
 pub enum FileBytes {
-    Mapped(memmap2::Mmap),
+    /// The file and its read-only mapping.
+    Mapped(memmap2::Mmap, std::fs::File),
     Empty,
+}
+
+impl FileBytes {
+    /// The open file the bytes are, if any (map.rs maps whole pages of
+    /// segments from it).
+    pub fn file(&self) -> Option<&std::fs::File> {
+        match self {
+            FileBytes::Mapped(_, f) => Some(f),
+            FileBytes::Empty => None,
+        }
+    }
 }
 
 impl std::ops::Deref for FileBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            FileBytes::Mapped(m) => m,
+            FileBytes::Mapped(m, _) => m,
             FileBytes::Empty => &[],
         }
     }
@@ -152,7 +163,7 @@ pub fn map_program(
     // case the type's docs describe.
     #[allow(unsafe_code)]
     let m = unsafe { memmap2::MmapOptions::new().map(&f)? };
-    Ok(FileBytes::Mapped(m))
+    Ok(FileBytes::Mapped(m, f))
 }
 
 /// The bytes of untrusted input `path` (a program, a script, a profile),
