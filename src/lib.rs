@@ -6,7 +6,9 @@
 //! the record of every image the guest mapped (modules). `syscall` and
 //! `signal` handle the guest's view of the kernel; `runtime` is the boundary
 //! between Rust and translated code; `store` shares superblocks across runs
-//! (the profile store); `cli` is the command line.
+//! (the profile store); `cli` is the command line. The modules form layers
+//! that only point down (docs/ARCHITECTURE.md, *Layers*; `tests/layers.rs`
+//! fails on a cycle).
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
