@@ -120,14 +120,14 @@ hotlift_signal_entry:
     rdfsbase rbx
     mov r12, gs:[{HOST_FS}]
     wrfsbase r12
-    call {RUST_HANDLER}
+    call qword ptr [rip + {RUST_HANDLER}]
     wrfsbase rbx
     add rsp, 8
     pop r12
     pop rbx
     ret
 1:
-    call {RUST_HANDLER}
+    call qword ptr [rip + {RUST_HANDLER}]
     add rsp, 8
     pop r12
     pop rbx

@@ -83,6 +83,11 @@ pub const REC_CHUNK: u32 = 2;
 pub const REC_TERM: u32 = 3;
 pub const REC_LOST: u32 = 4;
 
+/// Frames of each thread's activation stack for path profiling
+/// (backend/paths/stubs.rs, dispatch/paths.rs): calls out of instrumented
+/// code nested this deep still come back instrumented.
+pub const PATH_FRAMES: u64 = 1 << 16;
+
 /// Block ids are below this (the block table's capacity).
 pub const BLOCK_ID_LIMIT: u32 = 1 << 22;
 /// The exits of a block: the fall-through side of a branch, or the only

@@ -1,5 +1,8 @@
 //! The guest's share of the address space: which pages the guest owns, with
-//! what protection, and the emulated program break.
+//! what protection, and the emulated program break; and reading guest
+//! memory without faulting ([`read_bytes`], for every layer: the monitor
+//! lifting superblock members again, the store hashing code, the syscall
+//! and signal layers).
 //!
 //! The guest runs in hotlift's own address space. hotlift tracks every
 //! mapping the guest made (through the loader or its own syscalls) so it can
@@ -30,6 +33,39 @@ use std::collections::BTreeMap;
 use crate::loader::Prot;
 
 pub const PAGE: u64 = 4096;
+
+/// Copy `len` bytes between hotlift's `local` and guest `addr` with
+/// process_vm_readv/writev on ourselves: a bad guest address fails with
+/// EFAULT instead of faulting. True when all bytes were copied.
+#[allow(unsafe_code)]
+pub(crate) fn copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> bool {
+    let l = libc::iovec {
+        iov_base: local as *mut libc::c_void,
+        iov_len: len,
+    };
+    let r = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    };
+    let pid = std::process::id() as libc::pid_t;
+    // SAFETY: `local` is valid for `len` bytes (callers pass their own
+    // buffers); the kernel checks the guest side.
+    let n = unsafe {
+        if to_guest {
+            libc::process_vm_writev(pid, &l, 1, &r, 1, 0)
+        } else {
+            libc::process_vm_readv(pid, &l, 1, &r, 1, 0)
+        }
+    };
+    n == len as isize
+}
+
+/// Read `len` bytes of guest memory at `addr`, if all readable (through
+/// [`copy`]: an unmapped or unreadable address is `None`, never a fault).
+pub fn read_bytes(addr: u64, len: usize) -> Option<Vec<u8>> {
+    let mut v = vec![0u8; len];
+    copy(addr, v.as_mut_ptr(), len, false).then_some(v)
+}
 
 /// I5: bumped before guest memory shrinks (a region removed or made a
 /// placeholder): while it is unchanged, a range seen owned by the guest

@@ -6,7 +6,9 @@
 //! the record of every image the guest mapped (modules). `syscall` and
 //! `signal` handle the guest's view of the kernel; `runtime` is the boundary
 //! between Rust and translated code; `store` shares superblocks across runs
-//! (the profile store); `cli` is the command line.
+//! (the profile store); `cli` is the command line. The modules form layers
+//! that only point down (docs/ARCHITECTURE.md, *Layers*; `tests/layers.rs`
+//! fails on a cycle).
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
@@ -26,11 +28,14 @@ pub mod limits;
 pub mod loader;
 pub mod monitor;
 pub mod options;
+pub mod own_thread;
 pub mod paths;
 pub mod profile;
 pub mod runtime;
 pub mod signal;
 pub mod status;
 pub mod store;
+pub mod strace;
 pub mod syscall;
+pub mod timetree;
 pub mod types;

@@ -5,6 +5,8 @@
 
 use clap::Args;
 
+use crate::profile::StoreMode;
+
 /// The `--help` section of the options that tune hotlift's machinery (for
 /// experiments and measurements; `-h` leaves them out).
 const TUNING: &str = "Tuning (experiments and measurements; -h leaves these out)";
@@ -192,42 +194,13 @@ pub struct RunOptions {
     pub paths: Option<std::sync::Arc<crate::paths::PathsConfig>>,
 }
 
-/// What a run does with its `--store`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreMode {
-    #[default]
-    Both,
-    Read,
-    Write,
-}
-
-impl StoreMode {
-    pub fn reads(self) -> bool {
-        self != StoreMode::Write
-    }
-    pub fn writes(self) -> bool {
-        self != StoreMode::Read
-    }
-}
-
 impl RunOptions {
     /// The options as the profile records them: the store URL without its
     /// password (an execed image gets them whole, dispatch/exec.rs).
     pub fn for_profile(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or_default();
         if let Some(url) = &self.store {
-            v["store"] = crate::store::redact(url).into();
+            v["store"] = redact(url).into();
         }
         v
     }
@@ -303,13 +276,61 @@ impl RunOptions {
                 Some(k) => Period::Entries(k),
                 None => Period::Micros(self.sample_us),
             },
-            tree: crate::profile::timetree::Params {
+            tree: crate::timetree::Params {
                 leaf_capacity: self.tree_leaf,
                 coverage_percent: self.tree_coverage,
                 fanout: self.tree_fanout,
             },
         })
     }
+
+    /// The Pisat configuration the options ask for, or None (counting).
+    pub fn pisat(&self) -> Option<crate::monitor::superblock::pisat::Config> {
+        use crate::monitor::superblock::pisat::{tree::Support, Config};
+        (self.selector == Selector::Pisat).then_some(Config {
+            window: self.pisat_window,
+            interval: self.pisat_interval,
+            sequences: self.pisat_sequences,
+            support: Support {
+                support1: self.pisat_support1,
+                support2: self.pisat_support2,
+            },
+            max_nodes: self.pisat_nodes,
+            max_depth: self.sb_max_blocks,
+            budget_us: self.pisat_budget_us,
+        })
+    }
+}
+
+/// `url` with any password replaced by `***` (for messages and profiles:
+/// [`RunOptions::for_profile`], src/store).
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (auth, host) = match rest.split_once('@') {
+        Some(x) => x,
+        None => return hide_password_param(url),
+    };
+    let auth = match auth.split_once(':') {
+        Some((user, _)) => format!("{user}:***"),
+        None => auth.to_string(),
+    };
+    hide_password_param(&format!("{scheme}://{auth}@{host}"))
+}
+
+fn hide_password_param(url: &str) -> String {
+    let Some((head, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
+    let q: Vec<String> = query
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some(("password", _)) => "password=***".to_string(),
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{head}?{}", q.join("&"))
 }
 
 /// `RunOptions` as the command line makes them, for [`Default`].

@@ -22,6 +22,7 @@
 use std::alloc::{alloc_zeroed, Layout};
 use std::arch::global_asm;
 use std::mem::offset_of;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use crate::contract::{LOOP_COUNTERS, LOOP_LIMIT};
 
@@ -172,6 +173,23 @@ const _: () = assert!(offset_of!(ThreadCtx, ring_pos) % 8 == 0);
 const _: () = assert!(offset_of!(ThreadCtx, sig_queued) % 8 == 0);
 const _: () = assert!(offset_of!(ThreadCtx, path_seg) % 8 == 0);
 
+/// The Rust half of host signal handling (src/signal), called by
+/// `hotlift_signal_entry` with the kernel's arguments once hotlift's FS
+/// base is installed (I2). The signal layer passes it to every
+/// [`signal_entry_addr`] it installs, so it is set before the stub can
+/// run; the runtime does not depend on the layer above it.
+pub type HostSignalHandler =
+    unsafe extern "C" fn(sig: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_void);
+
+/// The [`HostSignalHandler`] `hotlift_signal_entry` calls (entry.S reads
+/// it as a code pointer).
+static HOST_SIGNAL_HANDLER: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A signal that ends the guest arrived and the profile is still to be
+/// written (signal I4); 0 when none. Set by the signal handler, read by
+/// `runtime/entry.S` before a guest syscall.
+pub static PENDING_FATAL: AtomicU32 = AtomicU32::new(0);
+
 global_asm!(
     include_str!("../runtime/entry.S"),
     GPR = const offset_of!(ThreadCtx, gpr),
@@ -183,8 +201,8 @@ global_asm!(
     XSAVE_PTR = const offset_of!(ThreadCtx, xsave_ptr),
     XSAVE_MASK = const offset_of!(ThreadCtx, xsave_mask),
     HOST_MXCSR = const offset_of!(ThreadCtx, host_mxcsr),
-    RUST_HANDLER = sym crate::signal::handle_host_signal,
-    PENDING = sym crate::signal::PENDING_FATAL,
+    RUST_HANDLER = sym HOST_SIGNAL_HANDLER,
+    PENDING = sym PENDING_FATAL,
     SIG_QUEUED = const offset_of!(ThreadCtx, sig_queued),
     SYS_RESTART = const offset_of!(ThreadCtx, sys_restart),
     EINTR = const libc::EINTR,
@@ -254,8 +272,10 @@ pub fn restore_rt_addr() -> u64 {
     hotlift_restore_rt as *const () as u64
 }
 
-/// Address of the signal entry stub, for `sigaction`.
-pub fn signal_entry_addr() -> usize {
+/// Address of the signal entry stub, for `sigaction`; the stub calls
+/// `handler` (the one handler: every call passes the same).
+pub fn signal_entry_addr(handler: HostSignalHandler) -> usize {
+    HOST_SIGNAL_HANDLER.store(handler as *mut (), Ordering::Release);
     hotlift_signal_entry as *const () as usize
 }
 

@@ -30,8 +30,8 @@ use super::{
 };
 use crate::cache::SbPc;
 use crate::contract::{TAG_LOOP, TAG_REP};
+use crate::ir::superblock::{ExitTo, Next, Plan};
 use crate::ir::Terminator;
-use crate::monitor::superblock::{ExitTo, Next, Plan};
 use crate::runtime::{exit_reason, off};
 
 /// Where a superblock is emitted and how it links.

@@ -1,7 +1,7 @@
 //! `hotlift report PROFILE [--from T] [--to T] [--top N] [--format
 //! text|json|folded] [--verbose] [--timeline FILE.svg]`: what ran in a time
 //! window of a profiled run, from the profile's time tree
-//! (profile/timetree, profile/window.rs, profile/timeline.rs). Exit 0, or
+//! (src/timetree, profile/window.rs, profile/timeline.rs). Exit 0, or
 //! 2 with a one-line error.
 
 use std::io::Write;

@@ -104,7 +104,7 @@ fn launch(
                 .open(log)
         });
         match file {
-            Ok(f) => crate::syscall::strace::set_log_file(f),
+            Ok(f) => crate::strace::set_log_file(f),
             Err(e) => {
                 eprintln!(
                     "hotlift: cannot create the strace log {}: {e}",
@@ -201,7 +201,7 @@ fn launch(
                     crate::frontend::set_tsc_traps();
                 }
                 if s.process.descendant() {
-                    crate::syscall::strace::set_process_prefix(Some(s.process.pid));
+                    crate::strace::set_process_prefix(Some(s.process.pid));
                 }
                 *vm.proc
                     .prof

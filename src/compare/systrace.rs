@@ -1,7 +1,7 @@
 //! The native side's syscall trace: the program runs natively under ptrace
 //! with syscall stops (`PTRACE_O_TRACESYSGOOD`), and every syscall of its
 //! initial thread is rendered by hotlift's own strace formatter
-//! (`syscall::strace`, reading the stopped child's memory,
+//! (`strace`, reading the stopped child's memory,
 //! strace/memory.rs I2), so the native and translated traces differ only
 //! where the runs do.
 //!
@@ -21,7 +21,7 @@ use nix::unistd::Pid;
 
 use super::spawn::{self, RunResult, Setup};
 use super::CompareError;
-use crate::syscall::strace;
+use crate::strace;
 
 /// The run's result and its syscall lines (I1).
 #[derive(Debug)]

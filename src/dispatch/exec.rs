@@ -179,7 +179,7 @@ impl Vm {
             .exec_successor();
         let ignored = self.ignored_signals();
         if self.opts().strace {
-            crate::syscall::strace::log(" = ? (the new program runs)\n");
+            crate::strace::log(" = ? (the new program runs)\n");
         }
         self.record_syscall(nr, 0, 0);
         self.finish(Ending::Exec);

@@ -227,7 +227,7 @@ impl Vm {
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
         self.entry.tid.store(tid, Ordering::SeqCst);
-        crate::syscall::strace::set_process_prefix(Some(std::process::id()));
+        crate::strace::set_process_prefix(Some(std::process::id()));
         // A vfork pipe this process inherited from its own vfork parent
         // is not its child's to hold (F4); this one's write end is.
         let inherited = self.proc.vfork_fd.swap(fds[1], Ordering::AcqRel);

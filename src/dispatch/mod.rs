@@ -15,7 +15,6 @@
 //! execfn, exe)?.run()`.
 #![allow(unsafe_code)]
 
-mod count_check;
 pub mod exec;
 mod fork;
 mod icebp;
@@ -28,7 +27,6 @@ mod threads;
 
 use std::sync::Arc;
 
-pub use count_check::CountCheck;
 pub use paths::PathsState;
 pub use process::Process;
 pub use profiling::{Profiling, ThreadProfiling};
@@ -596,7 +594,7 @@ impl Vm {
     fn read_tsc(&mut self, at: GuestAddr) -> Result<HostAddr, VmError> {
         let bytes = (2..=15)
             .rev()
-            .find_map(|n| crate::syscall::guest_read_bytes(at.0, n))
+            .find_map(|n| crate::guest_mem::read_bytes(at.0, n))
             .unwrap_or_default();
         let mut d = iced_x86::Decoder::with_ip(64, &bytes, at.0, iced_x86::DecoderOptions::NONE);
         let insn = d.decode();

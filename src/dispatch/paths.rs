@@ -40,11 +40,12 @@ use super::process::Locked;
 use super::{Vm, VmError};
 use crate::backend::paths::FRAME;
 use crate::cache::ExitSite;
+use crate::contract::PATH_FRAMES;
 use crate::images::{ImageKind, ImageLog};
 use crate::ir::Terminator;
 use crate::monitor::{BlockMeta, ExitKind};
 use crate::paths::cfg::{FuncCfg, NodeKind, Seeds};
-use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan, FRAMES};
+use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan};
 use crate::runtime::ThreadCtx;
 use crate::types::{GuestAddr, HostAddr};
 
@@ -208,17 +209,17 @@ impl PathsState {
 
     /// Give a new thread its activation stack.
     pub fn init_thread(&self, ctx: &mut ThreadCtx) -> std::io::Result<()> {
-        let base = crate::anon::map(FRAMES as usize * FRAME as usize, libc::MAP_NORESERVE)?;
+        let base = crate::anon::map(PATH_FRAMES as usize * FRAME as usize, libc::MAP_NORESERVE)?;
         ctx.path_sp = base as u64;
-        ctx.path_left = FRAMES;
+        ctx.path_left = PATH_FRAMES;
         Ok(())
     }
 
     /// Drop a thread's activation frames (I5).
     pub fn reset_thread(ctx: &mut ThreadCtx) {
-        let used = FRAMES.saturating_sub(ctx.path_left);
+        let used = PATH_FRAMES.saturating_sub(ctx.path_left);
         ctx.path_sp -= used * FRAME as u64;
-        ctx.path_left = FRAMES;
+        ctx.path_left = PATH_FRAMES;
     }
 
     /// The stubs' (guest, host) of this generation, and the epoch.

@@ -15,17 +15,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::count_check::CountCheck;
 use super::Vm;
 use crate::backend::Prologue;
 use crate::images::{ImageKind, ImageLog};
 use crate::ir::{IrBlock, Terminator};
-use crate::monitor::superblock::build::BuildConfig;
+use crate::monitor::superblock::build::{BuildConfig, Prebuilder, SbDump};
 use crate::monitor::superblock::{Builder, Limits};
 use crate::monitor::{
     BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing,
     NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
+use crate::profile::count_check::CountCheck;
 use crate::profile::{
     Binary, Ending, Inputs, Module, Modules, ProcessInfo, Profile, Symbols, Times,
 };
@@ -88,7 +88,7 @@ fn start_monitor(
             enabled: opts.superblocks(),
             block_threshold: opts.sb_threshold,
             edge_threshold: opts.sb_edge_threshold,
-            pisat: crate::monitor::superblock::pisat::Config::from_options(opts),
+            pisat: opts.pisat(),
         };
         let builder = opts.superblocks().then(|| {
             let cfg = BuildConfig {
@@ -103,10 +103,14 @@ fn start_monitor(
                     loop_limit: opts.sb_loop_limit,
                 },
                 max_block_insns: opts.max_block_insns as usize,
-                dump_dir: opts.dump_superblocks.clone(),
+                dump: opts.dump_superblocks.clone().map(|dir| SbDump {
+                    dir,
+                    render: crate::profile::dump::render_record,
+                }),
                 count_check: opts.count_check,
             };
-            Builder::new(cfg, shared.clone(), blocks.clone()).with_prebuild(prebuild)
+            Builder::new(cfg, shared.clone(), blocks.clone())
+                .with_prebuild(prebuild.map(|p| Box::new(p) as Box<dyn Prebuilder>))
         });
         Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths)
     })

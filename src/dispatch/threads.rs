@@ -108,7 +108,7 @@ impl Vm {
             .spawn(move || {
                 // SAFETY: gettid has no preconditions.
                 let tid = unsafe { libc::gettid() };
-                crate::syscall::strace::set_thread_prefix(tid as u32);
+                crate::strace::set_thread_prefix(tid as u32);
                 let mut vm = match Vm::new_thread(proc, child) {
                     Ok(vm) => vm,
                     Err(e) => {

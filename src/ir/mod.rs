@@ -9,6 +9,14 @@
 //!     through a RIP-relative memory operand; those end the block as a
 //!     terminator. GS accesses are explicit [`IrOp`] rewrites.
 //! I2: `Display` is the text format `dump` prints and golden files store.
+//!
+//! Beside the block: [`superblock`], the plan of a trace of blocks the
+//! backend lays out as one, and [`probe`], what the probes of a
+//! path-profiled function do on its edges (src/paths makes both kinds of
+//! plan that the backend emits).
+
+pub mod probe;
+pub mod superblock;
 
 use std::fmt;
 

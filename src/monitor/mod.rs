@@ -197,7 +197,7 @@ impl Monitor {
         }
         let s2 = shared.clone();
         // Born with every signal blocked: they belong to the guest threads.
-        let thread = crate::signal::spawn_blocked("hotlift-monitor", move || {
+        let thread = crate::own_thread::spawn_blocked("hotlift-monitor", move || {
             let pinned = monitor_core
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);

@@ -1,5 +1,5 @@
 //! Timed samples of the guest threads' call stacks, for the time tree
-//! (design S4, profile/timetree): every N µs of a thread's running time,
+//! (design S4, src/timetree): every N µs of a thread's running time,
 //! or after every K of its ring entries, the monitor notes the thread's
 //! calling context (calltree.rs: a context id is an interned shadow call
 //! stack).
@@ -50,7 +50,7 @@ use std::time::Instant;
 
 use hashbrown::HashMap;
 
-use crate::profile::timetree::{Params, Sample};
+use crate::timetree::{Params, Sample};
 
 /// Samples kept at most (I2): 16 Mi, about 200 MB of profile JSON.
 pub const MAX_SAMPLES: usize = 1 << 24;

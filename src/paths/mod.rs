@@ -32,10 +32,6 @@ use std::path::PathBuf;
 pub use interest::{AddrSpec, InterestPath};
 pub use plan::{Method, Plan};
 
-/// Frames of each thread's activation stack (backend/paths.rs): calls out
-/// of instrumented code nested this deep still come back instrumented.
-pub const FRAMES: u64 = 1 << 16;
-
 /// Which function to profile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FunctionSpec {

@@ -50,6 +50,7 @@
 use hashbrown::{HashMap, HashSet};
 
 use super::dag::{Dag, EdgeKind, Graph, Subgraph};
+use crate::ir::probe::{Check, ExitStep, Step};
 
 /// How the paths of the function are profiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
@@ -86,45 +87,6 @@ impl Method {
     fn t3(self) -> bool {
         matches!(self, Method::Psp2 | Method::Psp3)
     }
-}
-
-/// A check of the running pair before going on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Check {
-    /// No check.
-    None,
-    /// T1: `(tot, seg)` must be one of these.
-    Pairs(Vec<(u64, u64)>),
-    /// T2: the completed segment id must be one of these.
-    Segment(Vec<u64>),
-}
-
-/// What the probe on a graph edge u → v does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// `seg += add`, then the check.
-    Go { add: u64, check: Check },
-    /// A cut edge: `check` the segment `seg + add`, fold it into `tot`,
-    /// `seg = reset`, then `after` (T1 on the new pair).
-    Fold {
-        add: u64,
-        reset: u64,
-        check: Check,
-        after: Check,
-    },
-    /// Not of interest: stop profiling this activation.
-    Terminate,
-}
-
-/// What the probe on an exit of node u does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExitStep {
-    /// Record `(tot, seg + add)` if `check` passes (else terminated).
-    End {
-        add: u64,
-        check: Check,
-    },
-    Terminate,
 }
 
 /// A numbered version of the function's graph for one method.

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::SuperblockEntry;
+use crate::monitor::superblock::build::SbRecord;
 use crate::monitor::superblock::{ExitTo, Trigger};
 
 /// The bytes of a profile's hex field (none if it is not hex).
@@ -82,6 +83,12 @@ fn host_listing(out: &mut String, host: u64, code: &[u8]) {
     if let Err(err) = listed {
         let _ = writeln!(out, "    (capstone: {err})");
     }
+}
+
+/// The text dump of a superblock as it is built, before it ran
+/// (`--dump-superblocks`, monitor::superblock::build::SbDump).
+pub fn render_record(rec: &SbRecord) -> String {
+    render_text(&SuperblockEntry::unrun(rec.clone()))
 }
 
 /// The text dump of one superblock.

@@ -11,6 +11,7 @@
 //!
 //! Usage: `Profile::build(&inputs)`, then `write_json(path)` / `summary()`.
 
+pub mod count_check;
 pub mod diff;
 pub mod dump;
 pub mod export;
@@ -23,7 +24,6 @@ pub mod sampling;
 pub mod summary;
 mod symbols;
 pub mod timeline;
-pub mod timetree;
 pub mod window;
 
 use std::collections::BTreeMap;
@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::monitor::superblock::build::{BuildStats, SbRecord};
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
-use crate::syscall::strace;
+use crate::strace;
 pub use modules::{file_sha256, Module, Modules, ANON};
 pub use process::ProcessInfo;
 pub use symbols::{read_for_symbols, Symbols};
@@ -275,7 +275,7 @@ pub struct Profile {
     pub threads: Vec<ThreadRecord>,
     /// `--count-check`: the monitor's counts against inline counting.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub count_check: Option<crate::dispatch::CountCheck>,
+    pub count_check: Option<count_check::CountCheck>,
     /// Which process and image of a process tree (process.rs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<ProcessInfo>,
@@ -287,7 +287,64 @@ pub struct Profile {
     pub pisat: Option<crate::monitor::superblock::pisat::PisatStats>,
     /// `--store`: what the run read from the profile store and pre-built.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub store: Option<crate::store::run::StoreReport>,
+    pub store: Option<StoreReport>,
+}
+
+/// The `store` section of the profile (store/run.rs fills it).
+#[derive(Debug, serde::Serialize)]
+pub struct StoreReport {
+    /// The URL without its password.
+    pub url: String,
+    pub mode: StoreMode,
+    /// The program's identity (null when it could not be computed).
+    pub identity: Option<String>,
+    /// `loaded`, `nothing` (the store does not know this program),
+    /// `pending` (the reader had not finished when the guest ended),
+    /// `failed`, or `off` (the run does not read the store).
+    pub read: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
+    /// The store's version for the program when read (0: nothing).
+    pub version: u64,
+    pub traces_read: u64,
+    pub traces_unreadable: u64,
+    /// Traces whose modules were all mapped in this run.
+    pub traces_resolved: u64,
+    /// Traces with a member that no longer matches (store/feed.rs I1).
+    pub traces_stale: u64,
+    pub requests: u64,
+    /// Superblocks built from stored traces.
+    pub superblocks_built: u64,
+}
+
+/// What a run does with its `--store` (`--store-mode`: options.rs; the
+/// profile records it, so it is declared here, below both).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreMode {
+    #[default]
+    Both,
+    Read,
+    Write,
+}
+
+impl StoreMode {
+    pub fn reads(self) -> bool {
+        self != StoreMode::Write
+    }
+    pub fn writes(self) -> bool {
+        self != StoreMode::Read
+    }
 }
 
 /// What `Profile::build` needs.

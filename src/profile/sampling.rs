@@ -1,7 +1,7 @@
 //! The profile's `time_tree` section (design S4): how the monitor sampled
 //! the guest's call stacks (monitor/sampler.rs), every sampled stack type
 //! named as function frames, and the hierarchical time tree of the
-//! samples (timetree/). `hotlift report` answers windows from it.
+//! samples (src/timetree). `hotlift report` answers windows from it.
 //!
 //! I1: frames are resolved when the profile is written, from the same
 //!     module table and symbols as `call_tree`: a stack type's `frames`
@@ -20,11 +20,11 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::timetree::TimeTree;
 use super::Modules;
 use crate::monitor::calltree::ROOT;
 use crate::monitor::sampler::Period;
 use crate::monitor::Tables;
+use crate::timetree::TimeTree;
 
 /// Name of the frame of the calling-context tree's root.
 pub const ROOT_FRAME: &str = "[root]";

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::sampling::TimeTreeSection;
-use super::timetree::Cost;
+use crate::timetree::Cost;
 
 /// Colors of the top functions, in legend order (Tableau 10 and more).
 const PALETTE: [&str; 12] = [

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::export::images::{Images, SourceLine};
 use super::read::CallNode;
 use super::sampling::TimeTreeSection;
-use super::timetree::Cost;
+use crate::timetree::Cost;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct FunctionRow {

@@ -418,7 +418,7 @@ impl Vm {
     pub(crate) fn sigreturn(&mut self) -> Result<(), VmError> {
         let uc = self.ctx.gpr[4];
         let at = crate::types::GuestAddr(self.ctx.rip - 2);
-        let Some(u) = crate::syscall::guest_read_bytes(uc, 304) else {
+        let Some(u) = crate::guest_mem::read_bytes(uc, 304) else {
             return self.die_of_bad_frame(uc, at);
         };
         let word = |i: usize| u64::from_le_bytes(u[i..i + 8].try_into().expect("8 bytes"));
@@ -476,7 +476,7 @@ impl Vm {
     /// MXCSR within the CPU's mask). False when it cannot be read.
     fn restore_xstate(&mut self, fp: u64) -> bool {
         let xsize = crate::runtime::xsave_size();
-        let Some(legacy) = crate::syscall::guest_read_bytes(fp, 512) else {
+        let Some(legacy) = crate::guest_mem::read_bytes(fp, 512) else {
             return false;
         };
         let u32_at =
@@ -484,10 +484,10 @@ impl Vm {
         let ext_size = u32_at(&legacy, 480) as usize;
         let extended = u32_at(&legacy, 464) == FP_XSTATE_MAGIC1
             && (576..=xsize).contains(&ext_size)
-            && crate::syscall::guest_read_bytes(fp + ext_size as u64, 4)
+            && crate::guest_mem::read_bytes(fp + ext_size as u64, 4)
                 .is_some_and(|m| u32_at(&m, 0) == FP_XSTATE_MAGIC2);
         let mut area = if extended {
-            match crate::syscall::guest_read_bytes(fp, ext_size) {
+            match crate::guest_mem::read_bytes(fp, ext_size) {
                 Some(a) => a,
                 None => return false,
             }

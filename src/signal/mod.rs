@@ -12,7 +12,7 @@
 //!     and is reported as such.
 //! I4: a signal sent to the process whose action for the guest is to end
 //!     it (SIGINT, SIGTERM, SIGHUP, SIGALRM, …; see [`ends_guest`]) never
-//!     kills hotlift directly: the handler records it in [`PENDING_FATAL`]
+//!     kills hotlift directly: the handler records it in `runtime::PENDING_FATAL`
 //!     and gets the thread to the dispatcher — out of translated code
 //!     through the fatal stub, out of a guest syscall through -EINTR
 //!     (runtime::guest_syscall) — which writes the profile and then dies of
@@ -24,44 +24,18 @@ pub mod recreate;
 pub mod state;
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::dispatch::process::KICK;
 use crate::dispatch::Vm;
+use crate::runtime::PENDING_FATAL;
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 static CODE_LO: AtomicU64 = AtomicU64::new(0);
 static CODE_HI: AtomicU64 = AtomicU64::new(0);
 
-/// A signal that ends the guest arrived and the profile is still to be
-/// written (I4); 0 when none. Read by `runtime/entry.S` before a guest
-/// syscall.
-pub static PENDING_FATAL: AtomicU32 = AtomicU32::new(0);
-
 /// The signal recorded by I4, if one arrived; the dispatcher then writes
 /// the profile and dies of it.
-/// Start one of hotlift's own threads (the monitor, the store's) born
-/// with every signal blocked: signals sent to the process belong to the
-/// guest threads, and the kernel must never pick this one, not even in its
-/// first instructions. A new thread inherits its creator's mask, which is
-/// put back right after.
-pub fn spawn_blocked<T: Send + 'static>(
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::io::Result<std::thread::JoinHandle<T>> {
-    // SAFETY: changes the calling thread's mask and puts it back.
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-    }
-    let spawned = std::thread::Builder::new().name(name.into()).spawn(f);
-    // SAFETY: restores the mask saved above.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-    spawned
-}
-
 pub fn pending_fatal() -> Option<i32> {
     match PENDING_FATAL.load(Ordering::Acquire) {
         0 => None,
@@ -151,7 +125,7 @@ pub fn set_host_action(sig: i32, guest_ignores: bool) -> Result<(), String> {
             [libc::SIG_IGN as u64, 0, 0, 0]
         } else {
             [
-                crate::runtime::signal_entry_addr() as u64,
+                entry_addr() as u64,
                 (libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART | 0x0400_0000) as u64,
                 crate::runtime::restore_rt_addr(),
                 u64::MAX,
@@ -177,7 +151,7 @@ pub fn set_host_action(sig: i32, guest_ignores: bool) -> Result<(), String> {
         if guest_ignores {
             sa.sa_sigaction = libc::SIG_IGN;
         } else {
-            sa.sa_sigaction = crate::runtime::signal_entry_addr();
+            sa.sa_sigaction = entry_addr();
             // SA_RESTART: hotlift's own syscalls go on; a guest syscall is
             // rewound to its `syscall` instruction, where I4 finds it.
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
@@ -212,7 +186,7 @@ struct StackBuf {
 
 /// "SEGV" for SIGSEGV (no allocation).
 pub fn sig_name(sig: i32) -> &'static str {
-    crate::syscall::strace::names::SIGNALS
+    crate::strace::names::SIGNALS
         .get(sig as usize)
         .copied()
         .unwrap_or("?")
@@ -259,7 +233,7 @@ pub fn install(
     unsafe {
         for sig in FAULT_SIGNALS.iter().copied().chain([KICK]) {
             let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = crate::runtime::signal_entry_addr();
+            sa.sa_sigaction = entry_addr();
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             if sig == KICK {
                 // A kick must not make hotlift's own syscalls fail.
@@ -365,6 +339,11 @@ fn leave_at_boundary(vm: &mut Vm, uc: &mut libc::ucontext_t, pc: u64, reason: u3
             false
         }
     }
+}
+
+/// The signal entry stub, calling [`handle_host_signal`] (I1).
+fn entry_addr() -> usize {
+    crate::runtime::signal_entry_addr(handle_host_signal)
 }
 
 /// Called by `hotlift_signal_entry` (I1).

@@ -48,6 +48,7 @@ use hashbrown::{HashMap, HashSet};
 
 use super::{code_hash, Loaded, TracePath};
 use crate::images::ImageLog;
+use crate::monitor::superblock::build::Prebuilder;
 use crate::monitor::superblock::{Request, Trigger};
 use crate::monitor::BlockTable;
 
@@ -156,6 +157,15 @@ struct State {
     /// Traces to look at again.
     dirty: HashSet<u32>,
     gen: u64,
+}
+
+impl Prebuilder for Prebuild {
+    fn has_work(&self, gen: u64) -> bool {
+        Prebuild::has_work(self, gen)
+    }
+    fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>) {
+        Prebuild::poll(self, gen, by_guest, requests)
+    }
 }
 
 impl Prebuild {
@@ -438,7 +448,7 @@ impl State {
                 return Check::Stale;
             }
             let code = self.hashes.entry(id).or_insert_with(|| {
-                crate::syscall::guest_read_bytes(meta.guest, meta.guest_len as usize)
+                crate::guest_mem::read_bytes(meta.guest, meta.guest_len as usize)
                     .map(|b| code_hash(&b))
                     .unwrap_or_default()
             });

@@ -44,7 +44,7 @@ pub fn module_identity(r: &ImageRecord) -> Option<String> {
     }
     match r.kind {
         ImageKind::Vdso => {
-            let bytes = crate::syscall::guest_read_bytes(r.base, (r.end - r.base) as usize)?;
+            let bytes = crate::guest_mem::read_bytes(r.base, (r.end - r.base) as usize)?;
             Some(format!(
                 "sha256:{}",
                 hex::encode(sha2::Sha256::digest(&bytes))

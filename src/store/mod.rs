@@ -45,6 +45,8 @@ mod sqlite;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::options::redact;
+
 pub use identity::{module_identity, program_key};
 pub use path::{code_hash, ModuleRef, PathMember, TracePath};
 
@@ -215,36 +217,6 @@ impl Location {
         }
         Ok(Location::Sqlite(PathBuf::from(url)))
     }
-}
-
-/// `url` with any password replaced by `***` (for messages and profiles).
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (auth, host) = match rest.split_once('@') {
-        Some(x) => x,
-        None => return hide_password_param(url),
-    };
-    let auth = match auth.split_once(':') {
-        Some((user, _)) => format!("{user}:***"),
-        None => auth.to_string(),
-    };
-    hide_password_param(&format!("{scheme}://{auth}@{host}"))
-}
-
-fn hide_password_param(url: &str) -> String {
-    let Some((head, query)) = url.split_once('?') else {
-        return url.to_string();
-    };
-    let q: Vec<String> = query
-        .split('&')
-        .map(|kv| match kv.split_once('=') {
-            Some(("password", _)) => "password=***".to_string(),
-            _ => kv.to_string(),
-        })
-        .collect();
-    format!("{head}?{}", q.join("&"))
 }
 
 /// How a store is opened.

@@ -87,7 +87,7 @@ fn connect_within(
 ) -> Result<Client, Option<postgres::Error>> {
     let (tx, rx) = std::sync::mpsc::channel();
     // Every signal blocked, as on the store's reader thread (run.rs I4).
-    let spawned = crate::signal::spawn_blocked("hotlift-pg", move || {
+    let spawned = crate::own_thread::spawn_blocked("hotlift-pg", move || {
         let _ = tx.send(cfg.connect(NoTls));
     });
     if spawned.is_err() {

@@ -43,8 +43,9 @@ use crate::images::{ImageKind, ImageLog, ImageRecord};
 use crate::monitor::superblock::build::SbRecord;
 use crate::monitor::superblock::Trigger;
 use crate::monitor::{BlockTable, Tables};
-use crate::options::{RunOptions, StoreMode};
+use crate::options::RunOptions;
 use crate::profile::Symbols;
+use crate::profile::{StoreMode, StoreReport};
 
 /// The program's key, computed once (by the reader thread, or at exit).
 type KeyCell = OnceLock<Result<ProgramKey, String>>;
@@ -64,33 +65,6 @@ pub struct RunStore {
     reading: Arc<AtomicBool>,
     /// A forked child that must leave the store alone (I6).
     disabled: AtomicBool,
-}
-
-/// The `store` section of the profile.
-#[derive(Debug, serde::Serialize)]
-pub struct StoreReport {
-    /// The URL without its password.
-    pub url: String,
-    pub mode: StoreMode,
-    /// The program's identity (null when it could not be computed).
-    pub identity: Option<String>,
-    /// `loaded`, `nothing` (the store does not know this program),
-    /// `pending` (the reader had not finished when the guest ended),
-    /// `failed`, or `off` (the run does not read the store).
-    pub read: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_error: Option<String>,
-    /// The store's version for the program when read (0: nothing).
-    pub version: u64,
-    pub traces_read: u64,
-    pub traces_unreadable: u64,
-    /// Traces whose modules were all mapped in this run.
-    pub traces_resolved: u64,
-    /// Traces with a member that no longer matches (feed.rs I1).
-    pub traces_stale: u64,
-    pub requests: u64,
-    /// Superblocks built from stored traces.
-    pub superblocks_built: u64,
 }
 
 fn key_of(
@@ -182,7 +156,7 @@ impl RunStore {
             reading.store(false, Ordering::SeqCst);
         };
         // I4: born with every signal blocked.
-        if let Err(e) = crate::signal::spawn_blocked("hotlift-store", body) {
+        if let Err(e) = crate::own_thread::spawn_blocked("hotlift-store", body) {
             self.reading.store(false, Ordering::SeqCst);
             eprintln!("hotlift: store: cannot start the reader thread: {e}");
         }
@@ -323,7 +297,7 @@ impl ModuleCache {
             .or_insert_with(|| {
                 let identity = module_identity(r)?;
                 let symbols = if r.kind == ImageKind::Vdso {
-                    crate::syscall::guest_read_bytes(r.base, (r.end - r.base) as usize)
+                    crate::guest_mem::read_bytes(r.base, (r.end - r.base) as usize)
                         .map(|b| Symbols::from_elf(&b, r.bias))
                         .unwrap_or_default()
                 } else {

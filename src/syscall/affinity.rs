@@ -7,8 +7,9 @@
 //!     `sched_setaffinity`), with the kernel's length rules; other threads
 //!     pass through.
 
-use super::{guest_read_bytes, guest_write_bytes, syscall6, EFAULT, EINVAL};
+use super::{guest_write_bytes, syscall6, EFAULT, EINVAL};
 use crate::dispatch::Vm;
+use crate::guest_mem::read_bytes;
 
 /// The affinity mask as the kernel reports it: its byte length is the
 /// kernel's return value.
@@ -87,7 +88,7 @@ pub fn set(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if r == 0 && is_self(a[0]) {
         let mut affinity = vm.proc.affinity.lock().unwrap_or_else(|e| e.into_inner());
         let n = affinity.mask.len().min(a[1] as usize);
-        if let Some(bytes) = guest_read_bytes(a[2], n) {
+        if let Some(bytes) = read_bytes(a[2], n) {
             affinity.mask[..n].copy_from_slice(&bytes);
             affinity.mask[n..].fill(0);
         }

@@ -1,37 +1,14 @@
 //! Guest memory as syscall emulations read and write it: through
-//! `process_vm_readv`/`writev` on hotlift's own process, so a bad guest
-//! address fails with EFAULT instead of faulting in hotlift. Writes go
-//! only to the guest's own memory (reach.rs R1): a hostile pointer
-//! (a `sigaltstack`, a `set_tid_address`, an old-action pointer) aimed at
-//! hotlift's memory fails as unmapped memory would.
+//! `process_vm_readv`/`writev` on hotlift's own process
+//! (`guest_mem::copy`), so a bad guest address fails with EFAULT instead
+//! of faulting in hotlift. Writes go only to the guest's own memory
+//! (reach.rs R1): a hostile pointer (a `sigaltstack`, a
+//! `set_tid_address`, an old-action pointer) aimed at hotlift's memory
+//! fails as unmapped memory would.
 #![allow(unsafe_code)]
 
 use crate::dispatch::Vm;
-
-/// Copy `len` bytes between hotlift's `local` and guest `addr` with
-/// process_vm_readv/writev on ourselves: a bad guest address fails with
-/// EFAULT instead of faulting. True when all bytes were copied.
-fn guest_copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> bool {
-    let l = libc::iovec {
-        iov_base: local as *mut libc::c_void,
-        iov_len: len,
-    };
-    let r = libc::iovec {
-        iov_base: addr as *mut libc::c_void,
-        iov_len: len,
-    };
-    let pid = std::process::id() as libc::pid_t;
-    // SAFETY: `local` is valid for `len` bytes (callers pass their own
-    // buffers); the kernel checks the guest side.
-    let n = unsafe {
-        if to_guest {
-            libc::process_vm_writev(pid, &l, 1, &r, 1, 0)
-        } else {
-            libc::process_vm_readv(pid, &l, 1, &r, 1, 0)
-        }
-    };
-    n == len as isize
-}
+use crate::guest_mem::{copy, read_bytes};
 
 /// Store `v` at guest `addr`; false if any of it is not writable guest
 /// memory.
@@ -47,13 +24,7 @@ pub(super) fn guest_write<T: Copy>(vm: &Vm, addr: u64, v: &T) -> bool {
 /// the translation lock).
 pub(crate) fn guest_write_bytes(vm: &Vm, addr: u64, bytes: &[u8]) -> bool {
     super::reach::bytes(vm, addr, bytes.len() as u64).is_none()
-        && guest_copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
-}
-
-/// Read `len` bytes of guest memory at `addr`, if all readable.
-pub(crate) fn guest_read_bytes(addr: u64, len: usize) -> Option<Vec<u8>> {
-    let mut v = vec![0u8; len];
-    guest_copy(addr, v.as_mut_ptr(), len, false).then_some(v)
+        && copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
 }
 
 /// The guest C string at `addr` (at most `max` bytes before its NUL), if
@@ -63,7 +34,7 @@ pub(crate) fn guest_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {
     let mut at = addr;
     while out.len() < max {
         let chunk = (4096 - (at % 4096)) as usize;
-        let bytes = guest_read_bytes(at, chunk)?;
+        let bytes = read_bytes(at, chunk)?;
         if let Some(n) = bytes.iter().position(|&b| b == 0) {
             out.extend_from_slice(&bytes[..n]);
             return (out.len() <= max).then_some(out);
@@ -81,7 +52,7 @@ pub(crate) fn guest_words_until_zero(addr: u64, max: usize) -> Option<Vec<u64>> 
     let mut at = addr;
     loop {
         let chunk = (4096 - (at % 4096)) as usize;
-        let bytes = guest_read_bytes(at, chunk.max(8))?;
+        let bytes = read_bytes(at, chunk.max(8))?;
         for w in bytes.chunks_exact(8) {
             let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
             if v == 0 {
@@ -98,7 +69,7 @@ pub(crate) fn guest_words_until_zero(addr: u64, max: usize) -> Option<Vec<u64>> 
 
 pub(super) fn guest_read<T: Copy + Default>(addr: u64) -> Option<T> {
     let mut v = T::default();
-    guest_copy(
+    copy(
         addr,
         &mut v as *mut T as *mut u8,
         std::mem::size_of::<T>(),

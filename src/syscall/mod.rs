@@ -29,9 +29,9 @@ mod raw;
 mod reach;
 pub mod selfview;
 mod signals;
-pub mod strace;
 
 use crate::dispatch::{Vm, VmError};
+use crate::strace;
 use crate::types::GuestAddr;
 
 pub use crate::signal::state::{SignalState, ThreadSignals};
@@ -39,9 +39,7 @@ pub use affinity::Affinity;
 pub use mem::{hold_guest_area, mmap_ceiling};
 pub use raw::syscall6;
 
-pub(crate) use guest_io::{
-    guest_cstr, guest_read_bytes, guest_words_until_zero, guest_write_bytes,
-};
+pub(crate) use guest_io::{guest_cstr, guest_words_until_zero, guest_write_bytes};
 use guest_io::{guest_read, guest_write};
 use plan::{plan, Plan};
 pub(crate) use signals::release_own_pending;
@@ -163,7 +161,7 @@ fn clone3_as_clone(args: u64, size: u64) -> Result<[u64; 6], i64> {
     if !(VER0..=4096).contains(&size) {
         return Err(EINVAL);
     }
-    let bytes = guest_read_bytes(args, size as usize).ok_or(EFAULT)?;
+    let bytes = crate::guest_mem::read_bytes(args, size as usize).ok_or(EFAULT)?;
     let word = |i: usize| u64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
     let flags = word(0);
     let (child_tid, parent_tid, exit_signal) = (word(2), word(3), word(4));

@@ -27,8 +27,9 @@
 //! Other `/proc/self` files (`mem` read-only, `pagemap`, `status`) still
 //! show hotlift's process (README, threat model).
 
-use super::{guest_read_bytes, guest_write_bytes, syscall6, EFAULT};
+use super::{guest_write_bytes, syscall6, EFAULT};
 use crate::dispatch::Vm;
+use crate::guest_mem::read_bytes;
 
 const PATH_MAX: usize = 4096;
 
@@ -65,7 +66,7 @@ pub fn names_self_exe(path: &[u8]) -> bool {
 /// before.
 pub fn adopt_guest_view(sp: u64) -> Result<(), String> {
     let word = |a: u64| -> Result<u64, String> {
-        guest_read_bytes(a, 8)
+        read_bytes(a, 8)
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
             .ok_or_else(|| format!("guest stack unreadable at {a:#x}"))
     };

@@ -34,8 +34,8 @@ use iced_x86::{Code, Instruction, MemoryOperand, Register};
 use super::asm::{gs_mem, mem};
 use super::{Asm, BlockEmitter, EmitError, Emitted, Rel32};
 use crate::contract::TAG_PATH;
+use crate::ir::probe::{Check, ExitStep, Step};
 use crate::ir::IrBlock;
-use crate::paths::plan::{Check, ExitStep, Step};
 use crate::runtime::off;
 use crate::types::GuestAddr;
 

@@ -29,7 +29,7 @@ pub fn emit_entry_stub(s: &EntrySpec, host_base: u64) -> Result<(Piece, usize), 
         Instruction::with2(
             Code::Cmp_rm64_imm32,
             gs64(off::PATH_LEFT),
-            crate::paths::FRAMES as i32,
+            crate::contract::PATH_FRAMES as i32,
         ),
     )?;
     l.jcc(&mut a, CC_E, done);
@@ -75,7 +75,7 @@ pub fn emit_resume_stub(s: &ResumeSpec, host_base: u64) -> Result<(Piece, usize)
         Instruction::with2(
             Code::Cmp_rm64_imm32,
             gs64(off::PATH_LEFT),
-            crate::paths::FRAMES as i32,
+            crate::contract::PATH_FRAMES as i32,
         ),
     )?;
     l.jcc(&mut a, CC_E, plain);

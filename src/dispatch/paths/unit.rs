@@ -16,9 +16,9 @@ use crate::backend::paths::{
     ResumeSpec, REC_LOST, REC_TERM,
 };
 use crate::backend::{emit_block, EmitEnv};
+use crate::ir::probe::{Check, ExitStep, Step};
 use crate::ir::IrBlock;
 use crate::paths::cfg::NodeKind;
-use crate::paths::plan::{Check, ExitStep, Step};
 use crate::paths::Method;
 use crate::types::HostAddr;
 

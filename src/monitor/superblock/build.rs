@@ -39,8 +39,17 @@ pub struct BuildConfig {
     pub max_block_insns: usize,
     /// `--count-check` (backend::SbEmitEnv::count_check).
     pub count_check: bool,
-    /// Write each superblock's dump here as it is built.
-    pub dump_dir: Option<std::path::PathBuf>,
+    /// `--dump-superblocks`: write each superblock's dump as it is built.
+    pub dump: Option<SbDump>,
+}
+
+/// Where superblock dumps go and how they are written: the profile's text
+/// dump (`profile::dump::render_record`), passed in by the dispatcher, since
+/// the profile is a layer above the monitor.
+#[derive(Debug, Clone)]
+pub struct SbDump {
+    pub dir: std::path::PathBuf,
+    pub render: fn(&SbRecord) -> String,
 }
 
 /// A built superblock, for the profile and `hotlift dump`.
@@ -144,7 +153,20 @@ pub struct Builder {
     /// What review.rs needs to take published superblocks back.
     pub(super) review: super::review::Review,
     /// Stored traces to ask for as their blocks appear (store/feed.rs).
-    prebuild: Option<crate::store::feed::Prebuild>,
+    prebuild: Option<Box<dyn Prebuilder>>,
+}
+
+/// Superblocks asked for from outside the monitor's counting, with their
+/// paths, as their blocks appear: the profile store's pre-building
+/// (store/feed.rs `Prebuild`, a layer above the monitor). The builder
+/// polls it before it takes the tables' requests.
+pub trait Prebuilder: Send + std::fmt::Debug {
+    /// Anything to do in code-cache generation `gen`? (Cheap: called after
+    /// every drain round.)
+    fn has_work(&self, gen: u64) -> bool;
+    /// Add the requests whose blocks all exist now (in generation `gen`);
+    /// `by_guest` maps guest addresses to their latest block ids.
+    fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>);
 }
 
 /// Selection's view: the tables' counts, the block table, the builder's
@@ -199,7 +221,7 @@ impl Builder {
     }
 
     /// Also build the stored traces `p` finds (store/feed.rs).
-    pub fn with_prebuild(mut self, p: Option<crate::store::feed::Prebuild>) -> Builder {
+    pub fn with_prebuild(mut self, p: Option<Box<dyn Prebuilder>>) -> Builder {
         self.prebuild = p;
         self
     }
@@ -270,7 +292,7 @@ impl Builder {
 
     /// Lift block `id` again, exactly as the dispatcher did.
     fn lift(&self, m: &BlockMeta) -> Option<crate::ir::IrBlock> {
-        let bytes = crate::syscall::guest_read_bytes(m.guest, m.guest_len as usize)?;
+        let bytes = crate::guest_mem::read_bytes(m.guest, m.guest_len as usize)?;
         let ir = lift_block(&bytes, GuestAddr(m.guest), self.cfg.max_block_insns).ok()?;
         let same_exit = matches!(
             (&ir.term, m.exit),
@@ -415,7 +437,7 @@ impl Builder {
             plan.parents(),
             &insns,
             exits,
-            plan.pass_ops(),
+            super::pass_ops(&plan),
             unit_base,
         );
         acc.loops_counted = plan.count_loops;
@@ -479,7 +501,7 @@ impl Builder {
                         addr: meta.guest,
                         size: meta.guest_len,
                         instructions: meta.insns,
-                        code: crate::syscall::guest_read_bytes(meta.guest, meta.guest_len as usize)
+                        code: crate::guest_mem::read_bytes(meta.guest, meta.guest_len as usize)
                             .map(hex::encode)
                             .unwrap_or_default(),
                     }
@@ -495,10 +517,9 @@ impl Builder {
             guest_instructions: plan.guest_insns(),
             retired_after_entries: None,
         };
-        if let Some(dir) = &self.cfg.dump_dir {
-            let entry = crate::profile::SuperblockEntry::unrun(rec.clone());
-            let text = crate::profile::dump::render_text(&entry);
-            let _ = std::fs::write(dir.join(format!("superblock-{id}.txt")), text);
+        if let Some(dump) = &self.cfg.dump {
+            let text = (dump.render)(&rec);
+            let _ = std::fs::write(dump.dir.join(format!("superblock-{id}.txt")), text);
         }
         self.records.push(rec);
     }

@@ -74,24 +74,6 @@ pub struct Config {
     pub budget_us: u32,
 }
 
-impl Config {
-    /// The Pisat configuration `opts` asks for, or None (counting).
-    pub fn from_options(opts: &crate::options::RunOptions) -> Option<Config> {
-        (opts.selector == crate::options::Selector::Pisat).then_some(Config {
-            window: opts.pisat_window,
-            interval: opts.pisat_interval,
-            sequences: opts.pisat_sequences,
-            support: Support {
-                support1: opts.pisat_support1,
-                support2: opts.pisat_support2,
-            },
-            max_nodes: opts.pisat_nodes,
-            max_depth: opts.sb_max_blocks,
-            budget_us: opts.pisat_budget_us,
-        })
-    }
-}
-
 /// What mining cost and found (the profile's `pisat` section).
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct PisatStats {

@@ -1,4 +1,7 @@
 //! strace-like rendering of guest syscalls, for `--strace` style tracing.
+//! A leaf (it uses nothing else of the crate): the syscall layer logs
+//! with it, `compare`'s ptrace tracer renders with it, and the profile
+//! names syscalls and signals with its tables.
 //!
 //! `format_call` renders a call before it runs (`openat(AT_FDCWD,
 //! "/etc/passwd", O_RDONLY|O_CLOEXEC)`) and `format_return` renders its result

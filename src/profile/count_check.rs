@@ -1,6 +1,6 @@
 //! `--count-check`: the monitor's block counts against the inline
 //! counters of the same run, recorded in the profile where they differ
-//! (profiling.rs builds it at the end).
+//! (dispatch/profiling.rs builds it at the end).
 
 use crate::monitor::Tables;
 
@@ -18,7 +18,7 @@ pub struct CountCheck {
 }
 
 impl CountCheck {
-    pub(super) fn of(t: &Tables, per_thread: &[Vec<u64>]) -> CountCheck {
+    pub fn of(t: &Tables, per_thread: &[Vec<u64>]) -> CountCheck {
         let n = per_thread.first().map_or(0, |v| v.len());
         let mut c = CountCheck {
             blocks_compared: n as u64,

@@ -1,0 +1,28 @@
+//! hotlift's own threads (the monitor, the profile store's reader and
+//! writer): started with every signal blocked, since signals sent to the
+//! process belong to the guest threads.
+//!
+//! A leaf: it uses nothing of the crate, so every layer can start one.
+#![allow(unsafe_code)]
+
+/// Start one of hotlift's own threads (the monitor, the store's) born
+/// with every signal blocked: signals sent to the process belong to the
+/// guest threads, and the kernel must never pick this one, not even in its
+/// first instructions. A new thread inherits its creator's mask, which is
+/// put back right after.
+pub fn spawn_blocked<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    // SAFETY: changes the calling thread's mask and puts it back.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+    }
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(f);
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    spawned
+}
