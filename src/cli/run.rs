@@ -130,7 +130,7 @@ fn launch(
     // A `#!` script runs its interpreter, as the kernel would run it; what
     // the kernel would refuse to execute (no execute permission, not a
     // regular file) is refused, with the shell's status 126.
-    let launch = match script::follow(path, argv, &script::check_executable) {
+    let mut launch = match script::follow(path, argv, &script::check_executable) {
         Ok(mut l) => {
             if let Some(s) = state.as_ref().filter(|s| !s.execfn.is_empty()) {
                 l.execfn = s.execfn.clone();
@@ -188,7 +188,10 @@ fn launch(
         ignored,
     ) {
         Ok(mut vm) => {
+            // The files are loaded: their descriptors would count against
+            // the guest's RLIMIT_NOFILE (limits.rs I1).
             drop(interp);
+            launch.bytes = loader::script::FileBytes::Empty;
             if let Some(s) = state {
                 if let Some(l) = s.limits {
                     // The image before lifted the soft limits for its own
