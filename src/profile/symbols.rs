@@ -109,8 +109,17 @@ impl Symbols {
     /// whole-file parse and string-table lookups took 2 ms of libc's
     /// debug file, every process's profile paying them.
     pub fn from_elf(bytes: &[u8], base: u64) -> Symbols {
+        Symbols::from_elfs(&[bytes], base)
+    }
+
+    /// The symbols of ELF files `files`, all relocated by `base`, as one
+    /// table: a stripped file (its PLT stubs' names) and its separate
+    /// debug file (its functions; the debug file's PLT holds no bytes).
+    pub fn from_elfs(files: &[&[u8]], base: u64) -> Symbols {
         let mut r = Reader::default();
-        r.read_elf(bytes, base);
+        for bytes in files {
+            r.read_elf(bytes, base);
+        }
         r.finish(base)
     }
 
@@ -132,9 +141,10 @@ impl Symbols {
         self.functions().map(named).collect()
     }
 
-    /// No function symbol at all (a stripped file).
+    /// No function symbol of the file's own: a stripped file, named at
+    /// most its PLT stubs (`qsort@plt`, from its relocations).
     pub fn is_empty(&self) -> bool {
-        self.funcs.is_empty()
+        self.funcs.iter().all(|f| self.name_of(f).ends_with("@plt"))
     }
 
     /// The function containing `addr`: its start address and name.

@@ -192,7 +192,9 @@ impl Image {
                 if id.is_some() && build_id_of(&delf, &dbytes) != id {
                     continue;
                 }
-                let syms = Symbols::from_elf(&dbytes, bias);
+                // The file's PLT stubs' names with the debug file's
+                // functions.
+                let syms = Symbols::from_elfs(&[&bytes, &dbytes], bias);
                 if !syms.is_empty() {
                     img.symbols = syms;
                     img.symbols_from = Some(cand);
