@@ -348,6 +348,19 @@ impl Images {
         }
     }
 
+    /// The code at `addr` as every output names it: the name of the
+    /// function holding it ([`Images::function_name`]), with `+0xOFFSET`
+    /// past the function's entry (`msort_with_tmp.part.0+0x22c`,
+    /// `prog+0x1189+0x10` in an unnamed one).
+    pub fn code_name(&self, addr: u64, fallback: Option<&str>) -> String {
+        let (entry, f) = self.function_name(addr, fallback);
+        if entry >= addr {
+            f
+        } else {
+            format!("{f}+{:#x}", addr - entry)
+        }
+    }
+
     /// The function containing `addr`: its entry and a display name
     /// (`name`, or `module+0x1000` when no symbol covers it: [`Images::place`]
     /// of its entry; `fallback` is the profile's own symbol for the address,
