@@ -12,6 +12,8 @@ mod guest;
 
 #[path = "export/coverage.rs"]
 mod coverage;
+#[path = "export/names.rs"]
+mod names;
 #[path = "export/perf.rs"]
 mod perf;
 

@@ -35,9 +35,12 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
             readable.end()
         );
     }
-    // Each block's symbol and module+offset (stripped code has only the
-    // latter; it survives ASLR, an address does not), and its source line
-    // where its module has line tables.
+    // Each block's name as every output gives it (Images::code_name: its
+    // function's name and the offset into it; the profile's symbol when
+    // the modules cannot be opened) and its module+offset (it survives
+    // ASLR, an address does not), one of them where they are the same
+    // (unnamed code), and its source line where its module has line
+    // tables.
     let images = crate::profile::read::read_bytes(&text, &path.display().to_string())
         .ok()
         .map(|doc| crate::profile::export::images::Images::open(&doc));
@@ -54,7 +57,12 @@ pub fn read_superblocks(path: &Path) -> Result<Vec<SuperblockEntry>> {
             (Some(m), Some(o)) => Some(format!("{m}+{o:#x}")),
             _ => None,
         };
-        let symbol = b["symbol"].as_str().map(crate::profile::names::display);
+        let stored = b["symbol"].as_str();
+        let symbol = match &images {
+            Some(images) => Some(images.code_name(a, stored)),
+            None => stored.map(|s| crate::profile::names::display(s).into_owned()),
+        };
+        let symbol = symbol.filter(|s| place.as_ref() != Some(s) && !s.starts_with("0x"));
         let at = line(b["module"].as_str(), a).unwrap_or_default();
         let name = match (symbol, place) {
             (Some(s), Some(p)) => format!("{s}, {p}{at}"),

@@ -97,16 +97,19 @@ fn run(args: &ReportArgs) -> anyhow::Result<()> {
             window::seconds(to)
         );
     }
-    let doc = read::read_file(&args.profile)?;
-    let Some(sec) = &doc.time_tree else {
+    let mut doc = read::read_file(&args.profile)?;
+    let images = crate::profile::export::images::Images::open(&doc);
+    let Some(sec) = doc.time_tree.as_mut() else {
         bail!(
             "{}: the profile has no time_tree (it was taken with --no-sampling or --count-inline, or by an older hotlift)",
             args.profile.display()
         );
     };
+    // Frames named as every other output names functions.
+    sec.functions = window::frame_names(sec, &doc.call_tree, &images);
+    let sec = &*sec;
     let mut rep = window::report(sec, from, to);
     if args.format != ReportFormat::Folded {
-        let images = crate::profile::export::images::Images::open(&doc);
         rep.locate(sec, &doc.call_tree, &images, args.top);
     }
     let out = match args.format {

@@ -8,9 +8,10 @@
 //!     offset) of both ends (block-to-block `edges`, `call_edges`,
 //!     `indirect_edges`; a profile without `edges` contributes its branch
 //!     and fall-through counts). An address in no module keeps its address.
-//! I3: functions are named as the exports name them (export/images.rs:
-//!     the ELF symbol tables or debug files, else the run's call targets);
-//!     an unnamed function is `module+0xOFFSET` of its entry.
+//! I3: functions, and the blocks in them, are named as the exports name
+//!     them (export/images.rs: the ELF symbol tables or debug files, else
+//!     the run's call targets); an unnamed function is `module+0xOFFSET`
+//!     of its entry.
 //! I4: `exceeds(pct)` is true when the change in total instructions, or in
 //!     any one function's instructions, or in the total number of
 //!     syscalls, is more than `pct` percent of A's total for that measure.
@@ -109,8 +110,7 @@ fn changes<K: Ord + Clone>(a: &BTreeMap<K, u64>, b: &BTreeMap<K, u64>) -> Vec<Ch
     v
 }
 
-fn functions(doc: &ProfileDoc) -> BTreeMap<String, u64> {
-    let images = Images::open(doc);
+fn functions(doc: &ProfileDoc, images: &Images) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     for b in &doc.blocks {
         let (entry, name) = images.function_name(b.addr, b.symbol.as_deref());
@@ -134,6 +134,41 @@ fn blocks(doc: &ProfileDoc) -> BTreeMap<(Loc, Option<String>), u64> {
                 offset: b.offset,
             };
             ((l, b.symbol.clone()), b.count)
+        })
+        .collect()
+}
+
+/// The changed blocks (matched by place and the profile's symbol) with
+/// the names every output gives them (export/images.rs `code_name`: the
+/// function's name, demangled, and the offset into it), from the profile
+/// that has the block; None for code outside every module.
+fn named_blocks(
+    changed: Vec<Change<(Loc, Option<String>)>>,
+    docs: [(&ProfileDoc, &Images); 2],
+) -> Vec<Change<(Loc, Option<String>)>> {
+    let index: Vec<std::collections::HashMap<(&str, u64), u64>> = docs
+        .iter()
+        .map(|(d, _)| {
+            d.blocks
+                .iter()
+                .map(|b| ((&*b.module, b.offset), b.addr))
+                .collect()
+        })
+        .collect();
+    changed
+        .into_iter()
+        .map(|c| {
+            let ((l, sym), a, b) = (c.key, c.a, c.b);
+            let name = docs.iter().zip(&index).find_map(|((_, images), index)| {
+                let addr = index.get(&(l.module.as_str(), l.offset))?;
+                Some(images.code_name(*addr, sym.as_deref()))
+            });
+            let name = name.or(sym).filter(|n| !n.starts_with("0x"));
+            Change {
+                key: (l, name),
+                a,
+                b,
+            }
         })
         .collect()
 }
@@ -196,6 +231,7 @@ impl ProfileDiff {
             });
         }
         let syscall_total = |d: &ProfileDoc| d.syscalls.iter().map(|s| s.count).sum::<u64>();
+        let images = (Images::open(a), Images::open(b));
         Ok(ProfileDiff {
             binary: a.binary.path.clone(),
             total: Change {
@@ -203,8 +239,11 @@ impl ProfileDiff {
                 a: a.totals.guest_instructions,
                 b: b.totals.guest_instructions,
             },
-            functions: changes(&functions(a), &functions(b)),
-            blocks: changes(&blocks(a), &blocks(b)),
+            functions: changes(&functions(a, &images.0), &functions(b, &images.1)),
+            blocks: named_blocks(
+                changes(&blocks(a), &blocks(b)),
+                [(a, &images.0), (b, &images.1)],
+            ),
             edges: changes(&edges(a), &edges(b)),
             syscalls: changes(&syscalls(a), &syscalls(b)),
             syscall_total: Change {
@@ -296,7 +335,7 @@ impl ProfileDiff {
             top,
             0,
             |(l, sym)| match sym {
-                Some(sym) => format!("{l} {}", super::names::display(sym)),
+                Some(name) => format!("{l} {name}"),
                 None => l.to_string(),
             },
         );

@@ -7,7 +7,9 @@
 //!     module table and symbols as `call_tree`: a stack type's `frames`
 //!     index `functions`, outermost first; the first is always
 //!     [`ROOT_FRAME`] (the code before any call), the last the function
-//!     the thread was in.
+//!     the thread was in. `report` names the frames again from the
+//!     modules' files, as every other output does (window.rs
+//!     `frame_names`); `functions` are what the run's symbols said.
 //! I2: a stack deeper than [`MAX_FRAMES`] keeps the root frame, then
 //!     [`ELIDED_FRAME`], then its innermost `MAX_FRAMES - 2` frames, so
 //!     the section grows with the number of stack types, not with the

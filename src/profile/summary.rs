@@ -290,12 +290,7 @@ fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
     top.sort_by_key(|b| std::cmp::Reverse(b.count * u64::from(b.instructions)));
     s.push_str("top blocks by instructions executed:\n");
     for b in top.iter().take(TOP_BLOCKS) {
-        let (entry, f) = images.function_name(b.addr, b.symbol.as_deref());
-        let name = if entry >= b.addr {
-            f
-        } else {
-            format!("{f}+{:#x}", b.addr - entry)
-        };
+        let name = images.code_name(b.addr, b.symbol.as_deref());
         let n = b.count * u64::from(b.instructions);
         let image = images.by_name(&b.module);
         // Its source line, where the module has line tables (lines.rs).

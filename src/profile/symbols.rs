@@ -3,7 +3,13 @@
 //! debug file (`/usr/lib/debug/.build-id/xx/yyyy.debug`) when one is
 //! installed (Debian's `-dbg`/`-dbgsym` packages), which names the local
 //! functions a stripped library leaves out. PLT entries are named after
-//! the function they jump to (`printf@plt`), as objdump names them.
+//! the function they jump to (`printf@plt`), as objdump names them, by the
+//! GOT slot each stub's jump reads ([`plt_names`]); an `IRELATIVE` slot's
+//! stub after the ifunc whose resolver it calls (`strlen@plt`), also in a
+//! static program, whose `.plt` holds only such stubs and which has no
+//! `.dynsym` (objdump leaves those stubs unnamed). The section reader and
+//! goblin's whole parse name the slots with one helper
+//! ([`slot_names`]).
 
 use goblin::elf::reloc::{R_X86_64_GLOB_DAT, R_X86_64_IRELATIVE};
 use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC};
@@ -103,8 +109,17 @@ impl Symbols {
     /// whole-file parse and string-table lookups took 2 ms of libc's
     /// debug file, every process's profile paying them.
     pub fn from_elf(bytes: &[u8], base: u64) -> Symbols {
+        Symbols::from_elfs(&[bytes], base)
+    }
+
+    /// The symbols of ELF files `files`, all relocated by `base`, as one
+    /// table: a stripped file (its PLT stubs' names) and its separate
+    /// debug file (its functions; the debug file's PLT holds no bytes).
+    pub fn from_elfs(files: &[&[u8]], base: u64) -> Symbols {
         let mut r = Reader::default();
-        r.read_elf(bytes, base);
+        for bytes in files {
+            r.read_elf(bytes, base);
+        }
         r.finish(base)
     }
 
@@ -126,9 +141,10 @@ impl Symbols {
         self.functions().map(named).collect()
     }
 
-    /// No function symbol at all (a stripped file).
+    /// No function symbol of the file's own: a stripped file, named at
+    /// most its PLT stubs (`qsort@plt`, from its relocations).
     pub fn is_empty(&self) -> bool {
-        self.funcs.is_empty()
+        self.funcs.iter().all(|f| self.name_of(f).ends_with("@plt"))
     }
 
     /// The function containing `addr`: its start address and name.
@@ -281,7 +297,9 @@ fn name_at(tab: &[u8], at: usize) -> Option<&str> {
 /// reads it, [`goblin_functions`]).
 fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
     use goblin::container::{Container, Ctx, Endian};
-    use goblin::elf::section_header::{SectionHeader, SHT_DYNSYM, SHT_SYMTAB};
+    use goblin::elf::section_header::{
+        SectionHeader, SHT_DYNSYM, SHT_PROGBITS, SHT_RELA, SHT_SYMTAB,
+    };
     use goblin::elf::sym::Symtab;
     let h = Elf::parse_header(bytes).ok()?;
     let ctx = Ctx::new(Container::Big, Endian::Little);
@@ -339,46 +357,41 @@ fn section_functions(r: &mut Reader, bytes: &[u8], base: u64) -> Option<()> {
             dynamic = Some((syms, strs));
         }
     }
-    if let Some((syms, strs)) = dynamic {
-        let shstrs = shdrs.get(usize::from(h.e_shstrndx)).and_then(section);
-        let named = |name: &str| {
-            shdrs
-                .iter()
-                .find(|sh| shstrs.and_then(|t| name_at(t, sh.sh_name)) == Some(name))
-        };
-        let reloc_section = |name: &str| {
-            named(name).and_then(|sh| {
-                goblin::elf::RelocSection::parse(
-                    bytes,
-                    sh.sh_offset as usize,
-                    sh.sh_size as usize,
-                    true,
-                    ctx,
-                )
-                .ok()
-            })
-        };
-        // `.plt.got`'s stubs jump through `GLOB_DAT` slots.
-        let (plt, dyn_) = (reloc_section(".rela.plt"), reloc_section(".rela.dyn"));
-        let got = dyn_
-            .iter()
-            .flat_map(|g| g.iter())
-            .filter(|r| r.r_type == R_X86_64_GLOB_DAT);
-        let targets = plt.iter().flat_map(|p| p.iter()).chain(got).map(|r| {
-            let name = if r.r_type == R_X86_64_IRELATIVE {
-                r.r_addend
-                    .and_then(|a| ifuncs.get(&(a as u64)))
-                    .map(|i| i.1)
-            } else {
-                syms.get(r.r_sym).and_then(|sym| name_at(strs, sym.st_name))
-            };
-            (r.r_offset, name)
-        });
-        let stubs = [named(".plt.sec"), named(".plt"), named(".plt.got")]
-            .map(|sh| sh.map(|sh| (sh, section(sh))));
-        for (at, size, name) in plt_names(stubs, targets, base) {
-            r.push(at, size, &name);
-        }
+    // PLT stubs, also in a static program (no `.dynsym`: its `.plt` holds
+    // the stubs of its IRELATIVE slots).
+    let shstrs = shdrs.get(usize::from(h.e_shstrndx)).and_then(section);
+    let named = |name: &str, kind: u32| {
+        shdrs.iter().find(|sh| {
+            sh.sh_type == kind && shstrs.and_then(|t| name_at(t, sh.sh_name)) == Some(name)
+        })
+    };
+    let relocs = |name: &str| {
+        named(name, SHT_RELA).and_then(|sh| {
+            goblin::elf::RelocSection::parse(
+                bytes,
+                sh.sh_offset as usize,
+                sh.sh_size as usize,
+                true,
+                ctx,
+            )
+            .ok()
+        })
+    };
+    let (plt, dyn_) = (relocs(".rela.plt"), relocs(".rela.dyn"));
+    let symbol = |i: usize| {
+        let (syms, strs) = dynamic.as_ref()?;
+        name_at(strs, syms.get(i)?.st_name)
+    };
+    let stubs = [".plt.sec", ".plt", ".plt.got"]
+        .map(|n| named(n, SHT_PROGBITS).map(|sh| (sh, section(sh))));
+    let slots = slot_names(
+        plt.iter().flat_map(|p| p.iter()),
+        dyn_.iter().flat_map(|d| d.iter()),
+        &ifuncs,
+        symbol,
+    );
+    for (at, size, name) in plt_names(stubs, &slots, base) {
+        r.push(at, size, &name);
     }
     Some(())
 }
@@ -398,9 +411,10 @@ fn goblin_functions(bytes: &[u8], base: u64) -> Vec<(u64, u64, String)> {
         }
     }
     let section = |name: &str| {
-        elf.section_headers
-            .iter()
-            .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(name))
+        elf.section_headers.iter().find(|sh| {
+            sh.sh_type == goblin::elf::section_header::SHT_PROGBITS
+                && elf.shdr_strtab.get_at(sh.sh_name) == Some(name)
+        })
     };
     let mut ifuncs: HashMap<u64, (u8, &str)> = HashMap::new();
     for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
@@ -410,29 +424,34 @@ fn goblin_functions(bytes: &[u8], base: u64) -> Vec<(u64, u64, String)> {
             }
         }
     }
-    let got = elf
-        .dynrelas
+    // The dynamic section's relocations; a static program has none, and
+    // its `.rela.plt` section holds the IRELATIVE slots of its stubs.
+    let rela_plt = elf
+        .shdr_relocs
         .iter()
-        .filter(|r| r.r_type == R_X86_64_GLOB_DAT);
-    let targets = elf.pltrelocs.iter().chain(got).map(|rel| {
-        let name = if rel.r_type == R_X86_64_IRELATIVE {
-            rel.r_addend
-                .and_then(|a| ifuncs.get(&(a as u64)))
-                .map(|i| i.1)
-        } else {
+        .filter(|_| elf.dynamic.is_none())
+        .find(|(i, _)| {
+            let sh = elf.section_headers.get(*i);
+            sh.and_then(|sh| elf.shdr_strtab.get_at(sh.sh_name)) == Some(".rela.plt")
+        })
+        .map(|(_, r)| r);
+    let slots = slot_names(
+        elf.pltrelocs.iter().chain(rela_plt.into_iter().flatten()),
+        elf.dynrelas.iter(),
+        &ifuncs,
+        |i| {
             elf.dynsyms
-                .get(rel.r_sym)
+                .get(i)
                 .and_then(|sym| elf.dynstrtab.get_at(sym.st_name))
-        };
-        (rel.r_offset, name)
-    });
+        },
+    );
     let contents = |sh: &goblin::elf::SectionHeader| {
         let start = usize::try_from(sh.sh_offset).ok()?;
         bytes.get(start..start.checked_add(usize::try_from(sh.sh_size).ok()?)?)
     };
     let stubs = [section(".plt.sec"), section(".plt"), section(".plt.got")]
         .map(|sh| sh.map(|sh| (sh, contents(sh))));
-    funcs.extend(plt_names(stubs, targets, base));
+    funcs.extend(plt_names(stubs, &slots, base));
     funcs
 }
 
@@ -466,40 +485,74 @@ fn keep_ifunc<'a>(ifuncs: &mut HashMap<u64, (u8, &'a str)>, value: u64, bind: u8
 /// there).
 type Stubs<'b> = (&'b goblin::elf::SectionHeader, Option<&'b [u8]>);
 
+/// The function each GOT slot a PLT stub may jump through is for, as
+/// both readers find it: the relocations of `.rela.plt` (`JUMP_SLOT`s;
+/// `IRELATIVE`s, a static program's only ones) and the `GLOB_DAT`s of
+/// `.rela.dyn` (`.plt.got`'s slots). A `JUMP_SLOT`'s or `GLOB_DAT`'s
+/// function is its symbol in the dynamic symbol table (`symbol`, by
+/// index), an `IRELATIVE`'s the ifunc whose value is the resolver its
+/// addend names (`ifuncs`, [`keep_ifunc`]: `strchrnul`). Unnamed slots
+/// are left out.
+fn slot_names<'a>(
+    plt: impl Iterator<Item = goblin::elf::Reloc>,
+    dynamic: impl Iterator<Item = goblin::elf::Reloc>,
+    ifuncs: &HashMap<u64, (u8, &'a str)>,
+    symbol: impl Fn(usize) -> Option<&'a str>,
+) -> HashMap<u64, &'a str> {
+    let got = dynamic.filter(|r| r.r_type == R_X86_64_GLOB_DAT);
+    plt.chain(got)
+        .filter_map(|r| {
+            let name = if r.r_type == R_X86_64_IRELATIVE {
+                r.r_addend
+                    .and_then(|a| ifuncs.get(&(a as u64)))
+                    .map(|i| i.1)
+            } else {
+                symbol(r.r_sym)
+            };
+            Some((r.r_offset, name.filter(|n| !n.is_empty())?))
+        })
+        .collect()
+}
+
 /// `name@plt` for each PLT stub: the stub's `jmp *slot(%rip)` names the
-/// GOT slot it jumps through, and the relocation of that slot (`targets`:
-/// its offset and the function it names, None when unnamed) the function:
-/// a `JUMP_SLOT`'s or `GLOB_DAT`'s symbol, an `IRELATIVE`'s ifunc (the
-/// symbol whose value is the resolver its addend names: `strchrnul@plt`).
-/// `stubs` are `.plt.sec` (IBT: a 16-byte stub per entry), `.plt` (16-byte
-/// stubs, after a header in a dynamically linked file, whose jump reads a
-/// slot no relocation names; counted only without a `.plt.sec`) and
-/// `.plt.got` (stubs of its entry size), each with its bytes. The order
-/// of the relocations is not the stubs' (libc lists its `IRELATIVE`s
-/// last; its stubs are in GOT order).
-fn plt_names<'a>(
+/// GOT slot it jumps through, and `by_slot` ([`slot_names`]) the function
+/// that slot is for. `stubs` are `.plt.sec` (IBT: a 16-byte stub per
+/// entry), `.plt` (16-byte stubs, after a header in a dynamically linked
+/// file, whose jump reads a slot no relocation names; 8-byte `jmp; xchg`
+/// stubs in a static program, whose `.plt` gives no entry size; counted
+/// only without a `.plt.sec`) and `.plt.got` (stubs of its entry size),
+/// each with its bytes. The order of the relocations is not the stubs'
+/// (libc lists its `IRELATIVE`s last; its stubs are in GOT order).
+fn plt_names(
     stubs: [Option<Stubs<'_>>; 3],
-    targets: impl Iterator<Item = (u64, Option<&'a str>)>,
+    by_slot: &HashMap<u64, &str>,
     base: u64,
 ) -> Vec<(u64, u64, String)> {
+    const JMP_RIP: [u8; 2] = [0xff, 0x25];
     let [sec, plt, got] = stubs;
-    let by_slot: HashMap<u64, &str> = targets
-        .filter_map(|(slot, name)| Some((slot, name.filter(|n| !n.is_empty())?)))
-        .collect();
     let mut out = Vec::new();
     for (sh, code) in [sec.or(plt), got].into_iter().flatten() {
         let Some(code) = code else { continue };
         let stride = usize::try_from(sh.sh_entsize)
             .ok()
             .filter(|n| (8..=16).contains(n))
-            .unwrap_or(16);
+            .unwrap_or_else(|| {
+                // No entry size: a static program's `jmp *slot(%rip);
+                // xchg %ax,%ax` stubs, one every 8 bytes.
+                let eight = code.get(..2) == Some(&JMP_RIP) && code.get(8..10) == Some(&JMP_RIP);
+                if eight {
+                    8
+                } else {
+                    16
+                }
+            });
         for off in (0..code.len()).step_by(stride) {
             let Some(stub) = code.get(off..(off + stride).min(code.len())) else {
                 continue;
             };
             // `jmp *disp32(%rip)` (ff 25), after an endbr64 and a bnd
             // prefix in .plt.sec.
-            let Some(at) = stub.windows(2).position(|w| w == [0xff, 0x25]) else {
+            let Some(at) = stub.windows(2).position(|w| w == JMP_RIP) else {
                 continue;
             };
             let Some(disp) = stub.get(at + 2..at + 6) else {
@@ -523,138 +576,5 @@ fn plt_names<'a>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// libc's PLT, whose relocations are not in its stubs' order (the
-    /// `IRELATIVE`s come last), and its `.plt.got` (`malloc@plt`, a
-    /// `GLOB_DAT` slot): every stub objdump names after a symbol
-    /// gets that name, and every stub objdump shows as `*ABS*+0xADDR`
-    /// (an ifunc's resolver) the name of an ifunc libc defines, in both
-    /// readers.
-    #[test]
-    fn names_libc_plt_stubs_by_their_got_slot() {
-        let libc = "/lib/x86_64-linux-gnu/libc.so.6";
-        let bytes = std::fs::read(libc).expect("Debian's libc");
-        let run = |prog: &str, args: &[&str]| {
-            let out = std::process::Command::new(prog)
-                .args(args)
-                .output()
-                .unwrap_or_else(|e| panic!("{prog} (binutils): {e}"));
-            assert!(out.status.success(), "{prog} {args:?}");
-            String::from_utf8(out.stdout).unwrap()
-        };
-        let ifuncs: Vec<String> = run("nm", &["-D", "--defined-only", libc])
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                let (_, kind, name) = (f.next()?, f.next()?, f.next()?);
-                (kind == "i").then(|| name.split('@').next().unwrap_or(name).to_string())
-            })
-            .collect();
-        let stubs: Vec<(u64, String)> =
-            run("objdump", &["-d", "-j", ".plt", "-j", ".plt.got", libc])
-                .lines()
-                .filter_map(|l| {
-                    let (addr, rest) = l.split_once(" <")?;
-                    let name = rest.strip_suffix(">:")?.strip_suffix("@plt")?;
-                    Some((u64::from_str_radix(addr, 16).ok()?, name.to_string()))
-                })
-                .collect();
-        assert!(stubs.len() > 20, "{} stubs", stubs.len());
-        let (mut by_symbol, mut by_ifunc) = (0, 0);
-        let whole = {
-            let mut r = Reader::default();
-            for (start, size, name) in goblin_functions(&bytes, 0) {
-                r.push(start, size, &name);
-            }
-            r.finish(0)
-        };
-        for syms in [Symbols::from_elf(&bytes, 0), whole] {
-            for (at, objdump) in &stubs {
-                let ours = syms.name(*at).unwrap_or_default();
-                let ours = ours
-                    .strip_suffix("@plt")
-                    .unwrap_or_else(|| panic!("{at:#x}: {ours}"));
-                if objdump.starts_with("*ABS*") {
-                    assert!(
-                        ifuncs.iter().any(|f| f == ours),
-                        "{at:#x}: {ours} is no ifunc"
-                    );
-                    by_ifunc += 1;
-                } else {
-                    assert_eq!(ours, objdump.split('@').next().unwrap(), "{at:#x}");
-                    by_symbol += 1;
-                }
-            }
-        }
-        assert!(by_symbol > 0 && by_ifunc > 0, "{by_symbol} {by_ifunc}");
-    }
-
-    /// This test program's own PLT: every entry is named after a function.
-    #[test]
-    fn names_plt_entries() {
-        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-        let syms = Symbols::from_elf(&exe, 0);
-        let all = syms.entries();
-        let plt: Vec<&(u64, u64, String)> = all.iter().filter(|f| f.2.ends_with("@plt")).collect();
-        assert!(!plt.is_empty(), "no PLT entries found");
-        let (at, _, name) = plt[0];
-        assert_eq!(syms.name(*at).as_deref(), Some(name.as_str()));
-        assert_eq!(syms.name(at + 4), Some(format!("{name}+0x4")));
-    }
-
-    /// The sparse read gives the symbols a whole read gives, and those are
-    /// the symbols goblin's whole parse gives, for every ELF file of the
-    /// system's library and program directories (at most 300 of each:
-    /// shared libraries, PIEs, static programs, stripped or not, with and
-    /// without a `.plt.sec`) and separate debug files.
-    #[test]
-    fn symbols_from_the_sparse_read_are_the_whole_files() {
-        let mut checked = 0;
-        for dir in [
-            "/usr/lib/x86_64-linux-gnu",
-            "/usr/bin",
-            "/usr/lib/debug/.build-id",
-        ] {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            // The debug directory's files are one level down (xx/yyyy.debug).
-            let paths = entries
-                .flatten()
-                .flat_map(|e| match std::fs::read_dir(e.path()) {
-                    Ok(inner) => inner.flatten().map(|i| i.path()).collect(),
-                    Err(_) => vec![e.path()],
-                });
-            for path in paths.take(300) {
-                let Ok(whole) = std::fs::read(&path) else {
-                    continue;
-                };
-                if !whole.starts_with(b"\x7fELF") || whole.get(4) != Some(&2) {
-                    continue;
-                }
-                let sparse = read_for_symbols(&path).unwrap();
-                let (a, b) = (
-                    Symbols::from_elf(&whole, 0x1000),
-                    Symbols::from_elf(&sparse, 0x1000),
-                );
-                assert_eq!(a.entries(), b.entries(), "{}", path.display());
-                // The section-header reading finds what goblin's whole
-                // parse finds.
-                let mut oracle = goblin_functions(&whole, 0x1000);
-                oracle.sort_unstable();
-                oracle.dedup_by_key(|f| f.0);
-                assert_eq!(a.entries(), oracle, "{}", path.display());
-                assert_eq!(
-                    file_build_id(&whole),
-                    file_build_id(&sparse),
-                    "{}",
-                    path.display()
-                );
-                checked += 1;
-            }
-        }
-        assert!(checked > 50, "only {checked} ELF files checked");
-    }
-}
+#[path = "symbols_tests.rs"]
+mod tests;

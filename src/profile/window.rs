@@ -68,6 +68,34 @@ pub struct Report {
     pub query_seconds: f64,
 }
 
+/// The name of each of `sec.functions` (frames) as every output names
+/// the function (export/images.rs `function_name`: demangled, PLT stubs
+/// `name@plt`, unnamed code `module+0xOFFSET`, from debug files found by
+/// build id or `.gnu_debuglink`), from the calling contexts the frames
+/// stand for (sampling.rs I1): the profile's own names were made when it
+/// was written, from the module's symbols alone. A frame no context
+/// stands for keeps its name, and so do the root and elided markers.
+pub fn frame_names(sec: &TimeTreeSection, call_tree: &[CallNode], images: &Images) -> Vec<String> {
+    let nodes: HashMap<u64, &CallNode> = call_tree.iter().map(|n| (n.id, n)).collect();
+    let mut names = sec.functions.clone();
+    let mut named = vec![false; names.len()];
+    for st in &sec.stack_types {
+        let mut node = nodes.get(&u64::from(st.context)).copied();
+        // Innermost first; indices 0 and 1 are the markers.
+        for &f in st.frames.iter().rev().take_while(|&&f| f > 1) {
+            let Some(n) = node else {
+                break;
+            };
+            if let Some(done) = named.get_mut(f as usize).filter(|d| !**d) {
+                *done = true;
+                names[f as usize] = images.function_name(n.function, n.symbol.as_deref()).1;
+            }
+            node = n.parent.and_then(|p| nodes.get(&p).copied());
+        }
+    }
+    names
+}
+
 /// Query `sec`'s tree for `[from, to]` (ns, inclusive) and name the rows.
 pub fn report(sec: &TimeTreeSection, from: u64, to: u64) -> Report {
     let started = Instant::now();

@@ -219,6 +219,58 @@ fn cobertura_export_reads_back_with_pycobertura() {
     assert!(rate > 0.5 && rate < 1.0, "{out}");
 }
 
+/// Source files this machine cannot read are left out with a warning
+/// that names the program's own (one deleted after the build) on a line
+/// of its own, apart from other modules' (libc's line tables, where
+/// libc6-dbg is installed, name glibc's build tree), which are counted
+/// by module: they are not the program's sources.
+#[test]
+fn unreadable_sources_of_the_program_are_named_apart_from_other_modules() {
+    let dir = workdir("lcov-gone");
+    std::fs::write(dir.join("loop.c"), LOOP_C).unwrap();
+    std::fs::write(
+        dir.join("gone.c"),
+        "long gone(long x) {\n  return x + 1;\n}\n",
+    )
+    .unwrap();
+    let exe = dir.join("loop");
+    let o = Command::new("gcc")
+        .args(["-O0", "-g", "-o"])
+        .arg(&exe)
+        .args([dir.join("loop.c"), dir.join("gone.c")])
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "gcc: {}", show(&o));
+    std::fs::remove_file(dir.join("gone.c")).unwrap();
+    let p = dir.join("p.json");
+    profile(&dir, &p, &[exe.to_str().unwrap()]);
+    let o = export(&p, "lcov", &dir.join("p.info"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let program: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("of the program"))
+        .collect();
+    assert_eq!(program.len(), 1, "{err}");
+    assert!(
+        program[0].contains(" 1 source file of the program")
+            && program[0].contains(&format!("({}/gone.c)", dir.display())),
+        "{err}"
+    );
+    for l in err.lines().filter(|l| !l.contains("of the program")) {
+        assert!(
+            l.contains("source files of other modules (")
+                && l.contains("libc.so.6")
+                && !l.contains("gone.c"),
+            "{err}"
+        );
+    }
+    let info = std::fs::read_to_string(dir.join("p.info")).unwrap();
+    assert!(
+        info.contains("/loop.c\n") && !info.contains("gone.c"),
+        "{info}"
+    );
+}
+
 #[test]
 fn coverage_without_source_lines_is_an_error_not_an_empty_file() {
     // busybox-static has no line tables.

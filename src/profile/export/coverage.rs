@@ -24,14 +24,16 @@
 //!     within the process (lcov's block number), and add up by number
 //!     across a process tree.
 //! I4: source files this machine cannot read are left out (`genhtml`
-//!     stops at a missing one), with a warning saying how many; so are
+//!     stops at a missing one), with a warning naming the program's and
+//!     one counting each other module's (libc's line tables, from
+//!     libc6-dbg, name glibc's build tree); so are
 //!     files under `/usr/` (system headers, Debian's library sources)
 //!     unless asked for (`--system-sources`), as `lcov --remove` users do.
 //!
 //! A block a fatal fault stopped inside counts as run to its end (the
 //! profile does not say where it stopped).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl};
@@ -48,6 +50,28 @@ pub struct Coverage {
     pub files: BTreeMap<String, FileCoverage>,
     /// The first profile's program, for the tracefile's test name.
     program: String,
+    /// The source files the profiles' programs' own line tables name
+    /// (I4: what a warning names when they cannot be read).
+    program_files: BTreeSet<String>,
+    /// For every other file, the first module whose line tables name it.
+    module_of: BTreeMap<String, String>,
+}
+
+/// The source files [`Coverage::keep_readable`] left out because this
+/// machine cannot read them (I4): those of the profiled programs, and how
+/// many of each other module (libc's line tables name glibc's build
+/// tree).
+#[derive(Debug, Default)]
+pub struct Unreadable {
+    pub program: Vec<String>,
+    pub modules: BTreeMap<String, usize>,
+}
+
+impl Unreadable {
+    /// How many files, in all.
+    pub fn count(&self) -> usize {
+        self.program.len() + self.modules.values().sum::<usize>()
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -176,6 +200,15 @@ impl Coverage {
             if rows.rows.is_empty() {
                 continue;
             }
+            if img.path == doc.binary.path {
+                self.program_files.extend(rows.files.iter().cloned());
+            } else {
+                for f in &rows.files {
+                    if !self.module_of.contains_key(f) {
+                        self.module_of.insert(f.clone(), img.name.clone());
+                    }
+                }
+            }
             let runs = Runs::of(doc, img);
             let counts = jump_counts(doc, img);
             for r in &rows.rows {
@@ -223,16 +256,27 @@ impl Coverage {
     }
 
     /// Leave out the files under `/usr/` unless `system`, and those this
-    /// machine cannot read (I4): how many of the latter.
-    pub fn keep_readable(&mut self, system: bool) -> usize {
+    /// machine cannot read (I4): which of the latter, by module.
+    pub fn keep_readable(&mut self, system: bool) -> Unreadable {
         if !system {
             self.files.retain(|f, _| !f.starts_with("/usr/"));
         }
-        let before = self.files.len();
         let readable =
             |f: &str| std::fs::File::open(f).is_ok_and(|h| h.metadata().is_ok_and(|m| m.is_file()));
-        self.files.retain(|f, _| readable(f));
-        before - self.files.len()
+        let mut gone = Unreadable::default();
+        self.files.retain(|f, _| {
+            if readable(f) {
+                return true;
+            }
+            if self.program_files.contains(f) {
+                gone.program.push(f.clone());
+            } else {
+                let module = self.module_of.get(f).cloned().unwrap_or_default();
+                *gone.modules.entry(module).or_insert(0) += 1;
+            }
+            false
+        });
+        gone
     }
 
     /// Lines found and lines hit over every file.

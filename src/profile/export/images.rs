@@ -192,7 +192,9 @@ impl Image {
                 if id.is_some() && build_id_of(&delf, &dbytes) != id {
                     continue;
                 }
-                let syms = Symbols::from_elf(&dbytes, bias);
+                // The file's PLT stubs' names with the debug file's
+                // functions.
+                let syms = Symbols::from_elfs(&[&bytes, &dbytes], bias);
                 if !syms.is_empty() {
                     img.symbols = syms;
                     img.symbols_from = Some(cand);
@@ -343,6 +345,19 @@ impl Images {
         match self.containing(addr) {
             Some(img) => format!("{}+{:#x}", img.name, addr - img.start),
             None => format!("{addr:#x}"),
+        }
+    }
+
+    /// The code at `addr` as every output names it: the name of the
+    /// function holding it ([`Images::function_name`]), with `+0xOFFSET`
+    /// past the function's entry (`msort_with_tmp.part.0+0x22c`,
+    /// `prog+0x1189+0x10` in an unnamed one).
+    pub fn code_name(&self, addr: u64, fallback: Option<&str>) -> String {
+        let (entry, f) = self.function_name(addr, fallback);
+        if entry >= addr {
+            f
+        } else {
+            format!("{f}+{:#x}", addr - entry)
         }
     }
 

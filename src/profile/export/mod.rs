@@ -140,11 +140,25 @@ fn export_coverage(
     let mut warnings = Vec::new();
     let gone = cov.keep_readable(opts.system_sources);
     if cov.files.is_empty() {
-        return Err(ExportError::NoSources(gone));
+        return Err(ExportError::NoSources(gone.count()));
     }
-    if gone > 0 {
+    if !gone.program.is_empty() {
+        let mut shown = gone.program[..gone.program.len().min(3)].join(", ");
+        if gone.program.len() > 3 {
+            shown.push_str(", …");
+        }
         warnings.push(format!(
-            "{gone} source files the line tables name cannot be read here; their lines were left out"
+            "{} of the program cannot be read here ({shown}); their lines were left out",
+            source_files(gone.program.len())
+        ));
+    }
+    if !gone.modules.is_empty() {
+        let count: usize = gone.modules.values().sum();
+        let modules: Vec<&str> = gone.modules.keys().map(String::as_str).collect();
+        warnings.push(format!(
+            "{} of other modules ({}) cannot be read here; their lines were left out",
+            source_files(count),
+            modules.join(", ")
         ));
     }
     match format {
@@ -152,4 +166,9 @@ fn export_coverage(
         _ => cov.write_cobertura(out)?,
     }
     Ok(warnings)
+}
+
+/// "1 source file", "2 source files".
+fn source_files(n: usize) -> String {
+    format!("{n} source file{}", if n == 1 { "" } else { "s" })
 }

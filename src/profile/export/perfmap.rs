@@ -29,13 +29,11 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
     }
     let named = |g: u64| {
         let sym = doc.block_at(g).and_then(|b| b.symbol.as_deref());
-        let (entry, f) = images.function_name(g, sym);
-        if f.starts_with("0x") {
+        let name = images.code_name(g, sym);
+        if name.starts_with("0x") {
             format!("hotlift:[{g:#x}]")
-        } else if entry == g {
-            format!("hotlift:{f} [{g:#x}]")
         } else {
-            format!("hotlift:{f}+{:#x} [{g:#x}]", g - entry)
+            format!("hotlift:{name} [{g:#x}]")
         }
     };
     let mut s = String::new();
