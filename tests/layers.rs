@@ -442,6 +442,15 @@ fn names_at(toks: &[(Tok<'_>, usize)], i: usize) -> (Vec<String>, usize) {
 
 /// Strongly connected components (Tarjan), each sorted, in reverse
 /// topological order.
+/// Each module's component (its index in `comps`).
+fn component_of(comps: &[Vec<String>]) -> BTreeMap<&str, usize> {
+    comps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| c.iter().map(move |m| (m.as_str(), i)))
+        .collect()
+}
+
 fn components(graph: &Graph) -> Vec<Vec<String>> {
     let mut nodes: BTreeSet<&str> = BTreeSet::new();
     let mut succ: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
@@ -507,11 +516,7 @@ fn components(graph: &Graph) -> Vec<Vec<String>> {
 /// The problems with `graph` under `allowed` (I1, I2), each as text.
 fn check(graph: &Graph, allowed: &[(&str, &str, &str)]) -> Vec<String> {
     let comps = components(graph);
-    let comp_of: BTreeMap<&str, usize> = comps
-        .iter()
-        .enumerate()
-        .flat_map(|(i, c)| c.iter().map(move |m| (m.as_str(), i)))
-        .collect();
+    let comp_of = component_of(&comps);
     let in_cycle = |a: &str, b: &str| comp_of.get(a).is_some_and(|c| comp_of.get(b) == Some(c));
     let listed: BTreeSet<(&str, &str)> = allowed.iter().map(|&(a, b, _)| (a, b)).collect();
     let mut failures = Vec::new();
@@ -581,11 +586,7 @@ fn describe_cycle(graph: &Graph, a: &str, b: &str, comp: &[String]) -> String {
 /// highest it uses; a cycle shares one layer).
 fn layer_order(graph: &Graph) -> String {
     let comps = components(graph);
-    let comp_of: BTreeMap<&str, usize> = comps
-        .iter()
-        .enumerate()
-        .flat_map(|(i, c)| c.iter().map(move |m| (m.as_str(), i)))
-        .collect();
+    let comp_of = component_of(&comps);
     // Tarjan's order is reverse topological: dependencies come first.
     let mut level = vec![0usize; comps.len()];
     for (i, c) in comps.iter().enumerate() {
