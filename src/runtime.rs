@@ -259,7 +259,7 @@ pub fn stub_place(pc: u64) -> StubPlace {
 /// before the kernel ran it.
 ///
 /// # Safety
-/// As for [`crate::syscall::syscall6`]: the caller's allowlist decides that
+/// As for the syscall layer's `syscall6`: the caller's allowlist decides that
 /// the call cannot disturb hotlift's own state.
 pub unsafe fn guest_syscall(nr: u64, args: [u64; 6]) -> i64 {
     // SAFETY: upheld by the caller; the stub follows the C ABI.
