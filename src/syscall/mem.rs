@@ -35,9 +35,13 @@
 //!     only.
 //! I6: what the guest unmaps, or moves or shrinks away from, becomes a
 //!     placeholder (guest_mem I4) when `keep_released` is on: `munmap` and
-//!     a shrinking `mremap` replace the pages in one step; a moved range is
-//!     held again right after the kernel moved it (a hotlift mapping made
-//!     in that instant keeps its place, and the guest sees it as taken).
+//!     a shrinking `mremap` replace the pages in one step; a growing
+//!     `mremap` moves the pages with `MREMAP_DONTUNMAP` and replaces the
+//!     range left behind in one step too ([`move_holding`]). Only a move
+//!     the kernel places itself (no gap found, `MREMAP_FIXED`, or
+//!     `DONTUNMAP` refused) leaves a hole for an instant before it is held
+//!     (a hotlift mapping made then keeps its place; the guest sees it as
+//!     taken).
 #![allow(unsafe_code)]
 
 use super::raw::syscall6;
@@ -400,6 +404,14 @@ fn move_top_down(l: &mut Locked, a: [u64; 6]) -> Option<i64> {
     if !claim(l, at, at + new_len) {
         return None;
     }
+    if l.mem.keep_released {
+        if let Some(r) = move_holding(l, old, old_len, new_len, at) {
+            return Some(r);
+        }
+        if !l.mem.held_all(at, at + new_len) {
+            return None;
+        }
+    }
     let mut b = a;
     b[3] = (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED) as u64;
     b[4] = at;
@@ -407,6 +419,80 @@ fn move_top_down(l: &mut Locked, a: [u64; 6]) -> Option<i64> {
     let r = unsafe { syscall6(libc::SYS_mremap as u64, b) };
     if r < 0 {
         restore_held(l, at, at + new_len);
+    }
+    Some(r)
+}
+
+/// I6 for a growing move into `[at, at + new_len)`, all placeholders: the
+/// pages move with `MREMAP_DONTUNMAP`, so their old range stays mapped and
+/// no other hotlift thread's mapping can land there; it then becomes a
+/// placeholder in one step (`MAP_FIXED` over it), and the moved mapping
+/// grows in place over the placeholders above it. `None` when the kernel
+/// refuses the move (a mapping `DONTUNMAP` does not support): the guest's
+/// mapping is where it was, and the destination's placeholders are held
+/// again where they could be.
+fn move_holding(l: &mut Locked, old: u64, old_len: u64, new_len: u64, at: u64) -> Option<i64> {
+    let prot = l.mem.find(old).map(|(_, r)| r.prot);
+    let flags = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP;
+    // SAFETY: the source is the guest's (the caller checked), every page
+    // of the destination a placeholder (claimed, I5).
+    let r = unsafe {
+        syscall6(
+            libc::SYS_mremap as u64,
+            [old, old_len, old_len, flags as u64, at, 0],
+        )
+    };
+    if r < 0 {
+        // The kernel may have unmapped the destination before it failed.
+        restore_held(l, at, at + new_len);
+        return None;
+    }
+    // The old range, empty now: a placeholder, or a hole if that fails.
+    if map_placeholder(old, old + old_len, true) {
+        l.mem.hold(old, old + old_len);
+    } else {
+        // SAFETY: the pages the kernel left behind, no longer the guest's.
+        unsafe { syscall6(libc::SYS_munmap as u64, [old, old_len, 0, 0, 0, 0]) };
+    }
+    let tail = (at + old_len, at + new_len);
+    // SAFETY: hotlift's own placeholders, making room for the growth.
+    unsafe {
+        syscall6(
+            libc::SYS_munmap as u64,
+            [tail.0, tail.1 - tail.0, 0, 0, 0, 0],
+        )
+    };
+    l.mem.release(tail.0, tail.1);
+    // SAFETY: without MREMAP_MAYMOVE the kernel fails rather than replace
+    // anything.
+    let r = unsafe { syscall6(libc::SYS_mremap as u64, [at, old_len, new_len, 0, 0, 0]) };
+    if r >= 0 {
+        return Some(r);
+    }
+    // hotlift mapped into the tail in that instant: hold what is still a
+    // hole, and let the kernel move the mapping on from `at`.
+    keep_released(l, tail.0, tail.1);
+    let flags = libc::MREMAP_MAYMOVE as u64;
+    // SAFETY: the guest's mapping, now at `at`; the kernel chooses.
+    let r = unsafe { syscall6(libc::SYS_mremap as u64, [at, old_len, new_len, flags, 0, 0]) };
+    if r >= 0 {
+        keep_released(l, at, at + old_len);
+        return Some(r);
+    }
+    // No room at all: the mapping goes back where the guest left it.
+    let back = (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED) as u64;
+    // SAFETY: `old` holds only our placeholder (or is a hole).
+    let moved = unsafe {
+        syscall6(
+            libc::SYS_mremap as u64,
+            [at, old_len, old_len, back, old, 0],
+        )
+    };
+    if moved >= 0 {
+        if let Some(prot) = prot {
+            l.mem.insert(old, old + old_len, prot);
+        }
+        keep_released(l, at, at + old_len);
     }
     Some(r)
 }
