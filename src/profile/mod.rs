@@ -501,8 +501,7 @@ impl Profile {
         totals.guest_instructions = totals.guest_instructions.saturating_sub(t.unretired);
         let call_tree = t
             .tree
-            .nodes
-            .iter()
+            .nodes()
             .enumerate()
             .map(|(id, n)| {
                 let (module, offset, symbol) = if id == 0 {

@@ -97,10 +97,9 @@ impl Tables {
         };
         let mut depth = st.shadow.len() + usize::from(memo & DEPTH);
         if memo & ROTATES != 0 {
-            let c = &self.tree.nodes[node as usize];
+            let (parent, func) = (self.tree.parent(node), self.tree.func(node));
             match st.shadow.last() {
-                Some(f)
-                    if f.ret == ret && f.node == c.parent && c.func == target && node != f.node => {
+                Some(f) if f.ret == ret && f.node == parent && func == target && node != f.node => {
                 }
                 _ => return false,
             }
@@ -140,7 +139,7 @@ impl Tables {
             let op = self.unit_ops[ops.next().expect("a rotating path returns")];
             self.tree.charge(at, op.before.wrapping_mul(n));
             done = op.before;
-            at = self.tree.nodes[node as usize].parent;
+            at = self.tree.parent(node);
             self.returns += n;
         }
         for k in ops {
