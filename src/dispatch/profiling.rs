@@ -499,9 +499,16 @@ impl super::process::Process {
             // The files' facts (symbols, the program's hash) do not depend
             // on the monitor's tables: read them while it drains, on the
             // core the guest has left (python's are 15 ms, its drain 20 to
-            // 80 ms). module_table below finds them read.
-            if written || self.paths.is_some() {
-                let records: Vec<_> = prof.images().records.clone();
+            // 80 ms). module_table below finds them read. Only files not
+            // read yet: a forked child finds its parent's (F6), and
+            // starting a thread to find them read cost it more than the
+            // looking.
+            let records = if written || self.paths.is_some() {
+                unread(&prof.images().records)
+            } else {
+                Vec::new()
+            };
+            if !records.is_empty() {
                 // No thread (a guest that lowered RLIMIT_NPROC): read them
                 // after the drain, as before.
                 let _ = std::thread::Builder::new()
@@ -673,24 +680,9 @@ type FileKey = (std::path::PathBuf, u64, Option<Vec<u8>>, bool, [i64; 5]);
 /// Read (or find already read) file `r`'s facts; the program's SHA-256
 /// only when `program`.
 fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
-    use std::os::unix::fs::MetadataExt;
-    let id = std::fs::metadata(&r.path)
-        .map(|m| {
-            [
-                m.dev() as i64,
-                m.ino() as i64,
-                m.size() as i64,
-                m.mtime(),
-                m.mtime_nsec(),
-            ]
-        })
-        .ok();
-    let key = id.map(|id| (r.path.clone(), r.bias, r.build_id.clone(), program, id));
-    if let Some(k) = &key {
-        let cache = MODULE_FILES.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.as_ref().and_then(|c| c.get(k)) {
-            return f.clone();
-        }
+    let key = file_key(r, program);
+    if let Some(f) = key.as_ref().and_then(cached_facts) {
+        return f;
     }
     // Only what symbols need (a tenth of a library), and the program
     // hashed as it streams by.
@@ -708,6 +700,40 @@ fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
             .insert(k, facts.clone());
     }
     facts
+}
+
+/// The key of file `r` in [`MODULE_FILES`] as the file is now (None: it
+/// cannot be looked at).
+fn file_key(r: &crate::images::ImageRecord, program: bool) -> Option<FileKey> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(&r.path).ok()?;
+    let id = [
+        m.dev() as i64,
+        m.ino() as i64,
+        m.size() as i64,
+        m.mtime(),
+        m.mtime_nsec(),
+    ];
+    Some((r.path.clone(), r.bias, r.build_id.clone(), program, id))
+}
+
+fn cached_facts(k: &FileKey) -> Option<FileFacts> {
+    let cache = MODULE_FILES.lock().unwrap_or_else(|e| e.into_inner());
+    cache.as_ref()?.get(k).cloned()
+}
+
+/// The records of `records` whose files' facts are not read yet (a
+/// forked child finds its parent's read: no thread to start for them).
+fn unread(records: &[crate::images::ImageRecord]) -> Vec<crate::images::ImageRecord> {
+    records
+        .iter()
+        .filter(|r| r.kind != ImageKind::Vdso)
+        .filter(|r| {
+            let k = file_key(r, r.kind == ImageKind::Program);
+            k.as_ref().and_then(cached_facts).is_none()
+        })
+        .cloned()
+        .collect()
 }
 
 /// Read the facts of the files of `records` into [`MODULE_FILES`]: before

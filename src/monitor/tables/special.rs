@@ -182,14 +182,17 @@ impl Tables {
         if self.ecache.is_empty() {
             self.ecache = empty_ecache();
         }
-        let slot = &mut self.ecache[ecache_index(p, e)];
-        if slot.p == p && slot.e == e {
+        let i = ecache_index(p, e);
+        let slot = &mut self.ecache[i];
+        if slot.p == p && slot.e == e && slot.n != 0 {
             slot.n += 1;
             return slot.n;
         }
         let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
         if old.n != 0 {
             self.add_edge(old.p, old.e, old.n);
+        } else {
+            self.ecache_used.push(i as u32);
         }
         1
     }
