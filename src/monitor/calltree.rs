@@ -12,37 +12,37 @@
 //! I3: the tree holds at most [`MAX_NODES`] nodes; a new context beyond
 //!     that is charged to its caller's node (`truncated` counts those
 //!     calls), so I1 still holds.
-//! I4: see [`CallTree`]: a node's fields are split by use.
 
 use hashbrown::HashMap;
 
 pub const ROOT: u32 = 0;
 pub const MAX_NODES: usize = 1 << 20;
 
-/// One calling context, as [`CallTree::node`] gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One calling context.
+#[derive(Debug, Clone)]
 pub struct CtxNode {
     pub parent: u32,
     /// Guest address the call went to (0 for the root).
     pub func: u64,
     pub calls: u64,
     pub self_insns: u64,
+    /// The last two children entered (function, node), on the cache line
+    /// the call charges anyway: a function calling a comparator and
+    /// itself alternately, a recursion's two calls.
+    kids: [(u64, u32); 2],
 }
 
-/// What a call or a charge writes of a node: 16 bytes, four nodes to a
-/// cache line (I4).
-#[derive(Debug, Clone, Copy, Default)]
-struct Counts {
-    calls: u64,
-    self_insns: u64,
+impl CtxNode {
+    fn new(parent: u32, func: u64) -> CtxNode {
+        CtxNode {
+            parent,
+            func,
+            calls: 0,
+            self_insns: 0,
+            kids: [(u64::MAX, ROOT); 2],
+        }
+    }
 }
-
-/// The last two children a node entered (function, node), checked before
-/// the cache and the hash table: a function calling a comparator and
-/// itself alternately, a recursion's two calls.
-type Kids = [(u64, u32); 2];
-
-const NO_KIDS: Kids = [(u64::MAX, ROOT); 2];
 
 /// A remembered child: (parent, function) → child, in a direct-mapped
 /// cache in front of the hash table (a comparator called from a sort, a
@@ -57,18 +57,9 @@ struct Recent {
 /// Entries of the cache (16 bytes each).
 const RECENT: usize = 1 << 12;
 
-/// I4: a node's fields live in three arrays by when they are used, not
-/// in one record: its counts (every call and every charge), its recent
-/// children (every call made from it) and its parent and function (made
-/// once, read by the memo check and the profile). A deep recursion walks
-/// consecutive node ids, so a cache line of counts serves four levels of
-/// it where a 64-byte record served one (c-recursion: 100,000 and 16,000
-/// levels deep).
 #[derive(Debug)]
 pub struct CallTree {
-    counts: Vec<Counts>,
-    kids: Vec<Kids>,
-    links: Vec<(u32, u64)>,
+    pub nodes: Vec<CtxNode>,
     children: HashMap<(u32, u64), u32>,
     recent: Box<[Recent]>,
     /// Calls not given a node of their own (I3).
@@ -78,9 +69,7 @@ pub struct CallTree {
 impl Default for CallTree {
     fn default() -> Self {
         CallTree {
-            counts: vec![Counts::default()],
-            kids: vec![NO_KIDS],
-            links: vec![(ROOT, 0)],
+            nodes: vec![CtxNode::new(ROOT, 0)],
             children: HashMap::new(),
             recent: vec![
                 Recent {
@@ -102,51 +91,12 @@ fn recent_index(parent: u32, func: u64) -> usize {
 }
 
 impl CallTree {
-    /// How many nodes the tree has (ids 0..len).
-    pub fn len(&self) -> usize {
-        self.counts.len()
-    }
-
-    /// Never: the root is always there (I2).
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
-    /// Node `n`.
-    pub fn node(&self, n: u32) -> CtxNode {
-        let (parent, func) = self.links[n as usize];
-        let c = self.counts[n as usize];
-        CtxNode {
-            parent,
-            func,
-            calls: c.calls,
-            self_insns: c.self_insns,
-        }
-    }
-
-    /// Every node, by id.
-    pub fn nodes(&self) -> impl ExactSizeIterator<Item = CtxNode> + '_ {
-        (0..self.len() as u32).map(|n| self.node(n))
-    }
-
-    /// Node `n`'s parent (the root's: itself).
-    #[inline(always)]
-    pub fn parent(&self, n: u32) -> u32 {
-        self.links[n as usize].0
-    }
-
-    /// The function node `n` was entered at (0 for the root).
-    #[inline(always)]
-    pub fn func(&self, n: u32) -> u64 {
-        self.links[n as usize].1
-    }
-
     /// Add `insns` to node `n` (I1).
     #[inline]
     pub fn charge(&mut self, n: u32, insns: u64) {
         // Wrapping: instructions that did not retire are taken back from
         // a count that may not have been charged yet (tables.rs).
-        let s = &mut self.counts[n as usize].self_insns;
+        let s = &mut self.nodes[n as usize].self_insns;
         *s = s.wrapping_add(insns);
     }
 
@@ -160,12 +110,12 @@ impl CallTree {
     /// path's, replayed together: tables/memo.rs): the callee's context.
     #[inline]
     pub fn enter_n(&mut self, parent: u32, func: u64, n: u64) -> u32 {
-        let k = &mut self.kids[parent as usize];
-        let child = if k[0].0 == func {
-            k[0].1
-        } else if k[1].0 == func {
-            k.swap(0, 1);
-            k[0].1
+        let p = &mut self.nodes[parent as usize];
+        let child = if p.kids[0].0 == func {
+            p.kids[0].1
+        } else if p.kids[1].0 == func {
+            p.kids.swap(0, 1);
+            p.kids[0].1
         } else {
             let r = self.recent[recent_index(parent, func)];
             let c = if r.func == func && r.parent == parent {
@@ -179,12 +129,12 @@ impl CallTree {
                     }
                 }
             };
-            let k = &mut self.kids[parent as usize];
-            k[1] = k[0];
-            k[0] = (func, c);
+            let p = &mut self.nodes[parent as usize];
+            p.kids[1] = p.kids[0];
+            p.kids[0] = (func, c);
             c
         };
-        self.counts[child as usize].calls += n;
+        self.nodes[child as usize].calls += n;
         child
     }
 
@@ -192,7 +142,7 @@ impl CallTree {
     /// change): the fast path's half of [`CallTree::enter`].
     #[inline(always)]
     pub fn cached_child(&self, parent: u32, func: u64) -> Option<u32> {
-        let k = &self.kids[parent as usize];
+        let k = &self.nodes[parent as usize].kids;
         if k[0].0 == func {
             Some(k[0].1)
         } else if k[1].0 == func {
@@ -206,7 +156,7 @@ impl CallTree {
     /// `child` (a [`CallTree::cached_child`]) was entered once more.
     #[inline(always)]
     pub fn entered(&mut self, child: u32) {
-        self.counts[child as usize].calls += 1;
+        self.nodes[child as usize].calls += 1;
     }
 
     /// The child of `parent` for `func`, made if new (None: the tree is
@@ -214,15 +164,13 @@ impl CallTree {
     /// remembered in the cache.
     #[cold]
     fn look_up(&mut self, parent: u32, func: u64) -> Option<u32> {
-        let next = self.len() as u32;
+        let next = self.nodes.len() as u32;
         let child = match self.children.get(&(parent, func)) {
             Some(&c) => c,
-            None if self.len() >= MAX_NODES => return None,
+            None if self.nodes.len() >= MAX_NODES => return None,
             None => {
                 self.children.insert((parent, func), next);
-                self.counts.push(Counts::default());
-                self.kids.push(NO_KIDS);
-                self.links.push((parent, func));
+                self.nodes.push(CtxNode::new(parent, func));
                 next
             }
         };
@@ -239,9 +187,9 @@ impl CallTree {
     pub fn stack(&self, mut n: u32) -> Vec<u64> {
         let mut v = Vec::new();
         while n != ROOT {
-            let (parent, func) = self.links[n as usize];
-            v.push(func);
-            n = parent;
+            let node = &self.nodes[n as usize];
+            v.push(node.func);
+            n = node.parent;
         }
         v.reverse();
         v
@@ -262,8 +210,12 @@ mod tests {
         assert_eq!(t.enter(a, 0xb), b1);
         assert_eq!(t.enter(a, 0xc), t.enter(a, 0xc));
         assert_eq!(t.enter(a, 0xb), b1, "found again after another child");
-        assert_eq!(t.node(b1).calls, 3);
+        assert_eq!(t.nodes[b1 as usize].calls, 3);
         assert_eq!(t.stack(b1), vec![0xa, 0xb]);
-        assert!(t.nodes().skip(1).all(|n| n.parent < t.len() as u32));
+        assert!(t
+            .nodes
+            .iter()
+            .skip(1)
+            .all(|n| n.parent < t.nodes.len() as u32));
     }
 }

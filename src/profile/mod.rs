@@ -501,7 +501,8 @@ impl Profile {
         totals.guest_instructions = totals.guest_instructions.saturating_sub(t.unretired);
         let call_tree = t
             .tree
-            .nodes()
+            .nodes
+            .iter()
             .enumerate()
             .map(|(id, n)| {
                 let (module, offset, symbol) = if id == 0 {

@@ -70,11 +70,11 @@ impl TimeTreeSection {
     pub fn build(t: &Tables, modules: &mut Modules) -> Option<TimeTreeSection> {
         let s = &t.sampler;
         let cfg = s.config?;
-        let tree = &t.tree;
+        let nodes = &t.tree.nodes;
         // Depth of every context (a parent's id is smaller: calltree I2).
-        let mut depth = vec![0usize; tree.len()];
-        for i in 1..tree.len() {
-            depth[i] = depth[tree.parent(i as u32) as usize] + 1;
+        let mut depth = vec![0usize; nodes.len()];
+        for i in 1..nodes.len() {
+            depth[i] = depth[nodes[i].parent as usize] + 1;
         }
         let mut functions = vec![ROOT_FRAME.to_string(), ELIDED_FRAME.to_string()];
         let mut by_addr: HashMap<u64, u32> = HashMap::new();
@@ -95,8 +95,8 @@ impl TimeTreeSection {
                 let mut inner = Vec::new();
                 let mut n = context;
                 while n != ROOT && inner.len() < MAX_FRAMES - 2 {
-                    inner.push(name_of(tree.func(n)));
-                    n = tree.parent(n);
+                    inner.push(name_of(nodes[n as usize].func));
+                    n = nodes[n as usize].parent;
                 }
                 let mut frames = vec![0];
                 if depth[context as usize] > inner.len() {

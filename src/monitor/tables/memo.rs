@@ -97,9 +97,10 @@ impl Tables {
         };
         let mut depth = st.shadow.len() + usize::from(memo & DEPTH);
         if memo & ROTATES != 0 {
-            let (parent, func) = (self.tree.parent(node), self.tree.func(node));
+            let c = &self.tree.nodes[node as usize];
             match st.shadow.last() {
-                Some(f) if f.ret == ret && f.node == parent && func == target && node != f.node => {
+                Some(f)
+                    if f.ret == ret && f.node == c.parent && c.func == target && node != f.node => {
                 }
                 _ => return false,
             }
@@ -139,7 +140,7 @@ impl Tables {
             let op = self.unit_ops[ops.next().expect("a rotating path returns")];
             self.tree.charge(at, op.before.wrapping_mul(n));
             done = op.before;
-            at = self.tree.parent(node);
+            at = self.tree.nodes[node as usize].parent;
             self.returns += n;
         }
         for k in ops {

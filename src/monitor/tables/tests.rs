@@ -56,7 +56,7 @@ fn rep_counts(records: &[u32]) -> (u64, u64) {
     let mut t = Tables::default();
     t.process(0, records, &blocks);
     t.finish();
-    let charged: u64 = t.tree.nodes().map(|n| n.self_insns).sum();
+    let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
     assert_eq!(charged, 3 + t.rep_extra - t.unretired, "call tree I2");
     assert_eq!(t.count(0), 1);
     (t.rep_extra, t.unretired)
@@ -165,13 +165,13 @@ fn call_tree_charges_every_instruction_once() {
     let total: u64 = (0..8)
         .map(|i| t.count(i) * blocks.published()[i].insns as u64)
         .sum();
-    let charged: u64 = t.tree.nodes().map(|n| n.self_insns).sum();
+    let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
     assert_eq!(charged, total + 9, "I2");
     // f (0x200) ran twice as a child of the root, 5 instructions each.
-    let f = t.tree.nodes().position(|n| n.func == 0x200).unwrap();
-    assert_eq!(t.tree.node(f as u32).calls, 2);
-    assert_eq!(t.tree.node(f as u32).self_insns, 10);
-    assert_eq!(t.tree.node(f as u32).parent, ROOT);
+    let f = t.tree.nodes.iter().position(|n| n.func == 0x200).unwrap();
+    assert_eq!(t.tree.nodes[f].calls, 2);
+    assert_eq!(t.tree.nodes[f].self_insns, 10);
+    assert_eq!(t.tree.nodes[f].parent, ROOT);
 }
 
 /// Blocks 0 (branch to 1, falls to 2), 1 and 2 (both jump back to 0),
@@ -271,7 +271,8 @@ fn loop_tables(stream: impl Fn(u32) -> Vec<u32>) -> String {
     edges.sort();
     let tree: Vec<_> = t
         .tree
-        .nodes()
+        .nodes
+        .iter()
         .map(|n| (n.parent, n.func, n.calls, n.self_insns))
         .collect();
     let counts: Vec<u64> = (0..5).map(|b| t.count(b)).collect();
@@ -479,13 +480,14 @@ fn the_two_passes_count_as_the_general_path() {
         assert_eq!(fast.unresolved_exits, slow.unresolved_exits);
         let tree = |t: &Tables| {
             t.tree
-                .nodes()
+                .nodes
+                .iter()
                 .map(|n| (n.parent, n.func, n.calls, n.self_insns))
                 .collect::<Vec<_>>()
         };
         assert_eq!(tree(&fast), tree(&slow), "seed {seed}");
         // Every instruction is charged once (I2).
-        let charged: u64 = fast.tree.nodes().map(|n| n.self_insns).sum();
+        let charged: u64 = fast.tree.nodes.iter().map(|n| n.self_insns).sum();
         assert_eq!(charged, fast.per_thread()[0].0, "seed {seed}");
         for id in 0..3 {
             assert_eq!(fast.sb_summary(id), slow.sb_summary(id));
@@ -697,15 +699,15 @@ fn memoised_passes_count_as_replayed_ones() {
         // The same contexts, though they may have been made in another
         // order.
         let tree = |t: &Tables| {
-            (0..t.tree.len() as u32)
+            (0..t.tree.nodes.len() as u32)
                 .map(|n| {
-                    let c = t.tree.node(n);
+                    let c = &t.tree.nodes[n as usize];
                     (t.tree.stack(n), c.calls, c.self_insns)
                 })
                 .collect::<std::collections::BTreeSet<_>>()
         };
         assert_eq!(tree(&memo), tree(&plain), "seed {seed}");
-        let charged: u64 = memo.tree.nodes().map(|n| n.self_insns).sum();
+        let charged: u64 = memo.tree.nodes.iter().map(|n| n.self_insns).sum();
         assert_eq!(charged, memo.per_thread()[0].0, "seed {seed}");
         for sb in 0..2 {
             assert_eq!(memo.sb_summary(sb), plain.sb_summary(sb), "seed {seed}");
