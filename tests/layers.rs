@@ -9,8 +9,13 @@
 //! chain that climbs out of `a` to the root (`super::super::b` in
 //! `src/a/x.rs`). Code in `#[cfg(test)]` modules counts (it is compiled into
 //! the same crate), and so do paths inside macros (`sym crate::b::f` in
-//! `global_asm!`); comments and string literals do not (an intra-doc link
-//! is not a dependency). `src/main.rs` and `src/bin/` are not scanned: they
+//! `global_asm!`); so does a `crate::b…` path in a doc comment (`///`,
+//! `//!`): rustdoc resolves an intra-doc link, and a reader follows it, so
+//! documentation that points up a layer is as much a dependency as code
+//! (a reviewer's check counted them, and found a cycle this one did not).
+//! Other comments and string literals do not count. Only names of
+//! top-level modules count in doc comments (`crate::Vm` names an item the
+//! root re-exports). `src/main.rs` and `src/bin/` are not scanned: they
 //! are other crates, above the library, and reach it as `hotlift::`.
 //!
 //! Invariants the test keeps:
@@ -154,7 +159,10 @@ fn scan_crate(root: &Path) -> Graph {
                 .unwrap_or_else(|| module_depth(&src, f));
             let text = std::fs::read_to_string(f).unwrap();
             let rel = f.strip_prefix(root).unwrap().display().to_string();
-            for (name, line) in crate_root_refs(&text, depth) {
+            let docs = doc_link_refs(&text)
+                .into_iter()
+                .filter(|(n, _)| known.contains(n.as_str()));
+            for (name, line) in crate_root_refs(&text, depth).into_iter().chain(docs) {
                 if name == *top || name == "self" {
                     continue;
                 }
@@ -409,6 +417,33 @@ fn crate_root_refs(text: &str, depth: usize) -> Vec<(String, usize)> {
     out
 }
 
+/// The crate-root names of the `crate::b…` paths in `text`'s doc comments
+/// (lines that start with `///` or `//!`), with their lines.
+fn doc_link_refs(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim_start();
+        let Some(doc) = l.strip_prefix("///").or_else(|| l.strip_prefix("//!")) else {
+            continue;
+        };
+        for (at, _) in doc.match_indices("crate::") {
+            // Not the end of a longer name (`$crate::`, `my_crate::`).
+            let before = doc[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                continue;
+            }
+            let name: String = doc[at + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push((name, i + 1));
+            }
+        }
+    }
+    out
+}
+
 /// The names a path continues with at token `i`: one identifier, or the
 /// first identifier of each element of a `{…}` group. Returns the names and
 /// the token after what was read.
@@ -639,6 +674,12 @@ use super::j;
             ("i", 9),
             ("j", 11)
         ]
+    );
+    // Doc comments: links and paths in them, not other comments.
+    let docs = "//! See [`crate::doc`].\n/// [Vm](crate::dispatch::Vm), $crate::no, my_crate::no\n// crate::plain\nfn f() {} // crate::trailing\n";
+    assert_eq!(
+        doc_link_refs(docs),
+        [("doc".to_string(), 1), ("dispatch".to_string(), 2)]
     );
     // From src/x/y.rs (depth 2) one `super` stays inside x.
     assert!(crate_root_refs("use super::z;", 2).is_empty());
