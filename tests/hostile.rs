@@ -297,3 +297,63 @@ fn threads_storing_into_one_page_of_code_race_no_fault() {
         assert_eq!(read_profile(&p)["ending"]["code"], 0);
     }
 }
+
+/// Item 10: the files hotlift writes at the end go where the command line
+/// said. A relative `--profile` followed the guest's `chdir` (the
+/// profile landed in the directory it moved to; a shell's `cd` moved its
+/// children's profiles), and a profile that cannot be written at the end
+/// (`/dev/full`) was said but the run exited 0.
+#[test]
+fn outputs_go_where_asked_and_their_errors_end_nonzero() {
+    let dir = workdir("outputs");
+    let exe = build(&dir);
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--profile", "p.json", "--"])
+        .arg(&exe)
+        .arg("chdir")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "moved\n");
+    assert!(!dir.join("elsewhere/p.json").exists(), "followed the guest");
+    assert_eq!(read_profile(&dir.join("p.json"))["ending"]["code"], 0);
+
+    // The guest exits 0; the profile it promised is not written.
+    let full = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--profile", "/dev/full", "--"])
+        .arg(&exe)
+        .arg("chdir")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains("cannot write the profile to /dev/full"),
+        "{err}"
+    );
+
+    // The tools' standard output on a full device: an error, exit 2 (summary
+    // and diff panicked with status 134, dump exited 0 silently).
+    let p = dir.join("p.json");
+    let p = p.to_str().unwrap();
+    for args in [
+        vec!["summary", p],
+        vec!["diff", p, p],
+        vec!["dump", p],
+        vec!["report", p],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}

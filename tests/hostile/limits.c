@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +45,14 @@ int main(int argc, char **argv) {
                     : errno == EACCES ? "/proc/self/mem for writing: EACCES\n" : "/proc/self/mem: other\n");
         fd = open("/proc/self/mem", O_RDONLY);
         say(fd >= 0 ? "/proc/self/mem for reading: opened\n" : "/proc/self/mem for reading: failed\n");
+        return 0;
+    }
+    if (strcmp(mode, "chdir") == 0) {
+        /* The working directory is the process's too: a relative
+         * --profile must not follow the guest there. */
+        if (mkdir("elsewhere", 0700) != 0 || chdir("elsewhere") != 0)
+            return 98;
+        say("moved\n");
         return 0;
     }
     if (strcmp(mode, "nofile0") == 0) {
