@@ -88,6 +88,39 @@ fn seccomp_is_refused_and_the_guest_goes_on() {
     assert_eq!(n.status.signal(), Some(libc::SIGKILL), "{n:?}");
 }
 
+/// Item 3's kin: syscall user dispatch (hotlift died of SIGSYS at its own
+/// next syscall, no profile) and MDWE (the kernel refused the forked
+/// child's copy of the code cache; hotlift panicked, status 125) fail with
+/// EINVAL, as under QEMU user mode, and the guest goes on.
+#[test]
+fn controls_that_would_bind_hotlift_are_refused() {
+    let dir = workdir("prctl");
+    let exe = build(&dir);
+    for (mode, out, code) in [
+        (
+            "sud",
+            "PR_SET_SYSCALL_USER_DISPATCH: EINVAL\nstill making syscalls\n",
+            4,
+        ),
+        (
+            "mdwe",
+            "PR_SET_MDWE: EINVAL\nPR_GET_MDWE: 0\nchild exited 5\n",
+            0,
+        ),
+    ] {
+        let p = dir.join(format!("{mode}.json"));
+        let o = run(&exe, mode, Some(&p), None);
+        assert_eq!(o.status.code(), Some(code), "{mode}: {o:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), out, "{mode}");
+        assert_eq!(read_profile(&p)["ending"]["code"], code, "{mode}");
+        // Natively (kernels with the control) it binds the guest.
+        let n = run(&exe, mode, None, None);
+        if String::from_utf8_lossy(&n.stdout).contains(": ok\n") && mode == "sud" {
+            assert_eq!(n.status.signal(), Some(libc::SIGSYS), "{n:?}");
+        }
+    }
+}
+
 #[test]
 fn own_proc_mem_is_not_writable() {
     let dir = workdir("procmem");

@@ -17,6 +17,14 @@
 //!     SIGSEGV for a thread that asked for it, the counter read for one
 //!     that did not. New threads, forked children and an `execve`'s
 //!     program keep the mode, as natively.
+//! C4: two more controls would bind hotlift's own code, and fail with
+//!     `EINVAL` as they do under QEMU user mode (and on kernels before
+//!     them): `PR_SET_SYSCALL_USER_DISPATCH` (every syscall hotlift makes
+//!     outside the guest's allowed range would raise SIGSYS: hotlift died
+//!     of it, without a profile) and `PR_SET_MDWE` (the kernel then
+//!     refuses hotlift's own mappings that gain execute: a fork could not
+//!     copy its code cache and hotlift panicked, status 125). Their
+//!     queries pass through (`PR_GET_MDWE` answers 0).
 
 use super::{guest_read, guest_write, pass, reach, EFAULT, EINVAL};
 use crate::dispatch::Vm;
@@ -86,12 +94,14 @@ const PR_TSC_ENABLE: u64 = 1;
 const PR_TSC_SIGSEGV: u64 = 2;
 const PR_GET_SECCOMP: u64 = 21;
 const PR_SET_SECCOMP: u64 = 22;
+const PR_SET_SYSCALL_USER_DISPATCH: u64 = 59;
+const PR_SET_MDWE: u64 = 65;
 
-/// `prctl(option, …)`: what hotlift answers itself (C2, C3); `None`: the
-/// kernel's.
+/// `prctl(option, …)`: what hotlift answers itself (C2, C3, C4); `None`:
+/// the kernel's.
 fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
     match a[0] {
-        PR_SET_SECCOMP => Some(EINVAL),
+        PR_SET_SECCOMP | PR_SET_SYSCALL_USER_DISPATCH | PR_SET_MDWE => Some(EINVAL),
         // No filter is ever installed (C2): mode 0, "disabled".
         PR_GET_SECCOMP => Some(0),
         PR_GET_TSC => {

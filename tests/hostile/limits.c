@@ -15,6 +15,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE 65
+#define PR_GET_MDWE 66
+#define PR_MDWE_REFUSE_EXEC_GAIN 1
+#endif
+
 static void say(const char *s) { (void)!write(1, s, strlen(s)); }
 
 static void say_result(const char *what, long rc) {
@@ -38,6 +48,28 @@ int main(int argc, char **argv) {
         /* Still free to make any syscall. */
         say(getppid() > 0 ? "getppid works\n" : "getppid failed\n");
         return 3;
+    }
+    if (strcmp(mode, "sud") == 0) {
+        /* Natively the next syscall, made with the selector at BLOCK from
+         * outside the (empty) allowed range, raises SIGSYS. */
+        static volatile char selector = 0;
+        say_result("PR_SET_SYSCALL_USER_DISPATCH",
+                   prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &selector));
+        selector = 1;
+        say("still making syscalls\n");
+        return 4;
+    }
+    if (strcmp(mode, "mdwe") == 0) {
+        say_result("PR_SET_MDWE", prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0));
+        say(prctl(PR_GET_MDWE, 0, 0, 0, 0) == 0 ? "PR_GET_MDWE: 0\n" : "PR_GET_MDWE: not 0\n");
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(5);
+        int st;
+        say(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 5
+                ? "child exited 5\n"
+                : "fork failed\n");
+        return 0;
     }
     if (strcmp(mode, "procmem") == 0) {
         int fd = open("/proc/self/mem", O_RDWR);
