@@ -1,6 +1,6 @@
 //! Controls a guest applies to its own process that would reach hotlift:
 //! resource limits (`getrlimit`, `setrlimit`, `prlimit64`; the kept ones
-//! in limits.rs), `prctl` and `seccomp`.
+//! in limits.rs), `prctl`, `seccomp` and `personality`.
 //!
 //! C1: limits hotlift keeps (limits.rs I1, I2) are answered and changed
 //!     from the guest's own record, for the calling process only (`pid`
@@ -25,10 +25,21 @@
 //!     refuses hotlift's own mappings that gain execute: a fork could not
 //!     copy its code cache and hotlift panicked, status 125). Their
 //!     queries pass through (`PR_GET_MDWE` answers 0).
+//! C5: `personality(READ_IMPLIES_EXEC)` would make the kernel add execute
+//!     to every readable mapping made after it, hotlift's own and the
+//!     guest's (an `mmap` of read and write was writable and executable in
+//!     hotlift's process, against mem.rs I8): the kernel's persona never
+//!     has the flag. hotlift keeps it for the process (the kernel keeps it
+//!     per thread; an x86-64 `execve` clears it, as a new image here
+//!     starts without it), `personality` reads it back, and the guest's
+//!     `mmap` and `mprotect` of readable memory record execute for it
+//!     ([`guest_prot`]), so its code runs there as natively (not yet its
+//!     `brk` area, which the kernel would make executable too).
 
 use super::{guest_read, guest_write, pass, reach, EFAULT, EINVAL};
 use crate::dispatch::Vm;
 use crate::limits::{GuestLimits, Limit};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The syscalls of this file (`nr` with arguments `a`), answered here or
 /// left to the kernel.
@@ -39,6 +50,7 @@ pub fn handle(vm: &mut Vm, nr: u64, a: [u64; 6]) -> i64 {
         libc::SYS_setrlimit => prlimit(vm, 0, a[0], a[1], 0),
         libc::SYS_prlimit64 => prlimit(vm, a[0], a[1], a[2], a[3]),
         libc::SYS_seccomp => seccomp(a[0]),
+        libc::SYS_personality => Some(personality(vm, nr, a[0])),
         _ => unreachable!("syscall {nr} is not a process control"),
     };
     own.unwrap_or_else(|| pass(vm, nr, a))
@@ -147,4 +159,46 @@ const SECCOMP_SET_MODE_FILTER: u64 = 1;
 /// `seccomp(operation, …)` (C2); `None`: the kernel's (the queries).
 fn seccomp(operation: u64) -> Option<i64> {
     matches!(operation, SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER).then_some(EINVAL)
+}
+
+/// `READ_IMPLIES_EXEC` of `<sys/personality.h>`.
+const READ_IMPLIES_EXEC: u64 = 0x0040_0000;
+
+/// The guest's `READ_IMPLIES_EXEC` (C5).
+static GUEST_READ_IMPLIES_EXEC: AtomicBool = AtomicBool::new(false);
+
+/// `personality(persona)` (C5): the kernel's persona without
+/// `READ_IMPLIES_EXEC`, the guest's flag kept here; the old persona as the
+/// guest set it.
+fn personality(vm: &Vm, nr: u64, persona: u64) -> i64 {
+    // The kernel takes an unsigned int; all ones is the query.
+    let query = persona as u32 == u32::MAX;
+    let mut a = [0; 6];
+    a[0] = if query {
+        persona
+    } else {
+        persona & !READ_IMPLIES_EXEC
+    };
+    let old = pass(vm, nr, a);
+    if old < 0 {
+        return old;
+    }
+    let had = if query {
+        GUEST_READ_IMPLIES_EXEC.load(Ordering::SeqCst)
+    } else {
+        GUEST_READ_IMPLIES_EXEC.swap(persona & READ_IMPLIES_EXEC != 0, Ordering::SeqCst)
+    };
+    old | if had { READ_IMPLIES_EXEC as i64 } else { 0 }
+}
+
+/// The protection the guest gets for a mapping it asks `prot` of (C5):
+/// readable is also executable under `READ_IMPLIES_EXEC`, as the kernel
+/// makes it.
+pub(super) fn guest_prot(prot: u64) -> u64 {
+    let read = prot & libc::PROT_READ as u64 != 0;
+    if read && GUEST_READ_IMPLIES_EXEC.load(Ordering::SeqCst) {
+        prot | libc::PROT_EXEC as u64
+    } else {
+        prot
+    }
 }
