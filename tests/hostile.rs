@@ -203,6 +203,34 @@ fn lowered_limits_cost_no_profile() {
     );
 }
 
+/// Item 5: a forked child lowers its parent's RLIMIT_FSIZE or
+/// RLIMIT_NOFILE to 0, hard limit included. The parent's profile was lost
+/// ("File too large", "Too many open files"; the profile's temporary file
+/// left beside it): the parent is hotlift too, and its hard limit is now
+/// kept (limits.rs I4).
+#[test]
+fn a_child_lowering_its_parents_limits_costs_no_profile() {
+    let dir = workdir("parent-limits");
+    let exe = build(&dir);
+    for mode in ["parent-fsize0", "parent-nofile0"] {
+        let n = run(&exe, mode, None, None);
+        assert_eq!(n.stdout, b"the child lowered it\n", "{mode}: {n:?}");
+        let p = dir.join(format!("{mode}.json"));
+        let h = run(&exe, mode, Some(&p), None);
+        assert_eq!(h.stdout, n.stdout, "{mode}: {h:?}");
+        assert_eq!(h.status.code(), Some(0), "{mode}: {h:?}");
+        assert!(h.stderr.is_empty(), "{mode}: {h:?}");
+        assert_eq!(read_profile(&p)["ending"]["code"], 0, "{mode}");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("tmp-hotlift"))
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{mode}: {left:?}");
+    }
+}
+
 #[test]
 fn syscalls_aimed_at_hotlift_memory_fail_as_on_unmapped_memory() {
     use std::io::{BufRead, BufReader, Write};

@@ -5,7 +5,9 @@
 //! C1: limits hotlift keeps (limits.rs I1, I2) are answered and changed
 //!     from the guest's own record, for the calling process only (`pid`
 //!     0, its process id or one of its thread ids); every other limit,
-//!     and another process's, is the kernel's.
+//!     and another process's, is the kernel's (but never a lower hard
+//!     `RLIMIT_FSIZE` or `RLIMIT_NOFILE` for another process: limits.rs
+//!     I4).
 //! C2: a seccomp filter would apply to hotlift too (its profile write,
 //!     its futexes, its monitor): `prctl(PR_SET_SECCOMP)` and
 //!     `seccomp(SECCOMP_SET_MODE_*)` fail with `EINVAL`, as under QEMU
@@ -69,8 +71,11 @@ fn own_process(vm: &Vm, pid: u64) -> bool {
 /// its two halves for the calling process (C1). `None`: the kernel's.
 fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> {
     let resource = u32::try_from(resource).ok()?;
-    if !GuestLimits::keeps(resource) || !own_process(vm, pid) {
+    if !GuestLimits::keeps(resource) {
         return None;
+    }
+    if !own_process(vm, pid) {
+        return other_process(vm, pid, resource, new, old);
     }
     // reach.rs R1: never a struct in hotlift's memory.
     for at in [new, old].into_iter().filter(|&at| at != 0) {
@@ -98,6 +103,31 @@ fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> 
         return Some(EFAULT);
     }
     Some(0)
+}
+
+/// `prlimit64` of another process (C1): the kernel's, except that a new
+/// limit hotlift keeps a hard floor for (limits.rs I4) goes through
+/// `limits::set_other`. `None`: passed through.
+fn other_process(vm: &Vm, pid: u64, resource: u32, new: u64, old: u64) -> Option<i64> {
+    if new == 0 || !crate::limits::kept_hard(resource) {
+        return None;
+    }
+    // reach.rs R1.
+    for at in [new, old].into_iter().filter(|&at| at != 0) {
+        if let Some(e) = reach::bytes(vm, at, 16) {
+            return Some(e);
+        }
+    }
+    let Some([cur, max]) = guest_read::<[u64; 2]>(new) else {
+        return Some(EFAULT);
+    };
+    Some(
+        match crate::limits::set_other(pid as i32, resource, Limit { cur, max }) {
+            Err(e) => -(e as i64),
+            Ok(before) if old != 0 && !guest_write(vm, old, &[before.cur, before.max]) => EFAULT,
+            Ok(_) => 0,
+        },
+    )
 }
 
 const PR_GET_TSC: u64 = 25;

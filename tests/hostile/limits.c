@@ -87,6 +87,20 @@ int main(int argc, char **argv) {
         say("moved\n");
         return 0;
     }
+    if (strcmp(mode, "parent-fsize0") == 0 || strcmp(mode, "parent-nofile0") == 0) {
+        /* A child lowers its parent's limit, hard limit included. */
+        int resource = mode[7] == 'f' ? RLIMIT_FSIZE : RLIMIT_NOFILE;
+        pid_t parent = getpid(), pid = fork();
+        if (pid == 0) {
+            struct rlimit r = {0, 0};
+            _exit(prlimit(parent, resource, &r, 0) == 0 ? 5 : 6);
+        }
+        int st;
+        say(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 5
+                ? "the child lowered it\n"
+                : "the child failed\n");
+        return 0;
+    }
     if (strcmp(mode, "nofile0") == 0) {
         lower(RLIMIT_NOFILE, 0);
         say("no descriptors left\n");
