@@ -417,15 +417,31 @@ fn outputs_go_where_asked_and_their_errors_end_nonzero() {
         "{err}"
     );
 
-    // The tools' standard output on a full device: an error, exit 2 (summary
-    // and diff panicked with status 134, dump exited 0 silently).
+    // The tools' standard output on a full device: an error, exit 2 (summary,
+    // diff and store list panicked with status 134, dump exited 0 silently).
     let p = dir.join("p.json");
     let p = p.to_str().unwrap();
+    let store = dir.join("store");
+    // A loop hot enough for superblocks, so that the store has a program.
+    let stored = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--store"])
+        .arg(&store)
+        .args([
+            "--",
+            "/bin/sh",
+            "-c",
+            "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done",
+        ])
+        .output()
+        .unwrap();
+    assert!(stored.status.success(), "{stored:?}");
+    let store = store.to_str().unwrap();
     for args in [
         vec!["summary", p],
         vec!["diff", p, p],
         vec!["dump", p],
         vec!["report", p],
+        vec!["store", "list", store],
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
             .args(&args)
