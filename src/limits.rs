@@ -19,6 +19,14 @@
 //!     the kernel checks it: `EINVAL` for a soft limit above the hard one,
 //!     `EPERM` for raising a hard limit without `CAP_SYS_RESOURCE` or
 //!     `RLIMIT_NOFILE` above `fs.nr_open`. Other limits pass through.
+//! I4: a guest's `prlimit64` on another process sets that process's soft
+//!     `RLIMIT_FSIZE` or `RLIMIT_NOFILE` as asked but never lowers its
+//!     hard limit ([`set_other`]): the other process may be hotlift too
+//!     (a parent in the same tree), which raises its soft limits to the
+//!     hard ones for its profile (I1). A forked child that lowered its
+//!     parent's to 0 lost the parent's profile ("File too large", "Too
+//!     many open files"). What the other process's guest reads back is its
+//!     own record, not the change.
 #![allow(unsafe_code)]
 
 /// One limit as `struct rlimit64` holds it; `u64::MAX` is infinity.
@@ -158,33 +166,67 @@ impl GuestLimits {
 
 /// The kernel's limit `resource` of this process.
 pub fn kernel_get(resource: u32) -> Option<Limit> {
+    kernel_get_of(0, resource).ok()
+}
+
+/// The kernel's limit `resource` of process `pid` (0: this one).
+fn kernel_get_of(pid: i32, resource: u32) -> Result<Limit, Errno> {
     let mut r = libc::rlimit64 {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: pid 0 is this process; `r` is a valid out pointer and no new
-    // limit is passed.
-    let rc = unsafe { libc::prlimit64(0, resource as _, std::ptr::null(), &mut r) };
-    (rc == 0).then_some(Limit {
-        cur: r.rlim_cur,
-        max: r.rlim_max,
-    })
+    // SAFETY: `r` is a valid out pointer and no new limit is passed.
+    let rc = unsafe { libc::prlimit64(pid, resource as _, std::ptr::null(), &mut r) };
+    if rc == 0 {
+        Ok(Limit {
+            cur: r.rlim_cur,
+            max: r.rlim_max,
+        })
+    } else {
+        Err(last_errno())
+    }
+}
+
+fn last_errno() -> Errno {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EPERM)
 }
 
 fn kernel_set(resource: u32, l: Limit) -> Result<(), Errno> {
+    kernel_set_of(0, resource, l)
+}
+
+fn kernel_set_of(pid: i32, resource: u32, l: Limit) -> Result<(), Errno> {
     let r = libc::rlimit64 {
         rlim_cur: l.cur,
         rlim_max: l.max,
     };
-    // SAFETY: pid 0 is this process; `r` is a valid limit.
-    let rc = unsafe { libc::prlimit64(0, resource as _, &r, std::ptr::null_mut()) };
+    // SAFETY: `r` is a valid limit; no old limit is asked for.
+    let rc = unsafe { libc::prlimit64(pid, resource as _, &r, std::ptr::null_mut()) };
     if rc == 0 {
         Ok(())
     } else {
-        Err(std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EPERM))
+        Err(last_errno())
     }
+}
+
+/// Does a guest's change of another process's limit `resource` go through
+/// [`set_other`] (I4)?
+pub fn kept_hard(resource: u32) -> bool {
+    applied(resource)
+}
+
+/// I4: set process `pid`'s limit `resource` to `want`, but its hard limit
+/// not below what it is; the limit before, or the kernel's errno.
+pub fn set_other(pid: i32, resource: u32, want: Limit) -> Result<Limit, Errno> {
+    let before = kernel_get_of(pid, resource)?;
+    if want.cur > want.max {
+        return Err(libc::EINVAL);
+    }
+    let max = want.max.max(before.max);
+    kernel_set_of(pid, resource, Limit { cur: want.cur, max })?;
+    Ok(before)
 }
 
 /// I1: raise the kernel's soft limits the guest may have lowered to the

@@ -114,8 +114,9 @@ fn bad_input_exit_codes() {
     std::fs::remove_dir_all(&dir).unwrap();
     // A profile to a device is written to it, never renamed over it (as
     // root, /dev/full became a regular file): /dev/full refuses the
-    // write, and says so.
+    // write, which is said, and the run exits 125 (it was 0).
     let full = run(&["run", "--profile", "/dev/full", "--", "/bin/true"]);
+    assert_eq!(full.status.code(), Some(125), "{full:?}");
     assert!(
         String::from_utf8_lossy(&full.stderr).contains("cannot write the profile to /dev/full"),
         "{}",

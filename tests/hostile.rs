@@ -88,6 +88,39 @@ fn seccomp_is_refused_and_the_guest_goes_on() {
     assert_eq!(n.status.signal(), Some(libc::SIGKILL), "{n:?}");
 }
 
+/// Item 3's kin: syscall user dispatch (hotlift died of SIGSYS at its own
+/// next syscall, no profile) and MDWE (the kernel refused the forked
+/// child's copy of the code cache; hotlift panicked, status 125) fail with
+/// EINVAL, as under QEMU user mode, and the guest goes on.
+#[test]
+fn controls_that_would_bind_hotlift_are_refused() {
+    let dir = workdir("prctl");
+    let exe = build(&dir);
+    for (mode, out, code) in [
+        (
+            "sud",
+            "PR_SET_SYSCALL_USER_DISPATCH: EINVAL\nstill making syscalls\n",
+            4,
+        ),
+        (
+            "mdwe",
+            "PR_SET_MDWE: EINVAL\nPR_GET_MDWE: 0\nchild exited 5\n",
+            0,
+        ),
+    ] {
+        let p = dir.join(format!("{mode}.json"));
+        let o = run(&exe, mode, Some(&p), None);
+        assert_eq!(o.status.code(), Some(code), "{mode}: {o:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), out, "{mode}");
+        assert_eq!(read_profile(&p)["ending"]["code"], code, "{mode}");
+        // Natively (kernels with the control) it binds the guest.
+        let n = run(&exe, mode, None, None);
+        if String::from_utf8_lossy(&n.stdout).contains(": ok\n") && mode == "sud" {
+            assert_eq!(n.status.signal(), Some(libc::SIGSYS), "{n:?}");
+        }
+    }
+}
+
 #[test]
 fn own_proc_mem_is_not_writable() {
     let dir = workdir("procmem");
@@ -168,6 +201,34 @@ fn lowered_limits_cost_no_profile() {
             .signal()
             == Some(libc::SIGXFSZ)
     );
+}
+
+/// Item 5: a forked child lowers its parent's RLIMIT_FSIZE or
+/// RLIMIT_NOFILE to 0, hard limit included. The parent's profile was lost
+/// ("File too large", "Too many open files"; the profile's temporary file
+/// left beside it): the parent is hotlift too, and its hard limit is now
+/// kept (limits.rs I4).
+#[test]
+fn a_child_lowering_its_parents_limits_costs_no_profile() {
+    let dir = workdir("parent-limits");
+    let exe = build(&dir);
+    for mode in ["parent-fsize0", "parent-nofile0"] {
+        let n = run(&exe, mode, None, None);
+        assert_eq!(n.stdout, b"the child lowered it\n", "{mode}: {n:?}");
+        let p = dir.join(format!("{mode}.json"));
+        let h = run(&exe, mode, Some(&p), None);
+        assert_eq!(h.stdout, n.stdout, "{mode}: {h:?}");
+        assert_eq!(h.status.code(), Some(0), "{mode}: {h:?}");
+        assert!(h.stderr.is_empty(), "{mode}: {h:?}");
+        assert_eq!(read_profile(&p)["ending"]["code"], 0, "{mode}");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("tmp-hotlift"))
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{mode}: {left:?}");
+    }
 }
 
 #[test]
@@ -252,31 +313,53 @@ fn a_signal_from_outside_ends_many_spinning_threads_with_the_profile() {
     assert!(prof["threads"].as_array().unwrap().len() > 1);
 }
 
+/// Also after `personality(READ_IMPLIES_EXEC)` ("rie"), which made the
+/// kernel add execute to every readable mapping, hotlift's included: the
+/// guest's read-write page was writable and executable in hotlift's
+/// process (and its code then faulted under hotlift, where natively it ran).
 #[test]
 fn no_page_is_writable_and_executable() {
     use std::io::{BufRead, BufReader};
     let dir = workdir("wx");
     let exe = build_named(&dir, "wx");
-    let n = Command::new(&exe).stdin(Stdio::null()).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&n.stdout), "85 1\n");
-    let mut child = spawn_profiled(&exe, &dir.join("p.json"), true);
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    // The guest saw what it asked for, as natively.
-    assert_eq!(line, "85 1\n");
-    let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
-    drop(child.stdin.take());
-    assert!(child.wait().unwrap().success());
-    let wx: Vec<&str> = maps
-        .lines()
-        .filter(|l| {
-            let perms = l.split_whitespace().nth(1).unwrap_or("");
-            perms.as_bytes().get(1) == Some(&b'w') && perms.as_bytes().get(2) == Some(&b'x')
-        })
-        .collect();
-    assert!(wx.is_empty(), "writable and executable: {wx:?}");
+    for mode in ["", "rie"] {
+        let n = Command::new(&exe)
+            .arg(mode)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&n.stdout), "85 1\n", "{mode}");
+        let p = dir.join(format!("p{mode}.json"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("run")
+            .arg("--profile")
+            .arg(&p)
+            .arg("--")
+            .arg(&exe)
+            .arg(mode)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // The guest saw what it asked for, as natively.
+        assert_eq!(line, "85 1\n", "{mode}");
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success(), "{mode}");
+        let wx: Vec<&str> = maps
+            .lines()
+            .filter(|l| {
+                let perms = l.split_whitespace().nth(1).unwrap_or("");
+                perms.as_bytes().get(1) == Some(&b'w') && perms.as_bytes().get(2) == Some(&b'x')
+            })
+            .collect();
+        assert!(wx.is_empty(), "{mode}: writable and executable: {wx:?}");
+        assert_eq!(read_profile(&p)["ending"]["code"], 0, "{mode}");
+    }
 }
 
 /// Item 11 (the JVM's 1-in-5 SIGSEGV): threads storing into one page of
@@ -295,5 +378,81 @@ fn threads_storing_into_one_page_of_code_race_no_fault() {
         assert_eq!(o.status.code(), Some(0), "run {k}: {o:?}");
         assert_eq!(o.stdout, n.stdout, "run {k}");
         assert_eq!(read_profile(&p)["ending"]["code"], 0);
+    }
+}
+
+/// Item 10: the files hotlift writes at the end go where the command line
+/// said. A relative `--profile` followed the guest's `chdir` (the
+/// profile landed in the directory it moved to; a shell's `cd` moved its
+/// children's profiles), and a profile that cannot be written at the end
+/// (`/dev/full`) was said but the run exited 0.
+#[test]
+fn outputs_go_where_asked_and_their_errors_end_nonzero() {
+    let dir = workdir("outputs");
+    let exe = build(&dir);
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--profile", "p.json", "--"])
+        .arg(&exe)
+        .arg("chdir")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "moved\n");
+    assert!(!dir.join("elsewhere/p.json").exists(), "followed the guest");
+    assert_eq!(read_profile(&dir.join("p.json"))["ending"]["code"], 0);
+
+    // The guest exits 0; the profile it promised is not written.
+    let full = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--profile", "/dev/full", "--"])
+        .arg(&exe)
+        .arg("chdir")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains("cannot write the profile to /dev/full"),
+        "{err}"
+    );
+
+    // The tools' standard output on a full device: an error, exit 2 (summary,
+    // diff and store list panicked with status 134, dump exited 0 silently).
+    let p = dir.join("p.json");
+    let p = p.to_str().unwrap();
+    let store = dir.join("store");
+    // A loop hot enough for superblocks, so that the store has a program.
+    let stored = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--store"])
+        .arg(&store)
+        .args([
+            "--",
+            "/bin/sh",
+            "-c",
+            "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done",
+        ])
+        .output()
+        .unwrap();
+    assert!(stored.status.success(), "{stored:?}");
+    let store = store.to_str().unwrap();
+    for args in [
+        vec!["summary", p],
+        vec!["diff", p, p],
+        vec!["dump", p],
+        vec!["report", p],
+        vec!["store", "list", store],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
 }

@@ -48,14 +48,14 @@ fn run(args: &DiffArgs) -> anyhow::Result<i32> {
     let a = read::read_file(&args.a)?;
     let b = read::read_file(&args.b)?;
     let d = ProfileDiff::new(&a, &b)?;
-    print!("{}", d.report(args.top));
-    Ok(if d.exceeds(args.threshold) {
-        println!(
-            "past the threshold of {}% (exit {EXIT_MISMATCH})",
+    let mut out = d.report(args.top);
+    let past = d.exceeds(args.threshold);
+    if past {
+        out.push_str(&format!(
+            "past the threshold of {}% (exit {EXIT_MISMATCH})\n",
             args.threshold
-        );
-        EXIT_MISMATCH
-    } else {
-        EXIT_OK
-    })
+        ));
+    }
+    super::write_stdout(&out)?;
+    Ok(if past { EXIT_MISMATCH } else { EXIT_OK })
 }

@@ -126,9 +126,5 @@ pub fn main(profile: &Path, id: Option<u32>, top: Option<usize>, format: DumpFor
             out.push('\n');
         }
     }
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    // A closed pipe (dump … | head) is not an error worth a message.
-    let _ = o.write_all(out.as_bytes());
-    Ok(())
+    super::write_stdout(&out)
 }

@@ -3,11 +3,12 @@
 //!
 //! Exit statuses of `run` and `profile` (the guest's own status passes
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
-//! behaviour), 126 the program is not a runnable x86-64 ELF, 127 it (or its
-//! interpreter) was not found. `compare`, `diff`, `export`, `report`,
-//! `dump` and `store` (tools): 0 all equivalent / within the threshold, 1
-//! a mismatch / past the threshold, 2 they could not do their work (bad
-//! options included).
+//! behaviour, a profile that could not be written at the end), 126 the
+//! program is not a runnable x86-64 ELF, 127 it (or its interpreter) was
+//! not found. `compare`, `diff`, `export`, `report`, `dump` and `store`
+//! (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
+//! the threshold, 2 they could not do their work (bad options and output
+//! that cannot be written included).
 
 mod compare;
 mod diff;
@@ -98,6 +99,21 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Run PROGRAM and profile the paths of one of its functions (Ball–Larus and PAP ids, paths of interest, PSP0–PSP3)
     Paths(paths::PathsArgs),
+}
+
+/// Write a tool's output to standard output: an error writing it (a full
+/// disk, `/dev/full`) is the tool's error, said and exit 2, where
+/// `print!` panicked (status 134) or the error went unsaid with exit 0; a
+/// reader that went away (`hotlift dump … | head`, EPIPE) is not an error.
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to standard output"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Is this a CI tool subcommand (exit 2 on bad usage)?

@@ -92,7 +92,8 @@ fn config(args: &PathsArgs) -> anyhow::Result<PathsConfig> {
         method: args.method,
         reference: args.reference,
         format: args.format,
-        output: args.output.clone(),
+        // Anchored now: the guest may change its directory (run.rs).
+        output: args.output.as_deref().map(super::run::anchored),
     })
 }
 

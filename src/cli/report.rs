@@ -4,7 +4,6 @@
 //! (src/timetree, profile/window.rs, profile/timeline.rs). Exit 0, or
 //! 2 with a one-line error.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
@@ -155,12 +154,7 @@ fn run(args: &ReportArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|_| stdout.flush())
-        .context("cannot write to standard output")?;
-    Ok(())
+    super::write_stdout(&out)
 }
 
 #[cfg(test)]

@@ -49,6 +49,16 @@ pub(super) fn profile_writable(p: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `p` as an absolute path, taken from hotlift's directory now: the files
+/// hotlift writes after the guest ran (profile, strace log, superblock
+/// dumps, path report) go where the command line said, not under whatever
+/// directory the guest moved to (`chdir("/")` wrote `p.json` as
+/// `/p.json`; a shell's `cd` moved its children's profiles). An
+/// execve's next image gets them anchored already.
+pub(super) fn anchored(p: &std::path::Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
 /// Run the program; `summary` prints the profile summary at the end.
 pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
     let path = resolve(&program[0]);
@@ -124,6 +134,18 @@ fn launch(
                 p.display()
             );
             return EXIT_HOTLIFT_FAILED;
+        }
+    }
+    if !append_log {
+        for p in [
+            &mut opts.profile,
+            &mut opts.strace_file,
+            &mut opts.dump_superblocks,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *p = anchored(p);
         }
     }
     let shown = path.display().to_string();

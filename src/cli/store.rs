@@ -6,7 +6,7 @@
 //! unreachable database, an unknown or ambiguous program, bad options),
 //! with one line on stderr.
 
-use std::io::Write as _;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -72,7 +72,10 @@ pub enum StoreCommand {
 }
 
 pub fn main(args: StoreArgs) -> i32 {
-    match run(args.command) {
+    // What it prints goes out at the end, through write_stdout (a full
+    // disk is an error, exit 2; println! panicked).
+    let mut out = String::new();
+    match run(args.command, &mut out).and_then(|()| super::write_stdout(&out)) {
         Ok(()) => EXIT_OK,
         Err(e) => {
             eprintln!("hotlift store: {e:#}");
@@ -95,26 +98,27 @@ fn when(t: i64) -> String {
     }
 }
 
-fn run(cmd: StoreCommand) -> Result<()> {
+fn run(cmd: StoreCommand, out: &mut String) -> Result<()> {
     match cmd {
         StoreCommand::List { store, json } => {
             let rows = open(&store)?.programs()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
+                writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
                 return Ok(());
             }
             if rows.is_empty() {
-                println!("(no programs)");
+                writeln!(out, "(no programs)")?;
             }
             for p in rows {
-                println!(
+                writeln!(
+                    out,
                     "{:<24} {}  version {}  {} traces  updated {}",
                     p.name,
                     p.identity,
                     p.version,
                     p.traces,
                     when(p.updated)
-                );
+                )?;
             }
         }
         StoreCommand::Show {
@@ -132,33 +136,35 @@ fn run(cmd: StoreCommand) -> Result<()> {
                 .collect();
             if json {
                 let v = serde_json::json!({ "program": p, "traces": trace_json(&traces) });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
                 return Ok(());
             }
-            println!(
+            writeln!(
+                out,
                 "{} {}  version {}  {} traces (showing {})",
                 p.name,
                 p.identity,
                 p.version,
                 p.traces,
                 traces.len()
-            );
+            )?;
             for t in &traces {
                 match &t.path {
                     Ok(path) => {
-                        println!(
+                        writeln!(
+                            out,
                             "trace {}  count {}  {} members  first {}, last {}",
                             t.key,
                             t.count,
                             path.members.len(),
                             when(t.first_seen),
                             when(t.last_seen)
-                        );
+                        )?;
                         for i in 0..path.members.len() {
-                            println!("    {}", path.describe(i));
+                            writeln!(out, "    {}", path.describe(i))?;
                         }
                     }
-                    Err(e) => println!("trace {}  count {}  unreadable: {e}", t.key, t.count),
+                    Err(e) => writeln!(out, "trace {}  count {}  unreadable: {e}", t.key, t.count)?,
                 }
             }
         }
@@ -181,15 +187,16 @@ fn run(cmd: StoreCommand) -> Result<()> {
                 Some(p) => Some(s.find_program(&p)?.identity),
                 None => None,
             };
-            let out = s.prune(&Prune {
+            let pruned = s.prune(&Prune {
                 program,
                 below,
                 before: older_than.map(|d| crate::store::now() - (d * 86_400.0) as i64),
             })?;
-            println!(
+            writeln!(
+                out,
                 "removed {} traces and {} programs",
-                out.traces, out.programs
-            );
+                pruned.traces, pruned.programs
+            )?;
         }
         StoreCommand::Export {
             store,
@@ -220,7 +227,7 @@ fn run(cmd: StoreCommand) -> Result<()> {
             match output {
                 Some(f) => std::fs::write(&f, text)
                     .with_context(|| format!("cannot write {}", f.display()))?,
-                None => std::io::stdout().write_all(text.as_bytes())?,
+                None => out.push_str(&text),
             }
         }
     }

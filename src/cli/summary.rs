@@ -37,6 +37,11 @@ pub fn main(args: SummaryArgs) -> i32 {
     docs.sort_by_key(|d| d.process.as_ref().map_or((0, 0), |p| (p.pid, p.image)));
     let images: Vec<Images> = docs.iter().map(Images::open).collect();
     let pairs: Vec<_> = docs.iter().zip(&images).collect();
-    print!("{}", summary::summary(&pairs, args.top));
-    EXIT_OK
+    match super::write_stdout(&summary::summary(&pairs, args.top)) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("hotlift summary: {e:#}");
+            EXIT_TOOL_ERROR
+        }
+    }
 }

@@ -9,6 +9,12 @@
 //!     fault, hotlift error), after the monitor drained every ring, if
 //!     anything reads the profile (a plain `run` does not drain for nobody:
 //!     2 ms of a `/bin/true`, 3.6 ms of each python fork child).
+//! I3: a profile that cannot be written at the end is said on stderr, and
+//!     the process the user ran (its first image, or the images its
+//!     `execve`s made; not a forked child, whose status its guest parent
+//!     reads) then exits 125 instead of the guest's exit status (it was 0
+//!     for `--profile /dev/full`). A guest that dies of a signal still dies
+//!     of it.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -464,26 +470,29 @@ impl super::process::Process {
     /// Drain the monitor and write the profile (I2). The process hotlift
     /// was asked to run, exiting when `hotlift paths` never found its
     /// function, exits 125 instead (cli/mod.rs: a bad option), the error
-    /// said (dispatch/paths.rs).
+    /// said (dispatch/paths.rs); so does one whose profile could not be
+    /// written (I3).
     pub fn finish(&self, ending: Ending) {
         let exit = matches!(ending, Ending::Exit { .. });
-        if self.finish_once(ending) && exit {
-            let began = self.prof.process.lock().unwrap_or_else(|e| e.into_inner());
-            if began.began == "program" {
+        let failed = self.finish_once(ending);
+        if exit && (failed.missing || failed.unwritten) {
+            let process = self.prof.process.lock().unwrap_or_else(|e| e.into_inner());
+            if (failed.missing && process.began == "program")
+                || (failed.unwritten && !process.descendant())
+            {
                 // SAFETY: _exit has no preconditions; the profile is
-                // written.
+                // written, or said to be unwritable (I3).
                 unsafe { libc::_exit(crate::status::EXIT_HOTLIFT_FAILED) }
             }
         }
     }
 
-    /// [`Self::finish`]'s work, done once: true when `hotlift paths` never
-    /// found its function.
-    fn finish_once(&self, ending: Ending) -> bool {
+    /// [`Self::finish`]'s work, done once.
+    fn finish_once(&self, ending: Ending) -> Failed {
         let prof = &self.prof;
         let mut finished = prof.finished.lock().unwrap_or_else(|e| e.into_inner());
         if *finished {
-            return false;
+            return Failed::default();
         }
         *finished = true;
         // The guest's limits must not cost its profile (limits.rs I1).
@@ -493,7 +502,7 @@ impl super::process::Process {
         let path = prof.profile_path();
         let written = path.is_some() || summary || self.opts.perf_map;
         if !(written || self.paths.is_some() || prof.count_check || prof.store.is_some()) {
-            return false;
+            return Failed::default();
         }
         let monitor = std::thread::scope(|s| {
             // The files' facts (symbols, the program's hash) do not depend
@@ -562,7 +571,7 @@ impl super::process::Process {
                 "none",
             )
         } else {
-            return false;
+            return Failed::default();
         };
         let missing = self.paths.as_ref().is_some_and(|p| {
             let (_, modules) = module_table(&prof.images());
@@ -579,7 +588,10 @@ impl super::process::Process {
         };
         if !written {
             merge();
-            return missing;
+            return Failed {
+                missing,
+                unwritten: false,
+            };
         }
         let drained_at = std::time::Instant::now();
         let (binary, modules) = module_table(&prof.images());
@@ -644,14 +656,17 @@ impl super::process::Process {
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
         );
-        if let Some(path) = &path {
-            if let Err(e) = profile.write_json(path) {
-                eprintln!(
-                    "hotlift: cannot write the profile to {}: {e}",
-                    path.display()
-                );
-            }
-        }
+        let unwritten = path.as_ref().is_some_and(|path| {
+            profile
+                .write_json(path)
+                .map_err(|e| {
+                    eprintln!(
+                        "hotlift: cannot write the profile to {}: {e}",
+                        path.display()
+                    );
+                })
+                .is_err()
+        });
         if summary || self.opts.perf_map {
             crate::profile::summary::at_exit(&profile, summary, self.opts.perf_map);
         }
@@ -659,8 +674,17 @@ impl super::process::Process {
         // The process ends next: its memory goes with it, without
         // 100,000 frees of a python start-up's records.
         std::mem::forget(profile);
-        missing
+        Failed { missing, unwritten }
     }
+}
+
+/// What went wrong at the end that changes the exit status.
+#[derive(Default)]
+struct Failed {
+    /// `hotlift paths` never found its function (dispatch/paths.rs).
+    missing: bool,
+    /// The profile could not be written (I3).
+    unwritten: bool,
 }
 
 /// What [`module_table`] read from one file: its size, its SHA-256 (only

@@ -652,8 +652,14 @@ impl Profile {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".{}.tmp-hotlift", std::process::id()));
         let tmp = std::path::PathBuf::from(tmp);
-        write(std::fs::File::create(&tmp)?)?;
-        std::fs::rename(&tmp, path)
+        let written = std::fs::File::create(&tmp)
+            .and_then(write)
+            .and_then(|()| std::fs::rename(&tmp, path));
+        if written.is_err() {
+            // Not left beside the profile (a full disk left p.json.PID.tmp-hotlift).
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written
     }
 }
 

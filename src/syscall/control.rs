@@ -1,11 +1,13 @@
 //! Controls a guest applies to its own process that would reach hotlift:
 //! resource limits (`getrlimit`, `setrlimit`, `prlimit64`; the kept ones
-//! in limits.rs), `prctl` and `seccomp`.
+//! in limits.rs), `prctl`, `seccomp` and `personality`.
 //!
 //! C1: limits hotlift keeps (limits.rs I1, I2) are answered and changed
 //!     from the guest's own record, for the calling process only (`pid`
 //!     0, its process id or one of its thread ids); every other limit,
-//!     and another process's, is the kernel's.
+//!     and another process's, is the kernel's (but never a lower hard
+//!     `RLIMIT_FSIZE` or `RLIMIT_NOFILE` for another process: limits.rs
+//!     I4).
 //! C2: a seccomp filter would apply to hotlift too (its profile write,
 //!     its futexes, its monitor): `prctl(PR_SET_SECCOMP)` and
 //!     `seccomp(SECCOMP_SET_MODE_*)` fail with `EINVAL`, as under QEMU
@@ -17,10 +19,29 @@
 //!     SIGSEGV for a thread that asked for it, the counter read for one
 //!     that did not. New threads, forked children and an `execve`'s
 //!     program keep the mode, as natively.
+//! C4: two more controls would bind hotlift's own code, and fail with
+//!     `EINVAL` as they do under QEMU user mode (and on kernels before
+//!     them): `PR_SET_SYSCALL_USER_DISPATCH` (every syscall hotlift makes
+//!     outside the guest's allowed range would raise SIGSYS: hotlift died
+//!     of it, without a profile) and `PR_SET_MDWE` (the kernel then
+//!     refuses hotlift's own mappings that gain execute: a fork could not
+//!     copy its code cache and hotlift panicked, status 125). Their
+//!     queries pass through (`PR_GET_MDWE` answers 0).
+//! C5: `personality(READ_IMPLIES_EXEC)` would make the kernel add execute
+//!     to every readable mapping made after it, hotlift's own and the
+//!     guest's (an `mmap` of read and write was writable and executable in
+//!     hotlift's process, against mem.rs I8): the kernel's persona never
+//!     has the flag. hotlift keeps it for the process (the kernel keeps it
+//!     per thread; an x86-64 `execve` clears it, as a new image here
+//!     starts without it), `personality` reads it back, and the guest's
+//!     `mmap` and `mprotect` of readable memory record execute for it
+//!     ([`guest_prot`]), so its code runs there as natively (not yet its
+//!     `brk` area, which the kernel would make executable too).
 
 use super::{guest_read, guest_write, pass, reach, EFAULT, EINVAL};
 use crate::dispatch::Vm;
 use crate::limits::{GuestLimits, Limit};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The syscalls of this file (`nr` with arguments `a`), answered here or
 /// left to the kernel.
@@ -31,6 +52,7 @@ pub fn handle(vm: &mut Vm, nr: u64, a: [u64; 6]) -> i64 {
         libc::SYS_setrlimit => prlimit(vm, 0, a[0], a[1], 0),
         libc::SYS_prlimit64 => prlimit(vm, a[0], a[1], a[2], a[3]),
         libc::SYS_seccomp => seccomp(a[0]),
+        libc::SYS_personality => Some(personality(vm, nr, a[0])),
         _ => unreachable!("syscall {nr} is not a process control"),
     };
     own.unwrap_or_else(|| pass(vm, nr, a))
@@ -49,8 +71,11 @@ fn own_process(vm: &Vm, pid: u64) -> bool {
 /// its two halves for the calling process (C1). `None`: the kernel's.
 fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> {
     let resource = u32::try_from(resource).ok()?;
-    if !GuestLimits::keeps(resource) || !own_process(vm, pid) {
+    if !GuestLimits::keeps(resource) {
         return None;
+    }
+    if !own_process(vm, pid) {
+        return other_process(vm, pid, resource, new, old);
     }
     // reach.rs R1: never a struct in hotlift's memory.
     for at in [new, old].into_iter().filter(|&at| at != 0) {
@@ -80,18 +105,45 @@ fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> 
     Some(0)
 }
 
+/// `prlimit64` of another process (C1): the kernel's, except that a new
+/// limit hotlift keeps a hard floor for (limits.rs I4) goes through
+/// `limits::set_other`. `None`: passed through.
+fn other_process(vm: &Vm, pid: u64, resource: u32, new: u64, old: u64) -> Option<i64> {
+    if new == 0 || !crate::limits::kept_hard(resource) {
+        return None;
+    }
+    // reach.rs R1.
+    for at in [new, old].into_iter().filter(|&at| at != 0) {
+        if let Some(e) = reach::bytes(vm, at, 16) {
+            return Some(e);
+        }
+    }
+    let Some([cur, max]) = guest_read::<[u64; 2]>(new) else {
+        return Some(EFAULT);
+    };
+    Some(
+        match crate::limits::set_other(pid as i32, resource, Limit { cur, max }) {
+            Err(e) => -(e as i64),
+            Ok(before) if old != 0 && !guest_write(vm, old, &[before.cur, before.max]) => EFAULT,
+            Ok(_) => 0,
+        },
+    )
+}
+
 const PR_GET_TSC: u64 = 25;
 const PR_SET_TSC: u64 = 26;
 const PR_TSC_ENABLE: u64 = 1;
 const PR_TSC_SIGSEGV: u64 = 2;
 const PR_GET_SECCOMP: u64 = 21;
 const PR_SET_SECCOMP: u64 = 22;
+const PR_SET_SYSCALL_USER_DISPATCH: u64 = 59;
+const PR_SET_MDWE: u64 = 65;
 
-/// `prctl(option, …)`: what hotlift answers itself (C2, C3); `None`: the
-/// kernel's.
+/// `prctl(option, …)`: what hotlift answers itself (C2, C3, C4); `None`:
+/// the kernel's.
 fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
     match a[0] {
-        PR_SET_SECCOMP => Some(EINVAL),
+        PR_SET_SECCOMP | PR_SET_SYSCALL_USER_DISPATCH | PR_SET_MDWE => Some(EINVAL),
         // No filter is ever installed (C2): mode 0, "disabled".
         PR_GET_SECCOMP => Some(0),
         PR_GET_TSC => {
@@ -137,4 +189,46 @@ const SECCOMP_SET_MODE_FILTER: u64 = 1;
 /// `seccomp(operation, …)` (C2); `None`: the kernel's (the queries).
 fn seccomp(operation: u64) -> Option<i64> {
     matches!(operation, SECCOMP_SET_MODE_STRICT | SECCOMP_SET_MODE_FILTER).then_some(EINVAL)
+}
+
+/// `READ_IMPLIES_EXEC` of `<sys/personality.h>`.
+const READ_IMPLIES_EXEC: u64 = 0x0040_0000;
+
+/// The guest's `READ_IMPLIES_EXEC` (C5).
+static GUEST_READ_IMPLIES_EXEC: AtomicBool = AtomicBool::new(false);
+
+/// `personality(persona)` (C5): the kernel's persona without
+/// `READ_IMPLIES_EXEC`, the guest's flag kept here; the old persona as the
+/// guest set it.
+fn personality(vm: &Vm, nr: u64, persona: u64) -> i64 {
+    // The kernel takes an unsigned int; all ones is the query.
+    let query = persona as u32 == u32::MAX;
+    let mut a = [0; 6];
+    a[0] = if query {
+        persona
+    } else {
+        persona & !READ_IMPLIES_EXEC
+    };
+    let old = pass(vm, nr, a);
+    if old < 0 {
+        return old;
+    }
+    let had = if query {
+        GUEST_READ_IMPLIES_EXEC.load(Ordering::SeqCst)
+    } else {
+        GUEST_READ_IMPLIES_EXEC.swap(persona & READ_IMPLIES_EXEC != 0, Ordering::SeqCst)
+    };
+    old | if had { READ_IMPLIES_EXEC as i64 } else { 0 }
+}
+
+/// The protection the guest gets for a mapping it asks `prot` of (C5):
+/// readable is also executable under `READ_IMPLIES_EXEC`, as the kernel
+/// makes it.
+pub(super) fn guest_prot(prot: u64) -> u64 {
+    let read = prot & libc::PROT_READ as u64 != 0;
+    if read && GUEST_READ_IMPLIES_EXEC.load(Ordering::SeqCst) {
+        prot | libc::PROT_EXEC as u64
+    } else {
+        prot
+    }
 }

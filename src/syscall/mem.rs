@@ -260,7 +260,9 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let proc = vm.proc.clone();
     let mut guard = proc.lock();
     let l = &mut *guard;
-    let (addr, len, prot, flags) = (a[0], a[1], a[2], a[3] as i32);
+    let (addr, len, flags) = (a[0], a[1], a[3] as i32);
+    // What the guest gets (control.rs C5); the kernel gets host_prot (I8).
+    let prot = super::control::guest_prot(a[2]);
     let end = addr.saturating_add(page_up(len));
     let fixed = flags & libc::MAP_FIXED != 0;
     let noreplace = !fixed && flags & libc::MAP_FIXED_NOREPLACE != 0;
@@ -667,7 +669,8 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
         unsafe { syscall6(libc::SYS_mprotect as u64, b) }
     };
     if r == 0 {
-        l.mem.protect(addr, addr + len, prot_from(a[2]));
+        let prot = super::control::guest_prot(a[2]);
+        l.mem.protect(addr, addr + len, prot_from(prot));
     }
     r
 }

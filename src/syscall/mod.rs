@@ -255,7 +255,8 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             | libc::SYS_getrlimit
             | libc::SYS_setrlimit
             | libc::SYS_prlimit64
-            | libc::SYS_seccomp => control::handle(vm, nr, a),
+            | libc::SYS_seccomp
+            | libc::SYS_personality => control::handle(vm, nr, a),
             libc::SYS_exit | libc::SYS_exit_group => {
                 vm.record_syscall(nr, 0, 0);
                 if vm.opts().strace {

@@ -42,6 +42,7 @@ pub(super) fn plan(nr: i64) -> Plan {
         | SYS_setrlimit
         | SYS_prlimit64
         | SYS_seccomp
+        | SYS_personality
         | SYS_rt_sigreturn => Plan::Emulate,
         SYS_read
         | SYS_write
@@ -150,7 +151,6 @@ pub(super) fn plan(nr: i64) -> Plan {
         | SYS_mlock2
         | SYS_utime
         | SYS_mknod
-        | SYS_personality
         | SYS_statfs
         | SYS_fstatfs
         | SYS_getpriority

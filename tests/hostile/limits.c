@@ -10,9 +10,20 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE 65
+#define PR_GET_MDWE 66
+#define PR_MDWE_REFUSE_EXEC_GAIN 1
+#endif
 
 static void say(const char *s) { (void)!write(1, s, strlen(s)); }
 
@@ -38,12 +49,56 @@ int main(int argc, char **argv) {
         say(getppid() > 0 ? "getppid works\n" : "getppid failed\n");
         return 3;
     }
+    if (strcmp(mode, "sud") == 0) {
+        /* Natively the next syscall, made with the selector at BLOCK from
+         * outside the (empty) allowed range, raises SIGSYS. */
+        static volatile char selector = 0;
+        say_result("PR_SET_SYSCALL_USER_DISPATCH",
+                   prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &selector));
+        selector = 1;
+        say("still making syscalls\n");
+        return 4;
+    }
+    if (strcmp(mode, "mdwe") == 0) {
+        say_result("PR_SET_MDWE", prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0));
+        say(prctl(PR_GET_MDWE, 0, 0, 0, 0) == 0 ? "PR_GET_MDWE: 0\n" : "PR_GET_MDWE: not 0\n");
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(5);
+        int st;
+        say(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 5
+                ? "child exited 5\n"
+                : "fork failed\n");
+        return 0;
+    }
     if (strcmp(mode, "procmem") == 0) {
         int fd = open("/proc/self/mem", O_RDWR);
         say(fd >= 0 ? "/proc/self/mem for writing: opened\n"
                     : errno == EACCES ? "/proc/self/mem for writing: EACCES\n" : "/proc/self/mem: other\n");
         fd = open("/proc/self/mem", O_RDONLY);
         say(fd >= 0 ? "/proc/self/mem for reading: opened\n" : "/proc/self/mem for reading: failed\n");
+        return 0;
+    }
+    if (strcmp(mode, "chdir") == 0) {
+        /* The working directory is the process's too: a relative
+         * --profile must not follow the guest there. */
+        if (mkdir("elsewhere", 0700) != 0 || chdir("elsewhere") != 0)
+            return 98;
+        say("moved\n");
+        return 0;
+    }
+    if (strcmp(mode, "parent-fsize0") == 0 || strcmp(mode, "parent-nofile0") == 0) {
+        /* A child lowers its parent's limit, hard limit included. */
+        int resource = mode[7] == 'f' ? RLIMIT_FSIZE : RLIMIT_NOFILE;
+        pid_t parent = getpid(), pid = fork();
+        if (pid == 0) {
+            struct rlimit r = {0, 0};
+            _exit(prlimit(parent, resource, &r, 0) == 0 ? 5 : 6);
+        }
+        int st;
+        say(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 5
+                ? "the child lowered it\n"
+                : "the child failed\n");
         return 0;
     }
     if (strcmp(mode, "nofile0") == 0) {
