@@ -167,7 +167,11 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_DFL);
     signal(SIGUSR2, SIG_DFL);
 
-    /* 5 */
+    /* 5 (its files in a directory of their own, not wherever the test
+     * runs: they were once committed from the repository's root) */
+    char dir[] = "/tmp/hotlift-processes-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK(chdir(dir) == 0);
     char *none[] = {"x", NULL};
     FILE *f = fopen("plain.txt", "w");
     CHECK(f);
@@ -282,6 +286,8 @@ int main(int argc, char **argv) {
     }
     st = status_of(c);
     printf("9. grandchild chain exited %d\n", WEXITSTATUS(st));
+    CHECK(unlink("plain.txt") == 0 && unlink("noexec.sh") == 0 && unlink("hello.script") == 0);
+    CHECK(rmdir(dir) == 0);
     puts("ok");
     return 0;
 }
