@@ -145,6 +145,30 @@ fn own_proc_mem_is_not_writable() {
     );
 }
 
+/// selfview.rs I6: the entries of `/proc/self/map_files` (which open the
+/// mapped object: the code cache's memory file, writable, among them)
+/// that are not the guest's memory do not exist for it; its own do, as
+/// natively. The guest lists the directory and opens every entry by its
+/// name relative to the directory and by its absolute path; it tells how
+/// many it could open that its own `/proc/self/maps` does not show.
+/// Unprivileged, nothing there opens, natively or not.
+#[test]
+fn map_files_of_hotlift_memory_do_not_open() {
+    let dir = workdir("mapfiles");
+    let exe = build(&dir);
+    let p = dir.join("p.json");
+    let o = run(&exe, "mapfiles", Some(&p), None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let native = run(&exe, "mapfiles", None, None);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with("map_files entries outside its maps that open: 0\n"),
+        "{out}"
+    );
+    assert_eq!(out, String::from_utf8_lossy(&native.stdout));
+    assert_eq!(read_profile(&p)["ending"]["code"], 0);
+}
+
 #[test]
 fn lowered_limits_cost_no_profile() {
     let dir = workdir("limits");

@@ -198,8 +198,8 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     }
     let at = GuestAddr(vm.ctx.rip - 2);
     let own_exe = match nr as i64 {
-        libc::SYS_readlink => selfview::readlink(vm, a[0], a[1], a[2]),
-        libc::SYS_readlinkat => selfview::readlink(vm, a[1], a[2], a[3]),
+        libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
+        libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
         libc::SYS_open => selfview::open(vm, nr, a, 0),
         libc::SYS_openat => selfview::open(vm, nr, a, 1),
         _ => None,

@@ -24,6 +24,14 @@
 //!     stderr: a write there ignores page protections, so it would reach
 //!     hotlift's memory and change guest code without hotlift seeing it
 //!     (smc.rs write-protects code pages; this path passes them by).
+//! I6: an entry of its own `/proc/self/map_files` (by any of the names of
+//!     I4, or relative to a descriptor or working directory there) that is
+//!     not all guest memory does not exist for `open`/`openat` and
+//!     `readlink`/`readlinkat` (`ENOENT`, as natively for a range with no
+//!     mapping): those entries open the mapped object itself, so the code
+//!     cache's memory file opened that way was a way to write translated
+//!     code (the kernel lets only a privileged process, e.g. root, open
+//!     them). Listing the directory still shows hotlift's ranges' names.
 //! Other `/proc/self` files (`mem` read-only, `pagemap`, `status`) still
 //! show hotlift's process (README, threat model).
 
@@ -53,6 +61,65 @@ fn names_self(path: &[u8], what: &[u8]) -> bool {
         _ => dir,
     };
     dir == b"self" || dir == b"thread-self" || dir == std::process::id().to_string().as_bytes()
+}
+
+/// The range a `/proc/…/map_files/START-END` path of this process names.
+fn map_files_range(path: &[u8]) -> Option<(u64, u64)> {
+    let at = path.windows(11).rposition(|w| w == b"/map_files/")?;
+    let (dir, name) = (&path[..at + 10], &path[at + 11..]);
+    if !names_self(dir, b"map_files") {
+        return None;
+    }
+    let (a, b) = std::str::from_utf8(name).ok()?.split_once('-')?;
+    Some((
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    ))
+}
+
+/// `path` as the kernel resolves it for a `*at` call with `dirfd` (None:
+/// a plain `open`/`readlink`, relative to the working directory).
+fn absolute(path: &[u8], dirfd: Option<u64>) -> Vec<u8> {
+    if path.starts_with(b"/") {
+        return path.to_vec();
+    }
+    let base = match dirfd {
+        Some(fd) if fd as i32 != libc::AT_FDCWD => {
+            std::fs::read_link(format!("/proc/self/fd/{}", fd as i32))
+        }
+        _ => std::env::current_dir(),
+    };
+    let Ok(base) = base else {
+        return path.to_vec();
+    };
+    let mut v = std::os::unix::ffi::OsStrExt::as_bytes(base.as_os_str()).to_vec();
+    v.push(b'/');
+    v.extend_from_slice(path);
+    v
+}
+
+/// I6: does `path` (resolved for `dirfd`) name a `map_files` entry that is
+/// not all the guest's memory?
+fn hidden_map_file(vm: &Vm, path: &[u8], dirfd: Option<u64>) -> bool {
+    // Cheap first: an absolute path through a map_files directory, or a
+    // relative name shaped like an entry's (`START-END` in hex); only
+    // those are resolved.
+    let entry_like = |n: &[u8]| {
+        n.iter().filter(|&&c| c == b'-').count() == 1
+            && n.iter().all(|c| c.is_ascii_hexdigit() || *c == b'-')
+    };
+    let candidate = if path.starts_with(b"/") {
+        path.windows(11).any(|w| w == b"/map_files/")
+    } else {
+        entry_like(path.rsplit(|&c| c == b'/').next().unwrap_or(path))
+    };
+    if !candidate {
+        return false;
+    }
+    let Some((start, end)) = map_files_range(&absolute(path, dirfd)) else {
+        return false;
+    };
+    !(start < end && vm.proc.lock().mem.owns_all(start, end))
 }
 
 pub fn names_self_exe(path: &[u8]) -> bool {
@@ -165,8 +232,12 @@ pub fn adopt_guest_view(sp: u64) -> Result<(), String> {
 
 /// `readlink(path, buf, size)` with `path` at `a[path_arg]`; None when the
 /// path is not the guest's own executable (pass it through).
-pub fn readlink(vm: &Vm, path: u64, buf: u64, size: u64) -> Option<i64> {
-    if !names_self_exe(&guest_cstr(path)?) {
+pub fn readlink(vm: &Vm, dirfd: Option<u64>, path: u64, buf: u64, size: u64) -> Option<i64> {
+    let name = guest_cstr(path)?;
+    if hidden_map_file(vm, &name, dirfd) {
+        return Some(-(libc::ENOENT as i64));
+    }
+    if !names_self_exe(&name) {
         return None;
     }
     let exe = vm.proc.exe_path.as_bytes();
@@ -386,6 +457,9 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
         let text = guest_view(&real, view, &guest, heap, &extents);
         return Some(serve(text.as_bytes(), a[path_arg + 1]));
     }
+    if hidden_map_file(vm, &path, (path_arg == 1).then_some(a[0])) {
+        return Some(-(libc::ENOENT as i64));
+    }
     let flags = a[path_arg + 1];
     if names_self(&path, b"mem") && flags & (libc::O_WRONLY | libc::O_RDWR) as u64 != 0 {
         // I5.
@@ -410,6 +484,40 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// I6: the range of a `map_files` entry of this process, by any of
+    /// its names; none for another process's or other files.
+    #[test]
+    fn map_files_entries_name_their_range() {
+        let pid = std::process::id();
+        for dir in [
+            "/proc/self".to_string(),
+            "/proc/thread-self".to_string(),
+            format!("/proc/{pid}"),
+            format!("/proc/{pid}/task/{pid}"),
+        ] {
+            let p = format!("{dir}/map_files/7f0000004000-7f0000008000");
+            assert_eq!(
+                map_files_range(p.as_bytes()),
+                Some((0x7f00_0000_4000, 0x7f00_0000_8000)),
+                "{p}"
+            );
+        }
+        for p in [
+            "/proc/1/map_files/7f0000004000-7f0000008000",
+            "/proc/self/map_files/",
+            "/proc/self/map_files/zz-7f0000008000",
+            "/proc/self/maps",
+            "/tmp/map_files/1000-2000",
+        ] {
+            assert_eq!(map_files_range(p.as_bytes()), None, "{p}");
+        }
+        // Relative to a working directory inside it.
+        let cwd = std::env::current_dir().unwrap();
+        let rel = absolute(b"x-y", None);
+        assert_eq!(rel, format!("{}/x-y", cwd.display()).into_bytes());
+        assert_eq!(absolute(b"/abs", Some(3)), b"/abs".to_vec());
+    }
 
     const REAL: &str = "\
 555500000000-555500001000 r--p 00000000 fe:00 11 /usr/bin/hotlift

@@ -4,8 +4,10 @@
  * allocate under RLIMIT_AS 0).
  */
 #define _GNU_SOURCE 1
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <linux/seccomp.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -77,6 +79,50 @@ int main(int argc, char **argv) {
                     : errno == EACCES ? "/proc/self/mem for writing: EACCES\n" : "/proc/self/mem: other\n");
         fd = open("/proc/self/mem", O_RDONLY);
         say(fd >= 0 ? "/proc/self/mem for reading: opened\n" : "/proc/self/mem for reading: failed\n");
+        return 0;
+    }
+    if (strcmp(mode, "mapfiles") == 0) {
+        /* Every entry of /proc/self/map_files the program can open (a
+         * privileged one can: it is the mapped object itself) is a range of
+         * its own /proc/self/maps, as natively; opened relative to the
+         * directory, as a listing does, and by its absolute name. */
+        static unsigned long lo[4096], hi[4096];
+        int n = 0;
+        FILE *m = fopen("/proc/self/maps", "r");
+        char line[512];
+        while (m && n < 4096 && fgets(line, sizeof line, m))
+            if (sscanf(line, "%lx-%lx", &lo[n], &hi[n]) == 2)
+                n++;
+        if (m)
+            fclose(m);
+        DIR *d = opendir("/proc/self/map_files");
+        int outside = 0, own = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            unsigned long a, b;
+            if (sscanf(e->d_name, "%lx-%lx", &a, &b) != 2)
+                continue;
+            char abs[128];
+            snprintf(abs, sizeof abs, "/proc/self/map_files/%s", e->d_name);
+            int fd = openat(dirfd(d), e->d_name, O_RDONLY), fd2 = open(abs, O_RDONLY);
+            char target[256];
+            int linked = readlink(abs, target, sizeof target) > 0;
+            if (fd < 0 && fd2 < 0 && !linked)
+                continue;
+            int in = 0;
+            for (int i = 0; i < n; i++)
+                in |= lo[i] <= a && b <= hi[i];
+            if (in)
+                own = 1;
+            else
+                outside++;
+            if (fd >= 0)
+                close(fd);
+            if (fd2 >= 0)
+                close(fd2);
+        }
+        printf("map_files entries outside its maps that open: %d\n", outside);
+        printf("its own file mappings there: %s\n", own ? "open" : "none open");
         return 0;
     }
     if (strcmp(mode, "chdir") == 0) {
