@@ -169,8 +169,15 @@ int main(int argc, char **argv) {
 
     /* 5 (its files in a directory of their own, not wherever the test
      * runs: they were once committed from the repository's root) */
-    char dir[] = "/tmp/hotlift-processes-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    /* Named by the pid in fixed-width hex, not mkdtemp: its random name
+     * can take another draw (rejection sampling), and a decimal pid has
+     * more or fewer digits, so either would change the instruction
+     * count from run to run (stepcount_exact compares it with native). */
+    char dir[] = "/tmp/hotlift-processes-00000000";
+    unsigned pid = (unsigned)getpid();
+    for (int i = 0; i < 8; i++)
+        dir[sizeof dir - 2 - i] = "0123456789abcdef"[(pid >> (4 * i)) & 15];
+    CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST);
     CHECK(chdir(dir) == 0);
     char *none[] = {"x", NULL};
     FILE *f = fopen("plain.txt", "w");
