@@ -152,7 +152,18 @@ fn check_tree_profiles(dir: &Path, profiles: &BTreeMap<String, Value>, superbloc
         BTreeSet::from(["exec", "exit", "signal"]),
         "exits, the aborted child's signal and the images an execve replaced"
     );
+    if superblocks {
+        // fork.rs F2: children keep their parent's superblocks and count
+        // the passes they make through them.
+        let ran: u64 = profiles
+            .values()
+            .filter(|p| p["process"]["began"] == "fork")
+            .map(|p| p["superblock_stats"]["inherited_run"].as_u64().unwrap())
+            .sum();
+        assert!(ran > 0, "no forked child ran a superblock of its parent");
+    }
     for (name, p) in profiles {
+        assert_eq!(p["superblock_stats"]["record_errors"], 0, "{name}");
         let check = &p["count_check"];
         assert_eq!(
             check["block_mismatch_total"], 0,

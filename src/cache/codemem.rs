@@ -142,18 +142,33 @@ impl CodeMem {
         end.next_multiple_of(CHUNK).min(self.mapped)
     }
 
+    /// The split-off arena's first `arena_used` bytes, as offsets (empty
+    /// unless `keep`: cache/shared.rs I4).
+    fn arena_kept(&self, keep: bool, arena_used: usize) -> std::ops::Range<usize> {
+        let start = self.size;
+        let end = if keep {
+            (start + arena_used).min(self.mapped)
+        } else {
+            start
+        };
+        start..end
+    }
+
     /// Just before a fork, every writer excluded (dispatch/fork.rs F1):
-    /// the code both processes keep becomes shared (sharing.rs S1).
-    pub fn before_fork(&self, keep: bool) {
+    /// the code both processes keep becomes shared (sharing.rs S1), with
+    /// the superblock arena's first `arena_used` bytes when `keep`.
+    pub fn before_fork(&self, keep: bool, arena_used: usize) {
         self.sharing.share_below(self.shared_end(keep));
+        let a = self.arena_kept(keep, arena_used);
+        self.sharing.share_range(a.start, a.end);
     }
 
     /// In the new child, its only thread, before anything writes code:
     /// memory of its own above what it shares with its parent (sharing.rs
     /// S1); with `keep` false, the child flushes every translation next.
-    pub fn after_fork_child(&mut self, keep: bool) -> std::io::Result<()> {
+    pub fn after_fork_child(&mut self, keep: bool, arena_used: usize) -> std::io::Result<()> {
         let end = self.shared_end(keep);
-        self.sharing.fresh(end)?;
+        self.sharing.fresh(end, self.arena_kept(keep, arena_used))?;
         // The new memory is not populated (I7).
         self.populated = self.populated.min(end);
         Ok(())

@@ -13,12 +13,13 @@
 //! I3: registry entries are appended in (generation, host address) order
 //!     and never change once `len` covers them, so a signal handler can
 //!     binary-search them without a lock.
-//! I4: the publish lock holds every head patched in the current
-//!     generation with the bytes it replaced, so a forked child, whose
-//!     translations stay but whose parent's monitor did not come along,
-//!     can take all its superblocks back (dispatch/fork.rs F2); the
-//!     child's monitor then builds from the arena's start in the same
-//!     generation.
+//! I4: `arena_used` is how much of the arena the monitor has written in
+//!     this generation (its builder's cursor, set after each build). A
+//!     fork shares that much of the arena with the child like committed
+//!     code (cache/sharing.rs S1), so a forked child keeps its parent's
+//!     superblocks, heads patched, registered (I3: the registry is the
+//!     child's copy), and its monitor takes them over
+//!     (monitor/superblock/build.rs I3) and builds above them.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -101,13 +102,6 @@ impl SbRegistry {
         })
     }
 
-    /// Drop the entries of generation `gen` (a forked child's, I4: no
-    /// thread of it runs their code, and no signal handler is searching).
-    fn forget_gen(&self, gen: u64) {
-        let keep = self.entries().partition_point(|e| e.gen < gen);
-        self.len.store(keep, Ordering::Release);
-    }
-
     fn entries(&self) -> &[SbCode] {
         let n = self.len.load(Ordering::Acquire);
         // SAFETY: entries below len are initialised and immutable (I3).
@@ -182,24 +176,14 @@ pub struct Arena {
     pub rw_delta: i64,
 }
 
-/// The superblock heads patched in the current generation: each head's
-/// execute-view address and the 8 bytes the patch replaced (I4).
-#[derive(Debug, Default)]
-pub struct Heads(Vec<(u64, [u8; 8])>);
-
-impl Heads {
-    /// The monitor patched the head at `at`, which held `original`.
-    pub fn push(&mut self, at: u64, original: [u8; 8]) {
-        self.0.push((at, original));
-    }
-}
-
 /// State shared by the dispatcher and the monitor (module docs).
 #[derive(Debug)]
 pub struct CacheShared {
+    /// I4.
+    arena_used: AtomicUsize,
     pub gen: AtomicU64,
     /// Held to publish or take back a superblock, and to flush (I1).
-    pub publish: Mutex<Heads>,
+    pub publish: Mutex<()>,
     pub arena: Arena,
     pub registry: SbRegistry,
     /// Checked before every write (cache I8).
@@ -215,8 +199,9 @@ unsafe impl Sync for CacheShared {}
 impl CacheShared {
     pub fn new(arena: Arena, sharing: Arc<Sharing>) -> std::io::Result<CacheShared> {
         Ok(CacheShared {
+            arena_used: AtomicUsize::new(0),
             gen: AtomicU64::new(0),
-            publish: Mutex::new(Heads::default()),
+            publish: Mutex::new(()),
             arena,
             registry: SbRegistry::new()?,
             sharing,
@@ -227,26 +212,20 @@ impl CacheShared {
         self.gen.load(Ordering::Acquire)
     }
 
-    /// The dispatcher dropped every translation (I1).
-    pub fn bump_gen(&self) {
-        let mut heads = self.publish.lock().unwrap_or_else(|e| e.into_inner());
-        heads.0.clear();
-        self.gen.fetch_add(1, Ordering::AcqRel);
+    /// Bytes of the arena written in this generation (I4).
+    pub fn arena_used(&self) -> usize {
+        self.arena_used.load(Ordering::Acquire)
     }
 
-    /// In a forked child that keeps its parent's translations (I4): put
-    /// back every head the parent's monitor patched and forget its
-    /// superblocks, so that the child's monitor starts with none. `heads`
-    /// is the publish lock's content, held across the fork.
-    pub fn take_back_all(&self, heads: &mut Heads) -> std::io::Result<()> {
-        for (at, original) in heads.0.drain(..) {
-            // SAFETY: the head is live code of this generation (heads are
-            // cleared when it ends); the only thread of the child is in
-            // the dispatcher, and the store is one aligned 8-byte write.
-            unsafe { self.patch8(at, original)? };
-        }
-        self.registry.forget_gen(self.gen());
-        Ok(())
+    /// The monitor's builder wrote the arena up to `bytes` (I4).
+    pub fn set_arena_used(&self, bytes: usize) {
+        self.arena_used.store(bytes, Ordering::Release);
+    }
+
+    /// The dispatcher dropped every translation (I1).
+    pub fn bump_gen(&self) {
+        let _g = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        self.gen.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Write `bytes` at execute-view address `at` through the read-write

@@ -19,7 +19,8 @@
 //!     shared chunk in the range (a new object, mapped over both views at
 //!     the same addresses) and clears its mark. The shared object's pages
 //!     so stay as they were at the fork for every process that still maps
-//!     them, however many forks share them.
+//!     them, however many forks share them. The part of the superblock
+//!     arena written so far is shared the same way (cache/shared.rs I4).
 //! S3: a copy replaces the execute view in one `mremap` (the kernel holds
 //!     the address space's lock across it, so a thread running that code
 //!     faults at most and then runs the same bytes from the copy), then the
@@ -84,16 +85,39 @@ impl Sharing {
         }
     }
 
-    /// In a new child (S1): replace [`from`, end) (`from` a multiple of
-    /// [`CHUNK`]) with new, zeroed memory in both views. Only the calling
-    /// thread may exist.
-    pub fn fresh(&self, from: usize) -> std::io::Result<()> {
-        if from >= self.len {
-            return Ok(());
+    /// Before a fork (S1): also mark the chunks holding [`from`, `to`)
+    /// shared (the superblock arena's written part, cache/shared.rs I4).
+    pub fn share_range(&self, from: usize, to: usize) {
+        if to <= from {
+            return;
         }
-        // SAFETY: the calling thread is the only one and runs no code in
-        // [from, len) (S1).
-        unsafe { self.replace(from, self.len) }
+        for c in from / CHUNK..to.div_ceil(CHUNK).min(self.len.div_ceil(CHUNK)) {
+            self.marks[c / 64].fetch_or(1 << (c % 64), Ordering::Relaxed);
+        }
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// In a new child (S1): replace [`from`, end) (`from` a multiple of
+    /// [`CHUNK`]) with new, zeroed memory in both views, but for the
+    /// chunks holding `keep` (a range [`Sharing::share_range`] marked).
+    /// Only the calling thread may exist.
+    pub fn fresh(&self, from: usize, keep: std::ops::Range<usize>) -> std::io::Result<()> {
+        let (k0, k1) = if keep.is_empty() {
+            (self.len, self.len)
+        } else {
+            (
+                keep.start / CHUNK * CHUNK,
+                keep.end.next_multiple_of(CHUNK).min(self.len),
+            )
+        };
+        for (a, b) in [(from, k0.max(from)), (k1.max(from), self.len)] {
+            if a < b {
+                // SAFETY: the calling thread is the only one and runs no
+                // code in [a, b) (S1).
+                unsafe { self.replace(a, b)? };
+            }
+        }
+        Ok(())
     }
 
     /// For a flush: the chunks from `from` (a multiple of [`CHUNK`]) to

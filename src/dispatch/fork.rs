@@ -22,9 +22,12 @@
 //!     before the fork, while nothing can write code, and the child maps
 //!     memory of its own above them before anything writes code (the
 //!     parent copied all its code to a new object at every fork before:
-//!     3.4 ms of a python fork's 10). The superblocks go (their units are
-//!     the parent's monitor's, which is not in the child): every head is
-//!     put back and the registry forgets them (cache/shared.rs I4). A
+//!     3.4 ms of a python fork's 10). The superblocks stay too, heads
+//!     patched and code shared the same way (cache/shared.rs I4): the
+//!     child's monitor takes over those the parent's had published
+//!     (superblock/build.rs I3) and makes their units when they first run
+//!     (tables/units.rs I4). (Putting every head back instead wrote into
+//!     20 chunks of a python child's code, 2.6 ms of copies a fork.) A
 //!     child of a run with path profiling (path-profiled code reports to
 //!     the parent's path tables) flushes every translation instead,
 //!     sharing only the shared stubs.
@@ -118,7 +121,7 @@ impl Vm {
             .as_ref()
             .map(|m| m.pause());
         let mut locked = proc.lock();
-        let mut publish = proc
+        let publish = proc
             .view
             .shared
             .publish
@@ -138,7 +141,9 @@ impl Vm {
         // more than a copy of all the code, 8 ms against 3, as the flush
         // and every first write to the child's copy-on-write tables fault.)
         let keep = proc.opts.paths.is_none();
-        locked.cache.mem.before_fork(keep);
+        // Held still by the paused monitor (cache/shared.rs I4).
+        let arena_used = proc.view.shared.arena_used();
+        locked.cache.mem.before_fork(keep, arena_used);
         // SAFETY: glibc's fork; the child is this thread alone, with every
         // lock it could need held by itself (F1).
         let pid = unsafe { libc::fork() };
@@ -162,18 +167,8 @@ impl Vm {
             locked
                 .cache
                 .mem
-                .after_fork_child(keep)
+                .after_fork_child(keep, arena_used)
                 .map_err(copy_failed)?;
-            if keep {
-                // F2: the parent's translations stay, its superblocks go;
-                // before the child's monitor starts, while this is its only
-                // thread (a copy then changes mappings without a TLB
-                // shootdown on another core).
-                proc.view
-                    .shared
-                    .take_back_all(&mut publish)
-                    .map_err(copy_failed)?;
-            }
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
             // not pin (monitor::PIN).

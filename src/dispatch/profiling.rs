@@ -78,6 +78,8 @@ pub struct Profiling {
     finished: Mutex<bool>,
     /// What the monitor shares with path profiling (`hotlift paths`).
     pub paths_shared: Option<Arc<crate::monitor::paths::Shared>>,
+    /// What the monitor's builder published (superblock/build.rs I3).
+    published: crate::monitor::superblock::Published,
 }
 
 /// The monitor `opts` asks for, building superblocks in `shared`'s arena
@@ -88,6 +90,7 @@ fn start_monitor(
     shared: &Arc<crate::cache::CacheShared>,
     prebuild: Option<crate::store::feed::Prebuild>,
     paths: Option<Arc<crate::monitor::paths::Shared>>,
+    published: &crate::monitor::superblock::Published,
 ) -> Option<Monitor> {
     opts.monitor().then(|| {
         let sb = SbConfig {
@@ -117,6 +120,7 @@ fn start_monitor(
             };
             Builder::new(cfg, shared.clone(), blocks.clone())
                 .with_prebuild(prebuild.map(|p| Box::new(p) as Box<dyn Prebuilder>))
+                .with_published(published.clone())
         });
         Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths)
     })
@@ -160,7 +164,15 @@ impl Profiling {
         let images = Arc::new(Mutex::new(images));
         let store = crate::store::run::RunStore::start(opts, &images);
         let prebuild = store.as_ref().and_then(|s| s.prebuild(blocks.clone()));
-        let monitor = start_monitor(opts, &blocks, shared, prebuild, paths_shared.clone());
+        let published = crate::monitor::superblock::Published::default();
+        let monitor = start_monitor(
+            opts,
+            &blocks,
+            shared,
+            prebuild,
+            paths_shared.clone(),
+            &published,
+        );
         Ok(Profiling {
             blocks,
             monitor: Mutex::new(monitor),
@@ -178,6 +190,7 @@ impl Profiling {
             finished: Mutex::new(false),
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
             paths_shared,
+            published,
         })
     }
 
@@ -228,12 +241,15 @@ impl Profiling {
             s.prebuild(self.blocks.clone())
         });
         crate::monitor::do_not_pin();
+        // The parent's published superblocks, in this process's copy of
+        // the log, are the new monitor's (fork.rs F2).
         *monitor = start_monitor(
             opts,
             &self.blocks,
             shared,
             prebuild,
             self.paths_shared.clone(),
+            &self.published,
         );
     }
 

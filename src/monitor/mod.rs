@@ -291,6 +291,12 @@ fn run(
     paths: Option<Arc<paths::Shared>>,
 ) -> Tables {
     let mut tables = Tables::new(sb);
+    if let Some(b) = builder.as_mut() {
+        let inherited = b.take_inherited();
+        if !inherited.is_empty() {
+            tables.inherit(inherited, shared.blocks.clone());
+        }
+    }
     tables.sampler = sampler::Sampler::new(sampling);
     tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
     loop {
@@ -334,6 +340,7 @@ fn run(
             if let Some(b) = builder {
                 tables.superblocks = b.records;
                 tables.build_stats = b.stats;
+                tables.build_stats.inherited_run = tables.adopted;
             }
             return tables;
         }

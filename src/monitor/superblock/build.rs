@@ -13,6 +13,12 @@
 //!     start): the patch replaces it with `jmp rel32` + `int3`s in one
 //!     store, so a thread sees the nop or the jump, and no thread can be
 //!     inside those bytes.
+//! I3: what is published (head patched, under the publish lock) goes into
+//!     the process's [`super::Published`] log in the same critical
+//!     section, and the arena's use ([`CacheShared::arena_used`]) follows
+//!     the cursor: a fork, which holds the publish lock, sees exactly the
+//!     superblocks whose heads are patched, and the child's builder takes
+//!     them over ([`Builder::with_published`]) instead of taking them back.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -122,6 +128,12 @@ pub struct BuildStats {
     #[serde(default)]
     pub units_full: u64,
     pub exits_linked: u64,
+    /// In a forked child: superblocks taken over from its parent's
+    /// monitor (I3), and how many of them ran here.
+    #[serde(default)]
+    pub inherited: u64,
+    #[serde(default)]
+    pub inherited_run: u64,
     /// Superblocks taken back for covering too few blocks per ring word
     /// (review.rs).
     pub retired: u64,
@@ -154,6 +166,11 @@ pub struct Builder {
     pub(super) review: super::review::Review,
     /// Stored traces to ask for as their blocks appear (store/feed.rs).
     prebuild: Option<Box<dyn Prebuilder>>,
+    /// I3: everything published this generation, for a fork.
+    published: super::Published,
+    /// Superblocks taken over from a forked parent, for the tables
+    /// (taken once, [`Builder::take_inherited`]).
+    inherited: Vec<(u32, SbAccount)>,
 }
 
 /// Superblocks asked for from outside the monitor's counting, with their
@@ -217,7 +234,38 @@ impl Builder {
             review: super::review::Review::default(),
             stats: BuildStats::default(),
             prebuild: None,
+            published: super::Published::default(),
+            inherited: Vec::new(),
         }
+    }
+
+    /// I3: record what is published in `log` (a fork reads it), and, in a
+    /// forked child, take over the superblocks `log` holds from the
+    /// parent's builder: their code stays where the arena's use ended
+    /// (cache/shared.rs I4), their heads stay patched, and this builder
+    /// goes on above them, with ids and units of its own.
+    pub fn with_published(mut self, log: super::Published) -> Builder {
+        {
+            let mut l = log.lock().unwrap_or_else(|e| e.into_inner());
+            l.retain(|a| a.gen == self.gen);
+            if !l.is_empty() {
+                self.cursor = self.shared.arena_used();
+                self.next_id = l.iter().map(|a| a.id + 1).max().unwrap_or(0);
+                for a in l.iter() {
+                    self.heads.insert(a.head, a.id);
+                }
+                self.inherited = l.iter().map(|a| (a.id, a.acc.clone())).collect();
+                self.stats.inherited = l.len() as u64;
+            }
+        }
+        self.published = log;
+        self
+    }
+
+    /// The superblocks taken over from a forked parent (tables/units.rs
+    /// I4), once.
+    pub fn take_inherited(&mut self) -> Vec<(u32, SbAccount)> {
+        std::mem::take(&mut self.inherited)
     }
 
     /// Also build the stored traces `p` finds (store/feed.rs).
@@ -270,6 +318,11 @@ impl Builder {
         if gen != self.gen {
             self.gen = gen;
             self.cursor = 0;
+            self.shared.set_arena_used(0);
+            self.published
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
             self.heads.clear();
             self.failed.clear();
             self.unresolved.clear();
@@ -421,6 +474,7 @@ impl Builder {
             return;
         }
         self.cursor += size;
+        self.shared.set_arena_used(self.cursor);
         self.next_id += 1;
         let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
         let exits = plan
@@ -441,6 +495,7 @@ impl Builder {
             unit_base,
         );
         acc.loops_counted = plan.count_loops;
+        let adoptable = acc.clone();
         tables.add_superblock(id, acc, metas);
         let Some((head_host, _)) = self.blocks.host(head) else {
             return;
@@ -450,7 +505,7 @@ impl Builder {
         let rel = i32::try_from(host as i64 - (head_host as i64 + 5)).expect("rel32 to arena");
         jmp[1..5].copy_from_slice(&rel.to_le_bytes());
         {
-            let mut heads = self
+            let _g = self
                 .shared
                 .publish
                 .lock()
@@ -475,7 +530,15 @@ impl Builder {
                     // copied (cache I8): not published.
                     return;
                 }
-                heads.push(head_host, original);
+                self.published
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(super::Adoptable {
+                        id,
+                        gen: self.gen,
+                        head,
+                        acc: adoptable,
+                    });
                 self.review
                     .published(id, head, head_host, original, jmp, self.gen);
             }

@@ -90,6 +90,22 @@ impl Request {
     }
 }
 
+/// A superblock published in code-cache generation `gen`, as a forked
+/// child's monitor takes it over (dispatch/fork.rs F2, tables/units.rs
+/// I4): its id, head block and account.
+#[derive(Debug, Clone)]
+pub struct Adoptable {
+    pub id: u32,
+    pub gen: u64,
+    pub head: u32,
+    pub acc: crate::monitor::tables::SbAccount,
+}
+
+/// What a process's builder has published (build.rs I3), where a fork
+/// finds it: a lock only the builder takes, between rounds, so a paused
+/// monitor holds it never (monitor I4).
+pub type Published = std::sync::Arc<std::sync::Mutex<Vec<Adoptable>>>;
+
 /// The calls and returns between `plan`'s members, in order (tables/units.rs
 /// replays them for every pass whose path holds them). A loop back to
 /// the start is not among them: it is how the loop exit's unit ends.

@@ -239,6 +239,12 @@ pub struct Tables {
     pub requests: Vec<Request>,
     /// Per superblock id: its members, exits and units (units.rs).
     pub sbs: Vec<SbAccount>,
+    /// Superblocks a forked child took over, by unit (units.rs I4).
+    inherited: Vec<units::Inherited>,
+    /// The block table, for making their units.
+    inherited_blocks: Option<std::sync::Arc<BlockTable>>,
+    /// Inherited superblocks whose units were made (they ran).
+    pub adopted: u64,
     /// Ring words naming no block or unit (must stay 0).
     pub sb_record_errors: u64,
     /// Thread id of each ring, in registration order (filled at the end).
@@ -307,6 +313,9 @@ impl Default for Tables {
             sb: SbConfig::default(),
             requests: Vec::new(),
             sbs: Vec::new(),
+            inherited: Vec::new(),
+            inherited_blocks: None,
+            adopted: 0,
             sb_record_errors: 0,
             thread_tids: Vec::new(),
             superblocks: Vec::new(),
@@ -493,6 +502,8 @@ impl Tables {
             if self.made(w) {
                 return true;
             }
+        } else if w >= UNIT_BASE && self.adopt(w) && self.made(w) {
+            return true;
         }
         self.sb_record_errors += 1;
         false
@@ -585,7 +596,11 @@ impl Tables {
         self.replay_memos();
         let blocks = (0..self.block_hw as u32).filter(|&b| self.block_made(b as usize));
         let block_words = blocks.flat_map(|b| (0..3).map(move |k| block_word(b, k)));
-        let words: Vec<u32> = block_words.chain(UNIT_BASE..self.unit_hw as u32).collect();
+        // Units of inherited superblocks that never ran were never made
+        // (units.rs I4): their entries are untouched memory.
+        let units = (UNIT_BASE..self.unit_hw as u32)
+            .filter(|&u| self.unit_sb.get((u - UNIT_BASE) as usize) != Some(&u32::MAX));
+        let words: Vec<u32> = block_words.chain(units).collect();
         for w in words {
             let (n, i) = (self.word_count(w), self.words[w]);
             if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {

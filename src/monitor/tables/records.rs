@@ -129,10 +129,15 @@ impl Tables {
     /// `rec[1]`; its head is where a word waiting for its target went.
     fn loop_record(&mut self, st: &mut ThreadState, rec: &[u32]) {
         let base = rec[1];
+        if !self.made(base) {
+            // A superblock taken over from a forked child's parent (units.rs
+            // I4) that has not run here before.
+            self.adopt(base);
+        }
         let sb = (UNIT_BASE as usize..self.unit_hw)
             .contains(&(base as usize))
             .then(|| self.unit_sb[(base - UNIT_BASE) as usize] as usize)
-            .filter(|&sb| self.sbs[sb].unit_base == base);
+            .filter(|&sb| self.sbs.get(sb).is_some_and(|a| a.unit_base == base));
         st.loop_base = match sb {
             Some(sb) => {
                 self.resolve(st, self.sbs[sb].members[0]);

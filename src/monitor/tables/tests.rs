@@ -192,17 +192,21 @@ fn tree_blocks(more: &[BlockMeta]) -> BlockTable {
 /// 0 and 1 loop back from members 1 and 2. Its first unit.
 fn add_tree(t: &mut Tables, blocks: &BlockTable) -> u32 {
     let base = t.next_units(5).unwrap();
+    t.add_superblock(0, tree_account(base), blocks.published());
+    base
+}
+
+/// The account of [`add_tree`]'s superblock, units from `base`.
+fn tree_account(base: u32) -> SbAccount {
     let exits = vec![SbExitAcct::to_head(1), SbExitAcct::to_head(2)];
-    let acc = SbAccount::new(
+    SbAccount::new(
         vec![0, 1, 2],
         vec![u16::MAX, 0, 0],
         &[3, 2, 4],
         exits,
         Vec::new(),
         base,
-    );
-    t.add_superblock(0, acc, blocks.published());
-    base
+    )
 }
 
 /// A superblock tree over blocks 0 (branch: 1 hot, 2 cold), 1 and 2
@@ -257,9 +261,23 @@ fn units_of_a_tree_count_every_member_and_edge() {
 /// calls into its head; `stream` after [4] (units from `base`, which
 /// the closure gets). What the tables hold at the end.
 fn loop_tables(stream: impl Fn(u32) -> Vec<u32>) -> String {
-    let blocks = tree_blocks(&[meta(0x300, 5, ExitKind::Call, 0x100, 0x305)]);
+    loop_tables_as(false, stream)
+}
+
+/// [`loop_tables`], the superblock `inherited` from a forked parent
+/// (units.rs I4) instead of built here.
+fn loop_tables_as(inherited: bool, stream: impl Fn(u32) -> Vec<u32>) -> String {
+    let blocks = std::sync::Arc::new(tree_blocks(&[meta(0x300, 5, ExitKind::Call, 0x100, 0x305)]));
     let mut t = Tables::new(SbConfig::default());
-    let base = add_tree(&mut t, &blocks);
+    let base = if inherited {
+        let base = t.next_units(5).unwrap();
+        t.inherit(vec![(0, tree_account(base))], blocks.clone());
+        // A superblock of its own takes units above the inherited ones.
+        assert_eq!(t.next_units(1), Some(base + 5));
+        base
+    } else {
+        add_tree(&mut t, &blocks)
+    };
     let mut all = vec![fall(4)];
     all.extend(stream(base));
     for chunk in all.chunks(3) {
@@ -306,6 +324,24 @@ fn counted_loop_passes_count_as_pushed_ones() {
     let nothing = loop_tables(|b| vec![TAG_LOOP, b, 9, 0, b + 4, fall(3)]);
     assert_eq!(once, nothing);
     assert_ne!(once, pushed);
+}
+
+/// units.rs I4: a superblock a forked child took over counts as one it
+/// built, whether its first word is a unit or a counted loop's record;
+/// one that never runs leaves no trace.
+#[test]
+fn inherited_superblocks_count_as_built_ones() {
+    let at = |l: u32, n: u32| TAG_LOOP_PASSES | l << 24 | n;
+    let streams: [&dyn Fn(u32) -> Vec<u32>; 3] = [
+        &|b| vec![b, b + 1, b, b + 1, b, b + 4, fall(3)],
+        &|b| vec![TAG_LOOP, b, 7, 0, at(0, 3), at(1, 2), b + 4, fall(3)],
+        &|b| vec![b + 4, fall(3)],
+    ];
+    for stream in streams {
+        assert_eq!(loop_tables(stream), loop_tables_as(true, stream));
+    }
+    let idle = loop_tables_as(true, |_| vec![fall(3)]);
+    assert!(idle.ends_with(" None"), "{idle}");
 }
 
 /// A random run of a program of four functions whose blocks branch,

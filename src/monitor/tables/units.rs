@@ -25,11 +25,20 @@
 //!     once for every pass whose path holds it. An exit's own edge is its
 //!     unit's count like any exit word's (tables I1).
 //! I3: member counts are final only after `finish`.
+//! I4: a forked child's monitor knows the superblocks its parent's had
+//!     published when it starts ([`Tables::inherit`]): their code, heads
+//!     and unit numbers stay the child's (dispatch/fork.rs F2). A unit of
+//!     one whose units are not made yet comes as a word without an entry,
+//!     and the superblock's units are made then ([`Tables::adopt`]),
+//!     before the word is counted (words.rs I2); new superblocks take
+//!     units above all of them.
 
 use super::memo;
 use super::words::{End, Ways, Word, SPECIAL, W_BLOCKS};
 use crate::monitor::superblock::ExitTo;
-use crate::monitor::{BlockMeta, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
+use std::sync::Arc;
+
+use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
 
 /// A call or return between two members of a superblock, replayed by
 /// every pass whose path holds it (I1).
@@ -106,6 +115,15 @@ pub struct SbAccount {
     pub loops: Vec<u32>,
     /// Those passes are counted, not pushed (set by the builder).
     pub loops_counted: bool,
+}
+
+/// A superblock a forked child's monitor took over from its parent's
+/// (I4): its units, and its account until they are made.
+#[derive(Debug)]
+pub(super) struct Inherited {
+    id: u32,
+    units: std::ops::Range<u32>,
+    acc: Option<SbAccount>,
 }
 
 /// How a superblock's passes ended, from its unit counts.
@@ -220,12 +238,76 @@ impl Tables {
     /// code can run; `metas` is the block table.
     pub fn add_superblock(&mut self, id: u32, acc: SbAccount, metas: &[BlockMeta]) {
         assert_eq!(acc.unit_base as usize, self.unit_hw, "units in order");
+        self.unit_hw += acc.units() as usize;
+        self.place_superblock(id, acc, metas, true);
+    }
+
+    /// I4: a forked child's monitor takes over the superblocks its
+    /// parent's monitor had published (their code and heads stay,
+    /// dispatch/fork.rs F2). Their units are made when one of them first
+    /// comes ([`Tables::adopt`]), not now: a child that runs a few of them
+    /// makes those, and no page of the word table for the rest. Their
+    /// heads' triggers are done at once, as [`Tables::add_superblock`]
+    /// does.
+    pub fn inherit(&mut self, mut sbs: Vec<(u32, SbAccount)>, blocks: Arc<BlockTable>) {
+        let metas = blocks.published();
+        sbs.sort_by_key(|(_, a)| a.unit_base);
+        for (_, acc) in &sbs {
+            let head_guest = metas.get(acc.members[0] as usize).map_or(0, |m| m.guest);
+            let s = self.warm_slot(head_guest);
+            self.warm_n[s as usize] = u32::MAX;
+            self.unit_hw = self.unit_hw.max((acc.unit_base + acc.units()) as usize);
+        }
+        self.unit_sb
+            .resize(self.unit_hw - UNIT_BASE as usize, u32::MAX);
+        self.inherited = sbs
+            .into_iter()
+            .map(|(id, acc)| Inherited {
+                id,
+                units: acc.unit_base..acc.unit_base + acc.units(),
+                acc: Some(acc),
+            })
+            .collect();
+        self.inherited_blocks = Some(blocks);
+    }
+
+    /// I4: make the units of the inherited superblock unit `u` belongs
+    /// to, if it is one not made yet. True when `u` is made now.
+    #[cold]
+    pub(super) fn adopt(&mut self, u: u32) -> bool {
+        let i = self.inherited.partition_point(|e| e.units.start <= u);
+        let Some(e) = i.checked_sub(1).map(|i| &mut self.inherited[i]) else {
+            return false;
+        };
+        if !e.units.contains(&u) {
+            return false;
+        }
+        let id = e.id;
+        let Some(acc) = e.acc.take() else {
+            return false;
+        };
+        let Some(blocks) = self.inherited_blocks.clone() else {
+            return false;
+        };
+        self.place_superblock(id, acc, blocks.published(), false);
+        self.adopted += 1;
+        true
+    }
+
+    /// Make superblock `id`'s units at its `unit_base` (below `unit_hw`),
+    /// and with `members` its members' words.
+    fn place_superblock(&mut self, id: u32, acc: SbAccount, metas: &[BlockMeta], members: bool) {
         let head = acc.members[0];
         let head_guest = metas.get(head as usize).map_or(0, |m| m.guest);
         // Members the monitor has not met (a superblock from the store)
-        // get their words: the end adds member runs to them.
-        for &b in &acc.members {
-            self.make_block(b, metas);
+        // get their words: the end adds member runs to them. An adopted
+        // superblock's get theirs there, those that ran (I4): a forked
+        // child meets few of its parent's blocks, each on a page of the
+        // word table of its own.
+        if members {
+            for &b in &acc.members {
+                self.make_block(b, metas);
+            }
         }
         let (nx, nm) = (acc.exits.len(), acc.members.len());
         // Its head's trigger has done its work.
@@ -286,7 +368,7 @@ impl Tables {
                 None
             };
             let warm = slot.is_some();
-            let w = self.unit_hw as u32;
+            let w = acc.unit_base + u as u32;
             self.words.ready(w);
             self.ways.ready(w);
             let special = end.special() || warm || ops_n > 0;
@@ -308,8 +390,11 @@ impl Tables {
                 ret,
             };
             self.ways[w] = Ways::EMPTY;
-            self.unit_hw += 1;
-            self.unit_sb.push(id);
+            let k = (w - UNIT_BASE) as usize;
+            if self.unit_sb.len() <= k {
+                self.unit_sb.resize(k + 1, u32::MAX);
+            }
+            self.unit_sb[k] = id;
         }
         self.loops_counted |= acc.loops_counted;
         let i = id as usize;
@@ -352,10 +437,20 @@ impl Tables {
     /// I2: member counts and the edges inside superblocks, from the unit
     /// counts.
     pub(super) fn expand_units(&mut self) {
+        let inherited = self.inherited_blocks.clone();
         for id in 0..self.sbs.len() as u32 {
             let Some(s) = self.sb_summary(id) else {
                 continue;
             };
+            let members = self.sbs[id as usize].members.clone();
+            for (&b, &runs) in members.iter().zip(&s.member_runs) {
+                if runs > 0 && !self.block_made(b as usize) {
+                    // An adopted superblock's member (I4).
+                    if let Some(blocks) = &inherited {
+                        self.make_block(b, blocks.published());
+                    }
+                }
+            }
             let a = &self.sbs[id as usize];
             for (i, &b) in a.members.iter().enumerate() {
                 let runs = s.member_runs[i];
