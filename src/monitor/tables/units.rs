@@ -33,11 +33,11 @@
 //!     before the word is counted (words.rs I2); new superblocks take
 //!     units above all of them.
 
+use std::sync::Arc;
+
 use super::memo;
 use super::words::{End, Ways, Word, SPECIAL, W_BLOCKS};
 use crate::monitor::superblock::ExitTo;
-use std::sync::Arc;
-
 use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
 
 /// A call or return between two members of a superblock, replayed by
