@@ -18,10 +18,10 @@
 //!     2 MB-aligned range the kernel may back with one huge page
 //!     (`MADV_HUGEPAGE`): writing the 1 MB table empty (cache/ibl.rs I1)
 //!     page by page took 256 page faults, about 1.4 ms of the 19 ms
-//!     `/bin/true` takes under hotlift, and every process pays it
-//!     (`/bin/true` 0.92 of before, a shell running it ten times 0.90,
-//!     paired medians, AMD EPYC). Later threads' tables stay on small
-//!     pages: a huge page holds 1 MB more than the table.
+//!     `/bin/true` takes under hotlift by `perf record`, and every
+//!     process pays it (`/bin/true` 0.96–0.97 of before in 100 paired
+//!     runs, AMD EPYC). Later threads' tables stay on small pages: a
+//!     huge page holds 1 MB more than the table.
 //!
 //! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly set
 //! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
