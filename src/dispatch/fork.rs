@@ -44,7 +44,7 @@
 //!     child exit with status 127 instead of an error).
 //! F6: a child whose profile will be written finds its parent's modules'
 //!     symbols and the program's SHA-256 already read: the parent reads
-//!     them before the fork, once (profiling.rs `MODULE_FILES`, a lock
+//!     them before the fork, once (module_files.rs `MODULE_FILES`, a lock
 //!     only this thread can hold then), and reads them from there again at
 //!     its own end. Each forked python child read and hashed 9 MB of
 //!     files for its profile, 60 % of its time.
@@ -130,7 +130,7 @@ impl Vm {
         let images = proc.prof.images();
         if parent_profile.is_some() {
             // The child's profile finds the files read (F6).
-            super::profiling::prime_module_cache(&images.records);
+            super::module_files::prime_module_cache(&images.records);
         }
         let mut monitor = proc.prof.monitor.lock().unwrap_or_else(|e| e.into_inner());
         let (mut threads, stop) = proc.threads.for_fork();

@@ -18,6 +18,7 @@
 pub mod exec;
 mod fork;
 mod icebp;
+mod module_files;
 mod paths;
 pub mod process;
 mod profiling;
