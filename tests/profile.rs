@@ -515,6 +515,66 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
     }
 }
 
+/// A loop calling through a function pointer that rotates among three
+/// functions (tests/profile/vcall.c) runs in one superblock whose
+/// indirect call tests every target (ir/superblock.rs I2): each
+/// alternate path runs, and the profile is the same as without
+/// superblocks and as inline counting (`--count-check`).
+#[test]
+fn indirect_calls_with_several_targets_run_inside_one_superblock_exactly() {
+    let dir = workdir();
+    let exe = build_src(&dir, false, "vcall", "vcall.c");
+    let out = dir.join("alternates.json");
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_file(&out);
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("run")
+            .args(extra)
+            .arg("--profile")
+            .arg(&out)
+            .arg("--")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{extra:?}: {o:?}");
+        let p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        (o.stdout, p)
+    };
+    let (out_off, off) = run(&["--no-superblocks"]);
+    // The loop's head, not the callees (reached by indirect calls only),
+    // becomes a superblock's.
+    let (out_on, on) = run(&["--count-check", "--sb-edge-threshold", "1000000000"]);
+    assert_eq!(out_on, out_off, "output");
+    assert_eq!(
+        on["count_check"]["block_mismatch_total"], 0,
+        "{}",
+        on["count_check"]
+    );
+    assert_eq!(on["superblock_stats"]["record_errors"], 0);
+    // Every alternate of some superblock's indirect call ran.
+    let ran_alternates = on["superblocks"].as_array().unwrap().iter().any(|s| {
+        let runs = s["member_runs"].as_array().unwrap();
+        let ran = |m: usize| runs.get(m).and_then(|r| r.as_u64()).unwrap_or(0) > 0;
+        s["ir"].as_str().unwrap().lines().any(|l| {
+            l.split_once("other targets -> ").is_some_and(|(_, alts)| {
+                let alts: Vec<usize> = alts
+                    .split(", ")
+                    .filter_map(|a| a.strip_prefix("member ")?.parse().ok())
+                    .collect();
+                alts.len() == 2 && alts.iter().all(|&m| ran(m))
+            })
+        })
+    });
+    assert!(
+        ran_alternates,
+        "no superblock ran both other targets of an indirect call"
+    );
+    let (view, reference) = (exact_view(&on), exact_view(&off));
+    let first = view.iter().zip(&reference).find(|(a, b)| a != b);
+    assert!(view == reference, "profiles differ, first {first:?}");
+}
+
 #[test]
 fn threads_are_profiled_each_and_together() {
     let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests/build/cdyn-threads");

@@ -154,32 +154,58 @@ impl SbEmitter<'_> {
     }
 
     /// Flag-free check that RAX (guest RAX saved in S_RAX) is `expected`:
-    /// on a hit RAX and RCX are the guest's again and code goes on; on a
-    /// miss, to exit `k` with RAX = target.
-    fn guard(&mut self, expected: u64, k: usize) -> Result<(), EmitError> {
+    /// on a hit RAX and RCX are the guest's again and code goes on; else,
+    /// when RAX is the address of one of `alternates` (ir/superblock.rs
+    /// I2), the same and on in that member; on a miss, to exit `k` with
+    /// RAX = target.
+    fn guard(&mut self, expected: u64, alternates: &[usize], k: usize) -> Result<(), EmitError> {
+        let plan = self.plan;
+        let targets: Vec<u64> = std::iter::once(expected)
+            .chain(alternates.iter().map(|&m| plan.members[m].ir.start.0))
+            .collect();
         let a = &mut self.e.a;
         a.store_gs(S_RCX, Register::RCX)?;
-        let neg = (expected as i64).wrapping_neg();
-        if i32::try_from(neg).is_ok() {
-            a.lea(Register::RCX, asm::mem(Register::RAX, neg))?;
-        } else {
-            a.insn(
-                &Instruction::with2(Code::Mov_r64_imm64, Register::RCX, neg as u64).expect("mov"),
-            )?;
-            a.lea(
-                Register::RCX,
-                iced_x86::MemoryOperand::with_base_index(Register::RAX, Register::RCX),
-            )?;
+        // One test per target: RCX = RAX - target, zero on a hit.
+        let mut hits = Vec::with_capacity(targets.len());
+        for &t in &targets {
+            let neg = (t as i64).wrapping_neg();
+            if i32::try_from(neg).is_ok() {
+                a.lea(Register::RCX, asm::mem(Register::RAX, neg))?;
+            } else {
+                a.insn(
+                    &Instruction::with2(Code::Mov_r64_imm64, Register::RCX, neg as u64)
+                        .expect("mov"),
+                )?;
+                a.lea(
+                    Register::RCX,
+                    iced_x86::MemoryOperand::with_base_index(Register::RAX, Register::RCX),
+                )?;
+            }
+            hits.push(a.len());
+            a.bytes(&[0xe3, 0]);
         }
-        let jrcxz_at = a.len();
-        a.bytes(&[0xe3, 0]);
         a.load_gs(Register::RCX, S_RCX)?;
         self.jmp_exit(k);
-        let a = &mut self.e.a;
-        let hit = a.len();
-        a.buf[jrcxz_at + 1] = u8::try_from(hit - (jrcxz_at + 2)).expect("short guard");
-        a.load_gs(Register::RCX, S_RCX)?;
-        a.load_gs(Register::RAX, S_RAX)
+        // The alternates' hits, then the hot one's, which goes on below.
+        for (n, &at) in hits
+            .iter()
+            .enumerate()
+            .skip(1)
+            .chain(hits.iter().enumerate().take(1))
+        {
+            let a = &mut self.e.a;
+            let hit = a.len();
+            a.buf[at + 1] = u8::try_from(hit - (at + 2)).map_err(|_| EmitError::Encode {
+                guest: expected,
+                msg: "an indirect guard's tests are too far from their hits".into(),
+            })?;
+            a.load_gs(Register::RCX, S_RCX)?;
+            a.load_gs(Register::RAX, S_RAX)?;
+            if n > 0 {
+                self.jmp_to(To::Member(alternates[n - 1]));
+            }
+        }
+        Ok(())
     }
 
     /// `loop*`/`jrcxz` (rel8 only): control goes on at the returned
@@ -248,18 +274,18 @@ impl SbEmitter<'_> {
             (Terminator::Return { pop }, Some(hot)) => {
                 let k = self.take_exit(i);
                 self.load_return(*pop)?;
-                self.guard(hot.0, k)?;
+                self.guard(hot.0, &self.plan.alternates(i), k)?;
             }
             (Terminator::IndirectJump { insn }, Some(hot)) => {
                 let k = self.take_exit(i);
                 self.e.load_target(insn)?;
-                self.guard(hot.0, k)?;
+                self.guard(hot.0, &self.plan.alternates(i), k)?;
             }
             (Terminator::IndirectCall { insn, return_to }, Some(hot)) => {
                 let k = self.take_exit(i);
                 self.e.load_target(insn)?;
                 self.e.push_return(*return_to)?;
-                self.guard(hot.0, k)?;
+                self.guard(hot.0, &self.plan.alternates(i), k)?;
             }
             (Terminator::Jump { .. } | Terminator::Fallthrough { .. }, None) => {
                 let k = self.take_exit(i);

@@ -6,6 +6,14 @@
 //!
 //! I1: exits are numbered in layout order ([`Plan::new`]); a superblock's
 //!     unit for exit `k` is `unit_base + k` (contract.rs).
+//! I2: an indirect transfer inside a superblock (a member whose `next` is
+//!     `Member` or `Head` and that ends in an indirect jump, call or
+//!     return) tests its target against the hot member's address and then,
+//!     if its `cold` names one, against each member of its *alternates*
+//!     chain in turn (`cold`, that member's `alt`, …): every member of the
+//!     chain is entered from the transfer (its parent) when the target is
+//!     its own address. Only when none holds does the pass leave, by the
+//!     transfer's one indirect exit. `alt` is set on chain members only.
 
 use std::fmt;
 
@@ -30,8 +38,12 @@ pub struct Member {
     /// How the hot side of its terminator goes on.
     pub next: Next,
     /// A branch whose cold side goes on in this member too, instead of
-    /// leaving (a tree: select/shape.rs I1).
+    /// leaving (a tree: select/shape.rs I1); for an indirect transfer, its
+    /// first alternate target's member (I2).
     pub cold: Option<u16>,
+    /// I2: the next alternate of the indirect transfer this member is an
+    /// alternate target of.
+    pub alt: Option<u16>,
 }
 
 /// What an exit of a superblock leads to.
@@ -179,7 +191,8 @@ impl Plan {
     }
 
     /// Each member's parent (the member it follows; `u16::MAX` for the
-    /// head): the member before it, or the branch whose cold side it is.
+    /// head): the member before it, the branch whose cold side it is, or
+    /// the indirect transfer whose alternate it is (I2).
     pub fn parents(&self) -> Vec<u16> {
         let mut parents = vec![u16::MAX; self.members.len()];
         for (i, m) in self.members.iter().enumerate() {
@@ -189,8 +202,32 @@ impl Plan {
             if let Some(c) = m.cold {
                 parents[c as usize] = i as u16;
             }
+            // Alternates come after the member before them in the chain,
+            // whose parent is set by then.
+            if let Some(a) = m.alt {
+                parents[a as usize] = parents[i];
+            }
         }
         parents
+    }
+
+    /// I2: the alternates of member `i`'s indirect transfer, in the order
+    /// they are tested (empty for any other member).
+    pub fn alternates(&self, i: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        if !ends_indirect(&self.members[i].ir.term) {
+            return out;
+        }
+        let mut at = self.members[i].cold;
+        while let Some(c) = at {
+            let c = c as usize;
+            if c >= self.members.len() || out.contains(&c) {
+                break;
+            }
+            out.push(c);
+            at = self.members[c].alt;
+        }
+        out
     }
 
     /// Members on the first path (the trace the tree grew from).
@@ -202,16 +239,47 @@ impl Plan {
     }
 
     /// Is the plan well formed: every member but the head has one parent
-    /// (an earlier member), and a cold side goes on in the member at the
-    /// branch's other target?
+    /// (an earlier member), a cold side goes on in the member at the
+    /// branch's other target, and an indirect transfer's alternates are
+    /// later members at addresses of their own (I2)?
     pub fn check(&self) -> bool {
         let mut seen = vec![0u32; self.members.len()];
+        let mut chained = vec![false; self.members.len()];
         for (i, m) in self.members.iter().enumerate() {
             if m.next == Next::Member {
                 match self.members.get(i + 1) {
                     Some(_) => seen[i + 1] += 1,
                     None => return false,
                 }
+            }
+            if m.alt.is_some() && !chained[i] {
+                return false;
+            }
+            if m.cold.is_some() && ends_indirect(&m.ir.term) {
+                let hot = match m.next {
+                    Next::Member => self.members[i + 1].ir.start,
+                    Next::Head => self.members[0].ir.start,
+                    Next::Leave => return false,
+                };
+                let mut targets = vec![hot];
+                let mut prev = i;
+                let mut at = m.cold;
+                while let Some(c) = at {
+                    let c = c as usize;
+                    if c <= prev || c >= self.members.len() {
+                        return false;
+                    }
+                    let start = self.members[c].ir.start;
+                    if targets.contains(&start) {
+                        return false;
+                    }
+                    targets.push(start);
+                    chained[c] = true;
+                    seen[c] += 1;
+                    prev = c;
+                    at = self.members[c].alt;
+                }
+                continue;
             }
             if let Some(c) = m.cold {
                 let c = c as usize;
@@ -241,7 +309,7 @@ impl Plan {
     /// to the start is not one: it is how the loop exit's unit ends.
     pub fn calls_between_members(&self) -> bool {
         self.members.iter().any(|m| {
-            m.next == Next::Member
+            (m.next == Next::Member || m.cold.is_some())
                 && matches!(
                     m.ir.term,
                     Terminator::Call { .. }
@@ -250,6 +318,16 @@ impl Plan {
                 )
         })
     }
+}
+
+/// Does `t` transfer to a target known only when it runs?
+fn ends_indirect(t: &Terminator) -> bool {
+    matches!(
+        t,
+        Terminator::Return { .. }
+            | Terminator::IndirectJump { .. }
+            | Terminator::IndirectCall { .. }
+    )
 }
 
 /// The IR text `dump` prints (IR I2 for each member, with the layout).
@@ -271,7 +349,12 @@ impl fmt::Display for Plan {
                 Next::Head => "loop to head".to_string(),
                 Next::Leave => "leave".to_string(),
             };
+            let alts = self.alternates(i);
             match m.cold {
+                Some(_) if !alts.is_empty() => {
+                    let alts: Vec<String> = alts.iter().map(|a| format!("member {a}")).collect();
+                    writeln!(f, "  -> {next}; other targets -> {}", alts.join(", "))?
+                }
                 Some(c) => writeln!(f, "  -> {next}; cold side -> member {c}")?,
                 None => writeln!(f, "  -> {next}")?,
             }

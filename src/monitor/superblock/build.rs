@@ -212,6 +212,9 @@ impl Graph for View<'_> {
     fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
         self.tables.successors(id)
     }
+    fn targets(&self, id: u32) -> Option<(Vec<(u32, u64)>, u64)> {
+        self.tables.targets(id)
+    }
 }
 
 impl Builder {
@@ -405,6 +408,7 @@ impl Builder {
                 ir,
                 next: p.next,
                 cold: p.cold,
+                alt: p.alt,
             });
         }
         no_rep_after_ops(&mut members);
@@ -635,10 +639,13 @@ impl Builder {
 /// tables/units.rs I1: no `rep` string instruction after a call or return
 /// between members (its iterations come to the ring before the pass's
 /// unit, and would be charged to the context the pass started in): the
-/// trace ends before the first member that has one.
+/// members end before the first one, in layout order, after the first
+/// such transfer that has one (a path's members come in layout order, so
+/// no path keeps one after a transfer); branches and indirect transfers
+/// that went on in members cut off leave there instead.
 fn no_rep_after_ops(members: &mut Vec<Member>) {
     let transfers = |m: &Member| {
-        m.next == super::Next::Member
+        (m.next == super::Next::Member || m.cold.is_some())
             && matches!(
                 m.ir.term,
                 Terminator::Call { .. }
@@ -650,13 +657,18 @@ fn no_rep_after_ops(members: &mut Vec<Member>) {
         return;
     };
     let has_rep = |m: &Member| m.ir.body.iter().any(|i| i.op == crate::ir::IrOp::RepString);
-    // Trees are not grown where the first path has calls or returns
-    // (select/shape.rs I1): the path is all there is.
     if let Some(j) = members[first_op + 1..].iter().position(has_rep) {
-        members.truncate(first_op + 1 + j);
+        let len = first_op + 1 + j;
+        members.truncate(len);
         if let Some(last) = members.last_mut() {
-            last.next = super::Next::Leave;
-            last.cold = None;
+            if last.next == super::Next::Member {
+                last.next = super::Next::Leave;
+                last.cold = None;
+            }
+        }
+        for m in members.iter_mut() {
+            m.cold = m.cold.filter(|&c| (c as usize) < len);
+            m.alt = m.alt.filter(|&c| (c as usize) < len);
         }
     }
 }

@@ -106,16 +106,15 @@ pub struct Adoptable {
 /// monitor holds it never (monitor I4).
 pub type Published = std::sync::Arc<std::sync::Mutex<Vec<Adoptable>>>;
 
-/// The calls and returns between `plan`'s members, in order (tables/units.rs
-/// replays them for every pass whose path holds them). A loop back to
-/// the start is not among them: it is how the loop exit's unit ends.
+/// The calls and returns between `plan`'s members, in layout order of
+/// the member each enters (tables/units.rs replays them for every pass
+/// whose path holds them): into the next member, and into each alternate
+/// target of an indirect call or return (ir/superblock.rs I2). A loop
+/// back to the start is not among them: it is how the loop exit's unit
+/// ends.
 pub fn pass_ops(plan: &Plan) -> Vec<crate::monitor::tables::PassOp> {
     let mut ops = Vec::new();
     for (i, m) in plan.members.iter().enumerate() {
-        if m.next != Next::Member {
-            continue;
-        }
-        let to = plan.members[i + 1].ir.start.0;
         let call = match m.ir.term {
             Terminator::Call { return_to, .. } | Terminator::IndirectCall { return_to, .. } => {
                 Some(return_to.0)
@@ -123,11 +122,15 @@ pub fn pass_ops(plan: &Plan) -> Vec<crate::monitor::tables::PassOp> {
             Terminator::Return { .. } => None,
             _ => continue,
         };
-        ops.push(crate::monitor::tables::PassOp {
-            at: (i + 1) as u16,
-            call,
-            to,
-        });
+        let next = (m.next == Next::Member).then_some(i + 1);
+        for at in next.into_iter().chain(plan.alternates(i)) {
+            ops.push(crate::monitor::tables::PassOp {
+                at: at as u16,
+                call,
+                to: plan.members[at].ir.start.0,
+            });
+        }
     }
+    ops.sort_by_key(|op| op.at);
     ops
 }

@@ -101,9 +101,9 @@ fn yield_of(tables: &Tables, sb: u32) -> Option<(f64, u64)> {
     };
     let blocks: u64 = s.member_runs.iter().sum();
     // A call or return between members is replayed on the shadow stack
-    // by every pass that gets there: it costs the monitor about a word.
-    let replays: u64 = a.ops.iter().map(|op| s.member_runs[op.at as usize]).sum();
-    let words = pushed + replays;
+    // by every pass that gets there: it costs the monitor about a word,
+    // unless its unit's passes are replayed in bulk (tables/memo.rs).
+    let words = pushed + tables.sb_replays(sb);
     (words > 0).then(|| (blocks as f64 / words as f64, passes))
 }
 

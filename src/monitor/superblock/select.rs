@@ -11,9 +11,11 @@
 //! select/cost.rs.
 //!
 //! I1: every member but the last continues into the next one along an
-//!     edge the monitor saw; an indirect edge is followed only when it
-//!     carries at least half of its block's executions (one guard is then
-//!     likely to hold).
+//!     edge the monitor saw; an indirect edge is followed only when it and
+//!     the next hottest targets, up to [`MAX_TARGETS`] of them, carry at
+//!     least half of its block's executions (the guard, which tests those
+//!     targets once a tree has them, ir/superblock.rs I2, is then likely
+//!     to hold).
 //! I2: a counted superblock is built only where its passes are expected
 //!     to cover `min_yield` ([`PAYS_OFF`] by default) blocks per ring word
 //!     they cost, by the edge
@@ -32,6 +34,10 @@ use shape::unroll;
 
 pub use cost::{counting_pays, PAYS_OFF};
 pub use shape::{shape, Pick};
+
+/// Most targets an indirect transfer inside a superblock tests: the hot
+/// one and its alternates (ir/superblock.rs I2).
+pub const MAX_TARGETS: usize = 3;
 
 /// Size limits of one superblock.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +75,30 @@ pub trait Graph {
     /// Both successors of `id` seen first (its ways: a branch's two
     /// sides), each with its transitions, and the block's own count.
     fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)>;
+    /// The targets of `id`'s indirect exit seen so far, most frequent
+    /// first, each with its transitions, and the block's own count.
+    fn targets(&self, id: u32) -> Option<(Vec<(u32, u64)>, u64)> {
+        if let Some((ways, total)) = self.successors(id) {
+            let mut t: Vec<(u32, u64)> = ways.into_iter().filter(|w| w.1 > 0).collect();
+            t.sort_by_key(|x| std::cmp::Reverse(x.1));
+            return Some((t, total));
+        }
+        let (b, n, total) = self.hottest(id)?;
+        Some((vec![(b, n)], total))
+    }
+}
+
+/// I1: may a trace go on from block `id` (ending in an indirect transfer)
+/// into its hottest target, `n` of its `total` executions?
+pub(super) fn indirect_goes_on(g: &impl Graph, id: u32, n: u64, total: u64) -> bool {
+    if 2 * n >= total {
+        return true;
+    }
+    let covered: u64 = g
+        .targets(id)
+        .map(|(t, _)| t.iter().take(MAX_TARGETS).map(|x| x.1).sum())
+        .unwrap_or(n);
+    2 * covered >= total
 }
 
 /// The members (block ids, and how each continues) of a superblock headed
@@ -91,7 +121,7 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
             m.exit,
             ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
         );
-        if indirect && 2 * n < total {
+        if indirect && !indirect_goes_on(g, cur, n, total) {
             break;
         }
         if succ == head {

@@ -570,6 +570,34 @@ impl Tables {
         Some((ways, total))
     }
 
+    /// The targets an indirect exit of block `id` went to, by block id,
+    /// most frequent first, each with its count (its two ways and what
+    /// the edge cache holds for it: an estimate, for superblock selection,
+    /// select/shape.rs), and the block's own count; None for a block that
+    /// does not end in an indirect transfer.
+    pub fn targets(&self, id: u32) -> Option<(Vec<(u32, u64)>, u64)> {
+        if !self.block_made(id as usize) {
+            return None;
+        }
+        let fall = block_word(id, EXIT_FALL);
+        if !self.words[fall].end.indirect() {
+            return None;
+        }
+        let w = &self.ways[fall];
+        let mut out: Vec<(u32, u64)> = (0..2)
+            .filter(|&k| w.to[k] != NONE && w.n[k] > 0)
+            .map(|k| (w.to[k], w.n[k]))
+            .collect();
+        for &i in &self.ecache_used {
+            let slot = &self.ecache[i as usize];
+            if slot.p == fall && slot.n > 0 && !out.iter().any(|t| t.0 == slot.e) {
+                out.push((slot.e, slot.n));
+            }
+        }
+        out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Some((out, self.count(id as usize)))
+    }
+
     /// The most frequent successor of block `id` among its two ways, that
     /// successor's transition count, and the block's own count.
     pub fn hottest(&self, id: u32) -> Option<(u32, u64, u64)> {

@@ -434,6 +434,30 @@ impl Tables {
         })
     }
 
+    /// Calls and returns superblock `id`'s passes replayed one by one
+    /// (I1): those of units whose passes are not replayed in bulk
+    /// (memo.rs), each as often as its unit came.
+    pub fn sb_replays(&self, id: u32) -> u64 {
+        let Some(a) = self.sbs.get(id as usize) else {
+            return 0;
+        };
+        (a.unit_base..a.unit_base + a.units())
+            .filter(|&u| {
+                self.unit_sb
+                    .get((u - UNIT_BASE) as usize)
+                    .is_some_and(|&x| x != u32::MAX)
+            })
+            .map(|u| {
+                let w = &self.words[u];
+                if w.memo != 0 {
+                    0
+                } else {
+                    u64::from(w.ops_n) * self.word_count(u)
+                }
+            })
+            .sum()
+    }
+
     /// I2: member counts and the edges inside superblocks, from the unit
     /// counts.
     pub(super) fn expand_units(&mut self) {

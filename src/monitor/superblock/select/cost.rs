@@ -112,7 +112,38 @@ fn tree_loop_share(tree: &[Pick], g: &impl Graph) -> (f64, f64) {
             iterations += r;
         }
         let on = go_on(p.block, g);
+        let ind = g.meta(p.block).is_some_and(|m| super::shape::indirect(&m));
+        let alternates = if ind {
+            super::shape::chain(tree, i)
+        } else {
+            Vec::new()
+        };
+        let targets = if alternates.is_empty() {
+            None
+        } else {
+            g.targets(p.block)
+        };
         let hot = match p.cold {
+            // An indirect transfer's targets: split by their counts.
+            Some(_) if targets.is_some() => {
+                let (t, total) = targets.unwrap_or_default();
+                let share = |b: u32| {
+                    let n = t.iter().find(|x| x.0 == b).map_or(0, |x| x.1);
+                    if total > 0 {
+                        n as f64 / total as f64
+                    } else {
+                        0.0
+                    }
+                };
+                for &a in &alternates {
+                    reach[a] = r * share(tree[a].block);
+                }
+                let hot_block = match p.next {
+                    Next::Member => tree[i + 1].block,
+                    _ => tree[0].block,
+                };
+                r * share(hot_block)
+            }
             // Both sides of a branch: split by its ways.
             Some(c) => {
                 let cold_share = g

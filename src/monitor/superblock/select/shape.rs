@@ -9,10 +9,16 @@
 //!     before them) instead of leaving, following the hottest successors
 //!     again, so that a loop body whose branches go either way runs each
 //!     iteration in the superblock, one ring word per iteration whichever
-//!     path it took. A cold path stops like a trace (the head: a loop;
-//!     limits, syscalls, other heads: leave) and also before a block it
-//!     already holds on its own path and after a call or return (calls
-//!     and returns inside are only on the first path, tables/units.rs I1).
+//!     path it took. An indirect transfer's other targets grow paths the
+//!     same way, where each is taken by at least `tree_share` of the
+//!     passes: up to [`MAX_TARGETS`] targets in all, tested in turn
+//!     (ir/superblock.rs I2), so that a loop calling through a function
+//!     pointer that rotates among a few functions runs each iteration in
+//!     the superblock too. A cold path stops like a trace (the head: a
+//!     loop; limits, syscalls, other heads: leave; an indirect transfer
+//!     whose targets are spread, select.rs I1) and also before a block it
+//!     already holds on its own path. Calls and returns may be on any
+//!     path (tables/units.rs I1 replays each path's own).
 //! I2: a loop that is unrolled (`--sb-unroll`) may also grow its tree
 //!     over the unrolled trace ([`shape`]): a cold path then goes on
 //!     through the head into the next iteration, up to as many iterations
@@ -23,17 +29,44 @@
 //!     fit twice costs half a word per iteration (c-nest 2 1: 123 million
 //!     words -> 64 million).
 use super::cost::{go_on, words_per_iteration};
-use super::{Graph, Limits};
+use super::{indirect_goes_on, Graph, Limits, MAX_TARGETS};
 use crate::monitor::superblock::Next;
 use crate::monitor::{BlockMeta, ExitKind};
 
 /// One member of a tree as selected: its block, how its hot side goes
-/// on, and the member its cold side goes on in (None: a side exit).
+/// on, and the member its cold side goes on in (None: a side exit); for
+/// an indirect transfer, `cold` is its first other target's member and
+/// `alt` of each such member the next one (ir/superblock.rs I2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pick {
     pub block: u32,
     pub next: Next,
     pub cold: Option<u16>,
+    pub alt: Option<u16>,
+}
+
+/// An indirect exit's targets with their counts, and its block's count
+/// ([`Graph::targets`]).
+type Targets = (Vec<(u32, u64)>, u64);
+
+/// Does a block of kind `m` end in a transfer whose target is known only
+/// when it runs?
+pub(super) fn indirect(m: &BlockMeta) -> bool {
+    matches!(
+        m.exit,
+        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
+    )
+}
+
+/// The members of indirect member `i`'s alternates chain, in order.
+pub(super) fn chain(tree: &[Pick], i: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut at = tree[i].cold;
+    while let Some(c) = at.map(usize::from).filter(|&c| c < tree.len()) {
+        out.push(c);
+        at = tree[c].alt;
+    }
+    out
 }
 
 /// I1: grow the straight trace `trace` (as [`select`](super::select)
@@ -52,6 +85,7 @@ fn as_tree(trace: &[(u32, Next)]) -> Vec<Pick> {
             block,
             next,
             cold: None,
+            alt: None,
         })
         .collect()
 }
@@ -66,18 +100,14 @@ fn grow_tree_over(
     iterations: usize,
 ) -> Vec<Pick> {
     let mut tree = as_tree(trace);
-    let calls = trace.iter().any(|&(b, next)| {
-        next == Next::Member
-            && g.meta(b).is_some_and(|m| {
-                matches!(
-                    m.exit,
-                    ExitKind::Call | ExitKind::IndirectCall | ExitKind::Return
-                )
-            })
-    });
-    if lim.tree_blocks <= tree.len() || calls {
+    if lim.tree_blocks <= tree.len() {
         return tree;
     }
+    // Indirect members with no other target left to lay out.
+    let mut closed = vec![false; tree.len()];
+    // Each indirect member's targets (a scan of the edge cache: once).
+    let mut targets: std::collections::HashMap<u32, Option<Targets>> =
+        std::collections::HashMap::new();
     // Per member: how often a pass gets there, and its path (member
     // indices from the head), for the cold paths grown from it.
     let mut reach = Vec::with_capacity(tree.len());
@@ -93,27 +123,49 @@ fn grow_tree_over(
     let head = tree[0].block;
     let ends = |m: &BlockMeta| matches!(m.exit, ExitKind::Syscall | ExitKind::Trap);
     loop {
-        // The most frequent cold side still leaving.
-        let best = (0..tree.len())
-            .filter_map(|i| {
-                let p = tree[i];
-                if p.next == Next::Leave || p.cold.is_some() {
-                    return None;
+        // The most frequent cold side still leaving, or other target of
+        // an indirect transfer still not tested.
+        let mut best: Option<(usize, u32, f64)> = None;
+        for i in 0..tree.len() {
+            let p = tree[i];
+            if p.next == Next::Leave || closed.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let Some(m) = g.meta(p.block) else { continue };
+            let hot = match p.next {
+                Next::Member => tree[i + 1].block,
+                _ => head,
+            };
+            let found = if m.exit == ExitKind::Branch {
+                if p.cold.is_some() {
+                    continue;
                 }
-                let m = g.meta(p.block)?;
-                if m.exit != ExitKind::Branch {
-                    return None;
+                g.successors(p.block).and_then(|(ways, total)| {
+                    let (cold, n) = ways.into_iter().find(|&(w, n)| w != hot && n > 0)?;
+                    (total > 0).then(|| (i, cold, reach[i] * n as f64 / total as f64))
+                })
+            } else if indirect(&m) {
+                let tested = chain(&tree, i);
+                if tested.len() + 1 >= MAX_TARGETS {
+                    continue;
                 }
-                let hot = match p.next {
-                    Next::Member => tree.get(i + 1)?.block,
-                    _ => head,
-                };
-                let (ways, total) = g.successors(p.block)?;
-                let (cold, n) = ways.into_iter().find(|&(w, n)| w != hot && n > 0)?;
-                (total > 0).then(|| (i, cold, reach[i] * n as f64 / total as f64))
-            })
-            .filter(|&(_, _, share)| share >= lim.tree_share)
-            .max_by(|a, b| a.2.total_cmp(&b.2));
+                let known = targets.entry(p.block).or_insert_with(|| g.targets(p.block));
+                known.as_ref().and_then(|(t, total)| {
+                    let &(cold, n) = t.iter().find(|&&(b, n)| {
+                        n > 0 && b != hot && !tested.iter().any(|&c| tree[c].block == b)
+                    })?;
+                    (*total > 0).then(|| (i, cold, reach[i] * n as f64 / *total as f64))
+                })
+            } else {
+                None
+            };
+            if let Some(c) = found.filter(|c| c.2 >= lim.tree_share) {
+                // The last of equals, as `max_by` would.
+                if best.is_none_or(|b| c.2 >= b.2) {
+                    best = Some(c);
+                }
+            }
+        }
         let Some((from, cold, share)) = best else {
             break;
         };
@@ -163,31 +215,40 @@ fn grow_tree_over(
                 block: b,
                 next: Next::Leave,
                 cold: None,
+                alt: None,
             });
-            if matches!(
-                m.exit,
-                ExitKind::Call | ExitKind::IndirectCall | ExitKind::Return | ExitKind::IndirectJump
-            ) {
-                break;
-            }
-            let Some((succ, _, _)) = g.hottest(b) else {
+            let Some((succ, n, total)) = g.hottest(b) else {
                 break;
             };
+            if indirect(&m) && !indirect_goes_on(g, b, n, total) {
+                break;
+            }
             if let Some(last) = new.last_mut() {
                 last.next = Next::Member;
             }
             b = succ;
         }
+        let is_branch = g
+            .meta(tree[from].block)
+            .is_some_and(|m| m.exit == ExitKind::Branch);
         if new.is_empty() {
             // Nothing to lay out there: mark it, so it is not chosen again.
-            tree[from].cold = Some(u16::MAX);
+            if is_branch {
+                tree[from].cold = Some(u16::MAX);
+            } else {
+                closed[from] = true;
+            }
             continue;
         }
         let last = new.len() - 1;
         // The loop above set `next` ahead of knowing the successor fits.
         new[last].next = closes.unwrap_or(Next::Leave);
         let first = tree.len();
-        tree[from].cold = Some(first as u16);
+        match chain(&tree, from).last() {
+            Some(&c) if !is_branch => tree[c].alt = Some(first as u16),
+            _ => tree[from].cold = Some(first as u16),
+        }
+        closed.resize(first + new.len(), false);
         let mut rr = share;
         for (k, p) in new.into_iter().enumerate() {
             path.push(first + k);

@@ -13,6 +13,8 @@ struct G {
     heads: Vec<u32>,
     /// Both ways, for trees.
     ways: HashMap<u32, [(u32, u64); 2]>,
+    /// Every target of an indirect exit, most frequent first.
+    targets: HashMap<u32, Vec<(u32, u64)>>,
 }
 
 impl Graph for G {
@@ -32,6 +34,10 @@ impl Graph for G {
         let ways = self.ways.get(&id)?;
         let total = ways.iter().map(|w| w.1).sum();
         Some((*ways, total))
+    }
+    fn targets(&self, id: u32) -> Option<(Vec<(u32, u64)>, u64)> {
+        let t = self.targets.get(&id)?;
+        Some((t.clone(), t.iter().map(|x| x.1).sum()))
     }
 }
 
@@ -108,7 +114,12 @@ fn cold_sides_taken_often_grow_a_tree() {
         ]
     );
     let tree = grow_tree(&trace, &g, lim);
-    let p = |block, next, cold| Pick { block, next, cold };
+    let p = |block, next, cold| Pick {
+        block,
+        next,
+        cold,
+        alt: None,
+    };
     assert_eq!(
         tree,
         vec![
@@ -149,6 +160,7 @@ fn short_loops_are_unrolled_within_the_limits() {
             block,
             next,
             cold: None,
+            alt: None,
         })
         .collect();
     let trace = select(0, &g, lim).unwrap();
@@ -335,7 +347,12 @@ fn a_branchy_loop_grows_a_tree_over_several_iterations() {
     };
     let trace = select(0, &g, lim).unwrap();
     assert_eq!(trace, vec![(0, Next::Member), (1, Next::Head)]);
-    let p = |block, next, cold| Pick { block, next, cold };
+    let p = |block, next, cold| Pick {
+        block,
+        next,
+        cold,
+        alt: None,
+    };
     let tree = shape(&trace, &g, lim);
     assert_eq!(
         tree,
@@ -374,4 +391,87 @@ fn a_branchy_loop_grows_a_tree_over_several_iterations() {
         ..lim
     };
     assert!(words_per_iteration(&shape(&trace, &g, small), &g, small) >= 0.75 - 1e-9);
+}
+
+#[test]
+fn an_indirect_call_rotating_among_three_targets_grows_alternates() {
+    // A loop: 0 calls through a pointer to 1, 2 or 3 (a third of the
+    // time each), which return to 4, which jumps back to 0.
+    let g = G {
+        metas: vec![
+            at(0x00, ExitKind::IndirectCall, 0, 0x40),
+            at(0x10, ExitKind::Return, 0, 0),
+            at(0x20, ExitKind::Return, 0, 0),
+            at(0x30, ExitKind::Return, 0, 0),
+            at(0x40, ExitKind::Jump, 0x00, 0),
+        ],
+        succ: HashMap::from([
+            (0, (1, 34, 100)),
+            (1, (4, 34, 34)),
+            (2, (4, 33, 33)),
+            (3, (4, 33, 33)),
+            (4, (0, 100, 100)),
+        ]),
+        targets: HashMap::from([(0, vec![(1, 34), (2, 33), (3, 33)])]),
+        ..G::default()
+    };
+    let lim = Limits {
+        tree_blocks: 16,
+        ..LIM
+    };
+    // The hottest target has a third of the calls, the three all of
+    // them (I1): the trace goes on through the call.
+    let trace = select(0, &g, lim).unwrap();
+    assert_eq!(
+        trace,
+        vec![(0, Next::Member), (1, Next::Member), (4, Next::Head)]
+    );
+    let p = |block, next, cold, alt| Pick {
+        block,
+        next,
+        cold,
+        alt,
+    };
+    let tree = grow_tree(&trace, &g, lim);
+    assert_eq!(
+        tree,
+        vec![
+            p(0, Next::Member, Some(3), None),
+            p(1, Next::Member, None, None),
+            p(4, Next::Head, None, None),
+            // The other two targets, tested in turn, each going on back
+            // to the head.
+            p(2, Next::Member, None, Some(5)),
+            p(4, Next::Head, None, None),
+            p(3, Next::Member, None, None),
+            p(4, Next::Head, None, None),
+        ]
+    );
+    assert_eq!(shape::chain(&tree, 0), vec![3, 5]);
+    // Every pass loops: a word per iteration.
+    assert!((words_per_iteration(&tree, &g, lim) - 1.0).abs() < 1e-9);
+    // No more than MAX_TARGETS targets in all: a fourth is not tested.
+    let mut four = g;
+    four.metas.push(at(0x50, ExitKind::Return, 0, 0));
+    four.succ.insert(5, (4, 25, 25));
+    four.targets
+        .insert(0, vec![(1, 25), (2, 25), (3, 25), (5, 25)]);
+    let tree = grow_tree(&trace, &four, lim);
+    assert_eq!(shape::chain(&tree, 0).len(), MAX_TARGETS - 1);
+    // Spread over more targets than a guard tests: the trace stops at
+    // the call.
+    let mut spread = four;
+    let eight = [
+        (1, 13),
+        (2, 13),
+        (3, 13),
+        (5, 13),
+        (6, 12),
+        (7, 12),
+        (8, 12),
+        (9, 12),
+    ];
+    spread.targets.insert(0, eight.to_vec());
+    spread.succ.insert(0, (1, 13, 100));
+    assert_eq!(select(0, &spread, lim).unwrap()[0], (0, Next::Leave));
 }
