@@ -170,6 +170,10 @@ impl Default for ThreadState {
     }
 }
 
+/// Indirect words' targets beyond their two ways, by word: (block,
+/// transitions).
+type TargetsByWord = HashMap<u32, Vec<(u32, u64)>>;
+
 /// Exact profile tables, indexed by exit word where dense.
 #[derive(Debug)]
 pub struct Tables {
@@ -197,6 +201,10 @@ pub struct Tables {
     /// not all 65,536 (a forked python child's monitor spent a third of a
     /// millisecond reading the empty ones).
     ecache_used: Vec<u32>,
+    /// [`Tables::targets`]: the edge cache's entries by source word, as
+    /// of the `entries` count it holds (rebuilt once an eighth more words
+    /// came: an estimate for selection, one scan for many builds).
+    targets_index: std::cell::RefCell<(u64, TargetsByWord)>,
     /// (source block id, target guest address) → transitions evicted from
     /// the edge cache, syscall edges, and at the end everything (I1).
     edges: HashMap<(u32, u64), u64>,
@@ -289,6 +297,7 @@ impl Default for Tables {
             unit_ops: Vec::new(),
             ecache: Box::default(),
             ecache_used: Vec::new(),
+            targets_index: Default::default(),
             edges: HashMap::new(),
             warm: HashMap::new(),
             warm_n: Vec::new(),
@@ -588,10 +597,24 @@ impl Tables {
             .filter(|&k| w.to[k] != NONE && w.n[k] > 0)
             .map(|k| (w.to[k], w.n[k]))
             .collect();
-        for &i in &self.ecache_used {
-            let slot = &self.ecache[i as usize];
-            if slot.p == fall && slot.n > 0 && !out.iter().any(|t| t.0 == slot.e) {
-                out.push((slot.e, slot.n));
+        // The edge cache holds a word's transitions only once both its
+        // ways are taken.
+        if w.to[1] != NONE {
+            let mut index = self.targets_index.borrow_mut();
+            if index.1.is_empty() || self.entries > index.0 + (index.0 >> 3).max(1 << 16) {
+                let mut by_word = TargetsByWord::new();
+                for &i in &self.ecache_used {
+                    let slot = &self.ecache[i as usize];
+                    if slot.n > 0 {
+                        by_word.entry(slot.p).or_default().push((slot.e, slot.n));
+                    }
+                }
+                *index = (self.entries, by_word);
+            }
+            for &(e, n) in index.1.get(&fall).into_iter().flatten() {
+                if !out.iter().any(|t| t.0 == e) {
+                    out.push((e, n));
+                }
             }
         }
         out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
