@@ -60,6 +60,40 @@ pub(crate) fn copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> boo
     n == len as isize
 }
 
+/// [`copy`] for several pieces in one system call: (guest address, local
+/// buffer, length) each. True when all bytes of all pieces were copied
+/// (the kernel stops at the first that fails).
+#[allow(unsafe_code)]
+pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> bool {
+    let local: Vec<libc::iovec> = pieces
+        .iter()
+        .map(|&(_, l, len)| libc::iovec {
+            iov_base: l as *mut libc::c_void,
+            iov_len: len,
+        })
+        .collect();
+    let remote: Vec<libc::iovec> = pieces
+        .iter()
+        .map(|&(a, _, len)| libc::iovec {
+            iov_base: a as *mut libc::c_void,
+            iov_len: len,
+        })
+        .collect();
+    let total: usize = pieces.iter().map(|p| p.2).sum();
+    let pid = std::process::id() as libc::pid_t;
+    let n = local.len() as libc::c_ulong;
+    // SAFETY: each local buffer is valid for its length (callers pass
+    // their own buffers); the kernel checks the guest side.
+    let done = unsafe {
+        if to_guest {
+            libc::process_vm_writev(pid, local.as_ptr(), n, remote.as_ptr(), n, 0)
+        } else {
+            libc::process_vm_readv(pid, local.as_ptr(), n, remote.as_ptr(), n, 0)
+        }
+    };
+    done == total as isize
+}
+
 /// Read `len` bytes of guest memory at `addr`, if all readable (through
 /// [`copy`]: an unmapped or unreadable address is `None`, never a fault).
 pub fn read_bytes(addr: u64, len: usize) -> Option<Vec<u8>> {

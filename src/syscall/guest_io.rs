@@ -27,6 +27,21 @@ pub(crate) fn guest_write_bytes(vm: &Vm, addr: u64, bytes: &[u8]) -> bool {
         && copy(addr, bytes.as_ptr() as *mut u8, bytes.len(), true)
 }
 
+/// [`guest_write_bytes`] for several (address, bytes) pieces, written
+/// in one system call once all are seen to be guest memory.
+pub(crate) fn guest_write_pieces(vm: &Vm, pieces: &[(u64, &[u8])]) -> bool {
+    pieces
+        .iter()
+        .all(|&(addr, b)| super::reach::bytes(vm, addr, b.len() as u64).is_none())
+        && crate::guest_mem::copy_pieces(
+            &pieces
+                .iter()
+                .map(|&(addr, b)| (addr, b.as_ptr() as *mut u8, b.len()))
+                .collect::<Vec<_>>(),
+            true,
+        )
+}
+
 /// The guest C string at `addr` (at most `max` bytes before its NUL), if
 /// readable.
 pub(crate) fn guest_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {

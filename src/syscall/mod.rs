@@ -39,7 +39,9 @@ pub use affinity::Affinity;
 pub use mem::{hold_guest_area, mmap_ceiling};
 pub use raw::syscall6;
 
-pub(crate) use guest_io::{guest_cstr, guest_words_until_zero, guest_write_bytes};
+pub(crate) use guest_io::{
+    guest_cstr, guest_words_until_zero, guest_write_bytes, guest_write_pieces,
+};
 use guest_io::{guest_read, guest_write};
 use plan::{plan, Plan};
 pub(crate) use signals::release_own_pending;
