@@ -65,20 +65,14 @@ pub(crate) fn copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> boo
 /// (the kernel stops at the first that fails).
 #[allow(unsafe_code)]
 pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> bool {
-    let local: Vec<libc::iovec> = pieces
+    let iovec = |at: *mut u8, len: usize| libc::iovec {
+        iov_base: at as *mut libc::c_void,
+        iov_len: len,
+    };
+    let (local, remote): (Vec<libc::iovec>, Vec<libc::iovec>) = pieces
         .iter()
-        .map(|&(_, l, len)| libc::iovec {
-            iov_base: l as *mut libc::c_void,
-            iov_len: len,
-        })
-        .collect();
-    let remote: Vec<libc::iovec> = pieces
-        .iter()
-        .map(|&(a, _, len)| libc::iovec {
-            iov_base: a as *mut libc::c_void,
-            iov_len: len,
-        })
-        .collect();
+        .map(|&(a, l, len)| (iovec(l, len), iovec(a as *mut u8, len)))
+        .unzip();
     let total: usize = pieces.iter().map(|p| p.2).sum();
     let pid = std::process::id() as libc::pid_t;
     let n = local.len() as libc::c_ulong;

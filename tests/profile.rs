@@ -526,19 +526,8 @@ fn indirect_calls_with_several_targets_run_inside_one_superblock_exactly() {
     let exe = build_src(&dir, false, "vcall", "vcall.c");
     let out = dir.join("alternates.json");
     let run = |extra: &[&str]| {
-        let _ = std::fs::remove_file(&out);
-        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-            .arg("run")
-            .args(extra)
-            .arg("--profile")
-            .arg(&out)
-            .arg("--")
-            .arg(&exe)
-            .output()
-            .unwrap();
+        let (o, p) = profile(&exe, &out, extra, "1000000");
         assert!(o.status.success(), "{extra:?}: {o:?}");
-        let p: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         (o.stdout, p)
     };
     let (out_off, off) = run(&["--no-superblocks"]);
