@@ -202,9 +202,11 @@ pub struct Tables {
     /// millisecond reading the empty ones).
     ecache_used: Vec<u32>,
     /// [`Tables::targets`]: the edge cache's entries by source word, as
-    /// of the `entries` count it holds (rebuilt once an eighth more words
-    /// came: an estimate for selection, one scan for many builds).
-    targets_index: std::cell::RefCell<(u64, TargetsByWord)>,
+    /// of the `entries` count it holds (None: never made), made again once
+    /// twice as many words came: an estimate for selection, one scan of
+    /// the cache for many builds (rebuilt at every eighth more words, the
+    /// scans cost a short python run 8 % of its wall time).
+    targets_index: std::cell::RefCell<(Option<u64>, TargetsByWord)>,
     /// (source block id, target guest address) → transitions evicted from
     /// the edge cache, syscall edges, and at the end everything (I1).
     edges: HashMap<(u32, u64), u64>,
@@ -601,7 +603,7 @@ impl Tables {
         // ways are taken.
         if w.to[1] != NONE {
             let mut index = self.targets_index.borrow_mut();
-            if index.1.is_empty() || self.entries > index.0 + (index.0 >> 3).max(1 << 16) {
+            if index.0.is_none_or(|at| self.entries > 2 * at.max(1 << 16)) {
                 let mut by_word = TargetsByWord::new();
                 for &i in &self.ecache_used {
                     let slot = &self.ecache[i as usize];
@@ -609,7 +611,7 @@ impl Tables {
                         by_word.entry(slot.p).or_default().push((slot.e, slot.n));
                     }
                 }
-                *index = (self.entries, by_word);
+                *index = (Some(self.entries), by_word);
             }
             for &(e, n) in index.1.get(&fall).into_iter().flatten() {
                 if !out.iter().any(|t| t.0 == e) {
