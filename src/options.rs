@@ -86,7 +86,7 @@ pub struct RunOptions {
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub sb_tree_blocks: u32,
 
-    /// Lay out a branch's cold side in the superblock too (a tree) when at least this share of its passes should take it
+    /// Lay out a branch's cold side, or another target of an indirect jump, call or return, in the superblock too (a tree) when at least this share of its passes should take it
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 0.02, value_parser = parse_share)]
     pub sb_tree_share: f64,
 
