@@ -17,7 +17,7 @@
 
 use std::fmt;
 
-use crate::ir::{IrBlock, Terminator};
+use crate::ir::{ExitClass, IrBlock, Terminator};
 
 /// Where control goes after a member's terminator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,7 +215,7 @@ impl Plan {
     /// they are tested (empty for any other member).
     pub fn alternates(&self, i: usize) -> Vec<usize> {
         let mut out = Vec::new();
-        if !ends_indirect(&self.members[i].ir.term) {
+        if self.members[i].ir.term.class() != ExitClass::Indirect {
             return out;
         }
         let mut at = self.members[i].cold;
@@ -255,7 +255,7 @@ impl Plan {
             if m.alt.is_some() && !chained[i] {
                 return false;
             }
-            if m.cold.is_some() && ends_indirect(&m.ir.term) {
+            if m.cold.is_some() && m.ir.term.class() == ExitClass::Indirect {
                 let hot = match m.next {
                     Next::Member => self.members[i + 1].ir.start,
                     Next::Head => self.members[0].ir.start,
@@ -318,16 +318,6 @@ impl Plan {
                 )
         })
     }
-}
-
-/// Does `t` transfer to a target known only when it runs?
-fn ends_indirect(t: &Terminator) -> bool {
-    matches!(
-        t,
-        Terminator::Return { .. }
-            | Terminator::IndirectJump { .. }
-            | Terminator::IndirectCall { .. }
-    )
 }
 
 /// The IR text `dump` prints (IR I2 for each member, with the layout).

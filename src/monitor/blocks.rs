@@ -31,6 +31,17 @@ pub enum ExitKind {
     Fallthrough = 8,
 }
 
+impl ExitKind {
+    /// A transfer whose target is known only when it runs: an indirect
+    /// jump or call, or a return.
+    pub fn indirect(self) -> bool {
+        matches!(
+            self,
+            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
+        )
+    }
+}
+
 /// One block, as published to the monitor.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]

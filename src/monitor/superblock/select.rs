@@ -117,11 +117,7 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
         let Some((succ, n, total)) = g.hottest(cur) else {
             break;
         };
-        let indirect = matches!(
-            m.exit,
-            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
-        );
-        if indirect && !indirect_goes_on(g, cur, n, total) {
+        if m.exit.indirect() && !indirect_goes_on(g, cur, n, total) {
             break;
         }
         if succ == head {
@@ -201,11 +197,7 @@ pub fn check_path(path: &[u32], g: &impl Graph, lim: Limits) -> Option<Vec<(u32,
         insns += m.insns;
         last = m;
     }
-    let direct = !matches!(
-        last.exit,
-        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
-    );
-    if (members.len() > 1 || path.len() == 1) && direct && follows(&last, &hm) {
+    if (members.len() > 1 || path.len() == 1) && !last.exit.indirect() && follows(&last, &hm) {
         members.last_mut().expect("nonempty").1 = Next::Head;
     }
     Some(members)

@@ -112,7 +112,7 @@ fn tree_loop_share(tree: &[Pick], g: &impl Graph) -> (f64, f64) {
             iterations += r;
         }
         let on = go_on(p.block, g);
-        let ind = g.meta(p.block).is_some_and(|m| super::shape::indirect(&m));
+        let ind = g.meta(p.block).is_some_and(|m| m.exit.indirect());
         let alternates = if ind {
             super::shape::chain(tree, i)
         } else {

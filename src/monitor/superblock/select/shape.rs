@@ -49,15 +49,6 @@ pub struct Pick {
 /// ([`Graph::targets`]).
 type Targets = (Vec<(u32, u64)>, u64);
 
-/// Does a block of kind `m` end in a transfer whose target is known only
-/// when it runs?
-pub(super) fn indirect(m: &BlockMeta) -> bool {
-    matches!(
-        m.exit,
-        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
-    )
-}
-
 /// The members of indirect member `i`'s alternates chain, in order.
 pub(super) fn chain(tree: &[Pick], i: usize) -> Vec<usize> {
     let mut out = Vec::new();
@@ -144,7 +135,7 @@ fn grow_tree_over(
                     let (cold, n) = ways.into_iter().find(|&(w, n)| w != hot && n > 0)?;
                     (total > 0).then(|| (i, cold, reach[i] * n as f64 / total as f64))
                 })
-            } else if indirect(&m) {
+            } else if m.exit.indirect() {
                 let tested = chain(&tree, i);
                 if tested.len() + 1 >= MAX_TARGETS {
                     continue;
@@ -220,7 +211,7 @@ fn grow_tree_over(
             let Some((succ, n, total)) = g.hottest(b) else {
                 break;
             };
-            if indirect(&m) && !indirect_goes_on(g, b, n, total) {
+            if m.exit.indirect() && !indirect_goes_on(g, b, n, total) {
                 break;
             }
             if let Some(last) = new.last_mut() {
