@@ -237,7 +237,14 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
     }
     if !calls.is_empty() {
         let mut v: Vec<_> = calls.into_iter().collect();
-        v.sort_by(|a, b| b.1 .2.total_cmp(&a.1 .2).then(b.1 .0.cmp(&a.1 .0)));
+        // Ties (calls that took no measurable time) by name: the map's order
+        // differs from one process to the next, and `hotlift summary` must
+        // print what the run printed at exit.
+        v.sort_by(|a, b| {
+            (b.1 .2.total_cmp(&a.1 .2))
+                .then(b.1 .0.cmp(&a.1 .0))
+                .then(a.0.cmp(b.0))
+        });
         s.push_str("syscalls by time:\n");
         for (name, (count, errors, secs)) in v {
             let _ = writeln!(
@@ -287,7 +294,12 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
 fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
     let all = d.totals.guest_instructions;
     let mut top: Vec<_> = d.blocks.iter().filter(|b| b.count > 0).collect();
-    top.sort_by_key(|b| std::cmp::Reverse(b.count * u64::from(b.instructions)));
+    top.sort_by_key(|b| {
+        (
+            std::cmp::Reverse(b.count * u64::from(b.instructions)),
+            b.addr,
+        )
+    });
     s.push_str("top blocks by instructions executed:\n");
     for b in top.iter().take(TOP_BLOCKS) {
         let name = images.code_name(b.addr, b.symbol.as_deref());
@@ -329,6 +341,61 @@ fn disassemble(s: &mut String, bytes: &[u8], addr: u64, n: usize) {
         let _ = writeln!(s, "      {:#x}  {text}", insn.ip());
         if i + 1 == LISTED && n > LISTED {
             let _ = writeln!(s, "      … {} more", n - LISTED);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `hotlift summary` prints what the run printed at exit: rows that tie
+    /// (syscalls that took no measurable time, blocks of equal cost) come in
+    /// one order, not the order of a hash map seeded per process.
+    #[test]
+    fn ties_print_in_one_order() {
+        let doc = |calls: &[&str]| -> ProfileDoc {
+            let syscalls: Vec<_> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, n)| serde_json::json!({"nr": i, "name": n, "count": 1, "seconds": 0.0}))
+                .collect();
+            let blocks: Vec<_> = (0..calls.len() as u64)
+                .rev()
+                .map(|i| serde_json::json!({"addr": 0x1000 + i * 16, "module": "m", "offset": i * 16, "size": 4, "instructions": 2, "count": 3, "exit": "jump"}))
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "schema_version": 1,
+                "binary": {"path": "m", "sha256": ""},
+                "ending": {"kind": "exit", "code": 0},
+                "totals": {"guest_instructions": 6 * calls.len() as u64},
+                "blocks": blocks,
+                "syscalls": syscalls,
+            }))
+            .unwrap()
+        };
+        let names = [
+            "rseq",
+            "arch_prctl",
+            "readlink",
+            "exit_group",
+            "brk",
+            "getpid",
+        ];
+        let mut sorted = names;
+        sorted.sort_unstable();
+        let reversed: Vec<&str> = names.iter().rev().copied().collect();
+        let mut printed = None;
+        for calls in [&names[..], &reversed[..]].iter().cycle().take(8) {
+            let d = doc(calls);
+            let text = summary(&[(&d, &Images::open(&d))], 10);
+            let at = |s: &str| text.find(&format!("  {s} ")).unwrap();
+            assert!(sorted.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
+            assert!(
+                text.find("0x1000").unwrap() < text.find("0x1010").unwrap(),
+                "{text}"
+            );
+            assert_eq!(printed.get_or_insert_with(|| text.clone()), &text);
         }
     }
 }
