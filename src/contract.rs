@@ -32,6 +32,14 @@
 //!     `rep` string instruction's `TAG_REP`), and a `TAG_UNRETIRED` or
 //!     `TAG_UNRETIRED_REP` record right after the (partial) word it
 //!     corrects.
+//! I4: indirect entries. Every block the code cache can find by guest
+//!     address comes after [`BLOCK_PREFIX`] bytes whose last
+//!     [`INDIRECT_ENTRY_BACK`] load the guest's RCX from its scratch slot
+//!     and fall into the block's entry. An indirect lookup in emitted code
+//!     jumps there through a register it cannot restore itself (RCX), so
+//!     the one jump the hit takes depends on nothing but the table's entry
+//!     (cache/ibl.rs I2); the dispatcher, direct links and superblocks
+//!     enter at the entry itself.
 
 /// Entries with this bit set are tagged records, not exit words.
 pub const TAG: u32 = 0x8000_0000;
@@ -180,3 +188,12 @@ mod tests {
         assert!(block_word(BLOCK_ID_LIMIT - 1, 3) < UNIT_BASE);
     }
 }
+
+/// Bytes the code cache puts before each block it can find by guest
+/// address (I4): a multiple of 16, so the entry stays aligned as blocks
+/// are.
+pub const BLOCK_PREFIX: usize = 16;
+
+/// How far before a block's entry its indirect entry is (I4): the length
+/// of `mov rcx, gs:[disp32]`.
+pub const INDIRECT_ENTRY_BACK: u64 = 9;

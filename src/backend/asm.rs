@@ -74,16 +74,6 @@ pub fn gs_mem(disp: usize) -> MemoryOperand {
     )
 }
 
-/// `gs:[base + disp]`.
-pub fn gs_base_mem(base: Register, disp: i64) -> MemoryOperand {
-    let size = match disp {
-        0 => 0,
-        -128..=127 => 1,
-        _ => 8,
-    };
-    MemoryOperand::new(base, Register::None, 1, disp, size, false, Register::GS)
-}
-
 /// `[base + disp]`.
 pub fn mem(base: Register, disp: i64) -> MemoryOperand {
     let size = match disp {

@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use iced_x86::{Code, Instruction, MemoryOperand, Register};
 
-use super::asm::{self, Asm, Rel32};
-use super::{EmitError, S_JMP, S_RAX, S_RCX};
+use super::asm::{Asm, Rel32};
+use super::{EmitError, S_RAX, S_RCX, S_RDX};
 use crate::runtime::off;
 
 /// The inline lookup [`BlockEmitter::lookup_rax`] emits at an address
@@ -31,40 +31,45 @@ pub(super) fn lookup_template(at: u64) -> (&'static [u8], usize) {
 }
 
 /// The lookup sequence itself (see [`BlockEmitter::lookup_rax`]): its miss
-/// jump's rel32 is left for the caller to point at the miss stub.
+/// jump's rel32 is left for the caller to point at the miss stub. RDX
+/// holds the entry's offset so that the hit loads the host address beside
+/// the key and jumps through RCX, to the block's indirect entry, which
+/// loads the guest's RCX back (contract I4).
 pub(super) fn emit_lookup_rax(a: &mut Asm) -> Result<Rel32, EmitError> {
     a.store_gs(S_RCX, Register::RCX)?;
+    a.store_gs(S_RDX, Register::RDX)?;
     a.insn(
         &Instruction::with3(
             Code::VEX_Rorx_r64_rm64_imm8,
-            Register::RCX,
+            Register::RDX,
             Register::RAX,
             16u32,
         )
         .expect("rorx"),
     )?;
     a.lea(
-        Register::RCX,
-        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
+        Register::RDX,
+        MemoryOperand::with_base_index(Register::RDX, Register::RAX),
     )?;
-    a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::ECX, Register::CX).expect("movzx"))?;
+    a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::EDX, Register::DX).expect("movzx"))?;
+    // RDX = twice the index: entries are 16 bytes, scaled by 8 below.
     a.lea(
-        Register::RCX,
-        MemoryOperand::with_base_index(Register::RCX, Register::RCX),
+        Register::RDX,
+        MemoryOperand::with_base_index(Register::RDX, Register::RDX),
     )?;
-    // RCX = the entry's offset from the GS base.
-    let entry = MemoryOperand::new(
-        Register::None,
-        Register::RCX,
-        8,
-        off::IBL as i64,
-        8,
-        false,
-        Register::None,
-    );
-    a.lea(Register::RCX, entry)?;
-    a.store_gs(S_JMP, Register::RCX)?;
-    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 0))?;
+    let entry = |field: i64| {
+        MemoryOperand::new(
+            Register::None,
+            Register::RDX,
+            8,
+            off::IBL as i64 + field,
+            4,
+            false,
+            Register::GS,
+        )
+    };
+    // RCX = -key + RAX: zero on a hit.
+    a.insn(&Instruction::with2(Code::Mov_r64_rm64, Register::RCX, entry(0)).expect("mov"))?;
     a.lea(
         Register::RCX,
         MemoryOperand::with_base_index(Register::RCX, Register::RAX),
@@ -75,12 +80,10 @@ pub(super) fn emit_lookup_rax(a: &mut Asm) -> Result<Rel32, EmitError> {
     let miss = a.jmp_rel32();
     let hit = a.len();
     a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
-    a.load_gs(Register::RCX, S_JMP)?;
-    a.mov_load(Register::RCX, asm::gs_base_mem(Register::RCX, 8))?;
-    a.store_gs(S_JMP, Register::RCX)?;
+    a.insn(&Instruction::with2(Code::Mov_r64_rm64, Register::RCX, entry(8)).expect("mov"))?;
     a.load_gs(Register::RAX, S_RAX)?;
-    a.load_gs(Register::RCX, S_RCX)?;
-    a.jmp_gs(S_JMP)?;
+    a.load_gs(Register::RDX, S_RDX)?;
+    a.insn(&Instruction::with1(Code::Jmp_rm64, Register::RCX).expect("jmp"))?;
     Ok(miss)
 }
 

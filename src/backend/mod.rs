@@ -26,6 +26,7 @@ use thiserror::Error;
 pub use asm::{Asm, Rel32};
 pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
+use crate::contract::{BLOCK_PREFIX, INDIRECT_ENTRY_BACK};
 use crate::ir::{IrBlock, IrOp, Terminator, TrapKind};
 use crate::runtime::{exit_reason, off};
 use crate::types::GuestAddr;
@@ -106,7 +107,7 @@ pub struct Emitted {
 
 const S_RAX: usize = off::scratch(0);
 const S_RCX: usize = off::scratch(1);
-const S_JMP: usize = off::scratch(2);
+const S_RDX: usize = off::scratch(2);
 const S_TMP: usize = off::scratch(3);
 const S_TMP2: usize = off::scratch(4);
 const S_PRO: usize = off::scratch(5);
@@ -419,8 +420,9 @@ impl BlockEmitter {
 
     /// Flag-free inline lookup of the guest target in RAX (its guest value
     /// saved in S_RAX) in the thread's table at `gs:[off::IBL]` (runtime
-    /// I4); RCX is still the guest's. Jumps to the block on a hit, exits
-    /// with INDIRECT_MISS otherwise. The sequence is the same in every
+    /// I4); RCX and RDX are still the guest's. Jumps to the block's
+    /// indirect entry on a hit (contract I4), exits with INDIRECT_MISS
+    /// otherwise. The sequence is the same in every
     /// block but for the `nop`s that align its rel32 (one copy per start
     /// address mod 4, [`copied::lookup_template`]): encoding its instructions
     /// through iced was a quarter of the emitter's time.
@@ -588,6 +590,7 @@ impl BlockEmitter {
             self.a.store_gs(off::RIP, Register::RAX)?;
             self.a.load_gs(Register::RAX, S_RAX)?;
             self.a.load_gs(Register::RCX, S_RCX)?;
+            self.a.load_gs(Register::RDX, S_RDX)?;
             self.a
                 .store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
             self.a.jmp_gs(off::EXIT_FN)?;
@@ -703,6 +706,22 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     })
 }
 
+/// The bytes the code cache puts before a block (contract I4): `int3`
+/// padding, then its indirect entry, `mov rcx, gs:[S_RCX]`, which falls
+/// into the block's entry (tests.rs checks the encoding against iced's).
+pub const BLOCK_PREFIX_BYTES: [u8; BLOCK_PREFIX] = {
+    let d = (S_RCX as u32).to_le_bytes();
+    let mut out = [0xcc; BLOCK_PREFIX];
+    let entry = [0x65, 0x48, 0x8b, 0x0c, 0x25, d[0], d[1], d[2], d[3]];
+    assert!(entry.len() as u64 == INDIRECT_ENTRY_BACK);
+    let mut i = 0;
+    while i < entry.len() {
+        out[BLOCK_PREFIX - entry.len() + i] = entry[i];
+        i += 1;
+    }
+    out
+};
+
 /// A shared stub that leaves with `reason` (the rest of the context already
 /// set by whoever jumps here).
 pub fn emit_exit_stub(host_base: u64, reason: u32) -> Result<Vec<u8>, EmitError> {
@@ -713,9 +732,11 @@ pub fn emit_exit_stub(host_base: u64, reason: u32) -> Result<Vec<u8>, EmitError>
 }
 
 /// The stub empty lookup-table entries point at: only target -1 can reach
-/// it (cache::ibl I1), so it reports a miss for -1.
+/// it (cache::ibl I1), so it reports a miss for -1. Like an indirect entry
+/// (contract I4) it loads the guest's RCX back first.
 pub fn emit_empty_ibl_stub(host_base: u64) -> Result<Vec<u8>, EmitError> {
     let mut a = Asm::new(host_base);
+    a.load_gs(Register::RCX, S_RCX)?;
     a.store_gs_imm32(off::RIP, u32::MAX)?;
     a.store_gs_imm32(off::RIP + 4, u32::MAX)?;
     a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;

@@ -3,7 +3,7 @@
 //! emitted for it. `HOTLIFT_BLESS=1 cargo test --lib backend` regenerates
 //! `tests/golden/backend.txt`, so a codegen change is a reviewable diff.
 
-use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+use iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter, Register};
 
 use super::{emit_block, EmitEnv};
 use crate::frontend::lift_block;
@@ -308,4 +308,23 @@ fn moved_rip_relative_instructions_are_the_reencoded_ones() {
             assert_eq!(got.len(), raw.len());
         }
     }
+}
+
+/// Contract I4: a block's prefix ends in its indirect entry, the one
+/// instruction `mov rcx, gs:[S_RCX]` the lookup's hit relies on, and is
+/// padding before it.
+#[test]
+fn the_block_prefix_ends_in_the_indirect_entry() {
+    use crate::contract::{BLOCK_PREFIX, INDIRECT_ENTRY_BACK};
+    let p = super::BLOCK_PREFIX_BYTES;
+    let mut a = super::Asm::new(0);
+    a.load_gs(Register::RCX, super::S_RCX).unwrap();
+    let back = INDIRECT_ENTRY_BACK as usize;
+    assert_eq!(&p[BLOCK_PREFIX - back..], &a.buf[..]);
+    assert!(p[..BLOCK_PREFIX - back].iter().all(|&b| b == 0xcc));
+    let i = iced_x86::Decoder::with_ip(64, &p[BLOCK_PREFIX - back..], 0, 0).decode();
+    assert_eq!(i.code(), Code::Mov_r64_rm64);
+    assert_eq!(i.op0_register(), Register::RCX);
+    assert_eq!(i.memory_segment(), Register::GS);
+    assert_eq!(i.len(), back);
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::sharing::{Sharing, CHUNK};
+use crate::contract::BLOCK_PREFIX;
 use crate::types::HostAddr;
 
 #[derive(Debug, Error)]
@@ -190,12 +191,34 @@ impl CodeMem {
     /// Copy `bytes` to the cursor (which they were encoded for) and advance
     /// it to the next 16-byte boundary, padding with `int3`.
     pub fn commit(&mut self, bytes: &[u8]) -> Result<HostAddr, CacheError> {
+        self.commit_parts(&[bytes])
+    }
+
+    /// Where the next [`CodeMem::commit_block`] puts a block's entry: its
+    /// code is encoded for this address.
+    pub fn next_block(&self) -> HostAddr {
+        HostAddr(self.cursor().0 + BLOCK_PREFIX as u64)
+    }
+
+    /// Commit a block reachable by indirect lookups: `prefix` (its indirect
+    /// entry, contract I4), then `code`, encoded for [`CodeMem::next_block`],
+    /// which this returns.
+    pub fn commit_block(
+        &mut self,
+        prefix: &[u8; BLOCK_PREFIX],
+        code: &[u8],
+    ) -> Result<HostAddr, CacheError> {
+        let at = self.commit_parts(&[prefix, code])?;
+        Ok(HostAddr(at.0 + BLOCK_PREFIX as u64))
+    }
+
+    fn commit_parts(&mut self, parts: &[&[u8]]) -> Result<HostAddr, CacheError> {
         let at = self.cursor();
-        let padded = bytes.len().next_multiple_of(16);
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let padded = len.next_multiple_of(16);
         assert!(
             padded <= self.remaining(),
-            "commit of {} bytes past the end of code memory",
-            bytes.len()
+            "commit of {len} bytes past the end of code memory"
         );
         self.sharing
             .writable(at.0, padded)
@@ -205,9 +228,12 @@ impl CodeMem {
         }
         // SAFETY: [used, used+padded) lies inside the RW view.
         unsafe {
-            let dst = self.rw.add(self.used);
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
-            std::ptr::write_bytes(dst.add(bytes.len()), 0xcc, padded - bytes.len());
+            let mut dst = self.rw.add(self.used);
+            for p in parts {
+                std::ptr::copy_nonoverlapping(p.as_ptr(), dst, p.len());
+                dst = dst.add(p.len());
+            }
+            std::ptr::write_bytes(dst, 0xcc, padded - len);
         }
         self.used += padded;
         Ok(at)

@@ -11,7 +11,15 @@
 //! I1: an empty entry holds key -1 (a non-canonical address) and the host
 //!     address of the `empty_hit` stub, which reports a miss for target -1;
 //!     so a lookup can never jump anywhere but the right block or a miss.
+//! I2: an entry's host address is its block's indirect entry
+//!     (contract I4), which loads the guest's RCX back; [`IblTable::insert`]
+//!     and [`IblTable::get`] speak of the block's entry. So a hit is the
+//!     table load, the host load beside it and one `jmp rcx`: the jump's
+//!     target waits for no compare and no store (a lookup through a
+//!     scratch slot and `jmp gs:[slot]` waited for two store-to-load
+//!     forwards, which every mispredicted indirect jump paid).
 
+use crate::contract::INDIRECT_ENTRY_BACK;
 use crate::types::{GuestAddr, HostAddr};
 
 pub const IBL_ENTRIES: usize = 1 << 16;
@@ -62,17 +70,19 @@ impl IblTable {
         }
     }
 
-    /// The host entry emitted code would jump to for `guest`, if the
-    /// table holds it.
+    /// The entry of the block emitted code would jump to for `guest` (I2),
+    /// if the table holds it.
     pub fn get(&self, guest: GuestAddr) -> Option<HostAddr> {
         // SAFETY: the index is below IBL_ENTRIES, inside the mapping; only
         // this thread writes its table.
         let [key, host] = unsafe { std::ptr::read_volatile(self.base.add(ibl_hash(guest.0))) };
-        (key == guest.0.wrapping_neg() && guest.0 != u64::MAX).then_some(HostAddr(host))
+        (key == guest.0.wrapping_neg() && guest.0 != u64::MAX)
+            .then_some(HostAddr(host + INDIRECT_ENTRY_BACK))
     }
 
-    pub fn insert(&mut self, guest: GuestAddr, host: HostAddr) {
+    /// Make the block whose entry is `entry` the target for `guest` (I2).
+    pub fn insert(&mut self, guest: GuestAddr, entry: HostAddr) {
         self.inserts += 1;
-        self.write(ibl_hash(guest.0), guest.0, host.0);
+        self.write(ibl_hash(guest.0), guest.0, entry.0 - INDIRECT_ENTRY_BACK);
     }
 }

@@ -175,7 +175,7 @@ impl Vm {
         let prologue = self.publish_block(&block, reusable)?;
         for attempt in 0..2 {
             let env = EmitEnv {
-                host_base: l.cache.mem.cursor().0,
+                host_base: l.cache.mem.next_block().0,
                 first_site: l.cache.sites.len() as u32,
                 prologue,
             };
@@ -214,11 +214,11 @@ impl Vm {
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
         assert!(
-            em.code.len() <= l.cache.mem.remaining(),
+            em.code.len() + crate::contract::BLOCK_PREFIX <= l.cache.mem.remaining(),
             "{} bytes of code past the room checked for",
             em.code.len()
         );
-        let host = l.cache.mem.commit(&em.code)?;
+        let host = l.cache.mem.commit_block(&crate::backend::BLOCK_PREFIX_BYTES, &em.code)?;
         let id = BlockId(self.proc.view.index.len() as u32);
         l.translations
             .push((host.0, em.code.len() as u32, ir.start.0));

@@ -139,7 +139,7 @@ impl Vm {
         let mut links: Vec<(usize, usize, usize)> = Vec::new();
         let mut fields: Vec<(usize, u64)> = Vec::new();
         for (k, kind) in kinds.iter().enumerate() {
-            let cursor = l.cache.mem.cursor().0;
+            let cursor = l.cache.mem.next_block().0;
             let first_site = l.cache.sites.len() as u32;
             let (piece, ir, listed, counted) = match *kind {
                 PieceKind::Node(u) => {
