@@ -23,11 +23,11 @@
 //!     `loop_limit` (`--sb-loop-limit`, default [`LOOP_LIMIT`]), and a
 //!     [`TAG_LOOP`] record, then a [`TAG_LOOP_PASSES`] word for each
 //!     counter that counted any pass, carry the passes counted (and the
-//!     counters are reset) when the thread leaves the superblock (before
-//!     the unit of the exit it leaves by, or the partial unit the
-//!     dispatcher pushes) or when a counter reaches zero. Outside a
-//!     counted loop every counter holds the limit, so all superblocks
-//!     share the same counters.
+//!     counters are reset) when the thread leaves the superblock having
+//!     counted any (before the unit of the exit it leaves by, or the
+//!     partial unit the dispatcher pushes) or when a counter reaches
+//!     zero. Outside a counted loop every counter holds the limit, so all
+//!     superblocks share the same counters.
 //! I3: an exit word comes after every record about its code's own run (a
 //!     `rep` string instruction's `TAG_REP`), and a `TAG_UNRETIRED` or
 //!     `TAG_UNRETIRED_REP` record right after the (partial) word it

@@ -26,7 +26,7 @@ use iced_x86::{Code, Instruction, Mnemonic, Register};
 
 use super::{
     asm, condition_code, emit_body_insn, emit_ring_words, BlockEmitter, EmitEnv, EmitError,
-    Prologue, RingWord, S_RAX, S_RCX,
+    Prologue, RingWord, S_CNT, S_DX, S_RAX, S_RCX,
 };
 use crate::cache::SbPc;
 use crate::contract::{TAG_LOOP, TAG_REP};
@@ -363,6 +363,59 @@ impl SbEmitter<'_> {
         w
     }
 
+    /// At an exit, the loop counters' record (contract I2) if any of them
+    /// counted a pass: the sum of what is left in them is below
+    /// `loops * limit` exactly then (each holds at most the limit), and a
+    /// stay that left before looping (a function's superblock entered from
+    /// elsewhere than its loop) pushes nothing more than its exit's unit.
+    /// Flag-free through RCX and RDX (`mov`, `lea`, `jrcxz`).
+    fn loop_record_if_counted(&mut self) -> Result<(), EmitError> {
+        let words = self.loop_words();
+        if words.is_empty() {
+            return Ok(());
+        }
+        let n = self.loops.len();
+        let a = &mut self.e.a;
+        a.store_gs(S_CNT, Register::RCX)?;
+        a.store_gs(S_DX, Register::RDX)?;
+        let counter = |l: usize| asm::gs_mem(off::loop_left(l));
+        a.insn(&Instruction::with2(Code::Mov_r32_rm32, Register::ECX, counter(0)).expect("mov"))?;
+        for l in 1..n {
+            a.insn(
+                &Instruction::with2(Code::Mov_r32_rm32, Register::EDX, counter(l)).expect("mov"),
+            )?;
+            a.lea(
+                Register::RCX,
+                iced_x86::MemoryOperand::with_base_index(Register::RCX, Register::RDX),
+            )?;
+        }
+        let untouched = -(i64::from(self.loop_limit) * n as i64);
+        a.insn(
+            &Instruction::with2(
+                Code::Lea_r32_m,
+                Register::ECX,
+                asm::mem(Register::RCX, untouched),
+            )
+            .expect("lea"),
+        )?;
+        a.load_gs(Register::RDX, S_DX)?;
+        // jrcxz none; then on into the record, or past it from `none`.
+        let jrcxz = a.len();
+        a.bytes(&[0xe3, 0]);
+        a.load_gs(Register::RCX, S_CNT)?;
+        let to_record = a.jmp_rel32();
+        let none = a.len();
+        a.set_rel8(jrcxz + 1, none);
+        a.load_gs(Register::RCX, S_CNT)?;
+        let past = a.jmp_rel32();
+        let here = a.here();
+        a.resolve(to_record, here);
+        emit_ring_words(a, &words)?;
+        let here = a.here();
+        a.resolve(past, here);
+        Ok(())
+    }
+
     /// A pass loops back through counted exit `l`: count it down, and when
     /// the counter runs out push every counter's record; then on at the
     /// start. Where the flags are dead at the head, `sub` and `jnz`;
@@ -491,9 +544,8 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         }
         let m = &plan.members[x.member as usize];
         s.pc(x.member, false, m.ir.term_addr.0, 0, false);
-        let mut words = s.loop_words();
-        words.push(RingWord::Imm(env.unit_base + x.index));
-        emit_ring_words(&mut s.e.a, &words)?;
+        s.loop_record_if_counted()?;
+        emit_ring_words(&mut s.e.a, &[RingWord::Imm(env.unit_base + x.index)])?;
         match x.to {
             ExitTo::Direct { target } => {
                 s.pc(NO_PASS, false, target, 0, false);

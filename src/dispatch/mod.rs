@@ -218,7 +218,10 @@ impl Vm {
             "{} bytes of code past the room checked for",
             em.code.len()
         );
-        let host = l.cache.mem.commit_block(&crate::backend::BLOCK_PREFIX_BYTES, &em.code)?;
+        let host = l
+            .cache
+            .mem
+            .commit_block(&crate::backend::BLOCK_PREFIX_BYTES, &em.code)?;
         let id = BlockId(self.proc.view.index.len() as u32);
         l.translations
             .push((host.0, em.code.len() as u32, ir.start.0));

@@ -389,6 +389,10 @@ impl Vm {
         use crate::contract::{TAG_LOOP, TAG_LOOP_PASSES};
         let n = (hdr & 0xff) as usize;
         let limit = self.ctx.loop_limit;
+        if self.ctx.loop_left[..n].iter().all(|&c| c == limit) {
+            // Nothing counted: no record (contract I2).
+            return;
+        }
         let mut words = Vec::with_capacity(4 + n);
         // SAFETY: rdtsc has no preconditions.
         let tsc = unsafe { std::arch::x86_64::_rdtsc() };
