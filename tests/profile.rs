@@ -564,6 +564,41 @@ fn indirect_calls_with_several_targets_run_inside_one_superblock_exactly() {
     assert!(view == reference, "profiles differ, first {first:?}");
 }
 
+/// A loop that calls a function on every iteration (tests/profile/calls.c,
+/// the shape of `wc` around getc) runs in a superblock whose passes call
+/// and return and end where they started: they are counted, not pushed
+/// (contract I2, `SbAccount::loop_keeps_context`), so the ring carries far
+/// fewer words than iterations, and the profile (calling contexts
+/// included) is the same as without superblocks and as inline counting.
+#[test]
+fn loops_that_call_and_return_are_counted_exactly() {
+    let dir = workdir();
+    let exe = build_src(&dir, false, "calls", "calls.c");
+    let out = dir.join("calls.json");
+    let n = 2_000_000u64;
+    let run = |extra: &[&str]| {
+        let (o, p) = profile(&exe, &out, extra, &n.to_string());
+        assert!(o.status.success(), "{extra:?}: {o:?}");
+        (o.stdout, p)
+    };
+    let (out_off, off) = run(&["--no-superblocks"]);
+    let (out_on, on) = run(&["--count-check"]);
+    assert_eq!(out_on, out_off, "output");
+    assert_eq!(
+        on["count_check"]["block_mismatch_total"], 0,
+        "{}",
+        on["count_check"]
+    );
+    assert_eq!(on["superblock_stats"]["record_errors"], 0);
+    // Pushed, the reading loop's passes were a word each iteration; counted,
+    // what is left is mostly the run before its superblock was built.
+    let words = on["ring"]["entries"].as_u64().unwrap();
+    assert!(words < n / 4, "{words} ring words for {n} iterations");
+    let (view, reference) = (exact_view(&on), exact_view(&off));
+    let first = view.iter().zip(&reference).find(|(a, b)| a != b);
+    assert!(view == reference, "profiles differ, first {first:?}");
+}
+
 #[test]
 fn threads_are_profiled_each_and_together() {
     let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests/build/cdyn-threads");

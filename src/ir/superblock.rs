@@ -168,21 +168,23 @@ impl Plan {
     }
 
     /// Can the passes that loop back be counted (contract I2)? At most
-    /// `LOOP_COUNTERS` loop exits, each closed by a direct jump or
-    /// branch, and no call or return between members: a counted pass
-    /// stands for its path's blocks and edges alone, nothing to replay.
-    pub fn loops_countable(&self) -> bool {
+    /// `LOOP_COUNTERS` loop exits, each closed by a direct jump, branch or
+    /// call, and each of whose passes ends in the calling context it
+    /// started in, so that a count stands for them all: `keeps_context(m)`
+    /// for the path to loop member `m` (a path without calls or returns,
+    /// or one the monitor replays in bulk: monitor/tables/memo.rs).
+    pub fn loops_countable(&self, keeps_context: impl Fn(usize) -> bool) -> bool {
         let n = self.loop_exits().len();
         (1..=crate::contract::LOOP_COUNTERS).contains(&n)
-            && !self.calls_between_members()
-            && self.members.iter().all(|m| {
+            && self.members.iter().enumerate().all(|(i, m)| {
                 m.next != Next::Head
                     || matches!(
                         m.ir.term,
                         Terminator::Jump { .. }
                             | Terminator::Branch { .. }
                             | Terminator::Fallthrough { .. }
-                    )
+                            | Terminator::Call { .. }
+                    ) && keeps_context(i)
             })
     }
 
@@ -302,21 +304,6 @@ impl Plan {
             }
         }
         seen[0] == 0 && seen[1..].iter().all(|&n| n == 1)
-    }
-
-    /// Does a pass go through a call or a return between members (the
-    /// monitor replays those, monitor::superblock::pass_ops)? A loop back
-    /// to the start is not one: it is how the loop exit's unit ends.
-    pub fn calls_between_members(&self) -> bool {
-        self.members.iter().any(|m| {
-            (m.next == Next::Member || m.cold.is_some())
-                && matches!(
-                    m.ir.term,
-                    Terminator::Call { .. }
-                        | Terminator::IndirectCall { .. }
-                        | Terminator::Return { .. }
-                )
-        })
     }
 }
 

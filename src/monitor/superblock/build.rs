@@ -414,9 +414,6 @@ impl Builder {
         no_rep_after_ops(&mut members);
         let id = self.next_id;
         let mut plan = Plan::new(id, members);
-        plan.count_loops = self.cfg.limits.count_loops
-            && plan.loops_countable()
-            && select::counting_pays(&chosen, &view, lim);
         if !plan.check() {
             // A cold side the block's branch does not lead to (its ways
             // held something else): a bug of selection, never built.
@@ -429,6 +426,34 @@ impl Builder {
             self.stats.units_full += 1;
             return;
         };
+        let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
+        let exits = plan
+            .exits
+            .iter()
+            .map(|x| SbExitAcct {
+                member: x.member,
+                to_head: x.to == super::ExitTo::Loop,
+                to: x.to,
+            })
+            .collect();
+        let mut acc = SbAccount::new(
+            plan.members.iter().map(|m| m.block).collect(),
+            plan.parents(),
+            &insns,
+            exits,
+            super::pass_ops(&plan),
+            unit_base,
+        );
+        plan.count_loops = self.cfg.limits.count_loops
+            && plan.loops_countable(|m| {
+                let call = match plan.members[m].ir.term {
+                    Terminator::Call { return_to, .. } => Some(return_to.0),
+                    _ => None,
+                };
+                acc.loop_keeps_context(m, call)
+            })
+            && select::counting_pays(&chosen, &view, lim);
+        acc.loops_counted = plan.count_loops;
         let host = self.shared.arena.rx + self.cursor as u64;
         let resolve = |g: u64| self.resolve(g);
         let env = SbEmitEnv {
@@ -480,25 +505,6 @@ impl Builder {
         self.cursor += size;
         self.shared.set_arena_used(self.cursor);
         self.next_id += 1;
-        let insns: Vec<u32> = plan.members.iter().map(|m| m.ir.guest_insns()).collect();
-        let exits = plan
-            .exits
-            .iter()
-            .map(|x| SbExitAcct {
-                member: x.member,
-                to_head: x.to == super::ExitTo::Loop,
-                to: x.to,
-            })
-            .collect();
-        let mut acc = SbAccount::new(
-            plan.members.iter().map(|m| m.block).collect(),
-            plan.parents(),
-            &insns,
-            exits,
-            super::pass_ops(&plan),
-            unit_base,
-        );
-        acc.loops_counted = plan.count_loops;
         let adoptable = acc.clone();
         tables.add_superblock(id, acc, metas);
         let Some((head_host, _)) = self.blocks.host(head) else {

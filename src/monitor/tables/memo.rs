@@ -82,14 +82,15 @@ pub(super) fn kind(ops: &[UnitOp], end: End, ret: u64) -> u8 {
 }
 
 impl Tables {
-    /// One pass of unit `w`, whose `Word::memo` is set, from the thread's
-    /// context (I1): its instructions and blocks go to the thread's totals
-    /// now, its path's calls, returns and per-context instructions (and a
-    /// rotating unit's exit call) into the memo. False, and nothing done,
-    /// for a rotating pass whose shadow top is not the frame its path
-    /// returns through.
+    /// `n` passes of unit `w`, whose `Word::memo` is set, from the
+    /// thread's context (I1; more than one only for a counted loop's
+    /// passes, contract I2: each starts where the one before ended): their
+    /// instructions and blocks go to the thread's totals now, their path's
+    /// calls, returns and per-context instructions (and a rotating unit's
+    /// exit call) into the memo. False, and nothing done, for a rotating
+    /// pass whose shadow top is not the frame its path returns through.
     #[inline(always)]
-    pub(super) fn memo_pass(&mut self, st: &mut ThreadState, w: u32, weight: u64) -> bool {
+    pub(super) fn memo_pass(&mut self, st: &mut ThreadState, w: u32, weight: u64, n: u32) -> bool {
         let node = st.node;
         let (memo, target, ret) = {
             let i = &self.words[w];
@@ -106,19 +107,21 @@ impl Tables {
             }
             depth -= 1;
         }
-        st.blocks += weight >> W_BLOCKS;
-        st.insns = st.insns.wrapping_add(weight & W_INSNS);
+        let passes = u64::from(n);
+        st.blocks += passes * (weight >> W_BLOCKS);
+        st.insns = st.insns.wrapping_add(passes.wrapping_mul(weight & W_INSNS));
         let i = &mut self.words[w];
-        if i.memo_n != 0 && i.memo_node == node && i.memo_n < u32::MAX {
-            i.memo_n += 1;
-        } else {
-            let (old, n) = (i.memo_node, i.memo_n);
-            i.memo_node = node;
-            i.memo_n = 1;
-            if n == 0 {
-                self.memo_words.push(w);
-            } else {
-                self.replay_memo(w, old, n);
+        match i.memo_n.checked_add(n) {
+            Some(sum) if i.memo_n != 0 && i.memo_node == node => i.memo_n = sum,
+            _ => {
+                let (old, had) = (i.memo_node, i.memo_n);
+                i.memo_node = node;
+                i.memo_n = n;
+                if had == 0 {
+                    self.memo_words.push(w);
+                } else {
+                    self.replay_memo(w, old, had);
+                }
             }
         }
         self.max_shadow_depth = self.max_shadow_depth.max(depth);

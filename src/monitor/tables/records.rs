@@ -172,8 +172,24 @@ impl Tables {
         self.charge(st, extra);
         let h = &mut self.words[u];
         h.count += n;
-        let weight = h.weight;
-        st.blocks += n * (weight >> super::W_BLOCKS);
-        self.charge(st, n * super::insns_of(weight));
+        let (weight, ops_n, memo) = (h.weight, h.ops_n, h.memo);
+        if ops_n == 0 {
+            st.blocks += n * (weight >> super::W_BLOCKS);
+            self.charge(st, n * super::insns_of(weight));
+            return;
+        }
+        // A path with calls and returns, counted because each pass ends in
+        // the context it started in (the builder's `loop_keeps_context`):
+        // the passes in bulk into its memo (memo.rs), or, where the memo
+        // is off or the first pass does not start as the path needs, one
+        // by one as pushed words would have been.
+        let passes = u32::try_from(n).expect("LOOP_PASSES_N fits");
+        if memo != 0 && self.memo && self.memo_pass(st, u, weight, passes) {
+            return;
+        }
+        for _ in 0..n {
+            let charged = self.special(st, u, weight, 0, None);
+            self.charge_weight(st, weight - charged);
+        }
     }
 }

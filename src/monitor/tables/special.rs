@@ -35,7 +35,7 @@ impl Tables {
             let weight = self.words[w].weight;
             self.charge_weight(st, after - weight - charged);
             let memo = self.words[w].memo;
-            if memo != 0 && self.memo && self.memo_pass(st, w, weight) {
+            if memo != 0 && self.memo && self.memo_pass(st, w, weight, 1) {
                 if memo & ROTATES != 0 {
                     // Its exit's call is in the pass.
                     return after;

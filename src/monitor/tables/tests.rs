@@ -639,8 +639,14 @@ fn memoised_passes_count_as_replayed_ones() {
         let mut memo = Tables::new(SbConfig::default());
         let mut plain = Tables::new(SbConfig::default());
         plain.memo = false;
+        // Their loop passes counted (contract I2): in bulk, and one by one.
+        let mut counted = Tables::new(SbConfig::default());
+        let mut counted_plain = Tables::new(SbConfig::default());
+        counted_plain.memo = false;
         let (base0, base1) = sbs(&mut memo);
         assert_eq!((base0, base1), sbs(&mut plain));
+        assert_eq!((base0, base1), sbs(&mut counted));
+        assert_eq!((base0, base1), sbs(&mut counted_plain));
         // The guest, block by block, with its return addresses.
         let (mut stream, mut stack, mut pc) = (Vec::new(), vec![0u64], R0);
         let (mut balanced, mut rotating) = (0, 0);
@@ -747,6 +753,58 @@ fn memoised_passes_count_as_replayed_ones() {
         assert_eq!(charged, memo.per_thread()[0].0, "seed {seed}");
         for sb in 0..2 {
             assert_eq!(memo.sb_summary(sb), plain.sb_summary(sb), "seed {seed}");
+        }
+        // Each run of a loop unit as the record a counted loop pushes.
+        let (mut cstream, mut longest) = (Vec::new(), 0);
+        let mut k = 0;
+        while k < stream.len() {
+            let w = stream[k];
+            let sb_base = match w {
+                _ if w == base0 => base0,
+                _ if w == base1 + 1 => base1,
+                _ => {
+                    cstream.push(w);
+                    k += 1;
+                    continue;
+                }
+            };
+            let run = stream[k..].iter().take_while(|&&x| x == w).count();
+            longest = longest.max(run);
+            cstream.extend([TAG_LOOP, sb_base, k as u32, 0, TAG_LOOP_PASSES | run as u32]);
+            k += run;
+        }
+        assert!(longest > 1, "seed {seed}: runs of passes");
+        process_both(
+            [&mut counted, &mut counted_plain],
+            &cstream,
+            &blocks,
+            || 1 + next(100) as usize,
+        );
+        counted.finish();
+        counted_plain.finish();
+        for t in [&counted, &counted_plain] {
+            assert_eq!(counts(t), counts(&plain), "seed {seed}");
+            assert_eq!(t.edges(), plain.edges(), "seed {seed}");
+            let totals = |t: &Tables| {
+                t.per_thread()
+                    .iter()
+                    .map(|x| (x.0, x.1))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(totals(t), totals(&plain), "seed {seed}");
+            assert_eq!(
+                (t.returns, t.unmatched_returns, t.max_shadow_depth),
+                (
+                    plain.returns,
+                    plain.unmatched_returns,
+                    plain.max_shadow_depth
+                ),
+                "seed {seed}"
+            );
+            assert_eq!(tree(t), tree(&plain), "seed {seed}");
+            for sb in 0..2 {
+                assert_eq!(t.sb_summary(sb), plain.sb_summary(sb), "seed {seed}");
+            }
         }
     }
 }

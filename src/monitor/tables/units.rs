@@ -216,6 +216,32 @@ impl SbAccount {
             .collect()
     }
 
+    /// The calls and returns on the path to `m` as a unit replays them.
+    fn unit_path(&self, m: usize) -> Vec<UnitOp> {
+        self.path_ops(m)
+            .into_iter()
+            .map(|(before, op)| UnitOp {
+                before,
+                ret: op.call.unwrap_or(0),
+                to: op.to,
+            })
+            .collect()
+    }
+
+    /// May the passes that loop back to the head through member `m` be
+    /// counted (contract I2, `Plan::loops_countable`)? Each must end in the
+    /// calling context it started in, as its count is replayed: a path
+    /// without calls or returns (not closed by a call), or one replayed in
+    /// bulk (memo.rs): balanced, or rotating when the loop back is the call
+    /// with return address `call`.
+    pub fn loop_keeps_context(&self, m: usize, call: Option<u64>) -> bool {
+        let ops = self.unit_path(m);
+        match call {
+            None => ops.is_empty() || memo::kind(&ops, End::Direct, 0) != 0,
+            Some(ret) => memo::kind(&ops, End::Call, ret) & memo::ROTATES != 0,
+        }
+    }
+
     /// Passes that ran each member, given how many ended at each.
     fn runs(&self, mut ends: Vec<u64>) -> Vec<u64> {
         for i in (1..self.members.len()).rev() {
@@ -345,16 +371,12 @@ impl Tables {
                     }
                 }
             };
-            let ops = acc.path_ops(m);
+            let ops = acc.unit_path(m);
             let (ops_at, ops_n, memo) = if ops.is_empty() {
                 (0, 0, 0)
             } else {
                 let at = u32::try_from(self.unit_ops.len()).expect("fewer ops than units");
-                self.unit_ops.extend(ops.iter().map(|&(before, op)| UnitOp {
-                    before,
-                    ret: op.call.unwrap_or(0),
-                    to: op.to,
-                }));
+                self.unit_ops.extend_from_slice(&ops);
                 let memo = memo::kind(&self.unit_ops[at as usize..], end, ret);
                 (
                     at,
