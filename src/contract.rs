@@ -157,6 +157,15 @@ pub fn record_words(tag: u32) -> usize {
     }
 }
 
+/// Bytes the code cache puts before each block it can find by guest
+/// address (I4): a multiple of 16, so the entry stays aligned as blocks
+/// are.
+pub const BLOCK_PREFIX: usize = 16;
+
+/// How far before a block's entry its indirect entry is (I4): the length
+/// of `mov rcx, gs:[disp32]`.
+pub const INDIRECT_ENTRY_BACK: u64 = 9;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,12 +197,3 @@ mod tests {
         assert!(block_word(BLOCK_ID_LIMIT - 1, 3) < UNIT_BASE);
     }
 }
-
-/// Bytes the code cache puts before each block it can find by guest
-/// address (I4): a multiple of 16, so the entry stays aligned as blocks
-/// are.
-pub const BLOCK_PREFIX: usize = 16;
-
-/// How far before a block's entry its indirect entry is (I4): the length
-/// of `mov rcx, gs:[disp32]`.
-pub const INDIRECT_ENTRY_BACK: u64 = 9;
