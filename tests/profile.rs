@@ -515,6 +515,31 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
     }
 }
 
+/// Run `exe arg` without superblocks, then with them, `--count-check` and
+/// `extra`: the same output, inline counts that agree, no record errors
+/// and the same exact profile. The profile with superblocks.
+fn exact_with_superblocks(exe: &Path, out: &Path, arg: &str, extra: &[&str]) -> serde_json::Value {
+    let run = |extra: &[&str]| {
+        let (o, p) = profile(exe, out, extra, arg);
+        assert!(o.status.success(), "{extra:?}: {o:?}");
+        (o.stdout, p)
+    };
+    let (out_off, off) = run(&["--no-superblocks"]);
+    let with: Vec<&str> = ["--count-check"].iter().chain(extra).copied().collect();
+    let (out_on, on) = run(&with);
+    assert_eq!(out_on, out_off, "output");
+    assert_eq!(
+        on["count_check"]["block_mismatch_total"], 0,
+        "{}",
+        on["count_check"]
+    );
+    assert_eq!(on["superblock_stats"]["record_errors"], 0);
+    let (view, reference) = (exact_view(&on), exact_view(&off));
+    let first = view.iter().zip(&reference).find(|(a, b)| a != b);
+    assert!(view == reference, "profiles differ, first {first:?}");
+    on
+}
+
 /// A loop calling through a function pointer that rotates among three
 /// functions (tests/profile/vcall.c) runs in one superblock whose
 /// indirect call tests every target (ir/superblock.rs I2): each
@@ -525,22 +550,14 @@ fn indirect_calls_with_several_targets_run_inside_one_superblock_exactly() {
     let dir = workdir();
     let exe = build_src(&dir, false, "vcall", "vcall.c");
     let out = dir.join("alternates.json");
-    let run = |extra: &[&str]| {
-        let (o, p) = profile(&exe, &out, extra, "1000000");
-        assert!(o.status.success(), "{extra:?}: {o:?}");
-        (o.stdout, p)
-    };
-    let (out_off, off) = run(&["--no-superblocks"]);
     // The loop's head, not the callees (reached by indirect calls only),
     // becomes a superblock's.
-    let (out_on, on) = run(&["--count-check", "--sb-edge-threshold", "1000000000"]);
-    assert_eq!(out_on, out_off, "output");
-    assert_eq!(
-        on["count_check"]["block_mismatch_total"], 0,
-        "{}",
-        on["count_check"]
+    let on = exact_with_superblocks(
+        &exe,
+        &out,
+        "1000000",
+        &["--sb-edge-threshold", "1000000000"],
     );
-    assert_eq!(on["superblock_stats"]["record_errors"], 0);
     // Every alternate of some superblock's indirect call ran.
     let ran_alternates = on["superblocks"].as_array().unwrap().iter().any(|s| {
         let runs = s["member_runs"].as_array().unwrap();
@@ -559,9 +576,6 @@ fn indirect_calls_with_several_targets_run_inside_one_superblock_exactly() {
         ran_alternates,
         "no superblock ran both other targets of an indirect call"
     );
-    let (view, reference) = (exact_view(&on), exact_view(&off));
-    let first = view.iter().zip(&reference).find(|(a, b)| a != b);
-    assert!(view == reference, "profiles differ, first {first:?}");
 }
 
 /// A loop that calls a function on every iteration (tests/profile/calls.c,
@@ -576,27 +590,11 @@ fn loops_that_call_and_return_are_counted_exactly() {
     let exe = build_src(&dir, false, "calls", "calls.c");
     let out = dir.join("calls.json");
     let n = 2_000_000u64;
-    let run = |extra: &[&str]| {
-        let (o, p) = profile(&exe, &out, extra, &n.to_string());
-        assert!(o.status.success(), "{extra:?}: {o:?}");
-        (o.stdout, p)
-    };
-    let (out_off, off) = run(&["--no-superblocks"]);
-    let (out_on, on) = run(&["--count-check"]);
-    assert_eq!(out_on, out_off, "output");
-    assert_eq!(
-        on["count_check"]["block_mismatch_total"], 0,
-        "{}",
-        on["count_check"]
-    );
-    assert_eq!(on["superblock_stats"]["record_errors"], 0);
+    let on = exact_with_superblocks(&exe, &out, &n.to_string(), &[]);
     // Pushed, the reading loop's passes were a word each iteration; counted,
     // what is left is mostly the run before its superblock was built.
     let words = on["ring"]["entries"].as_u64().unwrap();
     assert!(words < n / 4, "{words} ring words for {n} iterations");
-    let (view, reference) = (exact_view(&on), exact_view(&off));
-    let first = view.iter().zip(&reference).find(|(a, b)| a != b);
-    assert!(view == reference, "profiles differ, first {first:?}");
 }
 
 #[test]
