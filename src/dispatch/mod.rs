@@ -223,8 +223,14 @@ impl Vm {
             .mem
             .commit_block(&crate::backend::BLOCK_PREFIX_BYTES, &em.code)?;
         let id = BlockId(self.proc.view.index.len() as u32);
-        l.translations
-            .push((host.0, em.code.len() as u32, ir.start.0));
+        // Its host code begins at its indirect entry (contract I4), so a
+        // perf sample there is named too.
+        let back = crate::contract::INDIRECT_ENTRY_BACK;
+        l.translations.push((
+            host.0 - back,
+            em.code.len() as u32 + back as u32,
+            ir.start.0,
+        ));
         for s in &em.sites {
             let kind = match s.kind {
                 EmittedSiteKind::Direct { field } => SiteKind::Direct {
