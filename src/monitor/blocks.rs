@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// How a block ends, as the monitor needs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[repr(u8)]
 pub enum ExitKind {
     #[default]
@@ -43,7 +43,7 @@ impl ExitKind {
 }
 
 /// One block, as published to the monitor.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[repr(C)]
 pub struct BlockMeta {
     pub guest: u64,

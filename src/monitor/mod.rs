@@ -29,6 +29,7 @@ pub mod ring;
 pub mod sampler;
 pub mod superblock;
 pub mod tables;
+pub mod trace;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -291,6 +292,7 @@ fn run(
     paths: Option<Arc<paths::Shared>>,
 ) -> Tables {
     let mut tables = Tables::new(sb);
+    trace::start(&sb);
     if let Some(b) = builder.as_mut() {
         let inherited = b.take_inherited();
         if !inherited.is_empty() {
@@ -336,6 +338,7 @@ fn run(
                 tables.wait_ns += r.ring.shared.wait_ns.load(Ordering::Relaxed);
             }
             tables.finish();
+            trace::end(shared.blocks.published(), tables.totals());
             tables.thread_tids = rings.iter().map(|r| r.tid).collect();
             if let Some(b) = builder {
                 tables.superblocks = b.records;
@@ -400,11 +403,13 @@ fn drain(
             if again.is_empty() {
                 return n;
             }
+            trace::batch(t, again);
             tables.process(t, again, blocks);
             r.ring.release(again.len());
             n += again.len();
             continue;
         }
+        trace::batch(t, entries);
         tables.process(t, entries, blocks);
         r.ring.release(entries.len());
         n += entries.len();

@@ -506,6 +506,7 @@ impl Builder {
         self.shared.set_arena_used(self.cursor);
         self.next_id += 1;
         let adoptable = acc.clone();
+        crate::monitor::trace::superblock(id, &acc);
         tables.add_superblock(id, acc, metas);
         let Some((head_host, _)) = self.blocks.host(head) else {
             return;

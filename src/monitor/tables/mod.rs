@@ -550,6 +550,19 @@ impl Tables {
             .collect()
     }
 
+    /// What a monitor record checks its replay against (trace.rs I1).
+    pub fn totals(&self) -> super::trace::Totals {
+        let (insns, blocks) = self.threads.iter().fold((0u64, 0u64), |(i, b), st| {
+            (i.wrapping_add(st.insns), b + st.blocks)
+        });
+        super::trace::Totals {
+            entries: self.entries,
+            returns: self.returns,
+            insns,
+            blocks,
+        }
+    }
+
     /// Block `id`'s successors seen so far: a branch's two sides (taken
     /// first), another block's one target, or the first two targets an
     /// indirect exit had, by block id (NONE: not taken yet, not

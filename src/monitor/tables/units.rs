@@ -42,7 +42,7 @@ use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, UNIT_BASE, UNIT_LI
 
 /// A call or return between two members of a superblock, replayed by
 /// every pass whose path holds it (I1).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct PassOp {
     /// The member the transition enters.
     pub at: u16,
@@ -63,7 +63,7 @@ pub(super) struct UnitOp {
 }
 
 /// One exit of a superblock, as the monitor needs it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct SbExitAcct {
     /// The member the exit leaves from.
     pub member: u16,
@@ -95,7 +95,7 @@ impl SbExitAcct {
 }
 
 /// The monitor's view of one superblock (module docs).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SbAccount {
     pub members: Vec<u32>,
     /// Each member's parent (`u16::MAX` for the head; smaller than the
