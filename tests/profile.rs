@@ -597,6 +597,50 @@ fn loops_that_call_and_return_are_counted_exactly() {
     assert!(words < n / 4, "{words} ring words for {n} iterations");
 }
 
+/// A monitor record (`HOTLIFT_MONITOR_TRACE`, src/monitor/trace.rs)
+/// replays into tables whose totals are the monitor's, and holds every
+/// ring word the profile counted: superblocks (a counted loop that calls)
+/// are added between the batches as they were.
+#[test]
+fn a_monitor_record_replays_to_the_monitors_totals() {
+    let dir = workdir();
+    let exe = build_src(&dir, false, "record", "calls.c");
+    let out = dir.join("record.json");
+    let rec = dir.join("record");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .env(hotlift::monitor::trace::ENV, &rec)
+        .args(["run", "--profile"])
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .arg("300000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let pid = p["pid"].as_u64().unwrap();
+    let path = dir.join(format!("record.{pid}"));
+    let events = hotlift::monitor::trace::read(&path).expect("a record");
+    let r = hotlift::monitor::trace::replay(&events).expect("the monitor's totals");
+    assert_eq!(r.words, p["ring"]["entries"].as_u64().unwrap());
+    assert!(
+        p["superblock_stats"]["built"].as_u64().unwrap() > 0,
+        "{}",
+        p["superblock_stats"]
+    );
+    let added = events
+        .iter()
+        .filter(|e| matches!(e, hotlift::monitor::trace::Event::Superblock(..)))
+        .count();
+    assert!(added > 0);
+    assert_eq!(r.tables.returns, p["returns"].as_u64().unwrap());
+    // A truncated record is refused, not replayed.
+    let data = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &data[..data.len() - 5]).unwrap();
+    assert!(hotlift::monitor::trace::read(&path).is_err());
+}
+
 #[test]
 fn threads_are_profiled_each_and_together() {
     let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests/build/cdyn-threads");

@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::tables::{SbAccount, SbConfig};
-use super::BlockMeta;
+use super::{BlockMeta, BlockTable, Tables};
 
 const MAGIC: &[u8] = b"HLMT1\n";
 /// The environment variable that asks for a record.
@@ -177,4 +177,64 @@ pub fn read(path: &std::path::Path) -> std::io::Result<Vec<Event>> {
         });
     }
     Ok(events)
+}
+
+/// A record replayed into fresh tables ([`replay`]).
+#[derive(Debug)]
+pub struct Replayed {
+    pub tables: Tables,
+    /// How long the batches and superblocks took, the end included.
+    pub seconds: f64,
+    /// Ring words replayed.
+    pub words: u64,
+}
+
+/// Replay a record's batches and superblocks into fresh tables, in order,
+/// and check its totals (I1); an error says what differs.
+pub fn replay(events: &[Event]) -> Result<Replayed, String> {
+    let mut cfg = SbConfig::default();
+    let (mut metas, mut want, mut words): (&[BlockMeta], _, u64) = (&[], None, 0);
+    for e in events {
+        match e {
+            Event::Config(c) => {
+                cfg.enabled = c.enabled;
+                cfg.block_threshold = c.block_threshold;
+                cfg.edge_threshold = c.edge_threshold;
+            }
+            Event::Metas(m) => metas = m,
+            Event::Totals(t) => want = Some(*t),
+            Event::Batch(_, w) => words += w.len() as u64,
+            Event::Superblock(..) => {}
+        }
+    }
+    let want = want.ok_or("the record has no end (its monitor did not finish)")?;
+    let cap = u32::try_from(metas.len() + 1).map_err(|_| "too many blocks")?;
+    let blocks = BlockTable::new(cap).map_err(|e| format!("block table: {e}"))?;
+    for m in metas {
+        blocks.push(*m);
+    }
+    let mut tables = Tables::new(cfg);
+    let t0 = std::time::Instant::now();
+    for e in events {
+        match e {
+            Event::Batch(t, w) => {
+                tables.process(*t as usize, w, &blocks);
+                // The builder takes them each round.
+                tables.requests.clear();
+            }
+            Event::Superblock(id, acc) => tables.add_superblock(*id, acc.clone(), metas),
+            _ => {}
+        }
+    }
+    tables.finish();
+    let seconds = t0.elapsed().as_secs_f64();
+    let got = tables.totals();
+    if got != want {
+        return Err(format!("replayed totals {got:?}, the monitor's {want:?}"));
+    }
+    Ok(Replayed {
+        tables,
+        seconds,
+        words,
+    })
 }
