@@ -597,6 +597,45 @@ fn loops_that_call_and_return_are_counted_exactly() {
     assert!(words < n / 4, "{words} ring words for {n} iterations");
 }
 
+/// The profile's `dispatcher` counts: every guest syscall went through
+/// the dispatcher once; with chaining each direct exit that came back
+/// was linked, so it came back once; without, none was and they keep
+/// coming back.
+#[test]
+fn dispatcher_counts_account_for_syscalls_and_links() {
+    let dir = workdir();
+    let exe = build(&dir, false, "dispatcher");
+    let out = dir.join("dispatcher.json");
+    let d = |p: &serde_json::Value, k: &str| p["dispatcher"][k].as_u64().unwrap();
+    let (_, chained) = profile(&exe, &out, &[], "exit");
+    let (_, unchained) = profile(&exe, &out, &["--no-chain"], "exit");
+    for p in [&chained, &unchained] {
+        let syscalls: u64 = p["syscalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(d(p, "syscalls"), syscalls, "{}", p["dispatcher"]);
+        let reasons = d(p, "direct_exits") + d(p, "indirect_misses") + d(p, "syscalls");
+        assert!(d(p, "entries") >= reasons, "{}", p["dispatcher"]);
+    }
+    let translated = chained["totals"]["translated_blocks"].as_u64().unwrap();
+    assert_eq!(d(&chained, "links"), d(&chained, "direct_exits"));
+    assert!(
+        d(&chained, "direct_exits") <= 2 * translated,
+        "{}",
+        chained["dispatcher"]
+    );
+    assert_eq!(d(&unchained, "links"), 0);
+    assert!(
+        d(&unchained, "direct_exits") > 4 * d(&chained, "direct_exits"),
+        "{} vs {}",
+        unchained["dispatcher"],
+        chained["dispatcher"]
+    );
+}
+
 /// A monitor record (`HOTLIFT_MONITOR_TRACE`, src/monitor/trace.rs)
 /// replays into tables whose totals are the monitor's, and holds every
 /// ring word the profile counted: superblocks (a counted loop that calls)

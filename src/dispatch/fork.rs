@@ -188,8 +188,10 @@ impl Vm {
             if !keep {
                 self.flush(&mut locked, super::process::FlushCause::Fork);
             }
-            // Translation time from here on is the child's own.
+            // Translation time and dispatcher counts from here on are the
+            // child's own.
             locked.translate_ticks = 0;
+            self.proc.dispatch.reset();
             drop(locked);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);

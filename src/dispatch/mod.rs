@@ -44,6 +44,7 @@ use crate::runtime::{self, exit_reason, CtxBox};
 use crate::signal;
 use crate::syscall;
 use crate::types::{BlockId, GuestAddr, HostAddr};
+use process::DispatchCounts;
 
 use process::{Locked, ThreadEntry};
 pub use threads::ThreadEnd;
@@ -71,20 +72,6 @@ pub enum VmError {
     Host(String),
 }
 
-/// Counters of dispatcher events (one per exit reason).
-#[derive(Debug, Default, Clone)]
-pub struct Stats {
-    pub translations: u64,
-    pub direct_exits: u64,
-    pub links: u64,
-    pub indirect_misses: u64,
-    pub syscalls: u64,
-    /// Stores into translated code (smc.rs).
-    pub code_writes: u64,
-    /// Frames built for guest signal handlers (signal/deliver.rs).
-    pub signals_delivered: u64,
-}
-
 /// One guest thread under translation (its process is `proc`).
 #[derive(Debug)]
 pub struct Vm {
@@ -96,7 +83,6 @@ pub struct Vm {
     pub ibl_gen: u64,
     pub prof: ThreadProfiling,
     pub entry: Arc<ThreadEntry>,
-    pub stats: Stats,
     /// Counted instructions of the block that just left for a store into
     /// code that did not retire (smc.rs); set by the signal handler,
     /// reported to the monitor by the dispatcher.
@@ -256,7 +242,6 @@ impl Vm {
             counted,
             rep_ring: em.rep_ring.into_boxed_slice(),
         };
-        self.stats.translations += 1;
         let got = if listed {
             l.cache.insert(info)
         } else {
@@ -401,6 +386,7 @@ impl Vm {
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
             unsafe { runtime::enter(&mut self.ctx) };
+            DispatchCounts::add(&self.proc.dispatch.entries);
             if self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
                 // The thread left a superblock pass or a block before its
                 // end: close it before anything else reaches the ring
@@ -425,7 +411,7 @@ impl Vm {
                     None => return Ok(ThreadEnd::Exited),
                 },
                 exit_reason::INDIRECT_MISS => {
-                    self.stats.indirect_misses += 1;
+                    DispatchCounts::add(&self.proc.dispatch.indirect_misses);
                     self.exit_flush_pending();
                     self.host_for(GuestAddr(self.ctx.rip))?
                 }
@@ -481,7 +467,7 @@ impl Vm {
         self.ctx.rip = site.target.0;
         match site.kind {
             SiteKind::Direct { field } => {
-                self.stats.direct_exits += 1;
+                DispatchCounts::add(&proc.dispatch.direct_exits);
                 let mut l = proc.lock();
                 let host = match self.paths_redirect(&mut l, &site)? {
                     Some(host) => host,
@@ -490,12 +476,12 @@ impl Vm {
                 // I2: a flush during translation removed the site.
                 if !proc.opts.no_chain && l.cache.flushes == gen {
                     l.cache.mem.patch_rel32(field, host)?;
-                    self.stats.links += 1;
+                    DispatchCounts::add(&proc.dispatch.links);
                 }
                 Ok(Some(host))
             }
             SiteKind::Syscall => {
-                self.stats.syscalls += 1;
+                DispatchCounts::add(&proc.dispatch.syscalls);
                 if let syscall::Flow::ThreadExit = syscall::handle(self)? {
                     return Ok(None);
                 }

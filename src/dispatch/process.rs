@@ -528,6 +528,8 @@ pub struct Process {
     pub smc_flush_pending: AtomicBool,
     /// Flushes by cause ([`FlushCause`]), for the profile.
     pub flush_causes: [AtomicU64; FlushCause::COUNT],
+    /// Returns to the dispatcher by reason, for the profile.
+    pub dispatch: DispatchCounts,
     /// Guest signal dispositions.
     pub sig: SignalState,
     /// The CPU affinity the guest sees (syscall/affinity.rs).
@@ -541,6 +543,58 @@ pub struct Process {
     pub paths: Option<Arc<super::paths::PathsState>>,
     /// The resource limits hotlift keeps for the guest (limits.rs).
     pub limits: Mutex<crate::limits::GuestLimits>,
+}
+
+/// The profile's `dispatcher` counts of a process, as its threads add to
+/// them (`crate::profile::Dispatcher` says what each is).
+#[derive(Debug, Default)]
+pub struct DispatchCounts {
+    pub entries: AtomicU64,
+    pub direct_exits: AtomicU64,
+    pub links: AtomicU64,
+    pub indirect_misses: AtomicU64,
+    pub syscalls: AtomicU64,
+    pub code_writes: AtomicU64,
+}
+
+impl DispatchCounts {
+    /// One more of `c` (one of this struct's fields).
+    #[inline]
+    pub fn add(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Start from zero (a forked child's own counts).
+    pub fn reset(&self) {
+        for c in self.all() {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn all(&self) -> [&AtomicU64; 6] {
+        [
+            &self.entries,
+            &self.direct_exits,
+            &self.links,
+            &self.indirect_misses,
+            &self.syscalls,
+            &self.code_writes,
+        ]
+    }
+
+    /// The counts now.
+    pub fn snapshot(&self) -> crate::profile::Dispatcher {
+        let [entries, direct_exits, links, indirect_misses, syscalls, code_writes] =
+            self.all().map(|c| c.load(Ordering::Relaxed));
+        crate::profile::Dispatcher {
+            entries,
+            direct_exits,
+            links,
+            indirect_misses,
+            syscalls,
+            code_writes,
+        }
+    }
 }
 
 impl Process {

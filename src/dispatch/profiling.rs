@@ -668,6 +668,7 @@ impl super::process::Process {
                 (c.name(), n)
             })
             .collect();
+        profile.dispatcher = self.dispatch.snapshot();
         profile.store = prof.store.as_ref().map(|s| s.report(&tables));
         profile.process = Some(
             prof.process

@@ -73,7 +73,7 @@ impl Vm {
 
     /// The guest is about to store into translated code at `ctx.rip` (I2).
     pub(super) fn code_written(&mut self) -> Result<HostAddr, VmError> {
-        self.stats.code_writes += 1;
+        super::process::DispatchCounts::add(&self.proc.dispatch.code_writes);
         let proc = self.proc.clone();
         let mut l = proc.lock();
         self.flush(&mut l, super::process::FlushCause::CodeWritten);

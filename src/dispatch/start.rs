@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::process::{Locked, Process, ProtectedPages, Threads};
 use super::profiling::{self, Profiling};
-use super::{Stats, Vm, VmError};
+use super::{Vm, VmError};
 use crate::backend::{emit_empty_ibl_stub, emit_exit_stub};
 use crate::cache::{CacheShared, CodeCache, CodeIndex, CodeMem, CodeView, IblTable};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
@@ -240,6 +240,7 @@ impl Vm {
             protected: ProtectedPages::new(PROTECTED_SLOTS),
             smc_flush_pending: AtomicBool::new(false),
             flush_causes: Default::default(),
+            dispatch: Default::default(),
             sig,
             affinity: Mutex::new(affinity),
             prof,
@@ -286,7 +287,6 @@ impl Vm {
             ibl,
             prof,
             entry,
-            stats: Stats::default(),
             unretired_pending: 0,
             partial_block: None,
             fault: None,

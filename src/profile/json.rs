@@ -53,6 +53,7 @@ pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
         ring,
         code_cache_flushes,
         code_cache_flushes_by_cause,
+        dispatcher,
         translations,
         superblocks,
         superblock_stats,
@@ -91,6 +92,7 @@ pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
     o.serde("ring", ring)?;
     o.serde("code_cache_flushes", code_cache_flushes)?;
     o.serde("code_cache_flushes_by_cause", code_cache_flushes_by_cause)?;
+    o.serde("dispatcher", dispatcher)?;
     o.array("translations", translations, translation)?;
     o.serde("superblocks", superblocks)?;
     o.serde("superblock_stats", superblock_stats)?;

@@ -128,6 +128,28 @@ pub struct SyscallRecord {
     pub seconds: f64,
 }
 
+/// Why guest threads left translated code for the dispatcher (each one
+/// a round trip through hotlift): the counts a cold start pays per new
+/// block and a steady run should keep near zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Dispatcher {
+    /// Every return to the dispatcher, whatever the reason.
+    pub entries: u64,
+    /// Direct exits not yet linked to their target (the next translated
+    /// block, or its translation).
+    pub direct_exits: u64,
+    /// Of those, exits then linked (jumping straight to their target from
+    /// then on; not with `--no-chain`).
+    pub links: u64,
+    /// Indirect jumps, calls and returns whose target the inline lookup
+    /// did not find.
+    pub indirect_misses: u64,
+    /// Guest syscalls.
+    pub syscalls: u64,
+    /// Stores into translated code (dispatch/smc.rs).
+    pub code_writes: u64,
+}
+
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RingStats {
     pub capacity_entries: u64,
@@ -268,6 +290,7 @@ pub struct Profile {
     /// The flushes by why they happened (`dispatch::process::FlushCause`;
     /// every cause listed, zeros too).
     pub code_cache_flushes_by_cause: std::collections::BTreeMap<&'static str, u64>,
+    pub dispatcher: Dispatcher,
     pub translations: Vec<Translation>,
     pub superblocks: Vec<SuperblockEntry>,
     pub superblock_stats: SuperblockStats,
@@ -604,6 +627,7 @@ impl Profile {
             ring,
             code_cache_flushes: inp.flushes,
             code_cache_flushes_by_cause: Default::default(),
+            dispatcher: Dispatcher::default(),
             translations,
             superblocks,
             count_check: None,

@@ -220,6 +220,9 @@ pub struct ProfileDoc {
     pub superblocks: Vec<SuperblockCode>,
     #[serde(default)]
     pub ring: Option<super::RingStats>,
+    /// Zeros in profiles written before it was.
+    #[serde(default)]
+    pub dispatcher: super::Dispatcher,
     #[serde(default)]
     pub process: Option<super::process::ProcessInfo>,
     /// Timed call-stack samples and their time tree (newer profiles;
@@ -507,6 +510,7 @@ impl ProfileDoc {
                 })
                 .collect(),
             ring: p.ring.clone(),
+            dispatcher: p.dispatcher,
             process: p.process.clone(),
             time_tree: None,
         }

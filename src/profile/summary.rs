@@ -264,6 +264,26 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
         translate * 1e3,
         translate * 1e6 / translated.max(1) as f64,
     );
+    let d = docs.iter().fold(super::Dispatcher::default(), |a, (p, _)| {
+        let b = p.dispatcher;
+        super::Dispatcher {
+            entries: a.entries + b.entries,
+            direct_exits: a.direct_exits + b.direct_exits,
+            links: a.links + b.links,
+            indirect_misses: a.indirect_misses + b.indirect_misses,
+            syscalls: a.syscalls + b.syscalls,
+            code_writes: a.code_writes + b.code_writes,
+        }
+    });
+    // Profiles written before the counts were have none.
+    if d.entries > 0 {
+        let _ = writeln!(
+            s,
+            "dispatcher: {} entries: {} direct exits ({} linked), {} indirect lookups missed, \
+             {} syscalls, {} stores into code",
+            d.entries, d.direct_exits, d.links, d.indirect_misses, d.syscalls, d.code_writes,
+        );
+    }
     let _ = writeln!(
         s,
         "end: {:.1} ms waiting for the monitor to take in the rings, {:.1} ms reading \

@@ -434,7 +434,6 @@ impl Vm {
         if flags & SA_ONSTACK != 0 && ss_flags & SS_AUTODISARM != 0 {
             self.sig.altstack = [0, SS_DISABLE, 0];
         }
-        self.stats.signals_delivered += 1;
         self.push_words(&[
             TAG_SIGNAL | sig as u32,
             restorer as u32,
