@@ -311,6 +311,55 @@ pub fn xsave_init(area: u64) {
     }
 }
 
+/// Give the components of the standard-format XSAVE image `x` that are in
+/// their initial state (XSTATE_BV bit clear) their initial values, as a
+/// plain XSAVE writes them: `entry.S` saves with XSAVEOPT, which leaves
+/// such components' bytes as they were, and a signal frame's (what the
+/// guest's handler reads) must hold what the kernel's would.
+pub fn xsave_sanitize(x: &mut [u8]) {
+    let Some(bv) = x
+        .get(512..520)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    else {
+        return;
+    };
+    let (mask, _) = xsave_geometry();
+    if mask & 1 != 0 && bv & 1 == 0 {
+        // FCW 0x37f; FSW, FTW, FOP, FIP, FDP and the eight registers zero.
+        x[0..24].fill(0);
+        x[0..2].copy_from_slice(&0x37fu16.to_le_bytes());
+        x[32..160].fill(0);
+    }
+    if mask & 2 != 0 && bv & 2 == 0 {
+        x[160..416].fill(0);
+    }
+    for (i, &(off, size)) in xsave_components().iter().enumerate() {
+        if mask >> i & 1 != 0 && bv >> i & 1 == 0 && size != 0 {
+            if let Some(c) = x.get_mut(off..off + size) {
+                c.fill(0);
+            }
+        }
+    }
+}
+
+/// Where each extended component (2 and up) lies in the standard XSAVE
+/// format: (offset, size), from CPUID leaf 0xD; (0, 0) below 2 and for
+/// components not enabled.
+fn xsave_components() -> &'static [(usize, usize); 64] {
+    static COMPONENTS: std::sync::OnceLock<[(usize, usize); 64]> = std::sync::OnceLock::new();
+    COMPONENTS.get_or_init(|| {
+        let (mask, _) = xsave_geometry();
+        let mut c = [(0, 0); 64];
+        for (i, slot) in c.iter_mut().enumerate().skip(2) {
+            if mask >> i & 1 != 0 {
+                let leaf = std::arch::x86_64::__cpuid_count(0xd, i as u32);
+                *slot = (leaf.ebx as usize, leaf.eax as usize);
+            }
+        }
+        c
+    })
+}
+
 /// XSAVE features saved for the guest: everything enabled in XCR0 except
 /// AMX tile state (bits 17, 18), which needs a per-process permission the
 /// guest has to ask for (see README, known limits). Read once: `cpuid`
@@ -339,6 +388,11 @@ pub fn check_cpu() -> Result<(), String> {
     }
     if !std::arch::is_x86_feature_detected!("xsave") {
         return Err("the CPU or kernel lacks XSAVE".into());
+    }
+    // Every CPU with BMI2 (below) has it; entry.S saves the guest's
+    // vector state with it.
+    if !std::arch::is_x86_feature_detected!("xsaveopt") {
+        return Err("the CPU lacks XSAVEOPT".into());
     }
     if !std::arch::is_x86_feature_detected!("bmi2") {
         return Err("the CPU lacks BMI2 (rorx is used by indirect-branch lookup)".into());
@@ -527,4 +581,43 @@ impl std::ops::DerefMut for CtxBox {
 pub unsafe fn enter(ctx: &mut ThreadCtx) {
     // SAFETY: upheld by the caller; the stub preserves callee-saved state.
     unsafe { hotlift_enter(ctx as *mut ThreadCtx) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A component XSAVEOPT left alone (its XSTATE_BV bit clear) reads as
+    /// its initial value in a signal frame; one in use keeps its bytes, and
+    /// so do MXCSR and the header.
+    #[test]
+    fn components_in_their_initial_state_read_as_initial_values() {
+        let size = xsave_size().max(576);
+        let (mask, _) = xsave_geometry();
+        let mut x = vec![0x55u8; size];
+        x[512..520].copy_from_slice(&0u64.to_le_bytes());
+        xsave_sanitize(&mut x);
+        assert_eq!(&x[0..2], &0x37fu16.to_le_bytes());
+        assert!(x[2..24].iter().all(|&b| b == 0));
+        assert_eq!(
+            &x[24..32],
+            &[0x55; 8],
+            "MXCSR and its mask are always saved"
+        );
+        assert!(x[32..416].iter().all(|&b| b == 0));
+        assert!(
+            x[416..512].iter().all(|&b| b == 0x55),
+            "reserved bytes untouched"
+        );
+        if mask & 4 != 0 {
+            let (off, len) = xsave_components()[2];
+            assert!(len > 0 && x[off..off + len].iter().all(|&b| b == 0));
+        }
+        // In use: nothing changes.
+        let mut y = vec![0x55u8; size];
+        y[512..520].copy_from_slice(&mask.to_le_bytes());
+        let before = y.clone();
+        xsave_sanitize(&mut y);
+        assert_eq!(y, before);
+    }
 }

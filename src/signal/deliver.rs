@@ -393,6 +393,7 @@ impl Vm {
                 xsize as usize,
             )
         };
+        crate::runtime::xsave_sanitize(&mut x[..xsize as usize]);
         x[464..468].copy_from_slice(&FP_XSTATE_MAGIC1.to_le_bytes());
         x[468..472].copy_from_slice(&((xsize + 4) as u32).to_le_bytes());
         x[472..480].copy_from_slice(&self.ctx.xsave_mask.to_le_bytes());
