@@ -44,9 +44,8 @@ use crate::runtime::{self, exit_reason, CtxBox};
 use crate::signal;
 use crate::syscall;
 use crate::types::{BlockId, GuestAddr, HostAddr};
-use process::DispatchCounts;
 
-use process::{Locked, ThreadEntry};
+use process::{DispatchCounts, Locked, ThreadEntry};
 pub use threads::ThreadEnd;
 
 /// Why the dispatcher cannot go on; each names the guest address involved.

@@ -11,7 +11,11 @@
 //!
 //! I1: the tables replayed from a record end as the monitor's did (same
 //!     batches, same superblocks between the same batches); the replay
-//!     checks the totals it can (guest instructions, returns).
+//!     checks the totals it can (ring words, guest instructions and
+//!     blocks, returns).
+//! I2: what the record does not hold is not replayed: a forked child's
+//!     superblocks inherited from its parent, `--selector pisat`'s mining.
+//!     Such a record fails the check of I1 rather than replay wrongly.
 //!
 //! Format: "HLMT1\n", then records, each a tag byte and a u64 length
 //! (little-endian) before its payload: `C` the configuration (JSON), `B` a
