@@ -589,12 +589,30 @@ fn loops_that_call_and_return_are_counted_exactly() {
     let dir = workdir();
     let exe = build_src(&dir, false, "calls", "calls.c");
     let out = dir.join("calls.json");
-    let n = 2_000_000u64;
+    let n = 4_000_000u64;
     let on = exact_with_superblocks(&exe, &out, &n.to_string(), &[]);
-    // Pushed, the reading loop's passes were a word each iteration; counted,
-    // what is left is mostly the run before its superblock was built.
+    // The reading loop's superblock (headed in `next`, the getc-like
+    // callee) counts its passes: it loops back to its head nearly every
+    // time it is entered, and those passes push no word of their own.
+    let sbs = on["superblocks"].as_array().unwrap();
+    let sb = sbs
+        .iter()
+        .find(|s| s["head_symbol"] == "next")
+        .unwrap_or_else(|| panic!("no superblock headed in next: {sbs:?}"));
+    let (entries, loops) = (
+        sb["entries"].as_u64().unwrap(),
+        sb["loops"].as_u64().unwrap(),
+    );
+    assert!(
+        loops > 10_000 && loops > 100 * entries,
+        "{entries} entries, {loops} loops"
+    );
+    // Pushed (`--sb-no-loop-counters`), 3.3 M words; counted, what is left
+    // is mostly the run before the superblock was built, which depends on
+    // when the monitor got to it (with 2 M iterations: 315 k words alone,
+    // 654 k in a loaded machine's full test run).
     let words = on["ring"]["entries"].as_u64().unwrap();
-    assert!(words < n / 4, "{words} ring words for {n} iterations");
+    assert!(words < n / 2, "{words} ring words for {n} iterations");
 }
 
 /// The profile's `dispatcher` counts: every guest syscall went through
