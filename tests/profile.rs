@@ -63,6 +63,16 @@ fn counts(p: &serde_json::Value) -> Vec<(u64, u64)> {
     v
 }
 
+/// The sum of `field` over the profile's array `array`.
+fn sum_of(p: &serde_json::Value, array: &str, field: &str) -> u64 {
+    p[array]
+        .as_array()
+        .unwrap_or_else(|| panic!("no array {array}"))
+        .iter()
+        .map(|e| e[field].as_u64().unwrap())
+        .sum()
+}
+
 #[test]
 fn monitor_counts_equal_inline_counts() {
     let dir = workdir();
@@ -262,10 +272,7 @@ fn edges_and_call_tree_account_for_every_execution() {
         let (_, p) = profile(&exe, &out, &[], "exit");
         let total = p["totals"]["guest_instructions"].as_u64().unwrap();
         let tree = p["call_tree"].as_array().unwrap();
-        let charged: u64 = tree
-            .iter()
-            .map(|n| n["self_instructions"].as_u64().unwrap())
-            .sum();
+        let charged = sum_of(&p, "call_tree", "self_instructions");
         assert_eq!(charged, total, "the call tree holds every instruction");
         let fib = tree
             .iter()
@@ -394,12 +401,7 @@ fn profile_is_written_when_hotlift_is_killed() {
             p["totals"]["block_executions"].as_u64().unwrap() > 1000,
             "{how}"
         );
-        let charged: u64 = p["call_tree"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n["self_instructions"].as_u64().unwrap())
-            .sum();
+        let charged = sum_of(&p, "call_tree", "self_instructions");
         assert_eq!(
             charged,
             p["totals"]["guest_instructions"].as_u64().unwrap(),
@@ -492,12 +494,7 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
         ] {
             let (o, on) = run(extra);
             assert_eq!(o, out_off, "{extra:?}: output");
-            let entries: u64 = on["superblocks"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s["entries"].as_u64().unwrap())
-                .sum();
+            let entries = sum_of(&on, "superblocks", "entries");
             assert!(
                 entries > 10_000,
                 "{extra:?}: superblocks ran ({entries} entries)"
@@ -628,12 +625,7 @@ fn dispatcher_counts_account_for_syscalls_and_links() {
     let (_, chained) = profile(&exe, &out, &[], "exit");
     let (_, unchained) = profile(&exe, &out, &["--no-chain"], "exit");
     for p in [&chained, &unchained] {
-        let syscalls: u64 = p["syscalls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["count"].as_u64().unwrap())
-            .sum();
+        let syscalls = sum_of(p, "syscalls", "count");
         assert_eq!(d(p, "syscalls"), syscalls, "{}", p["dispatcher"]);
         let reasons = d(p, "direct_exits") + d(p, "indirect_misses") + d(p, "syscalls");
         assert!(d(p, "entries") >= reasons, "{}", p["dispatcher"]);
@@ -739,12 +731,7 @@ fn threads_are_profiled_each_and_together() {
             total("block_executions"),
             "{extra:?}"
         );
-        let charged: u64 = p["call_tree"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n["self_instructions"].as_u64().unwrap())
-            .sum();
+        let charged = sum_of(&p, "call_tree", "self_instructions");
         assert_eq!(charged, total("guest_instructions"), "{extra:?}");
         let c = &p["count_check"];
         assert_eq!(c["block_mismatch_total"], 0, "{extra:?}: {c}");
