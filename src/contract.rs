@@ -40,6 +40,13 @@
 //!     the one jump the hit takes depends on nothing but the table's entry
 //!     (cache/ibl.rs I2); the dispatcher, direct links and superblocks
 //!     enter at the entry itself.
+//! I5: shared exit stubs. Code leaves for the dispatcher through stubs
+//!     emitted once per process below the code cache's floor
+//!     ([`ExitStubs`]), so that a block's cold code is a store and a jump
+//!     (a direct exit's site id) or nothing at all (an indirect lookup's
+//!     miss jumps straight to the shared stub): cold code sat between the
+//!     hot code of consecutive blocks and took up half of it. A thread in
+//!     a shared stub is on its way to the dispatcher (signal/deliver.rs).
 
 /// Entries with this bit set are tagged records, not exit words.
 pub const TAG: u32 = 0x8000_0000;
@@ -165,6 +172,20 @@ pub const BLOCK_PREFIX: usize = 16;
 /// How far before a block's entry its indirect entry is (I4): the length
 /// of `mov rcx, gs:[disp32]`.
 pub const INDIRECT_ENTRY_BACK: u64 = 9;
+
+/// Host addresses of the shared exit stubs (I5), within rel32 reach of
+/// all code memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExitStubs {
+    /// Leaves with reason `SITE`, the site id already in `EXIT_ARG`.
+    pub site: u64,
+    /// An indirect lookup missed: the guest target in RAX, the guest's
+    /// RAX, RCX and RDX in their scratch slots (backend `lookup_rax`).
+    pub miss: u64,
+    /// Leaves with reason `INDIRECT_MISS`, the target already in `RIP`
+    /// (a superblock exit whose block is not translated yet).
+    pub miss_rip: u64,
+}
 
 #[cfg(test)]
 mod tests {

@@ -157,6 +157,14 @@ impl Asm {
         self.field()
     }
 
+    /// `jmp rel32` to `target`, a jump never patched (its field unaligned:
+    /// no padding).
+    pub fn jmp_fixed(&mut self, target: u64) {
+        self.buf.push(0xe9);
+        let r = self.field();
+        self.resolve(r, target);
+    }
+
     /// `push qword [rip + rel32]`: the field is resolved to the address of
     /// 8 bytes of data in the same buffer (not a link site).
     pub fn push_rip_rel32(&mut self) -> Rel32 {
@@ -225,7 +233,7 @@ impl Asm {
     pub fn resolve(&mut self, mut r: Rel32, target: u64) {
         r.armed = false;
         let rel = target.wrapping_sub(self.base + r.field as u64 + 4) as i64;
-        let rel = i32::try_from(rel).expect("rel32 within one block");
+        let rel = i32::try_from(rel).expect("rel32 within code memory (at most 1 GiB, --cache-mib)");
         self.buf[r.field..r.field + 4].copy_from_slice(&rel.to_le_bytes());
     }
 

@@ -3,7 +3,9 @@
 //! Block layout: body (each guest instruction re-encoded at its new
 //! address, so RIP-relative operands keep pointing at guest data), the
 //! terminator's hot code, then cold exit stubs. An exit stub records its
-//! site id and reason in the context and leaves through `gs:[exit_fn]`.
+//! site id in the context and jumps to the shared site stub, which leaves
+//! through `gs:[exit_fn]`; an indirect lookup's miss jumps to the shared
+//! miss stub itself (contract I5, [`emit_shared_stubs`]).
 //!
 //! I1: emitted code changes no guest register or flag except as the guest
 //!     instruction it stands for would; helpers use `gs:` spill slots and
@@ -26,7 +28,7 @@ use thiserror::Error;
 pub use asm::{Asm, Rel32};
 pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
-use crate::contract::{BLOCK_PREFIX, INDIRECT_ENTRY_BACK};
+use crate::contract::{ExitStubs, BLOCK_PREFIX, INDIRECT_ENTRY_BACK};
 use crate::ir::{IrBlock, IrOp, Terminator, TrapKind};
 use crate::runtime::{exit_reason, off};
 use crate::types::GuestAddr;
@@ -44,6 +46,8 @@ pub struct EmitEnv {
     pub first_site: u32,
     /// What the block prologue records for this block.
     pub prologue: Prologue,
+    /// Where its exits leave through (contract I5).
+    pub stubs: ExitStubs,
 }
 
 /// How a block's execution is counted.
@@ -365,8 +369,6 @@ struct BlockEmitter {
     sites: Vec<EmittedSite>,
     /// Direct exits waiting for their cold stub: (rel32, site index).
     pending: Vec<(Rel32, usize)>,
-    /// Cold stubs to emit: (rel32 from hot code, reason, arg).
-    cold_miss: Vec<Rel32>,
     /// 64-bit constants the code loads RIP-relative (`push_return`),
     /// placed after the cold code.
     consts: Vec<(Rel32, u64)>,
@@ -378,11 +380,12 @@ impl BlockEmitter {
         self.env.first_site + self.sites.len() as u32 - 1
     }
 
-    /// Leave to the dispatcher through site `id` (inline).
+    /// Leave to the dispatcher through site `id` (inline): its id, then
+    /// the shared site stub (contract I5).
     fn exit_via_site(&mut self, id: u32) -> Result<(), EmitError> {
         self.a.store_gs_imm32(off::EXIT_ARG, id)?;
-        self.a.store_gs_imm32(off::EXIT_REASON, exit_reason::SITE)?;
-        self.a.jmp_gs(off::EXIT_FN)
+        self.a.jmp_fixed(self.env.stubs.site);
+        Ok(())
     }
 
     /// A linkable direct transfer to `target`: a rel32 that first points at
@@ -421,15 +424,15 @@ impl BlockEmitter {
     /// Flag-free inline lookup of the guest target in RAX (its guest value
     /// saved in S_RAX) in the thread's table at `gs:[off::IBL]` (runtime
     /// I4); RCX and RDX are still the guest's. Jumps to the block's
-    /// indirect entry on a hit (contract I4), exits with INDIRECT_MISS
-    /// otherwise. The sequence is the same in every
+    /// indirect entry on a hit (contract I4), jumps to the shared miss
+    /// stub otherwise (contract I5). The sequence is the same in every
     /// block but for the `nop`s that align its rel32 (one copy per start
     /// address mod 4, [`copied::lookup_template`]): encoding its instructions
     /// through iced was a quarter of the emitter's time.
     fn lookup_rax(&mut self) -> Result<(), EmitError> {
         let (code, field) = copied::lookup_template(self.a.here());
         let miss = self.a.bytes_with_rel32(code, field);
-        self.cold_miss.push(miss);
+        self.a.resolve(miss, self.env.stubs.miss);
         Ok(())
     }
 
@@ -584,17 +587,6 @@ impl BlockEmitter {
             let id = self.env.first_site + idx as u32;
             self.exit_via_site(id)?;
         }
-        for r in std::mem::take(&mut self.cold_miss) {
-            let stub = self.a.here();
-            self.a.resolve(r, stub);
-            self.a.store_gs(off::RIP, Register::RAX)?;
-            self.a.load_gs(Register::RAX, S_RAX)?;
-            self.a.load_gs(Register::RCX, S_RCX)?;
-            self.a.load_gs(Register::RDX, S_RDX)?;
-            self.a
-                .store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
-            self.a.jmp_gs(off::EXIT_FN)?;
-        }
         let consts = std::mem::take(&mut self.consts);
         if !consts.is_empty() {
             while !self.a.here().is_multiple_of(8) {
@@ -681,7 +673,6 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         env: *env,
         sites: Vec::new(),
         pending: Vec::new(),
-        cold_miss: Vec::new(),
         consts: Vec::new(),
     };
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);
@@ -729,6 +720,33 @@ pub fn emit_exit_stub(host_base: u64, reason: u32) -> Result<Vec<u8>, EmitError>
     a.store_gs_imm32(off::EXIT_REASON, reason)?;
     a.jmp_gs(off::EXIT_FN)?;
     Ok(a.buf)
+}
+
+/// The shared exit stubs (contract I5), to be placed at `host_base`: the
+/// bytes and where each stub is. The miss stub keeps the guest target
+/// (RAX) for the dispatcher, puts the guest's RAX, RCX and RDX back and
+/// falls into the `miss_rip` stub.
+pub fn emit_shared_stubs(host_base: u64) -> Result<(Vec<u8>, ExitStubs), EmitError> {
+    let mut a = Asm::new(host_base);
+    let site = a.here();
+    a.store_gs_imm32(off::EXIT_REASON, exit_reason::SITE)?;
+    a.jmp_gs(off::EXIT_FN)?;
+    let miss = a.here();
+    a.store_gs(off::RIP, Register::RAX)?;
+    a.load_gs(Register::RAX, S_RAX)?;
+    a.load_gs(Register::RCX, S_RCX)?;
+    a.load_gs(Register::RDX, S_RDX)?;
+    let miss_rip = a.here();
+    a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
+    a.jmp_gs(off::EXIT_FN)?;
+    Ok((
+        a.buf,
+        ExitStubs {
+            site,
+            miss,
+            miss_rip,
+        },
+    ))
 }
 
 /// The stub empty lookup-table entries point at: only target -1 can reach

@@ -29,10 +29,10 @@ use super::{
     Prologue, RingWord, S_CNT, S_DX, S_RAX, S_RCX,
 };
 use crate::cache::SbPc;
-use crate::contract::{TAG_LOOP, TAG_REP};
+use crate::contract::{ExitStubs, TAG_LOOP, TAG_REP};
 use crate::ir::superblock::{ExitTo, Next, Plan};
 use crate::ir::Terminator;
-use crate::runtime::{exit_reason, off};
+use crate::runtime::off;
 
 /// Where a superblock is emitted and how it links.
 pub struct SbEmitEnv<'a> {
@@ -46,6 +46,8 @@ pub struct SbEmitEnv<'a> {
     pub unit_base: u32,
     /// What loop counters start from (contract I2; with `Plan::count_loops`).
     pub loop_limit: u32,
+    /// Where its exits leave through (contract I5).
+    pub stubs: ExitStubs,
 }
 
 impl std::fmt::Debug for SbEmitEnv<'_> {
@@ -476,10 +478,10 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
                 host_base: env.host_base,
                 first_site: 0,
                 prologue: Prologue::Ring { id: 0 },
+                stubs: env.stubs,
             },
             sites: Vec::new(),
             pending: Vec::new(),
-            cold_miss: Vec::new(),
             consts: Vec::new(),
         },
         plan,
@@ -573,8 +575,7 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
         a.resolve(r, tail);
         a.store_gs_imm32(off::RIP, target as u32)?;
         a.store_gs_imm32(off::RIP + 4, (target >> 32) as u32)?;
-        a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
-        a.jmp_gs(off::EXIT_FN)?;
+        a.jmp_fixed(env.stubs.miss_rip);
     }
     s.e.cold()?;
     debug_assert!(s.e.sites.is_empty(), "superblocks make no dispatcher sites");

@@ -6,8 +6,17 @@
 use iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter, Register};
 
 use super::{emit_block, EmitEnv};
+use crate::contract::ExitStubs;
 use crate::frontend::lift_block;
 use crate::types::GuestAddr;
+
+/// Shared exit stubs below the code the tests emit (contract I5), as
+/// `emit_shared_stubs` places them (the listing checks).
+const STUBS: ExitStubs = ExitStubs {
+    site: 0x0fff_0000,
+    miss: 0x0fff_0014,
+    miss_rip: 0x0fff_0038,
+};
 
 const CASES: &[(&str, &[u8])] = &[
     ("ret", &[0xc3]),
@@ -42,6 +51,7 @@ fn listing() -> String {
         host_base: 0x1000_0000,
         first_site: 0,
         prologue: super::Prologue::None,
+        stubs: STUBS,
     };
     let mut f = IntelFormatter::new();
     for (name, bytes) in CASES {
@@ -57,6 +67,15 @@ fn listing() -> String {
         for s in &em.sites {
             out.push_str(&format!("  site {:?} -> {}\n", s.kind, s.target));
         }
+    }
+    let (code, at) = super::emit_shared_stubs(STUBS.site).expect("the stubs encode");
+    assert_eq!(at, STUBS, "the tests' stubs are where emit_shared_stubs puts them");
+    out.push_str("== shared exit stubs (contract I5)\n");
+    let mut d = Decoder::with_ip(64, &code, STUBS.site, DecoderOptions::NONE);
+    for insn in &mut d {
+        let mut s = String::new();
+        f.format(&insn, &mut s);
+        out.push_str(&format!("    {:x}  {s}\n", insn.ip()));
     }
     out
 }
@@ -82,6 +101,7 @@ fn rel32_fields_are_aligned() {
         host_base: 0x1000_0003,
         first_site: 0,
         prologue: super::Prologue::None,
+        stubs: STUBS,
     };
     for (name, bytes) in CASES {
         let block = lift_block(bytes, GuestAddr(0x401000), 64).expect("lift");
@@ -109,6 +129,7 @@ fn far_rip_relative_goes_through_a_register() {
         host_base: 0x4000_0000,
         first_site: 0,
         prologue: super::Prologue::None,
+        stubs: STUBS,
     };
     let em = emit_block(&block, &env).expect("far operands are rewritten, not refused");
     let mut f = IntelFormatter::new();
@@ -155,6 +176,7 @@ fn prologues_match_golden() {
             host_base: 0x1000_0000,
             first_site: 0,
             prologue: p,
+            stubs: STUBS,
         };
         let block = lift_block(code, GuestAddr(0x401000), 64).expect("lift");
         let em = emit_block(&block, &env).expect("emit");

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::sharing::Sharing;
+use crate::contract::ExitStubs;
 
 /// Where a host offset of superblock code is, for fault reports and state
 /// recovery (ascending by `off`).
@@ -188,6 +189,9 @@ pub struct CacheShared {
     pub registry: SbRegistry,
     /// Checked before every write (cache I8).
     sharing: Arc<Sharing>,
+    /// The shared exit stubs every block and superblock leaves through
+    /// (contract I5).
+    pub stubs: ExitStubs,
 }
 
 // SAFETY: the raw pointers are into mappings that live for the whole
@@ -197,7 +201,11 @@ unsafe impl Send for CacheShared {}
 unsafe impl Sync for CacheShared {}
 
 impl CacheShared {
-    pub fn new(arena: Arena, sharing: Arc<Sharing>) -> std::io::Result<CacheShared> {
+    pub fn new(
+        arena: Arena,
+        sharing: Arc<Sharing>,
+        stubs: ExitStubs,
+    ) -> std::io::Result<CacheShared> {
         Ok(CacheShared {
             arena_used: AtomicUsize::new(0),
             gen: AtomicU64::new(0),
@@ -205,6 +213,7 @@ impl CacheShared {
             arena,
             registry: SbRegistry::new()?,
             sharing,
+            stubs,
         })
     }
 

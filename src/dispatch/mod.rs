@@ -163,6 +163,7 @@ impl Vm {
                 host_base: l.cache.mem.next_block().0,
                 first_site: l.cache.sites.len() as u32,
                 prologue,
+                stubs: l.cache.view.shared.stubs,
             };
             let em = emit_block(&block, &env)?;
             if em.code.len() + 64 > l.cache.mem.remaining() {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use super::process::{Locked, Process, ProtectedPages, Threads};
 use super::profiling::{self, Profiling};
 use super::{Vm, VmError};
-use crate::backend::{emit_empty_ibl_stub, emit_exit_stub};
+use crate::backend::{emit_empty_ibl_stub, emit_exit_stub, emit_shared_stubs};
 use crate::cache::{CacheShared, CodeCache, CodeIndex, CodeMem, CodeView, IblTable};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::images::ImageLog;
@@ -166,8 +166,11 @@ impl Vm {
         let code_range = code.range();
         // A quarter of code memory holds superblocks (cache/shared.rs).
         let arena = code.split_tail((opts.cache_mib as usize) << 18);
+        let (stubs, at) = emit_shared_stubs(code.cursor().0)?;
+        let stubs_at = code.commit(&stubs)?;
+        debug_assert_eq!(stubs_at.0, at.site, "the stubs where they were emitted for");
         let shared = Arc::new(
-            CacheShared::new(arena, code.sharing())
+            CacheShared::new(arena, code.sharing(), at)
                 .map_err(|e| VmError::Host(format!("cannot map the superblock registry: {e}")))?,
         );
         let stub = emit_empty_ibl_stub(code.cursor().0)?;

@@ -272,7 +272,6 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
         env: *env,
         sites: Vec::new(),
         pending: Vec::new(),
-        cold_miss: Vec::new(),
         consts: Vec::new(),
     };
     let mut l = Labels::default();

@@ -4,6 +4,7 @@ use iced_x86::{Code, Instruction, Register};
 
 use super::super::asm::mem;
 use super::super::{EmitEnv, Prologue};
+use crate::contract::ExitStubs;
 use super::*;
 
 /// Start a stub: the forwarding `jmp rel32` (I3), resolved to what follows.
@@ -155,11 +156,12 @@ fn dummy_emitter(a: Asm) -> BlockEmitter {
             host_base: a.here(),
             first_site: 0,
             prologue: Prologue::None,
+            // Stubs only jump to other pieces (`finish` checks).
+            stubs: ExitStubs::default(),
         },
         a,
         sites: Vec::new(),
         pending: Vec::new(),
-        cold_miss: Vec::new(),
         consts: Vec::new(),
     }
 }

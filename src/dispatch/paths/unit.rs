@@ -185,6 +185,7 @@ impl Vm {
                         host_base: cursor,
                         first_site,
                         prologue,
+                        stubs: l.cache.view.shared.stubs,
                     };
                     (emit_node(&spec, &env)?, &x.ir, false, true)
                 }
@@ -195,6 +196,7 @@ impl Vm {
                         host_base: cursor,
                         first_site,
                         prologue,
+                        stubs: l.cache.view.shared.stubs,
                     };
                     let em = emit_block(&x.ir, &env)?;
                     (

@@ -462,6 +462,7 @@ impl Builder {
             resolve: &resolve,
             unit_base,
             loop_limit: self.cfg.limits.loop_limit,
+            stubs: self.shared.stubs,
         };
         let em = match emit_superblock(&plan, &env) {
             Ok(em) => em,
