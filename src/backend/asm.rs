@@ -233,7 +233,8 @@ impl Asm {
     pub fn resolve(&mut self, mut r: Rel32, target: u64) {
         r.armed = false;
         let rel = target.wrapping_sub(self.base + r.field as u64 + 4) as i64;
-        let rel = i32::try_from(rel).expect("rel32 within code memory (at most 1 GiB, --cache-mib)");
+        let rel =
+            i32::try_from(rel).expect("rel32 within code memory (at most 1 GiB, --cache-mib)");
         self.buf[r.field..r.field + 4].copy_from_slice(&rel.to_le_bytes());
     }
 

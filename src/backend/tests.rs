@@ -69,7 +69,10 @@ fn listing() -> String {
         }
     }
     let (code, at) = super::emit_shared_stubs(STUBS.site).expect("the stubs encode");
-    assert_eq!(at, STUBS, "the tests' stubs are where emit_shared_stubs puts them");
+    assert_eq!(
+        at, STUBS,
+        "the tests' stubs are where emit_shared_stubs puts them"
+    );
     out.push_str("== shared exit stubs (contract I5)\n");
     let mut d = Decoder::with_ip(64, &code, STUBS.site, DecoderOptions::NONE);
     for insn in &mut d {

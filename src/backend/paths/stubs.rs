@@ -4,8 +4,8 @@ use iced_x86::{Code, Instruction, Register};
 
 use super::super::asm::mem;
 use super::super::{EmitEnv, Prologue};
-use crate::contract::ExitStubs;
 use super::*;
+use crate::contract::ExitStubs;
 
 /// Start a stub: the forwarding `jmp rel32` (I3), resolved to what follows.
 fn stub_head(a: &mut Asm) -> usize {
