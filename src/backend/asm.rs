@@ -306,6 +306,12 @@ impl Asm {
         self.buf.extend_from_slice(&imm.to_le_bytes());
     }
 
+    /// `mov dword [rax-4], imm` (the ring word just written, again).
+    pub fn rewrite_last_word(&mut self, imm: u32) {
+        self.buf.extend_from_slice(&[0xc7, 0x40, 0xfc]);
+        self.buf.extend_from_slice(&imm.to_le_bytes());
+    }
+
     /// `lea rax, [rax+4]` (past a ring word, flag-free).
     pub fn rax_past_word(&mut self) {
         self.buf.extend_from_slice(&[0x48, 0x8d, 0x40, 0x04]);

@@ -486,6 +486,39 @@ impl BlockEmitter {
         }
     }
 
+    /// A conditional branch's exit word, pushed once (I1: `mov`/`lea`
+    /// only, so the flags the branch tests are the guest's): the
+    /// fall-through word is written before the branch and the taken side
+    /// writes its own over it; each side then publishes it (the monitor
+    /// reads only below `ring_pos`, monitor/ring.rs I2) and restores RAX.
+    /// Half the bytes of a push on each side, which every conditional
+    /// block had.
+    fn branch_exit_words(
+        &mut self,
+        id: u32,
+        cc: u8,
+        taken: GuestAddr,
+        fallthrough: GuestAddr,
+    ) -> Result<(), EmitError> {
+        use crate::contract::{block_word, EXIT_FALL, EXIT_TAKEN};
+        let a = &mut self.a;
+        a.store_gs(S_PRO, Register::RAX)?;
+        a.load_gs(Register::RAX, off::RING_POS)?;
+        a.store_rax_imm32(block_word(id, EXIT_FALL));
+        a.rax_past_word();
+        let rel8 = a.jcc_rel8(cc);
+        a.store_gs(off::RING_POS, Register::RAX)?;
+        a.load_gs(Register::RAX, S_PRO)?;
+        self.jump_to(fallthrough);
+        let here = self.a.len();
+        self.a.set_rel8(rel8, here);
+        self.a.rewrite_last_word(block_word(id, EXIT_TAKEN));
+        self.a.store_gs(off::RING_POS, Register::RAX)?;
+        self.a.load_gs(Register::RAX, S_PRO)?;
+        self.jump_to(taken);
+        Ok(())
+    }
+
     fn terminator(&mut self, b: &IrBlock) -> Result<(), EmitError> {
         use crate::contract::{EXIT_FALL, EXIT_TAKEN};
         let ring = self.env.prologue.ring_id().is_some();
@@ -532,15 +565,8 @@ impl BlockEmitter {
                 }
                 _ => {
                     let cc = condition_code(insn.condition_code());
-                    if ring {
-                        // Each side pushes its own exit word.
-                        let rel8 = self.a.jcc_rel8(cc);
-                        self.push_exit(EXIT_FALL)?;
-                        self.jump_to(*fallthrough);
-                        let here = self.a.len();
-                        self.a.set_rel8(rel8, here);
-                        self.push_exit(EXIT_TAKEN)?;
-                        self.jump_to(*taken);
+                    if let Some(id) = self.env.prologue.ring_id() {
+                        self.branch_exit_words(id, cc, *taken, *fallthrough)?;
                     } else {
                         let t = self.a.jcc_rel32(cc);
                         self.direct(t, *taken);
