@@ -1,3 +1,13 @@
 fn main() {
+    // A panic on any thread ends hotlift at once, with its message and
+    // SIGABRT, as `panic = "abort"` did: nothing unwinds through the
+    // dispatcher, the signal handler or the monitor. The release profile
+    // itself unwinds so that `cargo test --release` (whose harness needs
+    // unwinding) shares the dependencies `cargo build --release` built.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort();
+    }));
     std::process::exit(hotlift::cli::main());
 }
