@@ -441,6 +441,29 @@ fn outputs_go_where_asked_and_their_errors_end_nonzero() {
         "{err}"
     );
 
+    // A superblock dump directory that cannot be made: refused before the
+    // guest runs (it ran, and every dump was dropped, status 0); one that
+    // is missing is made.
+    let file = dir.join("p.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--dump-superblocks"])
+        .arg(file.join("sbs"))
+        .args(["--", "/bin/echo", "ran"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains("cannot write superblock dumps into"), "{err}");
+    assert!(o.stdout.is_empty(), "the guest did not run: {o:?}");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--dump-superblocks", "new/sbs", "--", "/bin/true"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(dir.join("new/sbs").is_dir(), "made");
+
     // The tools' standard output on a full device: an error, exit 2 (summary,
     // diff and store list panicked with status 134, dump exited 0 silently).
     let p = dir.join("p.json");

@@ -49,6 +49,19 @@ pub(super) fn profile_writable(p: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `--dump-superblocks DIR`: made if missing, and writable, before the
+/// program runs (a directory that could not be made was found out never:
+/// the dumps were dropped one by one, status 0).
+pub(super) fn dump_dir_writable(d: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK)
+        .is_err()
+    {
+        return Err(std::io::Error::from_raw_os_error(libc::EACCES).to_string());
+    }
+    Ok(())
+}
+
 /// `p` as an absolute path, taken from hotlift's directory now: the files
 /// hotlift writes after the guest ran (profile, strace log, superblock
 /// dumps, path report) go where the command line said, not under whatever
@@ -132,6 +145,15 @@ fn launch(
             eprintln!(
                 "hotlift: cannot write the profile to {}: {why}",
                 p.display()
+            );
+            return EXIT_HOTLIFT_FAILED;
+        }
+    }
+    if let Some(d) = opts.dump_superblocks.as_deref().filter(|_| !append_log) {
+        if let Err(why) = dump_dir_writable(d) {
+            eprintln!(
+                "hotlift: cannot write superblock dumps into {}: {why}",
+                d.display()
             );
             return EXIT_HOTLIFT_FAILED;
         }
