@@ -54,8 +54,11 @@ pub(super) fn profile_writable(p: &std::path::Path) -> Result<(), String> {
 /// the dumps were dropped one by one, status 0).
 pub(super) fn dump_dir_writable(d: &std::path::Path) -> Result<(), String> {
     std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
-    if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK)
-        .is_err()
+    if nix::unistd::access(
+        d,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .is_err()
     {
         return Err(std::io::Error::from_raw_os_error(libc::EACCES).to_string());
     }
