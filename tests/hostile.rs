@@ -304,11 +304,28 @@ fn syscalls_aimed_at_hotlift_memory_fail_as_on_unmapped_memory() {
 
 #[test]
 fn a_signal_from_outside_ends_many_spinning_threads_with_the_profile() {
-    use std::io::{BufRead, BufReader};
+    // Issue 19: within 1 s, the profile written (0.1 to 0.4 s on an idle
+    // 2-core machine; it was 60 s, then a panic). The best of up to three
+    // tries, so that a test machine busy with other tests does not fail
+    // it; 30 s for any one tells a hang.
     let dir = workdir("spin");
     let exe = build_named(&dir, "spin");
-    let p = dir.join("p.json");
-    let mut child = spawn_profiled(&exe, &p, false);
+    let mut took = Vec::new();
+    for k in 0..3 {
+        let t = sigterm_ends_spinning_threads(&exe, &dir.join(format!("p{k}.json")));
+        took.push(t);
+        if t < std::time::Duration::from_secs(1) {
+            return;
+        }
+    }
+    panic!("SIGTERM ended 64 spinning threads in {took:?}, never within 1 s");
+}
+
+/// Start the spinning threads, SIGTERM hotlift, check its end and profile
+/// at `p`: how long the end took.
+fn sigterm_ends_spinning_threads(exe: &Path, p: &Path) -> std::time::Duration {
+    use std::io::{BufRead, BufReader};
+    let mut child = spawn_profiled(exe, p, false);
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -317,9 +334,6 @@ fn a_signal_from_outside_ends_many_spinning_threads_with_the_profile() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    // Within 1 s on an idle machine (0.1 to 0.2 s; docs in the README);
-    // 30 s here only tells a hang (it was 60 s, then a panic) from a
-    // loaded test machine.
     let began = std::time::Instant::now();
     let st = loop {
         if let Some(st) = child.try_wait().unwrap() {
@@ -329,12 +343,14 @@ fn a_signal_from_outside_ends_many_spinning_threads_with_the_profile() {
             let _ = child.kill();
             panic!("hotlift still running 30 s after SIGTERM");
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(5));
     };
+    let took = began.elapsed();
     assert_eq!(st.signal(), Some(libc::SIGTERM));
-    let prof = read_profile(&p);
+    let prof = read_profile(p);
     assert_eq!(prof["ending"]["signal"], libc::SIGTERM);
     assert!(prof["threads"].as_array().unwrap().len() > 1);
+    took
 }
 
 /// Also after `personality(READ_IMPLIES_EXEC)` ("rie"), which made the
