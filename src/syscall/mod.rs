@@ -74,6 +74,20 @@ fn pass(vm: &Vm, nr: u64, a: [u64; 6]) -> i64 {
     }
 }
 
+/// `process_vm_readv`/`process_vm_writev`: on the guest's own process
+/// (its pid or a thread's), both iovec lists name memory of this process
+/// and must be the guest's (reach.rs R1). Another process under hotlift
+/// has hotlift's memory too, which no check here can see: refused with
+/// EPERM, as a restrictive ptrace policy refuses it (README, threat model).
+fn process_vm(vm: &Vm, nr: u64, a: [u64; 6]) -> i64 {
+    // SAFETY: signal 0 to a thread of our own process only checks it is one.
+    let own = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), a[0] as i32, 0) } == 0;
+    if !own {
+        return -(libc::EPERM as i64);
+    }
+    pass(vm, nr, a)
+}
+
 fn exit_now(vm: &mut Vm, status: u64) -> ! {
     vm.finish(crate::profile::Ending::Exit {
         code: (status & 0xff) as i32,
@@ -253,6 +267,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             libc::SYS_sched_getaffinity => affinity::get(vm, a),
             libc::SYS_sched_setaffinity => affinity::set(vm, a),
             libc::SYS_rseq => ENOSYS,
+            libc::SYS_process_vm_readv | libc::SYS_process_vm_writev => process_vm(vm, nr, a),
             libc::SYS_prctl
             | libc::SYS_getrlimit
             | libc::SYS_setrlimit

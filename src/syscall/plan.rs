@@ -43,6 +43,8 @@ pub(super) fn plan(nr: i64) -> Plan {
         | SYS_prlimit64
         | SYS_seccomp
         | SYS_personality
+        | SYS_process_vm_readv
+        | SYS_process_vm_writev
         | SYS_rt_sigreturn => Plan::Emulate,
         SYS_read
         | SYS_write

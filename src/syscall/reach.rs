@@ -67,6 +67,11 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
         SYS_readlinkat => bytes(a[2], a[3]),
         SYS_readv | SYS_writev | SYS_preadv | SYS_pwritev | SYS_preadv2 | SYS_pwritev2
         | SYS_vmsplice => iovecs(a[1], a[2], out),
+        // On the guest's own process only (syscall/mod.rs `process_vm`).
+        SYS_process_vm_readv | SYS_process_vm_writev => {
+            iovecs(a[1], a[2], out);
+            iovecs(a[3], a[4], out)
+        }
         SYS_stat | SYS_lstat | SYS_fstat => bytes(a[1], STAT),
         SYS_newfstatat => bytes(a[2], STAT),
         SYS_statx => bytes(a[4], STATX),
