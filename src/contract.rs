@@ -33,12 +33,9 @@
 //!     `TAG_UNRETIRED_REP` record right after the (partial) word it
 //!     corrects.
 //! I4: indirect entries. Every block the code cache can find by guest
-//!     address has its entry on a [`BLOCK_ALIGN`] boundary (a superblock's
-//!     head patch is one aligned 8-byte store there) right after its
-//!     [`BLOCK_PREFIX`] bytes, its indirect entry, which load the guest's
-//!     RCX from its scratch slot and fall into the block's entry (before
-//!     them, up to 7 bytes of `int3`: blocks are packed, not 16-aligned
-//!     with a 16-byte prefix, which took 15 bytes of every block's). An indirect lookup in emitted code
+//!     address comes after [`BLOCK_PREFIX`] bytes whose last
+//!     [`INDIRECT_ENTRY_BACK`] load the guest's RCX from its scratch slot
+//!     and fall into the block's entry. An indirect lookup in emitted code
 //!     jumps there through a register it cannot restore itself (RCX), so
 //!     the one jump the hit takes depends on nothing but the table's entry
 //!     (cache/ibl.rs I2); the dispatcher, direct links and superblocks
@@ -167,12 +164,10 @@ pub fn record_words(tag: u32) -> usize {
     }
 }
 
-/// Bytes the code cache puts right before each block it can find by guest
-/// address (I4): its indirect entry.
-pub const BLOCK_PREFIX: usize = INDIRECT_ENTRY_BACK as usize;
-
-/// Where block entries lie (I4).
-pub const BLOCK_ALIGN: u64 = 8;
+/// Bytes the code cache puts before each block it can find by guest
+/// address (I4): a multiple of 16, so the entry stays aligned as blocks
+/// are.
+pub const BLOCK_PREFIX: usize = 16;
 
 /// How far before a block's entry its indirect entry is (I4): the length
 /// of `mov rcx, gs:[disp32]`.

@@ -79,7 +79,7 @@ impl Prologue {
 
 /// The first 8 bytes of a block that pushes exit words: `nop dword
 /// [rax+rax*1+0]`, which publishing a superblock replaces with a jump to it
-/// in one aligned store (block entries are 8-byte aligned, contract I4).
+/// in one aligned store (blocks start 16-byte aligned).
 pub const PATCH_NOP: [u8; 8] = [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00];
 
 /// An exit site as emitted; the cache turns it into an `ExitSite`.
@@ -723,14 +723,20 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     })
 }
 
-/// The bytes the code cache puts right before a block (contract I4): its
-/// indirect entry, `mov rcx, gs:[S_RCX]`, which falls into the block's
-/// entry (tests.rs checks the encoding against iced's).
+/// The bytes the code cache puts before a block (contract I4): `int3`
+/// padding, then its indirect entry, `mov rcx, gs:[S_RCX]`, which falls
+/// into the block's entry (tests.rs checks the encoding against iced's).
 pub const BLOCK_PREFIX_BYTES: [u8; BLOCK_PREFIX] = {
     let d = (S_RCX as u32).to_le_bytes();
+    let mut out = [0xcc; BLOCK_PREFIX];
     let entry = [0x65, 0x48, 0x8b, 0x0c, 0x25, d[0], d[1], d[2], d[3]];
     assert!(entry.len() as u64 == INDIRECT_ENTRY_BACK);
-    entry
+    let mut i = 0;
+    while i < entry.len() {
+        out[BLOCK_PREFIX - entry.len() + i] = entry[i];
+        i += 1;
+    }
+    out
 };
 
 /// A shared stub that leaves with `reason` (the rest of the context already

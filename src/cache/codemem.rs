@@ -15,7 +15,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 use super::sharing::{Sharing, CHUNK};
-use crate::contract::{BLOCK_ALIGN, BLOCK_PREFIX};
+use crate::contract::BLOCK_PREFIX;
 use crate::types::HostAddr;
 
 #[derive(Debug, Error)]
@@ -189,46 +189,33 @@ impl CodeMem {
     }
 
     /// Copy `bytes` to the cursor (which they were encoded for) and advance
-    /// it past them, padded with `int3` to a multiple of 16 bytes.
+    /// it to the next 16-byte boundary, padding with `int3`.
     pub fn commit(&mut self, bytes: &[u8]) -> Result<HostAddr, CacheError> {
-        self.commit_parts(&[bytes], 16)
+        self.commit_parts(&[bytes])
     }
 
     /// Where the next [`CodeMem::commit_block`] puts a block's entry: its
-    /// code is encoded for this address (contract I4: the first
-    /// [`BLOCK_ALIGN`] boundary with room for the prefix before it).
+    /// code is encoded for this address.
     pub fn next_block(&self) -> HostAddr {
-        HostAddr((self.cursor().0 + BLOCK_PREFIX as u64).next_multiple_of(BLOCK_ALIGN))
+        HostAddr(self.cursor().0 + BLOCK_PREFIX as u64)
     }
 
-    /// Commit a block reachable by indirect lookups: `int3` up to its
-    /// `prefix` (its indirect entry, contract I4), then `code`, encoded for
-    /// [`CodeMem::next_block`], which this returns. The next block starts
-    /// right after it.
+    /// Commit a block reachable by indirect lookups: `prefix` (its indirect
+    /// entry, contract I4), then `code`, encoded for [`CodeMem::next_block`],
+    /// which this returns.
     pub fn commit_block(
         &mut self,
         prefix: &[u8; BLOCK_PREFIX],
         code: &[u8],
     ) -> Result<HostAddr, CacheError> {
-        const INT3: [u8; BLOCK_ALIGN as usize] = [0xcc; BLOCK_ALIGN as usize];
-        let entry = self.next_block();
-        let lead = (entry.0 - BLOCK_PREFIX as u64 - self.cursor().0) as usize;
-        self.commit_parts(&[&INT3[..lead], prefix, code], 1)?;
-        Ok(entry)
+        let at = self.commit_parts(&[prefix, code])?;
+        Ok(HostAddr(at.0 + BLOCK_PREFIX as u64))
     }
 
-    /// Room for a block of `code_len` bytes at the cursor (its lead and
-    /// prefix included).
-    pub fn block_fits(&self, code_len: usize) -> bool {
-        code_len + BLOCK_PREFIX + BLOCK_ALIGN as usize <= self.remaining()
-    }
-
-    /// Copy `parts` to the cursor, padded with `int3` to a multiple of
-    /// `align` bytes.
-    fn commit_parts(&mut self, parts: &[&[u8]], align: usize) -> Result<HostAddr, CacheError> {
+    fn commit_parts(&mut self, parts: &[&[u8]]) -> Result<HostAddr, CacheError> {
         let at = self.cursor();
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let padded = len.next_multiple_of(align);
+        let padded = len.next_multiple_of(16);
         assert!(
             padded <= self.remaining(),
             "commit of {len} bytes past the end of code memory"

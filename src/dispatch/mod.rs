@@ -200,7 +200,7 @@ impl Vm {
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
         assert!(
-            l.cache.mem.block_fits(em.code.len()),
+            em.code.len() + crate::contract::BLOCK_PREFIX <= l.cache.mem.remaining(),
             "{} bytes of code past the room checked for",
             em.code.len()
         );

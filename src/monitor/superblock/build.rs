@@ -9,8 +9,8 @@
 //!     final patches happens without the publish lock, and the lock is
 //!     held only for a generation check and a few aligned stores.
 //! I2: a head's first instruction is the 8-byte `backend::PATCH_NOP` every
-//!     block that pushes exit words starts with (8-byte aligned block
-//!     entry, contract I4): the patch replaces it with `jmp rel32` + `int3`s in one
+//!     block that pushes exit words starts with (16-byte aligned block
+//!     start): the patch replaces it with `jmp rel32` + `int3`s in one
 //!     store, so a thread sees the nop or the jump, and no thread can be
 //!     inside those bytes.
 //! I3: what is published (head patched, under the publish lock) goes into
