@@ -141,24 +141,27 @@ fn launch(
         }
         opts.strace = true;
     }
-    if let Some(p) = opts.profile.as_deref().filter(|_| !append_log) {
-        // Before the program runs, not after (a profile that cannot be
-        // written was found out only at the end, with status 0).
-        if let Err(why) = profile_writable(p) {
-            eprintln!(
-                "hotlift: cannot write the profile to {}: {why}",
-                p.display()
-            );
-            return EXIT_HOTLIFT_FAILED;
-        }
-    }
-    if let Some(d) = opts.dump_superblocks.as_deref().filter(|_| !append_log) {
-        if let Err(why) = dump_dir_writable(d) {
-            eprintln!(
-                "hotlift: cannot write superblock dumps into {}: {why}",
-                d.display()
-            );
-            return EXIT_HOTLIFT_FAILED;
+    // Outputs are checked before the program runs, not after (a profile
+    // that cannot be written was found out only at the end, status 0).
+    type Check = fn(&std::path::Path) -> Result<(), String>;
+    let outputs: [(Option<&std::path::Path>, Check, &str); 2] = [
+        (
+            opts.profile.as_deref(),
+            profile_writable,
+            "write the profile to",
+        ),
+        (
+            opts.dump_superblocks.as_deref(),
+            dump_dir_writable,
+            "write superblock dumps into",
+        ),
+    ];
+    for (path, check, what) in outputs {
+        if let Some(p) = path.filter(|_| !append_log) {
+            if let Err(why) = check(p) {
+                eprintln!("hotlift: cannot {what} {}: {why}", p.display());
+                return EXIT_HOTLIFT_FAILED;
+            }
         }
     }
     if !append_log {
