@@ -42,6 +42,38 @@ fn help_lists_every_option() {
     }
 }
 
+/// `run -h` shows the options users reach for; the tuning ones (under the
+/// `Tuning` heading of `run --help`) only `--help` shows (issue 20).
+#[test]
+fn short_help_leaves_the_tuning_options_out() {
+    let help = |flag: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(["run", flag])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (short, long) = (help("-h"), help("--help"));
+    let at = long
+        .find("\nTuning")
+        .expect("a Tuning heading in run --help");
+    let tuning: Vec<&str> = long[at..]
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('-'))
+        .filter_map(|l| l.split([' ', ',']).find(|w| w.starts_with("--")))
+        .collect();
+    assert!(tuning.len() >= 10, "tuning options: {tuning:?}");
+    for opt in &tuning {
+        assert!(!short.contains(opt), "run -h shows the tuning option {opt}");
+    }
+    for opt in ["--profile", "--no-monitor", "--perf-map", "--strace"] {
+        assert!(short.contains(opt), "run -h leaves out {opt}");
+    }
+    assert!(short.lines().count() < long.lines().count() / 2);
+}
+
 #[test]
 fn bad_input_exit_codes() {
     let bin = env!("CARGO_BIN_EXE_hotlift");
