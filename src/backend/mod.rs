@@ -743,9 +743,14 @@ pub const BLOCK_PREFIX_BYTES: [u8; BLOCK_PREFIX] = {
 /// set by whoever jumps here).
 pub fn emit_exit_stub(host_base: u64, reason: u32) -> Result<Vec<u8>, EmitError> {
     let mut a = Asm::new(host_base);
-    a.store_gs_imm32(off::EXIT_REASON, reason)?;
-    a.jmp_gs(off::EXIT_FN)?;
+    leave_with(&mut a, reason)?;
     Ok(a.buf)
+}
+
+/// Set the exit reason and leave through `gs:[exit_fn]`.
+fn leave_with(a: &mut Asm, reason: u32) -> Result<(), EmitError> {
+    a.store_gs_imm32(off::EXIT_REASON, reason)?;
+    a.jmp_gs(off::EXIT_FN)
 }
 
 /// The shared exit stubs (contract I5), to be placed at `host_base`: the
@@ -755,16 +760,14 @@ pub fn emit_exit_stub(host_base: u64, reason: u32) -> Result<Vec<u8>, EmitError>
 pub fn emit_shared_stubs(host_base: u64) -> Result<(Vec<u8>, ExitStubs), EmitError> {
     let mut a = Asm::new(host_base);
     let site = a.here();
-    a.store_gs_imm32(off::EXIT_REASON, exit_reason::SITE)?;
-    a.jmp_gs(off::EXIT_FN)?;
+    leave_with(&mut a, exit_reason::SITE)?;
     let miss = a.here();
     a.store_gs(off::RIP, Register::RAX)?;
     a.load_gs(Register::RAX, S_RAX)?;
     a.load_gs(Register::RCX, S_RCX)?;
     a.load_gs(Register::RDX, S_RDX)?;
     let miss_rip = a.here();
-    a.store_gs_imm32(off::EXIT_REASON, exit_reason::INDIRECT_MISS)?;
-    a.jmp_gs(off::EXIT_FN)?;
+    leave_with(&mut a, exit_reason::INDIRECT_MISS)?;
     Ok((
         a.buf,
         ExitStubs {

@@ -41,12 +41,25 @@ pub(super) fn profile_writable(p: &std::path::Path) -> Result<(), String> {
     if p.is_dir() {
         return Err("it is a directory".into());
     }
-    let writable =
-        |q: &std::path::Path| nix::unistd::access(q, nix::unistd::AccessFlags::W_OK).is_ok();
     if !writable(dir) || (p.exists() && !writable(p)) {
-        return Err(std::io::Error::from_raw_os_error(libc::EACCES).to_string());
+        return Err(eacces());
     }
     Ok(())
+}
+
+/// May hotlift write into `q` (a file, or a directory it can enter)?
+fn writable(q: &std::path::Path) -> bool {
+    use nix::unistd::AccessFlags;
+    let flags = if q.is_dir() {
+        AccessFlags::W_OK | AccessFlags::X_OK
+    } else {
+        AccessFlags::W_OK
+    };
+    nix::unistd::access(q, flags).is_ok()
+}
+
+fn eacces() -> String {
+    std::io::Error::from_raw_os_error(libc::EACCES).to_string()
 }
 
 /// `--dump-superblocks DIR`: made if missing, and writable, before the
@@ -54,13 +67,8 @@ pub(super) fn profile_writable(p: &std::path::Path) -> Result<(), String> {
 /// the dumps were dropped one by one, status 0).
 pub(super) fn dump_dir_writable(d: &std::path::Path) -> Result<(), String> {
     std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
-    if nix::unistd::access(
-        d,
-        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-    )
-    .is_err()
-    {
-        return Err(std::io::Error::from_raw_os_error(libc::EACCES).to_string());
+    if !writable(d) {
+        return Err(eacces());
     }
     Ok(())
 }
