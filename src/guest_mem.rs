@@ -34,6 +34,32 @@ use crate::loader::Prot;
 
 pub const PAGE: u64 = 4096;
 
+/// This process's id, for `process_vm_readv`/`writev` on itself: 0 until
+/// first asked. glibc does not cache `getpid`, and a signal delivered to
+/// the guest copied its frame out and back with one `getpid` each.
+static OWN_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// This process's id (cached: [`forked`] forgets it in a new process).
+#[allow(unsafe_code)]
+pub fn own_pid() -> libc::pid_t {
+    use std::sync::atomic::Ordering;
+    match OWN_PID.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: getpid has no preconditions.
+            let pid = unsafe { libc::getpid() };
+            OWN_PID.store(pid, Ordering::Relaxed);
+            pid
+        }
+        pid => pid,
+    }
+}
+
+/// Called first in the child of every `fork` hotlift makes that goes on
+/// to run hotlift code: the cached id is the parent's.
+pub fn forked() {
+    OWN_PID.store(0, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Copy `len` bytes between hotlift's `local` and guest `addr` with
 /// process_vm_readv/writev on ourselves: a bad guest address fails with
 /// EFAULT instead of faulting. True when all bytes were copied.
@@ -47,7 +73,7 @@ pub(crate) fn copy(addr: u64, local: *mut u8, len: usize, to_guest: bool) -> boo
         iov_base: addr as *mut libc::c_void,
         iov_len: len,
     };
-    let pid = std::process::id() as libc::pid_t;
+    let pid = own_pid();
     // SAFETY: `local` is valid for `len` bytes (callers pass their own
     // buffers); the kernel checks the guest side.
     let n = unsafe {
@@ -74,7 +100,7 @@ pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> b
         .map(|&(a, l, len)| (iovec(l, len), iovec(a as *mut u8, len)))
         .unzip();
     let total: usize = pieces.iter().map(|p| p.2).sum();
-    let pid = std::process::id() as libc::pid_t;
+    let pid = own_pid();
     let n = local.len() as libc::c_ulong;
     // SAFETY: each local buffer is valid for its length (callers pass
     // their own buffers); the kernel checks the guest side.

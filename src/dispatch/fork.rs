@@ -157,6 +157,7 @@ impl Vm {
             return Ok(-(e.raw_os_error().unwrap_or(libc::EAGAIN) as i64));
         }
         if pid == 0 {
+            crate::guest_mem::forked();
             // The parent's monitor did not come along: nothing to resume.
             std::mem::forget(paused);
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);

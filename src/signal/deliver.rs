@@ -258,7 +258,8 @@ impl Vm {
             self.ctx.sig_queued().fetch_and(!bit(sig), Ordering::AcqRel);
             let info = self.sig.info[sig];
             let act = self.proc.sig.action(sig);
-            if guest_mask(self) & bit(sig) != 0 {
+            let mask = guest_mask(self);
+            if mask & bit(sig) != 0 {
                 // Blocked by a handler delivered just before: back to the
                 // kernel's pending set (or hotlift's, for its own signals).
                 self.requeue(sig, &info);
@@ -273,7 +274,7 @@ impl Vm {
                     }
                 }
                 1 => release_held(self, sig),
-                _ => self.push_frame(sig, act, &info, [0; 3])?,
+                _ => self.push_frame(sig, act, &info, [0; 3], mask)?,
             }
         }
     }
@@ -315,18 +316,21 @@ impl Vm {
         if act[0] <= 1 || self.sig.blocked_own.load(Ordering::Acquire) & bit(s) != 0 {
             return Ok(false);
         }
-        self.push_frame(s, act, info, fault)?;
+        let mask = guest_mask(self);
+        self.push_frame(s, act, info, fault, mask)?;
         Ok(true)
     }
 
     /// D4: build the frame for `sig` and point the guest at its handler;
-    /// `fault` as for [`Vm::deliver_sync`].
+    /// `fault` as for [`Vm::deliver_sync`], `old_mask` the guest's mask
+    /// (the caller's query: one system call a delivery, not two).
     fn push_frame(
         &mut self,
         sig: usize,
         act: [u64; 4],
         info: &[u8; 128],
         fault: [u64; 3],
+        old_mask: u64,
     ) -> Result<(), VmError> {
         let [handler, flags, restorer, sa_mask] = act;
         let at = crate::types::GuestAddr(self.ctx.rip);
@@ -340,7 +344,6 @@ impl Vm {
             });
             super::die_with(libc::SIGSEGV);
         }
-        let old_mask = guest_mask(self);
         let xsize = crate::runtime::xsave_size() as u64;
         let rsp = self.ctx.gpr[4];
         let [ss_sp, ss_flags, ss_size] = self.sig.altstack;

@@ -9,6 +9,8 @@
 //!     the guest's bits for them are kept in `blocked_own` and merged back
 //!     into what it reads (`rt_sigprocmask`, `rt_sigpending`).
 
+use std::sync::atomic::Ordering;
+
 use super::{guest_read, guest_write, syscall6, EFAULT, EINVAL};
 use crate::dispatch::Vm;
 
@@ -61,7 +63,7 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
             // Setting SIG_IGN discards a pending signal (as the kernel does).
             vm.sig
                 .pending_own
-                .fetch_and(!(1u64 << (sig - 1)), std::sync::atomic::Ordering::AcqRel);
+                .fetch_and(!(1u64 << (sig - 1)), Ordering::AcqRel);
         }
         vm.proc.sig.set_action(sig, new);
     }
@@ -85,7 +87,6 @@ const OWN_SIGNALS: u64 = (1 << (libc::SIGSEGV - 1))
 /// for the guest's handlers stay blocked in the kernel until delivered
 /// (signal/deliver.rs D1).
 pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
-    use std::sync::atomic::Ordering;
     let (how, set, old, size) = (a[0] as i32, a[1], a[2], a[3]);
     if size != 8 {
         return EINVAL;
@@ -243,9 +244,8 @@ pub(super) fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
         // syscalls per guest syscall, half of the syscall path's cost).
         return None;
     }
-    let pid = std::process::id() as i32;
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() };
+    let pid = crate::guest_mem::own_pid();
+    let tid = vm.entry.tid.load(Ordering::Relaxed);
     let sig = match nr as i64 {
         libc::SYS_kill if a[0] as i32 == pid || a[0] as i32 == 0 => a[1] as i32,
         libc::SYS_tkill if a[0] as i32 == tid => a[1] as i32,
