@@ -144,10 +144,13 @@ impl Asm {
         self.buf.extend_from_slice(b);
     }
 
+    /// One `nop` of 0 to 3 bytes before an opcode of `opcode_len` bytes,
+    /// so that the field after it is aligned (I1). One instruction, not
+    /// one per byte: the padding runs on every block's way out.
     fn pad_for_field(&mut self, opcode_len: usize) {
-        while !(self.here() + opcode_len as u64).is_multiple_of(4) {
-            self.buf.push(0x90);
-        }
+        const NOPS: [&[u8]; 4] = [&[], &[0x90], &[0x66, 0x90], &[0x0f, 0x1f, 0x00]];
+        let past = (self.here() + opcode_len as u64) % 4;
+        self.buf.extend_from_slice(NOPS[((4 - past) % 4) as usize]);
     }
 
     /// `jmp rel32` with an aligned field (I1).
