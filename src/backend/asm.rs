@@ -286,6 +286,118 @@ impl Asm {
         self.gs_abs(0x8b, reg.number() as u8, disp)
     }
 
+    /// `mov reg, imm64` (a 64-bit register; the 10-byte form). Made
+    /// through iced, even an `Instruction` for it built iced's encoder
+    /// tables (thousands of allocations, about a millisecond of every
+    /// process that met one far RIP-relative `lea`).
+    pub fn mov_imm64(&mut self, reg: Register, imm: u64) {
+        assert!(reg.is_gpr64(), "mov {reg:?}, imm64");
+        let n = reg.number() as u8;
+        self.buf.extend_from_slice(&[0x48 | n >> 3, 0xb8 | (n & 7)]);
+        self.buf.extend_from_slice(&imm.to_le_bytes());
+    }
+
+    /// `mov rax, reg` (a 64-bit register), as iced encodes it.
+    pub fn mov_rax_from(&mut self, reg: Register) {
+        assert!(reg.is_gpr64(), "mov rax, {reg:?}");
+        let n = reg.number() as u8;
+        self.buf
+            .extend_from_slice(&[0x48 | n >> 3, 0x8b, 0xc0 | (n & 7)]);
+    }
+
+    /// `mov rax, qword seg:[base + index*scale + disp]` written byte for
+    /// byte (an indirect jump's or call's target; through iced, the first
+    /// one built iced's encoder tables in every process): `base` a 64-bit
+    /// register, `RIP` (`disp` is then the absolute address) or none,
+    /// `index` one or none, `seg` none, FS or GS. False, and nothing
+    /// written, for any other operand (or a displacement beyond 32 bits).
+    pub fn mov_rax_load(
+        &mut self,
+        base: Register,
+        index: Register,
+        scale: u32,
+        disp: i64,
+        seg: Register,
+    ) -> bool {
+        let prefix: &[u8] = match seg {
+            Register::None => &[],
+            Register::FS => &[0x64],
+            Register::GS => &[0x65],
+            _ => return false,
+        };
+        let gpr = |r: Register| r == Register::None || r.is_gpr64();
+        let ss = match scale {
+            1 => 0u8,
+            2 => 1,
+            4 => 2,
+            8 => 3,
+            _ => return false,
+        };
+        if base == Register::RIP {
+            if index != Register::None {
+                return false;
+            }
+            let end = self.here() as i64 + prefix.len() as i64 + 7;
+            let Ok(rel) = i32::try_from(disp.wrapping_sub(end)) else {
+                return false;
+            };
+            self.buf.extend_from_slice(prefix);
+            self.buf.extend_from_slice(&[0x48, 0x8b, 0x05]);
+            self.buf.extend_from_slice(&rel.to_le_bytes());
+            return true;
+        }
+        if !gpr(base) || !gpr(index) || index == Register::RSP {
+            return false;
+        }
+        let Ok(d32) = i32::try_from(disp) else {
+            return false;
+        };
+        let num = |r: Register| r.number() as u8;
+        let mut rex = 0x48u8;
+        // mod: no base takes a disp32 (SIB base 101); [rbp]/[r13] need a
+        // displacement even when it is 0.
+        let md: u8 = if base == Register::None {
+            0
+        } else if d32 == 0 && num(base) & 7 != 5 {
+            0
+        } else if i8::try_from(d32).is_ok() {
+            1
+        } else {
+            2
+        };
+        let mut bytes = Vec::with_capacity(8);
+        if index == Register::None && base != Register::None && num(base) & 7 != 4 {
+            rex |= num(base) >> 3;
+            bytes.push(md << 6 | (num(base) & 7));
+        } else {
+            let sib_index = match index {
+                Register::None => 4,
+                r => {
+                    rex |= (num(r) >> 3) << 1;
+                    num(r) & 7
+                }
+            };
+            let sib_base = match base {
+                Register::None => 5,
+                r => {
+                    rex |= num(r) >> 3;
+                    num(r) & 7
+                }
+            };
+            bytes.push(md << 6 | 4);
+            bytes.push(ss << 6 | sib_index << 3 | sib_base);
+        }
+        match (md, base) {
+            (0, Register::None) | (2, _) => bytes.extend_from_slice(&d32.to_le_bytes()),
+            (1, _) => bytes.push(d32 as i8 as u8),
+            _ => {}
+        }
+        self.buf.extend_from_slice(prefix);
+        self.buf.extend_from_slice(&[rex, 0x8b]);
+        self.buf.extend_from_slice(&bytes);
+        true
+    }
+
     /// `mov dword gs:[disp], imm`.
     pub fn store_gs_imm32(&mut self, disp: usize, imm: u32) -> Result<(), EmitError> {
         let d = disp32(disp)?;

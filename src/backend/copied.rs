@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use iced_x86::{Code, Instruction, MemoryOperand, Register};
+use iced_x86::{Instruction, Register};
 
 use super::asm::{Asm, Rel32};
 use super::{EmitError, S_RAX, S_RCX, S_RDX};
@@ -34,56 +34,44 @@ pub(super) fn lookup_template(at: u64) -> (&'static [u8], usize) {
 /// jump's rel32 is left for the caller to point at the miss stub. RDX
 /// holds the entry's offset so that the hit loads the host address beside
 /// the key and jumps through RCX, to the block's indirect entry, which
-/// loads the guest's RCX back (contract I4).
+/// loads the guest's RCX back (contract I4). Written byte for byte
+/// (tests.rs checks each alignment against iced): through iced, its
+/// first use built iced's encoder tables, about 9,000 allocations at the
+/// start of every process.
 pub(super) fn emit_lookup_rax(a: &mut Asm) -> Result<Rel32, EmitError> {
     a.store_gs(S_RCX, Register::RCX)?;
     a.store_gs(S_RDX, Register::RDX)?;
-    a.insn(
-        &Instruction::with3(
-            Code::VEX_Rorx_r64_rm64_imm8,
-            Register::RDX,
-            Register::RAX,
-            16u32,
-        )
-        .expect("rorx"),
-    )?;
-    a.lea(
-        Register::RDX,
-        MemoryOperand::with_base_index(Register::RDX, Register::RAX),
-    )?;
-    a.insn(&Instruction::with2(Code::Movzx_r32_rm16, Register::EDX, Register::DX).expect("movzx"))?;
-    // RDX = twice the index: entries are 16 bytes, scaled by 8 below.
-    a.lea(
-        Register::RDX,
-        MemoryOperand::with_base_index(Register::RDX, Register::RDX),
-    )?;
-    let entry = |field: i64| {
-        MemoryOperand::new(
-            Register::None,
-            Register::RDX,
-            8,
-            off::IBL as i64 + field,
-            4,
-            false,
-            Register::GS,
-        )
+    // rorx rdx, rax, 16; lea rdx, [rdx+rax]; movzx edx, dx;
+    // lea rdx, [rdx+rdx] (twice the index: entries are 16 bytes, scaled
+    // by 8 below).
+    a.bytes(&[0xc4, 0xe3, 0xfb, 0xf0, 0xd0, 0x10]);
+    a.bytes(&[0x48, 0x8d, 0x14, 0x02]);
+    a.bytes(&[0x0f, 0xb7, 0xd2]);
+    a.bytes(&[0x48, 0x8d, 0x14, 0x12]);
+    // mov rcx, gs:[rdx*8 + entry + field]
+    let entry = |a: &mut Asm, field: usize| -> Result<(), EmitError> {
+        let disp = i32::try_from(off::IBL + field).map_err(|_| EmitError::Encode {
+            guest: 0,
+            msg: "lookup table beyond a disp32".into(),
+        })?;
+        a.bytes(&[0x65, 0x48, 0x8b, 0x0c, 0xd5]);
+        a.bytes(&disp.to_le_bytes());
+        Ok(())
     };
-    // RCX = -key + RAX: zero on a hit.
-    a.insn(&Instruction::with2(Code::Mov_r64_rm64, Register::RCX, entry(0)).expect("mov"))?;
-    a.lea(
-        Register::RCX,
-        MemoryOperand::with_base_index(Register::RCX, Register::RAX),
-    )?;
+    // RCX = -key + RAX: zero on a hit (lea rcx, [rcx+rax]).
+    entry(a, 0)?;
+    a.bytes(&[0x48, 0x8d, 0x0c, 0x01]);
     // jrcxz hit (over the 5-byte jmp to the miss stub, plus its padding).
     let jrcxz_at = a.len();
     a.bytes(&[0xe3, 0]);
     let miss = a.jmp_rel32();
     let hit = a.len();
     a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
-    a.insn(&Instruction::with2(Code::Mov_r64_rm64, Register::RCX, entry(8)).expect("mov"))?;
+    entry(a, 8)?;
     a.load_gs(Register::RAX, S_RAX)?;
     a.load_gs(Register::RDX, S_RDX)?;
-    a.insn(&Instruction::with1(Code::Jmp_rm64, Register::RCX).expect("jmp"))?;
+    // jmp rcx
+    a.bytes(&[0xff, 0xe1]);
     Ok(miss)
 }
 

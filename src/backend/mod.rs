@@ -283,15 +283,14 @@ fn is_far_rip(a: &Asm, insn: &Instruction) -> bool {
 fn emit_far_rip(a: &mut Asm, insn: &Instruction) -> Result<(), EmitError> {
     let target = insn.ip_rel_memory_address();
     if insn.mnemonic() == Mnemonic::Lea && insn.op0_register().size() == 8 {
-        let mov = Instruction::with2(Code::Mov_r64_imm64, insn.op0_register(), target)
-            .expect("mov imm64");
-        return a.insn(&mov);
+        a.mov_imm64(insn.op0_register(), target);
+        return Ok(());
     }
     let tmp = crate::ir::free_gprs(insn)
         .next()
         .expect("no instruction uses every general register");
     a.store_gs(S_TMP, tmp)?;
-    a.insn(&Instruction::with2(Code::Mov_r64_imm64, tmp, target).expect("mov imm64"))?;
+    a.mov_imm64(tmp, target);
     // A segment override (fs:) still applies to the absolute address.
     a.insn(&with_memory_at(insn, insn.segment_prefix(), tmp))?;
     a.load_gs(tmp, S_TMP)
@@ -443,28 +442,36 @@ impl BlockEmitter {
             OpKind::Register => {
                 let r = insn.op0_register();
                 if r != Register::RAX {
-                    let mov =
-                        Instruction::with2(Code::Mov_r64_rm64, Register::RAX, r).expect("mov");
-                    self.a.insn(&mov)?;
+                    self.a.mov_rax_from(r);
                 }
                 Ok(())
             }
             _ if is_far_rip(&self.a, insn) => {
-                let target = insn.ip_rel_memory_address();
-                let abs =
-                    Instruction::with2(Code::Mov_r64_imm64, Register::RAX, target).expect("mov");
-                self.a.insn(&abs)?;
-                self.a.mov_load(Register::RAX, asm::mem(Register::RAX, 0))
+                self.a
+                    .mov_imm64(Register::RAX, insn.ip_rel_memory_address());
+                let (rax, none) = (Register::RAX, Register::None);
+                assert!(self.a.mov_rax_load(rax, none, 1, 0, none), "mov rax, [rax]");
+                Ok(())
             }
             _ => {
-                let m = MemoryOperand::new(
+                let (base, index, scale) = (
                     insn.memory_base(),
                     insn.memory_index(),
                     insn.memory_index_scale(),
-                    insn.memory_displacement64() as i64,
+                );
+                let disp = insn.memory_displacement64() as i64;
+                let seg = insn.segment_prefix();
+                if self.a.mov_rax_load(base, index, scale, disp, seg) {
+                    return Ok(());
+                }
+                let m = MemoryOperand::new(
+                    base,
+                    index,
+                    scale,
+                    disp,
                     insn.memory_displ_size(),
                     false,
-                    insn.segment_prefix(),
+                    seg,
                 );
                 let mut mov =
                     Instruction::with2(Code::Mov_r64_rm64, Register::RAX, m).expect("mov");
@@ -661,14 +668,17 @@ fn emit_body_insn(
     i: &crate::ir::IrInsn,
     rep_tag: Option<u32>,
 ) -> Result<(), EmitError> {
+    // The guest's own bytes where it has them: encoding through iced
+    // costs more, and its first use builds iced's encoder tables.
+    let carry = |a: &mut Asm| match b.bytes_of(i) {
+        Some(raw) => {
+            a.bytes(raw);
+            Ok(())
+        }
+        None => a.insn(&i.insn),
+    };
     match i.op {
-        IrOp::Carry if !i.insn.is_ip_rel_memory_operand() => match b.bytes_of(i) {
-            Some(raw) => {
-                a.bytes(raw);
-                Ok(())
-            }
-            None => a.insn(&i.insn),
-        },
+        IrOp::Carry if !i.insn.is_ip_rel_memory_operand() => carry(a),
         IrOp::Carry if is_far_rip(a, &i.insn) => emit_far_rip(a, &i.insn),
         // RIP-relative within reach: the guest's own bytes with the
         // displacement moved (encoding them again through iced cost more
@@ -682,7 +692,7 @@ fn emit_body_insn(
             if let Some(tag) = rep_tag {
                 emit_ring_words(a, &[RingWord::Imm(tag), RingWord::Ecx])?;
             }
-            a.insn(&i.insn)?;
+            carry(a)?;
             if rep_tag.is_some() {
                 emit_ring_words(a, &[RingWord::Ecx])?;
             }

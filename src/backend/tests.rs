@@ -260,24 +260,158 @@ fn hand_encoded_gs_forms_match_iced() {
     }
     let past = Instruction::with2(Code::Lea_r64_m, rax, mem(rax, 4));
     same(&|a| a.rax_past_word(), past.unwrap());
+    for r in regs.clone() {
+        for imm in [
+            0u64,
+            1,
+            0x7fff_ffff,
+            0x8000_0000,
+            0x7f12_3456_789a,
+            u64::MAX,
+        ] {
+            let mov = Instruction::with2(Code::Mov_r64_imm64, r, imm);
+            same(&|a| a.mov_imm64(r, imm), mov.unwrap());
+        }
+    }
 }
 
-/// The lookup sequence copied from its template is what emitting it at
-/// that address gives, at every alignment, its miss rel32 where the copy
-/// says.
+/// `mov rax, [mem]` and `mov rax, reg` written byte for byte decode to
+/// the operand asked for, over every base, index, scale, displacement
+/// width and segment they take (RIP-relative at both ends of its reach),
+/// and refuse the rest.
+#[test]
+fn hand_encoded_target_loads_decode_to_their_operands() {
+    use iced_x86::Instruction;
+    let decode = |a: &super::Asm, at: u64| -> Instruction {
+        let mut d = Decoder::with_ip(64, &a.buf, at, DecoderOptions::NONE);
+        let i = d.decode();
+        assert_eq!(i.len(), a.buf.len(), "{i}: one instruction");
+        i
+    };
+    let regs: Vec<Register> = (0..16).map(|n| Register::RAX + n as u32).collect();
+    let bases = regs.iter().copied().chain([Register::None]);
+    let at = 0x7f00_0000_1000u64;
+    for base in bases {
+        for index in regs
+            .iter()
+            .copied()
+            .filter(|&r| r != Register::RSP)
+            .chain([Register::None])
+        {
+            for scale in [1u32, 2, 4, 8] {
+                for disp in [0i64, 8, -8, 0x7f, 0x80, -0x81, 0x1234_5678, -0x8000_0000] {
+                    for seg in [Register::None, Register::FS, Register::GS] {
+                        let mut a = super::Asm::new(at);
+                        assert!(a.mov_rax_load(base, index, scale, disp, seg));
+                        let i = decode(&a, at);
+                        let what = format!("{base:?} {index:?}*{scale} {disp:#x} {seg:?}: {i}");
+                        assert_eq!(i.code(), Code::Mov_r64_rm64, "{what}");
+                        assert_eq!(i.op0_register(), Register::RAX, "{what}");
+                        assert_eq!(i.memory_base(), base, "{what}");
+                        assert_eq!(i.memory_index(), index, "{what}");
+                        if index != Register::None {
+                            assert_eq!(i.memory_index_scale(), scale, "{what}");
+                        }
+                        assert_eq!(i.memory_displacement64() as i64, disp, "{what}");
+                        assert_eq!(i.segment_prefix(), seg, "{what}");
+                    }
+                }
+            }
+        }
+    }
+    for target in [at, at + 0x7fff_0000, at - 0x7fff_0000, at + 7] {
+        for seg in [Register::None, Register::FS] {
+            let mut a = super::Asm::new(at);
+            assert!(a.mov_rax_load(Register::RIP, Register::None, 1, target as i64, seg));
+            let i = decode(&a, at);
+            assert!(i.is_ip_rel_memory_operand(), "{i}");
+            assert_eq!(i.ip_rel_memory_address(), target, "{i}");
+            assert_eq!(
+                (i.op0_register(), i.segment_prefix()),
+                (Register::RAX, seg),
+                "{i}"
+            );
+        }
+    }
+    // Out of reach, 32-bit registers, a displacement beyond 32 bits,
+    // another segment, RSP as an index, a scale of 3: not written.
+    let mut a = super::Asm::new(at);
+    let none = Register::None;
+    assert!(!a.mov_rax_load(Register::RIP, none, 1, (at + (1 << 32)) as i64, none));
+    assert!(!a.mov_rax_load(Register::EAX, none, 1, 0, none));
+    assert!(!a.mov_rax_load(Register::RAX, none, 1, 1 << 40, none));
+    assert!(!a.mov_rax_load(Register::RAX, none, 1, 0, Register::DS));
+    assert!(!a.mov_rax_load(Register::RAX, Register::RSP, 1, 0, none));
+    assert!(!a.mov_rax_load(Register::RAX, Register::RCX, 3, 0, none));
+    assert!(a.buf.is_empty());
+    for r in regs {
+        let mut a = super::Asm::new(at);
+        a.mov_rax_from(r);
+        let i = decode(&a, at);
+        assert_eq!(
+            (i.code(), i.op0_register(), i.op1_register()),
+            (Code::Mov_r64_rm64, Register::RAX, r)
+        );
+    }
+}
+
+/// The inline lookup as iced encodes it: the reference the byte-for-byte
+/// `copied::emit_lookup_rax` is checked against.
+fn iced_lookup_rax(a: &mut super::Asm) -> super::asm::Rel32 {
+    use super::{S_RAX, S_RCX, S_RDX};
+    use crate::runtime::off;
+    use iced_x86::{Instruction, MemoryOperand};
+    let with_bi = |b, i| MemoryOperand::with_base_index(b, i);
+    let (rax, rcx, rdx) = (Register::RAX, Register::RCX, Register::RDX);
+    a.store_gs(S_RCX, rcx).unwrap();
+    a.store_gs(S_RDX, rdx).unwrap();
+    let rorx = Instruction::with3(Code::VEX_Rorx_r64_rm64_imm8, rdx, rax, 16u32);
+    a.insn(&rorx.unwrap()).unwrap();
+    a.lea(rdx, with_bi(rdx, rax)).unwrap();
+    let movzx = Instruction::with2(Code::Movzx_r32_rm16, Register::EDX, Register::DX);
+    a.insn(&movzx.unwrap()).unwrap();
+    a.lea(rdx, with_bi(rdx, rdx)).unwrap();
+    let entry = |field: i64| {
+        let disp = off::IBL as i64 + field;
+        MemoryOperand::new(Register::None, rdx, 8, disp, 4, false, Register::GS)
+    };
+    a.insn(&Instruction::with2(Code::Mov_r64_rm64, rcx, entry(0)).unwrap())
+        .unwrap();
+    a.lea(rcx, with_bi(rcx, rax)).unwrap();
+    let jrcxz_at = a.len();
+    a.bytes(&[0xe3, 0]);
+    let miss = a.jmp_rel32();
+    let hit = a.len();
+    a.buf[jrcxz_at + 1] = (hit - (jrcxz_at + 2)) as u8;
+    a.insn(&Instruction::with2(Code::Mov_r64_rm64, rcx, entry(8)).unwrap())
+        .unwrap();
+    a.load_gs(rax, S_RAX).unwrap();
+    a.load_gs(rdx, S_RDX).unwrap();
+    a.insn(&Instruction::with1(Code::Jmp_rm64, rcx).unwrap())
+        .unwrap();
+    miss
+}
+
+/// The lookup sequence copied from its template, and the byte-for-byte
+/// emitter the template is made with, are what iced encodes at that
+/// address, at every alignment, the miss rel32 where the copy says.
 #[test]
 fn lookup_templates_are_the_emitted_sequence() {
     for base in [0x1000u64, 0x1001, 0x1002, 0x1003, 0x7f00_1234_5677] {
         for lead in 0..4usize {
+            let mut iced = super::Asm::new(base);
+            iced.bytes(&vec![0x90; lead]);
+            let field = iced_lookup_rax(&mut iced).into_link_field();
             let mut direct = super::Asm::new(base);
             direct.bytes(&vec![0x90; lead]);
             let miss = super::copied::emit_lookup_rax(&mut direct).unwrap();
-            let field = miss.into_link_field();
+            assert_eq!(direct.buf, iced.buf, "base {base:#x} + {lead}");
+            assert_eq!(miss.into_link_field(), field, "base {base:#x} + {lead}");
             let mut copied = super::Asm::new(base);
             copied.bytes(&vec![0x90; lead]);
             let (code, at) = super::copied::lookup_template(copied.here());
             let r = copied.bytes_with_rel32(code, at);
-            assert_eq!(copied.buf, direct.buf, "base {base:#x} + {lead}");
+            assert_eq!(copied.buf, iced.buf, "base {base:#x} + {lead}");
             assert_eq!(r.into_link_field(), field, "base {base:#x} + {lead}");
         }
     }
