@@ -21,7 +21,7 @@ const BRK_RESERVE: u64 = 1 << 30;
 
 /// Room above a dynamically linked program's brk for the code cache and
 /// the guest's own mmap area (its libraries): loader map.rs I6.
-const GUEST_MMAP_ROOM: u64 = 2 << 30;
+const GUEST_MMAP_ROOM: u64 = 3 << 29;
 
 /// Pages written-protected for stores into translated code, at most
 /// (three quarters of the table; smc.rs flushes when it is full).
