@@ -356,9 +356,7 @@ impl Asm {
         let mut rex = 0x48u8;
         // mod: no base takes a disp32 (SIB base 101); [rbp]/[r13] need a
         // displacement even when it is 0.
-        let md: u8 = if base == Register::None {
-            0
-        } else if d32 == 0 && num(base) & 7 != 5 {
+        let md: u8 = if base == Register::None || d32 == 0 && num(base) & 7 != 5 {
             0
         } else if i8::try_from(d32).is_ok() {
             1
