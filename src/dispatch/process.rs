@@ -206,7 +206,9 @@ impl Threads {
                 for e in &running {
                     let tid = e.tid.load(Ordering::SeqCst);
                     // SAFETY: tgkill to a thread of our own process.
-                    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, KICK) };
+                    unsafe {
+                        libc::syscall(libc::SYS_tgkill, crate::guest_mem::own_pid(), tid, KICK)
+                    };
                 }
                 kicked = Instant::now();
                 pause = (pause * 2).min(Duration::from_millis(20));

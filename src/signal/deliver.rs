@@ -290,7 +290,7 @@ impl Vm {
         unsafe {
             libc::syscall(
                 libc::SYS_rt_tgsigqueueinfo,
-                libc::getpid(),
+                crate::guest_mem::own_pid(),
                 libc::gettid(),
                 sig as i32,
                 info.as_ptr(),

@@ -58,15 +58,17 @@ impl Affinity {
     }
 }
 
-fn is_self(pid: u64) -> bool {
-    // SAFETY: getpid/gettid have no preconditions.
-    pid == 0 || pid as i32 == unsafe { libc::gettid() } || pid as i32 == std::process::id() as i32
+fn is_self(vm: &Vm, pid: u64) -> bool {
+    let pid = pid as i32;
+    pid == 0
+        || pid == vm.entry.tid.load(std::sync::atomic::Ordering::Relaxed)
+        || pid == crate::guest_mem::own_pid()
 }
 
 pub fn get(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (pid, len, buf) = (a[0], a[1], a[2]);
     let affinity = vm.proc.affinity.lock().unwrap_or_else(|e| e.into_inner());
-    if !is_self(pid) || affinity.mask.is_empty() {
+    if !is_self(vm, pid) || affinity.mask.is_empty() {
         // SAFETY: the kernel writes at most `len` bytes to the guest buffer.
         return unsafe { syscall6(libc::SYS_sched_getaffinity as u64, a) };
     }
@@ -85,7 +87,7 @@ pub fn set(vm: &mut Vm, a: [u64; 6]) -> i64 {
     // SAFETY: the kernel reads the guest's mask; it only changes where this
     // (guest) thread may run.
     let r = unsafe { syscall6(libc::SYS_sched_setaffinity as u64, a) };
-    if r == 0 && is_self(a[0]) {
+    if r == 0 && is_self(vm, a[0]) {
         let mut affinity = vm.proc.affinity.lock().unwrap_or_else(|e| e.into_inner());
         let n = affinity.mask.len().min(a[1] as usize);
         if let Some(bytes) = read_bytes(a[2], n) {

@@ -61,10 +61,7 @@ pub fn handle(vm: &mut Vm, nr: u64, a: [u64; 6]) -> i64 {
 /// Is `pid` (of `prlimit64`) the calling process?
 fn own_process(vm: &Vm, pid: u64) -> bool {
     let pid = pid as i32;
-    // SAFETY: getpid and gettid have no preconditions.
-    pid == 0 || pid == unsafe { libc::getpid() } || pid == unsafe { libc::gettid() } || {
-        vm.proc.threads.has_tid(pid)
-    }
+    pid == 0 || pid == crate::guest_mem::own_pid() || vm.proc.threads.has_tid(pid)
 }
 
 /// `prlimit64(pid, resource, new, old)`, and `getrlimit`/`setrlimit` as

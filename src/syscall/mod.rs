@@ -81,7 +81,14 @@ fn pass(vm: &Vm, nr: u64, a: [u64; 6]) -> i64 {
 /// EPERM, as a restrictive ptrace policy refuses it (README, threat model).
 fn process_vm(vm: &Vm, nr: u64, a: [u64; 6]) -> i64 {
     // SAFETY: signal 0 to a thread of our own process only checks it is one.
-    let own = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), a[0] as i32, 0) } == 0;
+    let own = unsafe {
+        libc::syscall(
+            libc::SYS_tgkill,
+            crate::guest_mem::own_pid(),
+            a[0] as i32,
+            0,
+        )
+    } == 0;
     if !own {
         return -(libc::EPERM as i64);
     }

@@ -60,7 +60,9 @@ fn names_self(path: &[u8], what: &[u8]) -> bool {
         Some(i) if dir[i + 6..].iter().all(u8::is_ascii_digit) && dir.len() > i + 6 => &dir[..i],
         _ => dir,
     };
-    dir == b"self" || dir == b"thread-self" || dir == std::process::id().to_string().as_bytes()
+    dir == b"self"
+        || dir == b"thread-self"
+        || dir == crate::guest_mem::own_pid().to_string().as_bytes()
 }
 
 /// The range a `/proc/…/map_files/START-END` path of this process names.
