@@ -702,8 +702,12 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if !moving && new_len > old_len && touches_host(l, old + old_len, old + new_len) {
         return ENOMEM;
     }
-    vm.code_changed(l, old, old + old_len.max(new_len));
-    gone(vm, old, old + old_len.max(new_len));
+    // Only the old range changes: the kernel grows in place only into
+    // free pages and moves otherwise, so [old + old_len, old + new_len)
+    // may be someone else's code (malloc's chunks lie just below a
+    // library's text), which a grow leaves alone.
+    vm.code_changed(l, old, old + old_len);
+    gone(vm, old, old + old_len);
     if flags & libc::MREMAP_FIXED != 0 {
         vm.code_changed(l, new_addr, new_end);
         gone(vm, new_addr, new_end);
