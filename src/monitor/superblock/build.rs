@@ -26,7 +26,7 @@ use std::time::Instant;
 use hashbrown::{HashMap, HashSet};
 
 use super::select::shape;
-use super::select::Graph;
+use super::select::{Graph, FRAGMENT};
 use super::{check_path, select, Limits, Member, Plan, Request, Trigger};
 use crate::backend::{emit_superblock, SbEmitEnv};
 use crate::cache::CacheShared;
@@ -150,6 +150,8 @@ pub struct Builder {
     cursor: usize,
     /// Head block id → superblock id, this generation.
     pub(super) heads: HashMap<u32, u32>,
+    /// Heads of fragments (select.rs I3): selection goes on through them.
+    fragments: HashSet<u32>,
     /// Heads that failed this generation (not asked again).
     pub(super) failed: HashSet<u32>,
     /// Guest address → latest block id, and how many ids were looked at.
@@ -193,6 +195,7 @@ struct View<'a> {
     metas: &'a [BlockMeta],
     blocks: &'a BlockTable,
     heads: &'a HashMap<u32, u32>,
+    fragments: &'a HashSet<u32>,
     gen: u64,
 }
 
@@ -207,7 +210,7 @@ impl Graph for View<'_> {
         self.blocks.host(id).is_some_and(|(_, g)| g == self.gen)
     }
     fn is_head(&self, id: u32) -> bool {
-        self.heads.contains_key(&id)
+        self.heads.contains_key(&id) && !self.fragments.contains(&id)
     }
     fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
         self.tables.successors(id)
@@ -226,6 +229,7 @@ impl Builder {
             blocks,
             cursor: 0,
             heads: HashMap::new(),
+            fragments: HashSet::new(),
             failed: HashSet::new(),
             by_guest: HashMap::new(),
             seen: 0,
@@ -256,6 +260,9 @@ impl Builder {
                 self.next_id = l.iter().map(|a| a.id + 1).max().unwrap_or(0);
                 for a in l.iter() {
                     self.heads.insert(a.head, a.id);
+                    if a.acc.members.len() <= FRAGMENT {
+                        self.fragments.insert(a.head);
+                    }
                 }
                 self.inherited = l.iter().map(|a| (a.id, a.acc.clone())).collect();
                 self.stats.inherited = l.len() as u64;
@@ -327,6 +334,7 @@ impl Builder {
                 .unwrap_or_else(|e| e.into_inner())
                 .clear();
             self.heads.clear();
+            self.fragments.clear();
             self.failed.clear();
             self.unresolved.clear();
         }
@@ -375,6 +383,7 @@ impl Builder {
             metas,
             blocks: &self.blocks,
             heads: &self.heads,
+            fragments: &self.fragments,
             gen: self.gen,
         };
         let lim = self.cfg.limits;
@@ -558,6 +567,9 @@ impl Builder {
         self.unresolved
             .extend(em.unresolved.iter().map(|&(f, g)| (host + f as u64, g)));
         self.heads.insert(head, id);
+        if plan.members.len() <= FRAGMENT {
+            self.fragments.insert(head);
+        }
         self.stats.built += 1;
         let rec = SbRecord {
             id,

@@ -1,7 +1,8 @@
 //! Superblock selection: from the head, follow the hottest successor by
 //! the monitor's edge counts (next-executing-tail style) until a limit, a
 //! syscall or trap, the head again (a loop: jump back to the start), or
-//! the head of another superblock (leave, and link to it).
+//! the head of another superblock (leave, and link to it) that is not a
+//! fragment (I3).
 //!
 //! This file holds the size limits, what selection asks of the block graph
 //! ([`Graph`]), the straight trace ([`select`]) and the trace along an
@@ -21,6 +22,18 @@
 //!     they cost, by the edge
 //!     counts at the time (a trace through a branch taken half the time
 //!     leaves after its first block half the time).
+//! I3: a superblock of at most [`FRAGMENT`] members is a fragment, and
+//!     selection goes on through its head (copies its blocks) instead of
+//!     stopping there: linking to it costs a ring word every few blocks.
+//!     Fragments appear where a short piece of a hot path reached its
+//!     trigger before the path's own head did (sqlite3's `GetVarint`
+//!     tail between the b-tree search loop's call and its return), and
+//!     cut every later trace through it in two. Measured (AMD EPYC,
+//!     2026-11): ring words of python3 `py-loop` 343 M -> 187 M, sqlite3
+//!     398 M -> 313 M, lua 332 M -> 267 M, perl 150 M -> 116 M; going on
+//!     through every head instead halved the words too but made four
+//!     times the superblock code, and building it stalled the monitor
+//!     (perl 0.2 s -> 0.9 s of building, 10-30 % slower).
 
 mod cost;
 mod shape;
@@ -38,6 +51,9 @@ pub use shape::{shape, Pick};
 /// Most targets an indirect transfer inside a superblock tests: the hot
 /// one and its alternates (ir/superblock.rs I2).
 pub const MAX_TARGETS: usize = 3;
+
+/// Most members of a fragment (I3).
+pub const FRAGMENT: usize = 3;
 
 /// Size limits of one superblock.
 #[derive(Debug, Clone, Copy)]
@@ -70,7 +86,8 @@ pub trait Graph {
     fn hottest(&self, id: u32) -> Option<(u32, u64, u64)>;
     /// Can `id` be linked to (live in the current generation)?
     fn live(&self, id: u32) -> bool;
-    /// Is `id` the head of a published superblock?
+    /// Is `id` the head of a published superblock selection stops at
+    /// (not a fragment's, I3)?
     fn is_head(&self, id: u32) -> bool;
     /// Both successors of `id` seen first (its ways: a branch's two
     /// sides), each with its transitions, and the block's own count.
