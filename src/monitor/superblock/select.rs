@@ -29,9 +29,11 @@
 //!     trigger before the path's own head did (sqlite3's `GetVarint`
 //!     tail between the b-tree search loop's call and its return), and
 //!     cut every later trace through it in two. Measured (AMD EPYC,
-//!     2026-11): ring words of python3 `py-loop` 343 M -> 187 M, sqlite3
-//!     398 M -> 313 M, lua 332 M -> 267 M, perl 150 M -> 116 M; going on
-//!     through every head instead halved the words too but made four
+//!     2026-11), ring words with fragments of at most 3 and 6 members:
+//!     python3 `py-loop` 343 M -> 187 M, 185 M; sqlite3 398 M -> 313 M,
+//!     294 M; lua 332 M -> 267 M, 252 M; perl-hash 150 M -> 116 M, 100 M
+//!     (6 against 3, interleaved, fastest of 4-6: 0.84-1.0). Going on
+//!     through every head instead halved the words too, but made four
 //!     times the superblock code, and building it stalled the monitor
 //!     (perl 0.2 s -> 0.9 s of building, 10-30 % slower).
 
@@ -53,7 +55,7 @@ pub use shape::{shape, Pick};
 pub const MAX_TARGETS: usize = 3;
 
 /// Most members of a fragment (I3).
-pub const FRAGMENT: usize = 3;
+pub const FRAGMENT: usize = 6;
 
 /// Size limits of one superblock.
 #[derive(Debug, Clone, Copy)]
