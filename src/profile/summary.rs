@@ -56,17 +56,33 @@ fn functions(doc: &ProfileDoc, images: &Images) -> HashMap<String, Cost> {
     }
     let n = doc.call_tree.len();
     let (parent, total) = doc.call_tree_sums();
-    let name_of = |i: usize| -> String {
-        let c = &doc.call_tree[i];
-        if c.function == 0 && c.parent.is_none() {
-            return "[before any call]".into();
-        }
-        images.function_name(c.function, c.symbol.as_deref()).1
-    };
-    let names: Vec<String> = (0..n).map(name_of).collect();
+    // Each node's function as a small id, one per distinct name: a name
+    // is made once per function (address and symbol), not once per node
+    // (c-paths: 750,000 contexts of 147 functions).
+    let mut names: Vec<String> = Vec::new();
+    let mut by_name: HashMap<String, u32> = HashMap::new();
+    let mut by_fn: HashMap<(u64, bool, Option<&str>), u32> = HashMap::new();
+    let fid: Vec<u32> = (0..n)
+        .map(|i| {
+            let c = &doc.call_tree[i];
+            let root = c.function == 0 && c.parent.is_none();
+            let key = (c.function, root, c.symbol.as_deref());
+            *by_fn.entry(key).or_insert_with(|| {
+                let name = if root {
+                    "[before any call]".to_string()
+                } else {
+                    images.function_name(c.function, c.symbol.as_deref()).1
+                };
+                *by_name.entry(name.clone()).or_insert_with(|| {
+                    names.push(name);
+                    names.len() as u32 - 1
+                })
+            })
+        })
+        .collect();
     // Inclusive once per function on a path: a node counts only if no
-    // ancestor is the same function (depth-first, with the names on the
-    // path counted).
+    // ancestor is the same function (depth-first, with the functions on
+    // the path counted).
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut roots = Vec::new();
     for (i, p) in parent.iter().enumerate() {
@@ -75,29 +91,37 @@ fn functions(doc: &ProfileDoc, images: &Images) -> HashMap<String, Cost> {
             None => roots.push(i),
         }
     }
-    let mut on_path: HashMap<&str, u32> = HashMap::new();
+    let mut costs = vec![Cost::default(); names.len()];
+    let mut on_path = vec![0u32; names.len()];
+    // Functions of the nodes reached from a root (a malformed tree's
+    // cycle is not).
+    let mut reached = vec![false; names.len()];
     let mut stack: Vec<(usize, bool)> = roots.into_iter().map(|r| (r, false)).collect();
     while let Some((i, leaving)) = stack.pop() {
-        let name = names[i].as_str();
+        let f = fid[i] as usize;
         if leaving {
-            if let Some(k) = on_path.get_mut(name) {
-                *k -= 1;
-            }
+            on_path[f] -= 1;
             continue;
         }
         let c = &doc.call_tree[i];
-        let e = out.entry(names[i].clone()).or_default();
+        reached[f] = true;
+        let e = &mut costs[f];
         e.own += c.self_instructions;
         e.calls += c.calls;
-        let depth = on_path.entry(name).or_insert(0);
-        if *depth == 0 {
+        if on_path[f] == 0 {
             *e.inclusive.get_or_insert(0) += total[i];
         }
-        *depth += 1;
+        on_path[f] += 1;
         stack.push((i, true));
         stack.extend(kids[i].iter().map(|&k| (k, false)));
     }
-    out
+    names
+        .into_iter()
+        .zip(costs)
+        .zip(reached)
+        .filter(|(_, r)| *r)
+        .map(|((name, cost), _)| (name, cost))
+        .collect()
 }
 
 fn ending(e: &Ending) -> String {
