@@ -739,9 +739,6 @@ fn threads_are_profiled_each_and_together() {
     }
 }
 
-/// Code that changes is counted by cause: stores into translated code
-/// (`asm-smc-rwx` rewrites its code 1000 times) and code re-protected
-/// under its translation (`asm-jit-mprotect` makes new code 100 times).
 /// Run guest test `test` with a profile: its code-cache flushes by cause,
 /// checked to add up to the total.
 fn flushes_by_cause(dir: &Path, test: &str) -> serde_json::Map<String, serde_json::Value> {
@@ -772,6 +769,9 @@ fn flushes_by_cause(dir: &Path, test: &str) -> serde_json::Map<String, serde_jso
     by
 }
 
+/// Code that changes is counted by cause: stores into translated code
+/// (`asm-smc-rwx` rewrites its code 1000 times) and code re-protected
+/// under its translation (`asm-jit-mprotect` makes new code 100 times).
 #[test]
 fn invalidations_are_counted_by_cause() {
     let dir = workdir();
