@@ -44,6 +44,7 @@ pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
         call_edges,
         returns,
         unmatched_returns,
+        unwinding_jumps,
         unresolved_exits,
         max_call_depth,
         call_tree,
@@ -83,6 +84,7 @@ pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
     o.array("call_edges", call_edges, edge)?;
     o.serde("returns", returns)?;
     o.serde("unmatched_returns", unmatched_returns)?;
+    o.serde("unwinding_jumps", unwinding_jumps)?;
     o.serde("unresolved_exits", unresolved_exits)?;
     o.serde("max_call_depth", max_call_depth)?;
     o.array("call_tree", call_tree, context)?;

@@ -277,6 +277,9 @@ pub struct Profile {
     pub call_edges: Vec<Edge>,
     pub returns: u64,
     pub unmatched_returns: u64,
+    /// Indirect jumps into a landing site that unwound the shadow stack
+    /// (longjmp; monitor tables/landing.rs).
+    pub unwinding_jumps: u64,
     /// Indirect exits whose target never came (monitor tables I1).
     pub unresolved_exits: u64,
     pub max_call_depth: usize,
@@ -618,6 +621,7 @@ impl Profile {
             call_edges: edge_list(calls),
             returns: t.returns,
             unmatched_returns: t.unmatched_returns,
+            unwinding_jumps: t.unwinding_jumps,
             unresolved_exits: t.unresolved_exits,
             max_call_depth: t.max_shadow_depth,
             call_tree,

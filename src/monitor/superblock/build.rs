@@ -209,8 +209,12 @@ impl Graph for View<'_> {
     fn live(&self, id: u32) -> bool {
         self.blocks.host(id).is_some_and(|(_, g)| g == self.gen)
     }
-    fn is_head(&self, id: u32) -> bool {
+    fn stops_at(&self, id: u32) -> bool {
         self.heads.contains_key(&id) && !self.fragments.contains(&id)
+            || self
+                .metas
+                .get(id as usize)
+                .is_some_and(|m| self.tables.is_landing_site(m.guest))
     }
     fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
         self.tables.successors(id)

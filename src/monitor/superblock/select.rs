@@ -88,9 +88,10 @@ pub trait Graph {
     fn hottest(&self, id: u32) -> Option<(u32, u64, u64)>;
     /// Can `id` be linked to (live in the current generation)?
     fn live(&self, id: u32) -> bool;
-    /// Is `id` the head of a published superblock selection stops at
-    /// (not a fragment's, I3)?
-    fn is_head(&self, id: u32) -> bool;
+    /// Does a trace stop before `id`: the head of a published superblock
+    /// (not a fragment's, I3), or a longjmp's landing site (tables
+    /// landing.rs I4)?
+    fn stops_at(&self, id: u32) -> bool;
     /// Both successors of `id` seen first (its ways: a branch's two
     /// sides), each with its transitions, and the block's own count.
     fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)>;
@@ -146,7 +147,7 @@ pub fn select(head: u32, g: &impl Graph, lim: Limits) -> Option<Vec<(u32, Next)>
         let Some(sm) = g.meta(succ) else { break };
         if ends(&sm)
             || !g.live(succ)
-            || g.is_head(succ)
+            || g.stops_at(succ)
             || members.iter().any(|&(b, _)| b == succ)
             || members.len() >= lim.max_blocks
             || insns + sm.insns > lim.max_insns
@@ -204,7 +205,7 @@ pub fn check_path(path: &[u32], g: &impl Graph, lim: Limits) -> Option<Vec<(u32,
         if !follows(&last, &m)
             || ends(&m)
             || !g.live(b)
-            || g.is_head(b)
+            || g.stops_at(b)
             || members.iter().any(|&(x, _)| x == b)
             || members.len() >= lim.max_blocks
             || insns + m.insns > lim.max_insns

@@ -131,7 +131,7 @@ impl Tables {
     /// Replay `n` passes of unit `w` from context `node` (I1).
     #[cold]
     #[inline(never)]
-    fn replay_memo(&mut self, w: u32, node: u32, n: u32) {
+    pub(super) fn replay_memo(&mut self, w: u32, node: u32, n: u32) {
         let n = u64::from(n);
         let i = self.words[w];
         let mut ops = i.ops_at as usize..i.ops_at as usize + usize::from(i.ops_n);

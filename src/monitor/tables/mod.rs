@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod landing;
 mod memo;
 mod mine;
 mod pass;
@@ -148,6 +149,8 @@ struct ThreadState {
     loop_base: u32,
     /// The Pisat window being filled (mine.rs).
     window: mine::Capture,
+    /// Where it last returned to each landing site (landing.rs).
+    landings: landing::Landings,
 }
 
 impl Default for ThreadState {
@@ -166,6 +169,7 @@ impl Default for ThreadState {
             entries: 0,
             loop_base: NONE,
             window: mine::Capture::default(),
+            landings: landing::Landings::default(),
         }
     }
 }
@@ -225,6 +229,11 @@ pub struct Tables {
     pub returns: u64,
     /// Returns that did not go back to the shadow stack's top (longjmp, …).
     pub unmatched_returns: u64,
+    /// Indirect jumps into a landing site that unwound the shadow stack
+    /// (longjmp, landing.rs).
+    pub unwinding_jumps: u64,
+    /// Landing sites and the calls' return addresses (landing.rs).
+    watch: landing::Watch,
     /// Indirect exits whose target never came (I1).
     pub unresolved_exits: u64,
     pub syscalls: BTreeMap<u64, SyscallStat>,
@@ -308,6 +317,8 @@ impl Default for Tables {
             tree: CallTree::default(),
             returns: 0,
             unmatched_returns: 0,
+            unwinding_jumps: 0,
+            watch: landing::Watch::default(),
             unresolved_exits: 0,
             syscalls: BTreeMap::new(),
             syscall_log: Vec::new(),
@@ -442,6 +453,9 @@ impl Tables {
         }
         self.guests[i] = m.guest;
         self.block_made[i] = true;
+        if matches!(m.exit, ExitKind::Call | ExitKind::IndirectCall) {
+            self.note_call_site(m.next);
+        }
         // The latest block at an address is the one with the highest id.
         let latest = self.by_guest.entry(m.guest).or_insert(id);
         *latest = (*latest).max(id);

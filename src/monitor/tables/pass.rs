@@ -166,7 +166,7 @@ impl Tables {
             let word = unsafe { &*words.add(w as usize) };
             let (e, rare) = (word.end, word.warm | (word.ops_n > 0));
             let common = !rare
-                && (e == End::Call || e.has(End::PEEK) && next.is_some())
+                && (e == End::Call || e.plain_indirect() && next.is_some())
                 && st.shadow.len() < st.shadow.capacity();
             if !common {
                 charged = self.special(st, w, after, charged, next);

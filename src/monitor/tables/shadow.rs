@@ -56,6 +56,17 @@ impl Shadow {
         self.frames.last()
     }
 
+    /// The frame at depth `i` (0: the oldest).
+    pub fn get(&self, i: usize) -> Option<Frame> {
+        self.frames.get(i).copied()
+    }
+
+    /// Pop every frame from depth `len` up.
+    pub fn truncate(&mut self, len: usize) {
+        self.frames.truncate(len);
+        self.low = self.low.min(self.frames.len());
+    }
+
     #[inline(always)]
     pub fn push(&mut self, f: Frame) {
         self.frames.push(f);

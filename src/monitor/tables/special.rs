@@ -25,7 +25,7 @@ impl Tables {
         next: Option<u32>,
     ) -> u64 {
         let i = &self.words[w];
-        let (end, warm, ops_at, ops_n) = (i.end, i.warm, i.ops_at, i.ops_n);
+        let (end, warm, ops_at, ops_n, watch) = (i.end, i.warm, i.ops_at, i.ops_n, i.watch);
         if warm {
             self.warm_entry(w);
         }
@@ -42,7 +42,11 @@ impl Tables {
                 }
                 charged = after;
             } else {
-                let done = self.replay_ops(st, ops_at, ops_n);
+                let done = if watch {
+                    self.replay_ops_watched(st, ops_at, ops_n)
+                } else {
+                    self.replay_ops::<false>(st, ops_at, ops_n)
+                };
                 st.blocks += weight >> W_BLOCKS;
                 charged = after - ((weight & W_INSNS) - done);
             }
@@ -98,6 +102,11 @@ impl Tables {
         } else if end.has(End::RET) {
             let guest = self.guest(to);
             self.ret(st, guest);
+            if end.has(End::LANDS) {
+                self.returned(st, guest);
+            }
+        } else if end.has(End::LANDS) {
+            self.landed(st, w, to);
         }
     }
 
@@ -141,6 +150,7 @@ impl Tables {
         if let Some(k) = i.to.iter().position(|&x| x == NONE) {
             i.to[k] = e;
             i.n[k] = 1;
+            self.new_target(p, e);
             return 1;
         }
         self.cached_transition(p, e)
@@ -194,6 +204,7 @@ impl Tables {
         } else {
             self.ecache_used.push(i as u32);
         }
+        self.new_target(p, e);
         1
     }
 
@@ -296,15 +307,25 @@ impl Tables {
         self.unmatched_returns += 1;
         if let Some(f) = st.shadow.unwind_to(to) {
             st.node = f.node;
+            self.returned(st, to);
         }
+    }
+
+    /// [`Tables::replay_ops`] of a path that returns into a landing site,
+    /// out of the common path's way.
+    #[cold]
+    #[inline(never)]
+    fn replay_ops_watched(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
+        self.replay_ops::<true>(st, at, n)
     }
 
     /// Replay the calls and returns of a superblock pass's path (units.rs
     /// I1), from `unit_ops[at]`, `n` of them, charging the path's
-    /// instructions before each where they ran; how many instructions of
-    /// the path came before the last.
+    /// instructions before each where they ran (`WATCH`: returns may go
+    /// into a landing site, landing.rs); how many instructions of the
+    /// path came before the last.
     #[inline(always)]
-    fn replay_ops(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
+    fn replay_ops<const WATCH: bool>(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
         let mut done = 0;
         for k in at as usize..at as usize + n as usize {
             let op = self.unit_ops[k];
@@ -314,6 +335,9 @@ impl Tables {
                 self.call(st, op.ret, op.to);
             } else {
                 self.ret(st, op.to);
+                if WATCH {
+                    self.returned(st, op.to);
+                }
             }
         }
         done

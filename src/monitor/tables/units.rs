@@ -372,6 +372,10 @@ impl Tables {
                 }
             };
             let ops = acc.unit_path(m);
+            self.note_call_site(ret);
+            for op in &ops {
+                self.note_call_site(op.ret);
+            }
             let (ops_at, ops_n, memo) = if ops.is_empty() {
                 (0, 0, 0)
             } else {
@@ -394,6 +398,12 @@ impl Tables {
             self.words.ready(w);
             self.ways.ready(w);
             let special = end.special() || warm || ops_n > 0;
+            // A path returning into a landing site (selection keeps them
+            // out of new superblocks, but one may have become a site
+            // since): replayed with the watch (landing.rs I1).
+            let watch = ops
+                .iter()
+                .any(|op| op.ret == 0 && self.is_landing_site(op.to));
             self.words[w] = Word {
                 count: if special { SPECIAL } else { 0 },
                 weight: acc.insns_through[m] | u64::from(acc.depth[m]) << W_BLOCKS,
@@ -403,7 +413,8 @@ impl Tables {
                 warm_at: slot.unwrap_or(0),
                 ops_n,
                 ops_at,
-                memo,
+                memo: if watch { 0 } else { memo },
+                watch,
                 memo_node: 0,
                 memo_n: 0,
                 first: head,

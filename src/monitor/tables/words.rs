@@ -60,14 +60,20 @@ impl End {
     pub const RET: u8 = 8;
     pub const SYS: u8 = 16;
     pub const PART: u8 = 32;
+    /// An indirect jump or a return into a landing site (landing.rs I1).
+    pub const LANDS: u8 = 64;
     /// To `Word::target` (0: nowhere the monitor follows, a trap).
     pub const Direct: End = End(0);
     /// A direct call of `Word::target`, returning to `Word::ret`.
     pub const Call: End = End(Self::MOVES | Self::CALL);
     pub const IndirectJump: End = End(Self::PEEK);
+    /// An indirect jump that went to a landing site (landing.rs I1).
+    pub const LandingJump: End = End(Self::PEEK | Self::LANDS);
     /// An indirect call returning to `Word::ret`.
     pub const IndirectCall: End = End(Self::MOVES | Self::PEEK | Self::CALL);
     pub const Return: End = End(Self::MOVES | Self::PEEK | Self::RET);
+    /// A return that went to a landing site (landing.rs I1).
+    pub const LandingReturn: End = End(Self::MOVES | Self::PEEK | Self::RET | Self::LANDS);
     /// A syscall, which goes on at `Word::target` when it completes.
     pub const Syscall: End = End(Self::SYS);
     /// Stopped inside (a block's `PARTIAL` word, a superblock's partial
@@ -82,6 +88,13 @@ impl End {
     /// Where the code went is the next exit word's code.
     pub fn indirect(self) -> bool {
         self.has(Self::PEEK)
+    }
+
+    /// Indirect, and not into a landing site: the second pass's common
+    /// case (as cheap as [`End::indirect`]).
+    #[inline(always)]
+    pub fn plain_indirect(self) -> bool {
+        self.0 & (Self::PEEK | Self::LANDS) == Self::PEEK
     }
 
     /// The second pass has something to do for every execution.
@@ -125,6 +138,9 @@ pub(super) struct Word {
     /// A unit whose passes come back to the context they started in: how
     /// (memo.rs `kind`); 0 for any other word.
     pub memo: u8,
+    /// Its path returns into a landing site: replayed with the landing
+    /// watch (landing.rs I1).
+    pub watch: bool,
     /// Passes of a balanced unit not yet replayed into the calling-context
     /// tree, all from context `memo_node` (memo.rs I1).
     pub memo_node: u32,
@@ -151,6 +167,7 @@ impl Default for Word {
             unit: false,
             warm: false,
             memo: 0,
+            watch: false,
             memo_node: 0,
             memo_n: 0,
         }

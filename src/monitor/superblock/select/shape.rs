@@ -193,7 +193,7 @@ fn grow_tree_over(
                     .any(|x| x == b);
             if ends(&m)
                 || !g.live(b)
-                || g.is_head(b)
+                || g.stops_at(b)
                 || on_path
                 || path.len() + new.len() >= lim.max_blocks
                 || tree.len() + new.len() >= lim.tree_blocks

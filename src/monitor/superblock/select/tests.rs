@@ -27,7 +27,7 @@ impl Graph for G {
     fn live(&self, _: u32) -> bool {
         true
     }
-    fn is_head(&self, id: u32) -> bool {
+    fn stops_at(&self, id: u32) -> bool {
         self.heads.contains(&id)
     }
     fn successors(&self, id: u32) -> Option<([(u32, u64); 2], u64)> {
