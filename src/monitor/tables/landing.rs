@@ -123,7 +123,11 @@ impl Tables {
         let blocks = (0..self.block_hw as u32)
             .filter(|&b| self.block_made(b as usize))
             .flat_map(|b| (0..3).map(move |k| block_word(b, k)));
-        let words: Vec<u32> = blocks.chain(UNIT_BASE..self.unit_hw as u32).collect();
+        // Units of inherited superblocks that never ran were never made
+        // (units.rs I4): their entries are untouched memory, left so.
+        let units = (UNIT_BASE..self.unit_hw as u32)
+            .filter(|&u| self.unit_sb.get((u - UNIT_BASE) as usize) != Some(&u32::MAX));
+        let words: Vec<u32> = blocks.chain(units).collect();
         for w in words {
             let i = self.words[w];
             if i.end == End::Return
