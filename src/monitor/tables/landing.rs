@@ -51,8 +51,8 @@ pub(super) struct Watch {
     returns: HashSet<u64>,
     /// Landing sites (I1).
     sites: HashSet<u64>,
-    /// One bit per site by the low six bits of its address: a return
-    /// tests it, and only a set bit looks further.
+    /// One bit per site by the low six bits of its address: a lookup
+    /// tests it first, and only a set bit looks in `sites`.
     bits: u64,
     /// Per marked word: its landings, and whether one unwound (I2).
     words: HashMap<u32, (u64, bool)>,
