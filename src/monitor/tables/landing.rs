@@ -39,7 +39,6 @@ use hashbrown::{HashMap, HashSet};
 use super::shadow::Frame;
 use super::words::{End, NONE};
 use super::{Tables, ThreadState};
-use crate::contract::{block_word, UNIT_BASE};
 
 /// Landings of a marked word before it must have unwound once (I2).
 const PROBATION: u64 = 1024;
@@ -120,15 +119,7 @@ impl Tables {
     #[cold]
     #[inline(never)]
     fn watch_returns_into(&mut self, g: u64) {
-        let blocks = (0..self.block_hw as u32)
-            .filter(|&b| self.block_made(b as usize))
-            .flat_map(|b| (0..3).map(move |k| block_word(b, k)));
-        // Units of inherited superblocks that never ran were never made
-        // (units.rs I4): their entries are untouched memory, left so.
-        let units = (UNIT_BASE..self.unit_hw as u32)
-            .filter(|&u| self.unit_sb.get((u - UNIT_BASE) as usize) != Some(&u32::MAX));
-        let words: Vec<u32> = blocks.chain(units).collect();
-        for w in words {
+        for w in self.made_words() {
             let i = self.words[w];
             if i.end == End::Return
                 && self.ways[w]

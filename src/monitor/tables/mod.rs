@@ -683,14 +683,7 @@ impl Tables {
         self.threads = threads;
         // memo.rs I2.
         self.replay_memos();
-        let blocks = (0..self.block_hw as u32).filter(|&b| self.block_made(b as usize));
-        let block_words = blocks.flat_map(|b| (0..3).map(move |k| block_word(b, k)));
-        // Units of inherited superblocks that never ran were never made
-        // (units.rs I4): their entries are untouched memory.
-        let units = (UNIT_BASE..self.unit_hw as u32)
-            .filter(|&u| self.unit_sb.get((u - UNIT_BASE) as usize) != Some(&u32::MAX));
-        let words: Vec<u32> = block_words.chain(units).collect();
-        for w in words {
+        for w in self.made_words() {
             let (n, i) = (self.word_count(w), self.words[w]);
             if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {
                 *self.edges.entry((i.last, i.target)).or_insert(0) += n;
@@ -709,6 +702,17 @@ impl Tables {
             self.add_edge(slot.p, slot.e, slot.n);
         }
         self.expand_units();
+    }
+
+    /// Every word with its entry made: the blocks' and the units'. Units
+    /// of inherited superblocks that never ran were never made (units.rs
+    /// I4): their entries are untouched memory, and stay so.
+    fn made_words(&self) -> Vec<u32> {
+        let blocks = (0..self.block_hw as u32).filter(|&b| self.block_made(b as usize));
+        let block_words = blocks.flat_map(|b| (0..3).map(move |k| block_word(b, k)));
+        let units = (UNIT_BASE..self.unit_hw as u32)
+            .filter(|&u| self.unit_sb.get((u - UNIT_BASE) as usize) != Some(&u32::MAX));
+        block_words.chain(units).collect()
     }
 
     /// `n` transitions from word `p` into block `e` (I1).

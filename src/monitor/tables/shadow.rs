@@ -98,8 +98,7 @@ impl Shadow {
                 .find(|&p| p < valid && self.frames[p].ret == to)?,
         };
         let f = self.frames[i];
-        self.frames.truncate(i);
-        self.low = self.low.min(i);
+        self.truncate(i);
         Some(f)
     }
 
