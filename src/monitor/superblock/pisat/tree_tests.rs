@@ -326,3 +326,58 @@ proptest! {
         }
     }
 }
+
+/// Sequences coming and going while others grow (the miner's database
+/// is a sliding window of them), with small node caps, so that node ids
+/// are freed and made again: every push finds the nodes indexed for its
+/// sequence (tree.rs `push` expects it), the cap holds, and the last
+/// sequence to go takes every node with it (I4).
+#[test]
+fn sequences_come_and_go_with_a_small_cap() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for round in 0..400 {
+        let cap = 1 + (next() % 200) as usize;
+        let alphabet = [3u64, 5, 70, 130][(next() % 4) as usize];
+        let sup = Support {
+            support1: 0.5,
+            support2: 2 + (next() % 3) as u32,
+        };
+        let mut t = Tree::new(
+            Limits {
+                max_depth: 1 + (next() % 6) as usize,
+                max_nodes: cap,
+            },
+            sup,
+        );
+        let mut live: Vec<SeqId> = Vec::new();
+        for _ in 0..2000 {
+            match next() % 10 {
+                0 | 1 if live.len() < 12 => live.push(t.add_sequence()),
+                2 if !live.is_empty() => {
+                    let s = live.swap_remove((next() % live.len() as u64) as usize);
+                    t.remove_sequence(s);
+                }
+                _ if !live.is_empty() => {
+                    let s = live[(next() % live.len() as u64) as usize];
+                    t.push(s, (next() % alphabet) as u32, &mut all);
+                }
+                _ => {}
+            }
+            assert!(t.nodes() <= cap, "round {round}");
+        }
+        for s in live {
+            t.remove_sequence(s);
+        }
+        assert_eq!(
+            t.nodes(),
+            0,
+            "round {round}: every node goes with the last sequence"
+        );
+    }
+}
