@@ -196,13 +196,20 @@ impl Monitor {
                 info.guest_core = Some(g.id);
             }
         }
+        // One core for the guest and the monitor: each nap's end takes
+        // the core from the guest (below).
+        let nap = if cores.len() < 2 {
+            SHARED_CORE_BACKOFF_NS
+        } else {
+            BACKOFF_NS
+        };
         let s2 = shared.clone();
         // Born with every signal blocked: they belong to the guest threads.
         let thread = crate::own_thread::spawn_blocked("hotlift-monitor", move || {
             let pinned = monitor_core
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);
-            let tables = run(&s2, sb, builder, sampling, paths);
+            let tables = run(&s2, sb, builder, sampling, paths, nap);
             (tables, thread_cpu_seconds(), pinned)
         })
         .expect("spawn the monitor thread");
@@ -267,6 +274,14 @@ impl Monitor {
 const BATCH: usize = 4096;
 /// How long a monitor that has caught up waits before it looks again.
 const BACKOFF_NS: i64 = 50_000;
+/// The same for a monitor that shares its one core with the guest: each
+/// wake-up takes the core from the guest (a context switch and the
+/// monitor's tables through the guest's caches), and a producer facing a
+/// full segment rings the doorbell anyway. `taskset -c 0 hotlift run`,
+/// paired medians of 5 against 50 µs (AMD EPYC): c-matmul 0.90, c-sort
+/// 0.92, `c-nest 6 1` 0.90, c-recursion 0.97, c-switch 0.98; 10 ms was no
+/// better than 2 (1.01–1.06).
+const SHARED_CORE_BACKOFF_NS: i64 = 2_000_000;
 /// Most entries of one ring a round processes before the builder gets a
 /// turn (except in the last round, I1): a monitor that has fallen far
 /// behind (an interpreter's indirect edges) still builds what was asked
@@ -281,7 +296,8 @@ const ROUND_LIMIT: usize = 1 << 15;
 /// and each read by the monitor takes that cache line away from the guest
 /// core (a cross-core miss on the guest's next block). So the monitor
 /// reads a ring's position once per drain round, and when a round finds
-/// little it waits `BACKOFF_NS` (a futex wait on the doorbell, which a
+/// little it waits `backoff_ns` (`BACKOFF_NS`, or `SHARED_CORE_BACKOFF_NS`
+/// on a core shared with the guest: a futex wait on the doorbell, which a
 /// producer facing a full segment rings) instead of spinning. The ring is
 /// far larger than what a guest produces in that time.
 fn run(
@@ -290,6 +306,7 @@ fn run(
     mut builder: Option<superblock::Builder>,
     sampling: Option<sampler::SampleConfig>,
     paths: Option<Arc<paths::Shared>>,
+    backoff_ns: i64,
 ) -> Tables {
     let mut tables = Tables::new(sb);
     trace::start(&sb);
@@ -356,7 +373,7 @@ fn run(
         }
         let nap = libc::timespec {
             tv_sec: 0,
-            tv_nsec: BACKOFF_NS,
+            tv_nsec: backoff_ns,
         };
         // SAFETY: futex wait on a live atomic word, bounded by `nap`.
         unsafe {

@@ -14,7 +14,8 @@
 //! its entry was produced, interpolated linearly within that interval, in
 //! nanoseconds of the monitor's clock (`CLOCK_MONOTONIC`) since the
 //! monitor started. The reads are at most ~50 µs apart while the monitor
-//! keeps up (its nap), longer while it is busy.
+//! keeps up (its nap; 2 ms when it shares one core with the guest), longer
+//! while it is busy.
 //!
 //! Time mode (`Period::Micros`): a thread's running time grows by the
 //! length of each interval in which it produced entries; an interval with
