@@ -357,7 +357,8 @@ fn run(
             tables.finish();
             trace::end(shared.blocks.published(), tables.totals());
             tables.thread_tids = rings.iter().map(|r| r.tid).collect();
-            if let Some(b) = builder {
+            if let Some(mut b) = builder {
+                b.settle();
                 tables.superblocks = b.records;
                 tables.build_stats = b.stats;
                 tables.build_stats.inherited_run = tables.adopted;

@@ -39,7 +39,7 @@
 //!
 //! Usage: `run::RunStore` makes the [`Feed`] and a reader thread fills
 //! it; the builder owns a [`Prebuild`] and calls [`Prebuild::poll`] before
-//! it takes its requests.
+//! it takes its requests, and [`Prebuild::settle`] when the run ends.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -166,6 +166,9 @@ impl Prebuilder for Prebuild {
     fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>) {
         Prebuild::poll(self, gen, by_guest, requests)
     }
+    fn settle(&mut self, by_guest: &HashMap<u64, u32>) {
+        Prebuild::settle(self, by_guest)
+    }
 }
 
 impl Prebuild {
@@ -239,15 +242,7 @@ impl Prebuild {
             s.gen = gen;
             s.dirty.extend(0..s.traces.len() as u32);
         }
-        if s.images_seen != Some(feed.images_changes()) {
-            if let Ok(log) = feed.images.try_lock() {
-                let changes = log.changes.load(Ordering::Acquire);
-                let live = s.live_modules(&log);
-                drop(log);
-                s.images_seen = Some(changes);
-                s.resolve(&live, &feed.stats);
-            }
-        }
+        s.follow_images(&feed);
         let metas = blocks.published();
         for m in metas.iter().skip(s.seen as usize) {
             if let Some(ts) = s.wanted.get(&m.guest) {
@@ -304,7 +299,43 @@ enum Check {
     Missing,
 }
 
+impl Prebuild {
+    /// The run is ending and nothing more is built: every resolved trace
+    /// whose blocks all exist is compared with them now, in any order, so
+    /// that `stale` counts every trace this run's code differs from,
+    /// however few builder rounds the run left for the ordered checks (I4:
+    /// a trace waiting for another is looked at only after it).
+    pub fn settle(&mut self, by_guest: &HashMap<u64, u32>) {
+        let (feed, blocks) = (self.feed.clone(), self.blocks.clone());
+        let Some(s) = self.state.as_mut() else {
+            return;
+        };
+        s.follow_images(&feed);
+        for t in 0..s.traces.len() {
+            if !s.traces[t].stale && matches!(s.check_members(t, &blocks, by_guest), Check::Stale) {
+                s.traces[t].stale = true;
+                feed.stats.stale.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 impl State {
+    /// Resolve the traces again if the guest's images changed (I3: only
+    /// when the log is free).
+    fn follow_images(&mut self, feed: &Feed) {
+        if self.images_seen == Some(feed.images_changes()) {
+            return;
+        }
+        if let Ok(log) = feed.images.try_lock() {
+            let changes = log.changes.load(Ordering::Acquire);
+            let live = self.live_modules(&log);
+            drop(log);
+            self.images_seen = Some(changes);
+            self.resolve(&live, &feed.stats);
+        }
+    }
+
     /// I4: which traces wait for which. A trace whose head is a later
     /// member of another waits for that one (the run that stored the other
     /// built it first, and laid this head out inside it); when two hold
@@ -421,10 +452,7 @@ impl State {
 
     fn check(&mut self, t: usize, blocks: &BlockTable, by_guest: &HashMap<u64, u32>) -> Check {
         let p = &self.traces[t];
-        let Some(addrs) = p.addrs.as_ref() else {
-            return Check::Missing;
-        };
-        if p.stale || p.asked == Some(self.gen) {
+        if p.addrs.is_none() || p.stale || p.asked == Some(self.gen) {
             return Check::Missing;
         }
         // I4: a trace that would be cut at this head goes first; asking
@@ -436,6 +464,20 @@ impl State {
         if waits {
             return Check::Missing;
         }
+        self.check_members(t, blocks, by_guest)
+    }
+
+    /// [`State::check`]'s look at the members of resolved trace `t`.
+    fn check_members(
+        &mut self,
+        t: usize,
+        blocks: &BlockTable,
+        by_guest: &HashMap<u64, u32>,
+    ) -> Check {
+        let p = &self.traces[t];
+        let Some(addrs) = p.addrs.as_ref() else {
+            return Check::Missing;
+        };
         let metas = blocks.published();
         let mut path = Vec::with_capacity(addrs.len());
         let mut later = false;

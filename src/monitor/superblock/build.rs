@@ -186,6 +186,9 @@ pub trait Prebuilder: Send + std::fmt::Debug {
     /// Add the requests whose blocks all exist now (in generation `gen`);
     /// `by_guest` maps guest addresses to their latest block ids.
     fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>);
+    /// The run is ending: account for what the run's blocks show, asking
+    /// for nothing.
+    fn settle(&mut self, by_guest: &HashMap<u64, u32>);
 }
 
 /// Selection's view: the tables' counts, the block table, the builder's
@@ -325,6 +328,20 @@ impl Builder {
         self.stats.build_seconds += t0.elapsed().as_secs_f64();
     }
 
+    /// The run is ending: the stored traces' last accounts (store/feed.rs
+    /// `Prebuild::settle`), with the blocks published until now.
+    pub fn settle(&mut self) {
+        if self.shared.gen() != self.gen {
+            // A flush the builder has not followed: its map is of the
+            // generation before.
+            return;
+        }
+        self.follow_blocks();
+        if let Some(p) = self.prebuild.as_mut() {
+            p.settle(&self.by_guest);
+        }
+    }
+
     /// Follow the code cache: a flush dropped every superblock (and its
     /// arena space), and new blocks may have appeared.
     fn sync(&mut self) {
@@ -342,6 +359,11 @@ impl Builder {
             self.failed.clear();
             self.unresolved.clear();
         }
+        self.follow_blocks();
+    }
+
+    /// Map the blocks published since the last look by guest address.
+    fn follow_blocks(&mut self) {
         let metas = self.blocks.published();
         for (id, m) in metas.iter().enumerate().skip(self.seen as usize) {
             self.by_guest.insert(m.guest, id as u32);
