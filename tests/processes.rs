@@ -321,3 +321,33 @@ fn executed_programs_inherit_the_guests_cpu_mask() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A forked child's profile counts the code-cache flushes of its own life:
+/// c-tsc's parent flushes once (`tsc_trapping`: its rdtsc must trap from
+/// then on) and then forks; the child inherits the translations and
+/// flushes nothing itself. Before, the child reported the parent's flush
+/// as its own (the counters and the generation came across the fork).
+#[test]
+fn a_forked_child_counts_only_its_own_flushes() {
+    let exe = guest_program("c-tsc");
+    let dir = scratch("flushes");
+    let (code, profiles) = run_tree(&dir, &[], &[exe.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    assert_eq!(counts(&seen, "fork"), 1, "{seen:?}");
+    for (name, p) in &profiles {
+        let causes = p["code_cache_flushes_by_cause"].as_object().unwrap();
+        let sum: u64 = causes.values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(
+            p["code_cache_flushes"].as_u64(),
+            Some(sum),
+            "{name}: the total is the sum of the causes"
+        );
+        let trapping = causes["tsc_trapping"].as_u64().unwrap();
+        match p["process"]["began"].as_str().unwrap() {
+            "program" => assert_eq!(trapping, 1, "{name}: the parent asked once"),
+            _ => assert_eq!(trapping, 0, "{name}: the child never asked"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

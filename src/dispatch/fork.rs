@@ -186,6 +186,12 @@ impl Vm {
             drop(monitor);
             drop(images);
             drop(publish);
+            // Flushes from here on are the child's own (the parent's are
+            // in its profile), as are translation time and dispatcher
+            // counts below.
+            for n in &proc.flush_causes {
+                n.store(0, Ordering::Relaxed);
+            }
             if !keep {
                 self.flush(&mut locked, super::process::FlushCause::Fork);
             }

@@ -654,7 +654,13 @@ impl super::process::Process {
                 profile_seconds: 0.0,
             },
             ring_capacity,
-            flushes: self.view.gen(),
+            // This process's own flushes (a forked child's generation
+            // goes on from its parent's).
+            flushes: self
+                .flush_causes
+                .iter()
+                .map(|n| n.load(std::sync::atomic::Ordering::Relaxed))
+                .sum(),
             translations: &translations,
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
         });
