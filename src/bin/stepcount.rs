@@ -28,7 +28,8 @@
 //!
 //! The count is the number of user-mode instructions the program retired,
 //! each iteration of a `rep`-prefixed string instruction counted once. Each
-//! rule below is pinned by tests in `stepcount/tests.rs`, named after it.
+//! rule below is pinned by tests in `stepcount/tests.rs` (the SIGTRAP ones in
+//! `stepcount/tests/sigtrap.rs`), named after it.
 //!
 //! - **C1 Start.** Counting starts with the instruction at the entry point of
 //!   the new image (the ELF entry, or `ld.so`'s entry for a dynamically linked
