@@ -144,8 +144,7 @@ impl Tables {
                 self.words[w].watch = true;
             }
         }
-        for k in 0..self.ecache_used.len() {
-            let slot = self.ecache[self.ecache_used[k] as usize];
+        for slot in self.ecache.entries() {
             if slot.n != 0 && self.words[slot.p].end == End::Return && self.guest(slot.e) == g {
                 self.words[slot.p].end = End::LandingReturn;
             }

@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod ecache;
 mod landing;
 mod memo;
 mod mine;
@@ -51,6 +52,7 @@ use super::calltree::{CallTree, ROOT};
 use super::superblock::Request;
 use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
+use ecache::{EdgeCache, EdgeSlot};
 use shadow::{Frame, Shadow};
 use units::UnitOp;
 pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
@@ -91,35 +93,6 @@ pub struct SyscallStat {
     pub count: u64,
     pub errors: u64,
     pub nanos: u64,
-}
-
-/// Entries of the direct-mapped edge cache (16 bytes each).
-const ECACHE: usize = 1 << 16;
-
-/// An edge-cache entry: transitions from word `p` to first block `e`.
-#[derive(Debug, Clone, Copy)]
-struct EdgeSlot {
-    p: u32,
-    e: u32,
-    n: u64,
-}
-
-/// `ECACHE` empty slots: all zero (`n == 0` is empty), so the memory
-/// comes from the allocator already zeroed and faults in only where used
-/// (a forked child's monitor writing a megabyte of `NONE`s cost it more
-/// than its whole profile).
-fn empty_ecache() -> Box<[EdgeSlot]> {
-    let zeroed = Box::<[EdgeSlot]>::new_zeroed_slice(ECACHE);
-    // SAFETY: an all-zero `EdgeSlot` (three integers) is a valid one.
-    #[allow(unsafe_code)]
-    unsafe {
-        zeroed.assume_init()
-    }
-}
-
-fn ecache_index(p: u32, e: u32) -> usize {
-    let k = (u64::from(p) << 32 | u64::from(e)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (k >> (64 - ECACHE.trailing_zeros())) as usize
 }
 
 /// Per guest thread: its calling context and shadow stack, what it ran,
@@ -200,11 +173,10 @@ pub struct Tables {
     /// (`Info::ops_at`, units.rs I1).
     unit_ops: Vec<UnitOp>,
     /// Indirect successors beyond a word's two ways (I1).
-    ecache: Box<[EdgeSlot]>,
-    /// The slots of `ecache` ever filled, so that the end reads those and
-    /// not all 65,536 (a forked python child's monitor spent a third of a
-    /// millisecond reading the empty ones).
-    ecache_used: Vec<u32>,
+    ecache: EdgeCache,
+    /// Entries the edge cache evicted, on their way to `edges` (kept for
+    /// its allocation).
+    ecache_evicted: Vec<EdgeSlot>,
     /// [`Tables::targets`]: the edge cache's entries by source word, as
     /// of the `entries` count it holds (None: never made), made again once
     /// twice as many words came: an estimate for selection, one scan of
@@ -306,8 +278,8 @@ impl Default for Tables {
             by_guest: HashMap::new(),
             unit_sb: Vec::new(),
             unit_ops: Vec::new(),
-            ecache: Box::default(),
-            ecache_used: Vec::new(),
+            ecache: EdgeCache::default(),
+            ecache_evicted: Vec::new(),
             targets_index: Default::default(),
             edges: HashMap::new(),
             warm: HashMap::new(),
@@ -632,8 +604,7 @@ impl Tables {
             let mut index = self.targets_index.borrow_mut();
             if index.0.is_none_or(|at| self.entries > 2 * at.max(1 << 16)) {
                 let mut by_word = TargetsByWord::new();
-                for &i in &self.ecache_used {
-                    let slot = &self.ecache[i as usize];
+                for slot in self.ecache.entries() {
                     if slot.n > 0 {
                         by_word.entry(slot.p).or_default().push((slot.e, slot.n));
                     }
@@ -697,8 +668,7 @@ impl Tables {
             }
         }
         let ecache = std::mem::take(&mut self.ecache);
-        for i in std::mem::take(&mut self.ecache_used) {
-            let slot = ecache[i as usize];
+        for slot in ecache.entries() {
             self.add_edge(slot.p, slot.e, slot.n);
         }
         self.expand_units();

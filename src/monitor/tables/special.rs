@@ -7,7 +7,7 @@
 
 use super::memo::ROTATES;
 use super::words::{End, NONE, W_BLOCKS, W_INSNS};
-use super::{ecache_index, empty_ecache, EdgeSlot, Frame, Tables, ThreadState};
+use super::{EdgeSlot, Frame, Tables, ThreadState};
 use crate::monitor::superblock::{Request, Trigger};
 
 impl Tables {
@@ -162,7 +162,7 @@ impl Tables {
     /// jump takes this path on most of its transitions).
     #[inline(always)]
     pub(super) fn edge_count(&mut self, p: u32, e: u32) -> u64 {
-        if let Some(slot) = self.ecache.get_mut(ecache_index(p, e)) {
+        if let Some(slot) = self.ecache.get_mut(self.ecache.index(p, e)) {
             if slot.p == p && slot.e == e && slot.n != 0 {
                 slot.n += 1;
                 return slot.n;
@@ -189,21 +189,21 @@ impl Tables {
     #[cold]
     #[inline(never)]
     fn cached_transition(&mut self, p: u32, e: u32) -> u64 {
-        if self.ecache.is_empty() {
-            self.ecache = empty_ecache();
+        let i = self.ecache.index(p, e);
+        if let Some(slot) = self.ecache.get_mut(i) {
+            if slot.p == p && slot.e == e && slot.n != 0 {
+                slot.n += 1;
+                return slot.n;
+            }
         }
-        let i = ecache_index(p, e);
-        let slot = &mut self.ecache[i];
-        if slot.p == p && slot.e == e && slot.n != 0 {
-            slot.n += 1;
-            return slot.n;
+        let mut evicted = std::mem::take(&mut self.ecache_evicted);
+        if let Some(old) = self.ecache.put(EdgeSlot { p, e, n: 1 }, &mut evicted) {
+            evicted.push(old);
         }
-        let old = std::mem::replace(slot, EdgeSlot { p, e, n: 1 });
-        if old.n != 0 {
+        for old in evicted.drain(..) {
             self.add_edge(old.p, old.e, old.n);
-        } else {
-            self.ecache_used.push(i as u32);
         }
+        self.ecache_evicted = evicted;
         self.new_target(p, e);
         1
     }
