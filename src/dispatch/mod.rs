@@ -689,10 +689,18 @@ impl Vm {
 
     /// Drop every translation, and the write protection that guarded them
     /// (I1: the other threads are stopped for it), for `cause`.
+    /// A flush that cannot stop the other threads ends the process with
+    /// hotlift's failure status and its profile (process.rs I4).
     pub fn flush(&mut self, l: &mut Locked, cause: process::FlushCause) {
         let proc = self.proc.clone();
         proc.flush_causes[cause as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        proc.flush(l, &self.entry);
+        if let Err(e) = proc.flush(l, &self.entry) {
+            eprintln!("hotlift: {e}: cannot drop the code cache ({cause:?})");
+            let code = crate::status::EXIT_HOTLIFT_FAILED;
+            self.finish(Ending::Exit { code });
+            // SAFETY: _exit has no preconditions.
+            unsafe { libc::_exit(code) }
+        }
         self.sync_ibl();
     }
 }

@@ -479,8 +479,13 @@ impl Vm {
     pub fn finish(&mut self, ending: Ending) {
         // The process is ending: the other threads stop where they are
         // (out of translated code, as exit_group would have them), so the
-        // profile is one consistent picture. They are never resumed.
-        self.proc.threads.stop_others(&self.entry);
+        // profile is one consistent picture. They are never resumed. One
+        // that does not stop in time is named, and the profile written
+        // from what the rings held by then (process.rs I4).
+        let limit = super::process::END_STOP_LIMIT;
+        if let Err(e) = self.proc.threads.stop_others(&self.entry, limit) {
+            eprintln!("hotlift: {e}: the profile holds what the rings held then");
+        }
         self.proc.finish(ending);
     }
 }
