@@ -309,6 +309,9 @@ fn run(
     backoff_ns: i64,
 ) -> Tables {
     let mut tables = Tables::new(sb);
+    if shared.blocks.len() > 0 {
+        tables.meets_blocks_apart();
+    }
     trace::start(&sb);
     if let Some(b) = builder.as_mut() {
         let inherited = b.take_inherited();

@@ -346,6 +346,13 @@ fn block_end(m: &BlockMeta, k: u32) -> (End, u64, u64) {
 
 impl Tables {
     /// Tables that ask for superblocks as `sb` says.
+    /// The monitor starts with blocks already published (a forked
+    /// child's): it will meet them far apart (words.rs I4).
+    pub fn meets_blocks_apart(&mut self) {
+        self.words.set_sparse();
+        self.ways.set_sparse();
+    }
+
     pub fn new(sb: SbConfig) -> Tables {
         Tables {
             sb,
@@ -406,10 +413,10 @@ impl Tables {
         let Some(m) = table.get(id as usize) else {
             return;
         };
-        if self.made(block_word(id, EXIT_FALL)) {
+        let i = id as usize;
+        if self.block_made(i) {
             return;
         }
-        let i = id as usize;
         if self.guests.len() <= i {
             // To every block the table has: fresh zeroed memory, whose
             // pages come when touched (a forked child meets its parent's
@@ -473,6 +480,12 @@ impl Tables {
     /// block; the tables' untouched entries are zero (words.rs I1, I2).
     #[inline(always)]
     fn made(&self, w: u32) -> bool {
+        // A block's three words are made together (make_block), its
+        // fourth never: the dense list answers without touching the
+        // entry's page (words.rs I4).
+        if w < UNIT_BASE {
+            return w & 3 != 3 && self.block_made((w >> 2) as usize);
+        }
         (w as usize) < WORD_LIMIT as usize && self.words[w].weight != 0
     }
 

@@ -511,13 +511,19 @@ impl Tables {
             let a = &self.sbs[id as usize];
             for (i, &b) in a.members.iter().enumerate() {
                 let runs = s.member_runs[i];
+                if runs == 0 {
+                    // Nothing to add, and the word of a member that never
+                    // ran (an adopted superblock's, I4) is not made: its
+                    // page stays untouched.
+                    continue;
+                }
                 // The member ran that many times to the next member (its
                 // fall-through word stands for it; its own exits' edges
                 // are the units').
                 self.words[crate::contract::block_word(b, crate::contract::EXIT_FALL)].count +=
                     runs;
                 let p = a.parent[i];
-                if p != u16::MAX && runs > 0 {
+                if p != u16::MAX {
                     let from = a.members[p as usize];
                     let to = self.guests[b as usize];
                     *self.edges.entry((from, to)).or_insert(0) += runs;
