@@ -5,7 +5,8 @@
 //!     entered it, summed over every translation of that guest address.
 //!     Every block the process translated is listed, run or not; a forked
 //!     child lists the blocks it inherited from its parent only where it
-//!     ran them (and `translated_blocks` counts its own translations).
+//!     ran them (and `translated_blocks` counts its own translations;
+//!     `totals.exits` the exit kinds of the blocks it lists).
 //! I2: `schema_version` changes whenever a field changes meaning or goes
 //!     away; docs/PROFILE.md describes every field.
 //!
@@ -443,8 +444,12 @@ impl Profile {
         let n = inp.blocks.len();
         // Executions by exit kind, a slot per kind value.
         let mut exits: [(u64, Option<ExitKind>); 9] = [(0, None); 9];
-        let mut keyed: Vec<(u64, usize, u32, u64)> = Vec::with_capacity(n);
-        for (id, m) in inp.blocks.iter().enumerate() {
+        let mut keyed: Vec<(u64, usize, u32, u64)> = Vec::new();
+        // A forked child's inherited blocks only where its monitor met
+        // them (the rest never ran here: 38,000 of a python child's
+        // parent, read one by one, were half of building its profile).
+        for id in t.listed_blocks(n, inp.inherited_blocks) {
+            let m = &inp.blocks[id];
             let count = t.count(id);
             totals.guest_instructions += count * m.insns as u64;
             totals.block_executions += count;
@@ -573,12 +578,11 @@ impl Profile {
         });
         // One per block id, in order (dispatch commit_block); a forked
         // child's inherited ones only where it ran them (I1).
-        let translations = inp
-            .translations
-            .iter()
-            .enumerate()
-            .filter(|&(id, _)| id >= inp.inherited_blocks || t.count(id) > 0)
-            .map(|(_, &(host, host_size, guest))| Translation {
+        let translations = t
+            .listed_blocks(inp.translations.len(), inp.inherited_blocks)
+            .filter(|&id| id >= inp.inherited_blocks || t.count(id) > 0)
+            .map(|id| inp.translations[id])
+            .map(|(host, host_size, guest)| Translation {
                 host,
                 host_size,
                 guest,

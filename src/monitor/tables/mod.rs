@@ -393,6 +393,16 @@ impl Tables {
             .sum()
     }
 
+    /// Block ids below `n` a profile lists (profile I1): every id from
+    /// `inherited` up, and below it (a forked child's parent's blocks)
+    /// those this monitor met, found in the dense list.
+    pub fn listed_blocks(&self, n: usize, inherited: usize) -> impl Iterator<Item = usize> + '_ {
+        let below = inherited.min(n);
+        (0..below)
+            .filter(move |&id| self.block_made(id))
+            .chain(below..n)
+    }
+
     /// Count of exit word `w` (a unit's passes that ended at its exit).
     fn word_count(&self, w: u32) -> u64 {
         self.words[w].n()
