@@ -16,12 +16,14 @@
 //!     monitor reads `ring_pos` until the end).
 //! I5: the first context of a process has its table at the start of a
 //!     2 MB-aligned range the kernel may back with one huge page
-//!     (`MADV_HUGEPAGE`): writing the 1 MB table empty (cache/ibl.rs I1)
-//!     page by page took 256 page faults, about 1.4 ms of the 19 ms
-//!     `/bin/true` takes under hotlift by `perf record`, and every
-//!     process pays it (`/bin/true` 0.96–0.97 of before in 100 paired
-//!     runs, AMD EPYC). Later threads' tables stay on small pages: a
-//!     huge page holds 1 MB more than the table.
+//!     (`MADV_HUGEPAGE`): when the table was written empty entry by entry
+//!     that took 256 page faults, about 1.4 ms of the 19 ms `/bin/true`
+//!     takes under hotlift by `perf record` (`/bin/true` 0.96–0.97 of
+//!     before in 100 paired runs, AMD EPYC); an empty table is zero
+//!     memory now (cache/ibl.rs I1), and the huge page still saves a
+//!     fault for each page the inserts of a busy thread reach. Later
+//!     threads' tables stay on small pages: a huge page holds 1 MB more
+//!     than the table.
 //!
 //! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly set
 //! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
