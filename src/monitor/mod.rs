@@ -309,7 +309,7 @@ fn run(
     backoff_ns: i64,
 ) -> Tables {
     let mut tables = Tables::new(sb);
-    if shared.blocks.len() > 0 {
+    if !shared.blocks.is_empty() {
         tables.meets_blocks_apart();
     }
     trace::start(&sb);
