@@ -345,7 +345,6 @@ fn block_end(m: &BlockMeta, k: u32) -> (End, u64, u64) {
 }
 
 impl Tables {
-    /// Tables that ask for superblocks as `sb` says.
     /// The monitor starts with blocks already published (a forked
     /// child's): it will meet them far apart (words.rs I4).
     pub fn meets_blocks_apart(&mut self) {
@@ -353,6 +352,7 @@ impl Tables {
         self.ways.set_sparse();
     }
 
+    /// Tables that ask for superblocks as `sb` says.
     pub fn new(sb: SbConfig) -> Tables {
         Tables {
             sb,
