@@ -47,9 +47,9 @@ impl CtxNode {
 /// A remembered child: (parent, function) → child, in a direct-mapped
 /// cache in front of the hash table (a comparator called from a sort, a
 /// recursion's next level: one probe, no hashing). `tag` is the parent's
-/// id plus one, so that an all-zero entry is empty: the cache comes from
-/// the allocator zeroed, its pages touched only where used (written
-/// empty, its 64 KB were 16 page faults in every process's monitor).
+/// id plus one, so that an all-zero entry is empty: the cache comes
+/// zeroed (`anon::zeroed_slice`), not written empty (its 64 KB were 16
+/// page faults in every process's monitor).
 #[derive(Debug, Clone, Copy)]
 struct Recent {
     func: u64,
@@ -80,18 +80,11 @@ impl Default for CallTree {
         CallTree {
             nodes: vec![CtxNode::new(ROOT, 0)],
             children: HashMap::new(),
-            recent: empty_recent(),
+            // SAFETY: an all-zero `Recent` (integers) is an empty entry.
+            #[allow(unsafe_code)]
+            recent: unsafe { crate::anon::zeroed_slice(RECENT) },
             truncated: 0,
         }
-    }
-}
-
-fn empty_recent() -> Box<[Recent]> {
-    let b = Box::<[Recent]>::new_zeroed_slice(RECENT);
-    // SAFETY: an all-zero `Recent` (integers) is a valid, empty entry.
-    #[allow(unsafe_code)]
-    unsafe {
-        b.assume_init()
     }
 }
 

@@ -48,17 +48,6 @@ impl Default for EdgeCache {
     }
 }
 
-fn zeroed(n: usize) -> Box<[EdgeSlot]> {
-    // An all-zero slot is empty (I1): the allocator's zeroed memory is an
-    // empty table.
-    let b = Box::<[EdgeSlot]>::new_zeroed_slice(n);
-    // SAFETY: an all-zero `EdgeSlot` (three integers) is a valid one.
-    #[allow(unsafe_code)]
-    unsafe {
-        b.assume_init()
-    }
-}
-
 impl EdgeCache {
     /// The slot of the edge from word `p` to block `e` (out of range while
     /// the table has no slots).
@@ -73,31 +62,23 @@ impl EdgeCache {
         self.slots.get_mut(i)
     }
 
-    /// Put `new` in its slot (which the caller found not to hold its edge):
-    /// the entry it evicts, if any. Makes or grows the table first when
-    /// due (I2), pushing the entries the move evicts to `evicted`.
-    pub fn put(&mut self, new: EdgeSlot, evicted: &mut Vec<EdgeSlot>) -> Option<EdgeSlot> {
-        if self.used.len() * 4 >= self.slots.len() && self.slots.len() < MAX {
-            self.grow(evicted);
+    /// Make or grow the table when due (I2): the entries the move
+    /// evicts (none but on a collision).
+    pub fn grow_if_due(&mut self) -> Vec<EdgeSlot> {
+        if self.used.len() * 4 < self.slots.len() || self.slots.len() >= MAX {
+            return Vec::new();
         }
-        let i = self.index(new.p, new.e);
-        let old = std::mem::replace(&mut self.slots[i], new);
-        if old.n == 0 {
-            self.used.push(i as u32);
-            return None;
-        }
-        Some(old)
-    }
-
-    #[cold]
-    fn grow(&mut self, evicted: &mut Vec<EdgeSlot>) {
         let len = if self.slots.is_empty() {
             FIRST
         } else {
             (self.slots.len() * 8).min(MAX)
         };
-        let old = std::mem::replace(&mut self.slots, zeroed(len));
+        // SAFETY: an all-zero slot (three integers) is an empty one (I1).
+        #[allow(unsafe_code)]
+        let fresh = unsafe { crate::anon::zeroed_slice(len) };
+        let old = std::mem::replace(&mut self.slots, fresh);
         self.shift = 64 - len.trailing_zeros();
+        let mut evicted = Vec::new();
         for i in std::mem::take(&mut self.used) {
             let s = old[i as usize];
             let j = self.index(s.p, s.e);
@@ -108,6 +89,19 @@ impl EdgeCache {
                 evicted.push(s);
             }
         }
+        evicted
+    }
+
+    /// Put `new` in its slot (which the caller found not to hold its edge,
+    /// after [`EdgeCache::grow_if_due`]): the entry it evicts, if any.
+    pub fn put(&mut self, new: EdgeSlot) -> Option<EdgeSlot> {
+        let i = self.index(new.p, new.e);
+        let old = std::mem::replace(&mut self.slots[i], new);
+        if old.n == 0 {
+            self.used.push(i as u32);
+            return None;
+        }
+        Some(old)
     }
 
     /// Every filled slot's entry (I3).
@@ -129,7 +123,6 @@ mod tests {
         let mut spilled: HashMap<(u32, u32), u64> = HashMap::new();
         let mut want: HashMap<(u32, u32), u64> = HashMap::new();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut evicted = Vec::new();
         for _ in 0..400_000 {
             x ^= x << 13;
             x ^= x >> 7;
@@ -141,13 +134,12 @@ mod tests {
             match c.get_mut(i) {
                 Some(s) if s.p == p && s.e == e && s.n != 0 => s.n += 1,
                 _ => {
-                    if let Some(o) = c.put(EdgeSlot { p, e, n: 1 }, &mut evicted) {
-                        evicted.push(o);
+                    let mut evicted = c.grow_if_due();
+                    evicted.extend(c.put(EdgeSlot { p, e, n: 1 }));
+                    for o in evicted {
+                        *spilled.entry((o.p, o.e)).or_default() += o.n;
                     }
                 }
-            }
-            for o in evicted.drain(..) {
-                *spilled.entry((o.p, o.e)).or_default() += o.n;
             }
         }
         assert_eq!(c.slots.len(), MAX, "grew to the largest table");

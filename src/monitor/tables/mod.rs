@@ -52,7 +52,7 @@ use super::calltree::{CallTree, ROOT};
 use super::superblock::Request;
 use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
-use ecache::{EdgeCache, EdgeSlot};
+use ecache::EdgeCache;
 use shadow::{Frame, Shadow};
 use units::UnitOp;
 pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
@@ -174,9 +174,6 @@ pub struct Tables {
     unit_ops: Vec<UnitOp>,
     /// Indirect successors beyond a word's two ways (I1).
     ecache: EdgeCache,
-    /// Entries the edge cache evicted, on their way to `edges` (kept for
-    /// its allocation).
-    ecache_evicted: Vec<EdgeSlot>,
     /// [`Tables::targets`]: the edge cache's entries by source word, as
     /// of the `entries` count it holds (None: never made), made again once
     /// twice as many words came: an estimate for selection, one scan of
@@ -279,7 +276,6 @@ impl Default for Tables {
             unit_sb: Vec::new(),
             unit_ops: Vec::new(),
             ecache: EdgeCache::default(),
-            ecache_evicted: Vec::new(),
             targets_index: Default::default(),
             edges: HashMap::new(),
             warm: HashMap::new(),

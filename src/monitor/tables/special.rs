@@ -5,9 +5,10 @@
 //! counted toward a superblock trigger — and the charging of instructions
 //! to calling contexts (tables I2).
 
+use super::ecache::EdgeSlot;
 use super::memo::ROTATES;
 use super::words::{End, NONE, W_BLOCKS, W_INSNS};
-use super::{EdgeSlot, Frame, Tables, ThreadState};
+use super::{Frame, Tables, ThreadState};
 use crate::monitor::superblock::{Request, Trigger};
 
 impl Tables {
@@ -196,14 +197,11 @@ impl Tables {
                 return slot.n;
             }
         }
-        let mut evicted = std::mem::take(&mut self.ecache_evicted);
-        if let Some(old) = self.ecache.put(EdgeSlot { p, e, n: 1 }, &mut evicted) {
-            evicted.push(old);
-        }
-        for old in evicted.drain(..) {
+        let mut evicted = self.ecache.grow_if_due();
+        evicted.extend(self.ecache.put(EdgeSlot { p, e, n: 1 }));
+        for old in evicted {
             self.add_edge(old.p, old.e, old.n);
         }
-        self.ecache_evicted = evicted;
         self.new_target(p, e);
         1
     }
