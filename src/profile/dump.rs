@@ -13,13 +13,8 @@ use std::fmt::Write as _;
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::SuperblockEntry;
-use crate::monitor::superblock::build::SbRecord;
+use crate::monitor::superblock::record::SbRecord;
 use crate::monitor::superblock::{ExitTo, Trigger};
-
-/// The bytes of a profile's hex field (none if it is not hex).
-fn unhex(s: &str) -> Vec<u8> {
-    hex::decode(s).unwrap_or_default()
-}
 
 impl SuperblockEntry {
     fn name(&self, addr: u64) -> String {
@@ -158,7 +153,7 @@ pub fn render_text(e: &SuperblockEntry) -> String {
             m.instructions,
             m.size
         );
-        guest_listing(&mut s, e, m.addr, &unhex(&m.code));
+        guest_listing(&mut s, e, m.addr, &m.code);
     }
     let _ = writeln!(s, "  exits:");
     for x in &r.exits {
@@ -175,7 +170,7 @@ pub fn render_text(e: &SuperblockEntry) -> String {
         );
     }
     let _ = writeln!(s, "  IR:");
-    for line in r.ir.lines() {
+    for line in r.ir.to_string().lines() {
         let _ = writeln!(s, "    {line}");
     }
     let _ = writeln!(
@@ -183,7 +178,7 @@ pub fn render_text(e: &SuperblockEntry) -> String {
         "  host code at {:#x}, {} bytes (capstone):",
         r.host, r.host_size
     );
-    host_listing(&mut s, r.host, &unhex(&r.host_code));
+    host_listing(&mut s, r.host, &r.host_code);
     s
 }
 

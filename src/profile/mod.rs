@@ -33,7 +33,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::monitor::superblock::build::{BuildStats, SbRecord};
+use crate::monitor::superblock::build::BuildStats;
+use crate::monitor::superblock::record::SbRecord;
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::strace;
 pub use modules::{file_sha256, Module, Modules, ANON};

@@ -40,7 +40,7 @@ use super::{
     Store, StoreError, TracePath,
 };
 use crate::images::{ImageKind, ImageLog, ImageRecord};
-use crate::monitor::superblock::build::SbRecord;
+use crate::monitor::superblock::record::SbRecord;
 use crate::monitor::superblock::Trigger;
 use crate::monitor::{BlockTable, Tables};
 use crate::options::RunOptions;
@@ -310,10 +310,6 @@ impl ModuleCache {
     }
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    hex::decode(s).ok().filter(|b| !b.is_empty())
-}
-
 /// A superblock's path: its members up to the first repeated one (the
 /// unrolled copies of a loop), each in its image; None when a member is
 /// outside every image or its image has no identity (JIT code).
@@ -350,7 +346,7 @@ fn path_of(r: &SbRecord, images: &ImageLog, cache: &mut ModuleCache) -> Option<T
             offset: m.addr - rec.base,
             size: m.size,
             insns: m.instructions,
-            code: code_hash(&unhex(&m.code)?),
+            code: code_hash((!m.code.is_empty()).then_some(&m.code[..])?),
             symbol: symbols.name(m.addr),
         });
     }

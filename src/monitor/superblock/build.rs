@@ -25,9 +25,10 @@ use std::time::Instant;
 
 use hashbrown::{HashMap, HashSet};
 
+use super::record::{IrText, MemberRecord, SbRecord};
 use super::select::shape;
 use super::select::{Graph, FRAGMENT};
-use super::{check_path, select, Limits, Member, Plan, Request, Trigger};
+use super::{check_path, select, Limits, Member, Plan, Request};
 use crate::backend::{emit_superblock, SbEmitEnv};
 use crate::cache::CacheShared;
 use crate::frontend::lift_block;
@@ -56,59 +57,6 @@ pub struct BuildConfig {
 pub struct SbDump {
     pub dir: std::path::PathBuf,
     pub render: fn(&SbRecord) -> String,
-}
-
-/// A built superblock, for the profile and `hotlift dump`.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct SbRecord {
-    pub id: u32,
-    pub generation: u64,
-    pub head: u64,
-    pub trigger: Trigger,
-    pub built_at_seconds: f64,
-    pub built_after_entries: u64,
-    pub members: Vec<MemberRecord>,
-    /// Each member's parent (the member it follows; `u16::MAX` for the
-    /// head). Empty in profiles older than superblock trees: each member
-    /// follows the one before.
-    #[serde(default)]
-    pub parents: Vec<u16>,
-    /// Members on the first path (the trace a tree grew from); absent in
-    /// older profiles: all.
-    #[serde(default)]
-    pub spine: Option<u32>,
-    pub exits: Vec<super::Exit>,
-    pub host: u64,
-    pub host_size: u32,
-    /// The host code, hex.
-    pub host_code: String,
-    pub ir: String,
-    pub guest_instructions: u32,
-    /// Ring entries the monitor had seen when the superblock was taken
-    /// back (review.rs), if it was.
-    #[serde(default)]
-    pub retired_after_entries: Option<u64>,
-}
-
-impl SbRecord {
-    /// The parent of member `i` (> 0).
-    pub fn parent(&self, i: usize) -> usize {
-        match self.parents.get(i) {
-            Some(&p) if p != u16::MAX => p as usize,
-            _ => i - 1,
-        }
-    }
-}
-
-/// One member, with its guest bytes (for disassembly in dumps).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct MemberRecord {
-    pub block: u32,
-    pub addr: u64,
-    pub size: u32,
-    pub instructions: u32,
-    /// The guest code, hex.
-    pub code: String,
 }
 
 /// Why nothing was built for a request.
@@ -633,7 +581,6 @@ impl Builder {
                         size: meta.guest_len,
                         instructions: meta.insns,
                         code: crate::guest_mem::read_bytes(meta.guest, meta.guest_len as usize)
-                            .map(hex::encode)
                             .unwrap_or_default(),
                     }
                 })
@@ -643,9 +590,9 @@ impl Builder {
             exits: plan.exits.clone(),
             host,
             host_size: em.code.len() as u32,
-            host_code: hex::encode(&em.code),
-            ir: plan.to_string(),
             guest_instructions: plan.guest_insns(),
+            host_code: em.code,
+            ir: IrText::Plan(Arc::new(plan)),
             retired_after_entries: None,
         };
         if let Some(dump) = &self.cfg.dump {

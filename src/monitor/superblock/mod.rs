@@ -29,6 +29,7 @@
 
 pub mod build;
 pub mod pisat;
+pub mod record;
 mod review;
 pub mod select;
 

@@ -238,7 +238,7 @@ pub struct Tables {
     /// Thread id of each ring, in registration order (filled at the end).
     pub thread_tids: Vec<i32>,
     /// What the builder made (filled at the end).
-    pub superblocks: Vec<super::superblock::build::SbRecord>,
+    pub superblocks: Vec<super::superblock::record::SbRecord>,
     pub build_stats: super::superblock::build::BuildStats,
     /// Timed samples of the threads' calling contexts (sampler.rs).
     pub sampler: super::sampler::Sampler,
