@@ -88,14 +88,48 @@ fn report_json(profile: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// Where the calls through each PLT stub went, by the profile's symbols:
+/// `strcmp@plt` -> `__strcmp_avx2` when every indirect jump of the stub's
+/// block went to one block outside the PLT (the report names such a
+/// context after it: export/images.rs I6).
+fn through_stubs(p: &Value) -> HashMap<String, String> {
+    let blocks = p["blocks"].as_array().unwrap();
+    let sym = |a: u64| {
+        blocks
+            .iter()
+            .find(|b| b["addr"] == a)
+            .and_then(|b| b["symbol"].as_str())
+    };
+    let mut to: HashMap<u64, Vec<u64>> = HashMap::new();
+    for e in p["indirect_edges"].as_array().unwrap() {
+        let (from, t) = (e["from"].as_u64().unwrap(), e["to"].as_u64().unwrap());
+        let stub = sym(from).is_some_and(|s| s.ends_with("@plt"));
+        if stub && !sym(t).is_some_and(|s| s.contains("@plt")) {
+            let v = to.entry(from).or_default();
+            if !v.contains(&t) {
+                v.push(t);
+            }
+        }
+    }
+    to.into_iter()
+        .filter(|(_, t)| t.len() == 1)
+        .filter_map(|(from, t)| {
+            let target = sym(t[0])?.split("+0x").next()?.to_string();
+            Some((sym(from)?.to_string(), target))
+        })
+        .collect()
+}
+
 /// The raw samples of a profile: (time, "frame;frame;..." of its stack).
 fn raw_samples(p: &Value) -> Vec<(u64, String)> {
     let tt = &p["time_tree"];
+    let through = through_stubs(p);
     let functions: Vec<&str> = tt["functions"]
         .as_array()
         .unwrap()
         .iter()
         .map(|f| f.as_str().unwrap())
+        .map(|f| through.get(f).map_or(f, String::as_str))
         .collect();
     let stacks: Vec<String> = tt["stack_types"]
         .as_array()

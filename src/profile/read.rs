@@ -461,7 +461,17 @@ impl ProfileDoc {
                 })
                 .collect(),
             edges: Vec::new(),
-            indirect_edges: Vec::new(),
+            // Where PLT stubs went: the summary names calls through them
+            // by it (export/images.rs I6).
+            indirect_edges: p
+                .indirect_edges
+                .iter()
+                .map(|e| Edge {
+                    from: e.from,
+                    to: e.to,
+                    count: e.count,
+                })
+                .collect(),
             call_edges: Vec::new(),
             syscalls: p
                 .syscalls

@@ -20,7 +20,9 @@
 //!     blocks (by the function holding each) and no inclusive ones.
 //! I2: functions are named as in every export (export/images.rs
 //!     `function_name`: demangled, PLT stubs `name@plt`, unnamed code by
-//!     module and offset); a process tree's tables add up by name.
+//!     module and offset; a context entered through a stub by the
+//!     function the stub went to, `context_name`); a process tree's
+//!     tables add up by name.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -71,7 +73,7 @@ fn functions(doc: &ProfileDoc, images: &Images) -> HashMap<String, Cost> {
                 let name = if root {
                     "[before any call]".to_string()
                 } else {
-                    images.function_name(c.function, c.symbol.as_deref()).1
+                    images.context_name(c.function, c.symbol.as_deref()).1
                 };
                 *by_name.entry(name.clone()).or_insert_with(|| {
                     names.push(name);

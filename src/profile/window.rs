@@ -69,8 +69,9 @@ pub struct Report {
 }
 
 /// The name of each of `sec.functions` (frames) as every output names
-/// the function (export/images.rs `function_name`: demangled, PLT stubs
-/// `name@plt`, unnamed code `module+0xOFFSET`, from debug files found by
+/// the context (export/images.rs `context_name`: demangled, entered
+/// through a PLT stub by where the stub went, unnamed code
+/// `module+0xOFFSET`, from debug files found by
 /// build id or `.gnu_debuglink`), from the calling contexts the frames
 /// stand for (sampling.rs I1): the profile's own names were made when it
 /// was written, from the module's symbols alone. A frame no context
@@ -88,7 +89,7 @@ pub fn frame_names(sec: &TimeTreeSection, call_tree: &[CallNode], images: &Image
             };
             if let Some(done) = named.get_mut(f as usize).filter(|d| !**d) {
                 *done = true;
-                names[f as usize] = images.function_name(n.function, n.symbol.as_deref()).1;
+                names[f as usize] = images.context_name(n.function, n.symbol.as_deref()).1;
             }
             node = n.parent.and_then(|p| nodes.get(&p).copied());
         }
@@ -222,7 +223,7 @@ impl Report {
             let Some(n) = first.get(row.name.as_str()) else {
                 continue;
             };
-            let (entry, _) = images.function_name(n.function, n.symbol.as_deref());
+            let (entry, _) = images.context_name(n.function, n.symbol.as_deref());
             row.source = images
                 .containing(entry)
                 .and_then(|i| i.source_line(entry, true));

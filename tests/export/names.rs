@@ -6,7 +6,8 @@
 //! folded), `dump`, `diff` and every export that names functions
 //! (callgrind, folded, svg, perfmap, lcov, cobertura) must name each
 //! function as the callgrind export does: PLT stubs `name@plt` (a static
-//! program's ifunc stubs too), unnamed code `module+0xOFFSET`, C++
+//! program's ifunc stubs too) and calls through them by the function
+//! they went to, unnamed code `module+0xOFFSET`, C++
 //! demangled, and never by an address ASLR moves.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -368,9 +369,24 @@ fn named_in(out: &BTreeMap<String, Vec<String>>, outputs: &[&str], want: &str, w
     }
 }
 
+/// `want` is a name in none of `outputs`.
+fn not_named_in(out: &BTreeMap<String, Vec<String>>, outputs: &[&str], want: &str, what: &str) {
+    for o in outputs {
+        assert!(
+            !out[*o].iter().any(|n| n == want),
+            "{what}: {o} names {want}: {:?}",
+            out[*o]
+        );
+    }
+}
+
 /// The outputs that list every function that ran (with `--top` large;
 /// the flame graph leaves out frames too narrow to draw).
 const COMPLETE: [&str; 4] = ["summary", "callgrind", "folded", "diff's functions"];
+/// Those of them that name code by its address (a PLT stub's own code is
+/// the stub), and those that name calling contexts (images.rs I6).
+const BY_ADDRESS: [&str; 2] = ["callgrind", "diff's functions"];
+const BY_CONTEXT: [&str; 3] = ["summary", "folded", "profile's summary"];
 
 #[test]
 fn every_output_names_code_with_the_one_naming_function() {
@@ -409,9 +425,14 @@ fn every_output_names_code_with_the_one_naming_function() {
     all.extend(["svg", "report's stacks", "report's folded stacks", "lcov"]);
     named_in(&out, &all, "work", "sorts-dbg");
     named_in(&out, &["summary", "callgrind", "lcov"], "main", "sorts-dbg");
-    let mut stub: Vec<&str> = COMPLETE.to_vec();
-    stub.extend(["svg", "report's stacks", "profile's summary"]);
-    named_in(&out, &stub, "qsort@plt", "sorts-dbg");
+    // The stub's own code is `qsort@plt` where code is named by address;
+    // a call through it enters libc's `qsort` wherever calling contexts
+    // are named (images.rs I6), never the stub.
+    named_in(&out, &BY_ADDRESS, "qsort@plt", "sorts-dbg");
+    let mut through: Vec<&str> = BY_CONTEXT.to_vec();
+    through.extend(["svg", "report's stacks"]);
+    named_in(&out, &through, "qsort", "sorts-dbg");
+    not_named_in(&out, &through, "qsort@plt", "sorts-dbg");
 
     // Stripped bare: its functions by place, the same place everywhere.
     let (out, _) = check(&dir, &dir.join("sorts-bare"), &args, &again);
@@ -431,12 +452,23 @@ fn every_output_names_code_with_the_one_naming_function() {
         "profile's summary",
     ]);
     named_in(&out, &all, &work, "sorts-bare");
-    named_in(&out, &all, "qsort@plt", "sorts-bare");
+    named_in(&out, &BY_ADDRESS, "qsort@plt", "sorts-bare");
+    named_in(&out, &BY_CONTEXT, "qsort", "sorts-bare");
 
     // Static: the stubs of its ifuncs (objdump leaves them unnamed).
     let (out, canon) = check(&dir, &dir.join("sorts-static"), &args, &again);
-    named_in(&out, &COMPLETE, "strlen@plt", "sorts-static");
-    named_in(&out, &COMPLETE, "strchr@plt", "sorts-static");
+    named_in(&out, &BY_ADDRESS, "strlen@plt", "sorts-static");
+    named_in(&out, &BY_ADDRESS, "strchr@plt", "sorts-static");
+    // The variant the ifunc chose depends on the CPU (`__strlen_avx2`,
+    // `__strlen_evex`): a context is named after it, not the stub.
+    for (stub, f) in [("strlen@plt", "__strlen_"), ("strchr@plt", "__strchr_")] {
+        not_named_in(&out, &BY_CONTEXT, stub, "sorts-static");
+        assert!(
+            out["summary"].iter().any(|n| n.starts_with(f)),
+            "sorts-static: no {f}* in the summary: {:?}",
+            out["summary"]
+        );
+    }
     let unnamed: Vec<&String> = canon
         .iter()
         .filter(|n| n.starts_with("sorts-static+0x"))

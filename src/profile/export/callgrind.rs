@@ -143,7 +143,7 @@ fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
         };
         let caller = &doc.call_tree[p];
         let caller_name = images
-            .function_name(caller.function, caller.symbol.as_deref())
+            .context_name(caller.function, caller.symbol.as_deref())
             .1;
         let e = by_pair.entry((caller_name, n.function)).or_default();
         e.0 += n.calls;

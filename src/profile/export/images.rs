@@ -22,12 +22,20 @@
 //!     size 0): each stub is a function of its own, named after the
 //!     function it jumps to (`qsort@plt`) or by its place
 //!     (`prog+0x1038@plt`), never by an address ASLR moves.
+//! I6: a calling context entered through a PLT stub (a call to
+//!     `memcmp@plt`) is named after the one function outside the PLT the
+//!     stub jumped to in the run (`__memcmp_avx2_movbe`), as perf and
+//!     callgrind's own call graphs name it: all the context ran but the
+//!     stub's jump is that function's code, and its callees are called
+//!     from there. A stub that went to several functions, or to none the
+//!     profile saw, keeps its own name (I5).
 //!
 //! Debug files are looked for as GDB does: `/usr/lib/debug/.build-id/xx/
 //! yyyy.debug` from the build id, then the `.gnu_debuglink` name next to the
 //! file, in its `.debug/` folder and under `/usr/lib/debug/` + its folder.
 //! `HOTLIFT_DEBUG_DIR` replaces `/usr/lib/debug` (for tests).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use goblin::elf::{program_header::PT_LOAD, Elf};
@@ -314,6 +322,9 @@ pub struct Images {
     /// program entry), sorted: code no symbol covers belongs to the nearest
     /// entry before it in the same module (I4).
     entries: Vec<u64>,
+    /// PLT stubs that jumped to one function (I6): where, and the
+    /// profile's symbol for it.
+    through: HashMap<u64, (u64, Option<String>)>,
 }
 
 impl Images {
@@ -324,7 +335,50 @@ impl Images {
         entries.extend(images.iter().map(|i| i.entry).filter(|&e| e != 0));
         entries.sort_unstable();
         entries.dedup();
-        Images { images, entries }
+        let mut images = Images {
+            images,
+            entries,
+            through: HashMap::new(),
+        };
+        images.through = images.stub_targets(doc);
+        images
+    }
+
+    /// The PLT stubs of `doc` whose indirect jump went to exactly one
+    /// address outside every PLT section (I6; a lazily bound stub's first
+    /// jump to its own next instruction does not count).
+    fn stub_targets(&self, doc: &ProfileDoc) -> HashMap<u64, (u64, Option<String>)> {
+        let in_plt = |a: u64| self.containing(a).is_some_and(|i| i.in_plt(a));
+        let mut to: HashMap<u64, Option<u64>> = HashMap::new();
+        for e in doc.indirect_edges.iter().filter(|e| in_plt(e.from)) {
+            if in_plt(e.to) {
+                continue;
+            }
+            to.entry(e.from)
+                .and_modify(|t| {
+                    if *t != Some(e.to) {
+                        *t = None;
+                    }
+                })
+                .or_insert(Some(e.to));
+        }
+        to.into_iter()
+            .filter_map(|(stub, t)| {
+                let t = t?;
+                let sym = doc.block_at(t).and_then(|b| b.symbol.clone());
+                Some((stub, (t, sym)))
+            })
+            .collect()
+    }
+
+    /// The function a calling context entered at `func` is named after:
+    /// [`Images::function_name`] of its entry, or of the function its PLT
+    /// stub jumped to (I6).
+    pub fn context_name(&self, func: u64, fallback: Option<&str>) -> (u64, String) {
+        match self.through.get(&func) {
+            Some((to, sym)) => self.function_name(*to, sym.as_deref()),
+            None => self.function_name(func, fallback),
+        }
     }
 
     /// The image of the module named `name`.

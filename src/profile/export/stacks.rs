@@ -57,7 +57,7 @@ pub fn folded(doc: &ProfileDoc, images: &Images) -> Result<Vec<String>, ExportEr
             .map(|s| s.split('+').next().unwrap_or(s));
         // Semicolons separate frames and spaces the count: keep names clean.
         images
-            .function_name(n.function, sym)
+            .context_name(n.function, sym)
             .1
             .replace([';', ' '], "_")
     };
