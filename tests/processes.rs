@@ -351,3 +351,55 @@ fn a_forked_child_counts_only_its_own_flushes() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A forked child's monitor starts idle (monitor I5): it wakes when its
+/// ring fills, after the idle time, or at the end. Either way each child's
+/// profile is exact: one child exits at once (its monitor only ever wakes
+/// for the end), one runs calls and loops for far longer than the idle
+/// time (its ring fills first).
+#[test]
+fn forked_children_are_exact_however_long_they_live() {
+    let dir = scratch("idle");
+    let src = dir.join("kids.c");
+    std::fs::write(
+        &src,
+        "#include <stdlib.h>\n#include <unistd.h>\n#include <sys/wait.h>\n\
+         __attribute__((noinline)) static long f(long i) { return (i * 7) % 13; }\n\
+         int main(void) {\n\
+         \x20 pid_t a = fork();\n\
+         \x20 if (a == 0) _exit(0);\n\
+         \x20 pid_t b = fork();\n\
+         \x20 if (b == 0) { long s = 0; for (long i = 0; i < 30000000; i++) s += f(i); _exit(s == 42); }\n\
+         \x20 int st; waitpid(a, &st, 0); waitpid(b, &st, 0);\n\
+         \x20 return WEXITSTATUS(st);\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = dir.join("kids");
+    let o = Command::new("gcc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, profiles) = run_tree(&dir, &["--count-check"], &[exe.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    assert_eq!(counts(&seen, "fork"), 2, "{seen:?}");
+    let mut insns: Vec<u64> = Vec::new();
+    for (name, p) in &profiles {
+        let check = &p["count_check"];
+        assert_eq!(check["block_mismatch_total"], 0, "{name}: {check}");
+        if p["process"]["began"] == "fork" {
+            insns.push(p["totals"]["guest_instructions"].as_u64().unwrap());
+        }
+    }
+    insns.sort_unstable();
+    assert!(insns[0] > 0, "{insns:?}");
+    assert!(
+        insns[1] > 30_000_000 * 4,
+        "the long child's loop: {insns:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

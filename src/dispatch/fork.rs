@@ -31,9 +31,11 @@
 //!     child of a run with path profiling (path-profiled code reports to
 //!     the parent's path tables) flushes every translation instead,
 //!     sharing only the shared stubs.
-//! F3: the child's profile starts empty at the fork (a new monitor, a new
-//!     ring for its one thread; the parent's monitor state is abandoned,
-//!     never joined) and is written to its own file (profile/process.rs).
+//! F3: the child's profile starts empty at the fork (a new monitor, idle
+//!     until its ring fills, 10 ms pass or the child ends: monitor I5; a
+//!     new ring for its one thread; the parent's monitor state is
+//!     abandoned, never joined) and is written to its own file
+//!     (profile/process.rs).
 //! F4: `vfork` (and `clone` with `CLONE_VM | CLONE_VFORK`, glibc's
 //!     `posix_spawn`) runs as a fork whose parent waits until the child
 //!     has called `execve` or ended, as the kernel suspends a vfork

@@ -81,8 +81,13 @@ pub struct Profiling {
     published: crate::monitor::superblock::Published,
 }
 
+/// How long a forked child's monitor stays idle at most (monitor I5): a
+/// python child that exits or execs at once lives 1-3 ms natively.
+const FORKED_MONITOR_IDLE: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// The monitor `opts` asks for, building superblocks in `shared`'s arena
-/// (and stored traces, with `prebuild`: src/store).
+/// (and stored traces, with `prebuild`: src/store), idle at first for
+/// `idle` (monitor I5).
 fn start_monitor(
     opts: &crate::options::RunOptions,
     blocks: &Arc<BlockTable>,
@@ -90,6 +95,7 @@ fn start_monitor(
     prebuild: Option<crate::store::feed::Prebuild>,
     paths: Option<Arc<crate::monitor::paths::Shared>>,
     published: &crate::monitor::superblock::Published,
+    idle: Option<std::time::Duration>,
 ) -> Option<Monitor> {
     opts.monitor().then(|| {
         let sb = SbConfig {
@@ -121,7 +127,7 @@ fn start_monitor(
                 .with_prebuild(prebuild.map(|p| Box::new(p) as Box<dyn Prebuilder>))
                 .with_published(published.clone())
         });
-        Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths)
+        Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths, idle)
     })
 }
 
@@ -171,6 +177,7 @@ impl Profiling {
             prebuild,
             paths_shared.clone(),
             &published,
+            None,
         );
         Ok(Profiling {
             blocks,
@@ -241,7 +248,8 @@ impl Profiling {
         });
         crate::monitor::do_not_pin();
         // The parent's published superblocks, in this process's copy of
-        // the log, are the new monitor's (fork.rs F2).
+        // the log, are the new monitor's (fork.rs F2). It starts idle
+        // (monitor I5): most children exec or exit within milliseconds.
         *monitor = start_monitor(
             opts,
             &self.blocks,
@@ -249,6 +257,7 @@ impl Profiling {
             prebuild,
             self.paths_shared.clone(),
             &self.published,
+            Some(FORKED_MONITOR_IDLE),
         );
     }
 

@@ -16,6 +16,15 @@
 //!     inside no one-time initialisation (a lazily built table of a crate
 //!     it uses), and stays there until told to go on: a forked child gets
 //!     no state half changed by a thread it does not have.
+//! I5: a monitor started idle ([`Monitor::start`] with `idle`: a forked
+//!     child's) makes no tables and reads no ring until a ring fills (its
+//!     producer rings the doorbell), a `fork` or the end asks for it, or
+//!     the idle time has passed; then it goes on as any monitor, from the
+//!     first entry (I1). A child that calls `execve` or exits at once
+//!     costs no tables, no page of them and no drain: each forked python
+//!     child's monitor had been about 7 ms of its fork's 16. Its time tree
+//!     places the samples of that first stretch by interpolation over it
+//!     (sampler.rs: one interval from the monitor's start).
 //!
 //! Ring entries: the words of `crate::contract` (units, and tagged
 //! records: syscalls, `rep` iterations, instructions that did not retire,
@@ -170,6 +179,7 @@ impl Monitor {
         builder: Option<superblock::Builder>,
         sampling: Option<sampler::SampleConfig>,
         paths: Option<Arc<paths::Shared>>,
+        idle: Option<std::time::Duration>,
     ) -> Monitor {
         let shared = Arc::new(Shared {
             rings: Mutex::new(Vec::new()),
@@ -209,7 +219,7 @@ impl Monitor {
             let pinned = monitor_core
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);
-            let tables = run(&s2, sb, builder, sampling, paths, nap);
+            let tables = run(&s2, sb, builder, sampling, paths, nap, idle);
             (tables, thread_cpu_seconds(), pinned)
         })
         .expect("spawn the monitor thread");
@@ -307,7 +317,13 @@ fn run(
     sampling: Option<sampler::SampleConfig>,
     paths: Option<Arc<paths::Shared>>,
     backoff_ns: i64,
+    idle: Option<std::time::Duration>,
 ) -> Tables {
+    // The sampler's clock starts with the monitor, idle or not (I5).
+    let sampler = sampler::Sampler::new(sampling);
+    if let Some(d) = idle {
+        wait_idle(shared, d);
+    }
     let mut tables = Tables::new(sb);
     if !shared.blocks.is_empty() {
         tables.meets_blocks_apart();
@@ -319,7 +335,7 @@ fn run(
             tables.inherit(inherited, shared.blocks.clone());
         }
     }
-    tables.sampler = sampler::Sampler::new(sampling);
+    tables.sampler = sampler;
     tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
     loop {
         if shared.pause.load(Ordering::Acquire) == PAUSE_ASKED {
@@ -389,6 +405,27 @@ fn run(
                 &nap as *const libc::timespec,
             )
         };
+    }
+}
+
+/// I5: return once a ring has filled, a pause or the stop is asked for
+/// (each rings the doorbell), or `d` has passed.
+fn wait_idle(shared: &Shared, d: std::time::Duration) {
+    let until = std::time::Instant::now() + d;
+    let seen = shared.doorbell.load(Ordering::Acquire);
+    loop {
+        let asked = shared.stop.load(Ordering::Acquire)
+            || shared.pause.load(Ordering::Acquire) == PAUSE_ASKED
+            || shared.doorbell.load(Ordering::Acquire) != seen;
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if asked || left.is_zero() {
+            return;
+        }
+        futex_wait(
+            &shared.doorbell,
+            seen,
+            left.as_nanos().min(999_999_999) as i64,
+        );
     }
 }
 
