@@ -29,6 +29,9 @@ pub struct Symbols {
     /// file have 13,000 function symbols, and a `String` each was most of
     /// the time every process's profile spent on them.
     names: String,
+    /// The other names of a start (`malloc` beside `__libc_malloc`), for
+    /// [`Symbols::address_of`] only.
+    aliases: Vec<Func>,
 }
 
 /// A function symbol: start, size and its name's range in `names`.
@@ -81,12 +84,16 @@ impl Reader {
         self.funcs
             .sort_unstable_by_key(|f| u128::from(f.start) << 64 | u128::from(f.size));
         let mut kept = 0;
+        let mut aliases = Vec::new();
         for i in 0..self.funcs.len() {
             let f = self.funcs[i];
             if kept > 0 && self.funcs[kept - 1].start == f.start {
                 let k = &mut self.funcs[kept - 1];
                 if (f.size, name(&f)) < (k.size, name(k)) {
+                    aliases.push(*k);
                     *k = f;
+                } else {
+                    aliases.push(f);
                 }
                 continue;
             }
@@ -98,6 +105,7 @@ impl Reader {
             base,
             funcs: self.funcs,
             names: self.names,
+            aliases,
         }
     }
 }
@@ -145,6 +153,16 @@ impl Symbols {
     /// most its PLT stubs (`qsort@plt`, from its relocations).
     pub fn is_empty(&self) -> bool {
         self.funcs.iter().all(|f| self.name_of(f).ends_with("@plt"))
+    }
+
+    /// Where the function named `name` starts (under any of the names of
+    /// its start), if this file defines one.
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        self.funcs
+            .iter()
+            .chain(&self.aliases)
+            .find(|f| self.name_of(f) == name)
+            .map(|f| f.start)
     }
 
     /// The function containing `addr`: its start address and name.

@@ -28,7 +28,11 @@
 //!     callgrind's own call graphs name it: all the context ran but the
 //!     stub's jump is that function's code, and its callees are called
 //!     from there. A stub that went to several functions, or to none the
-//!     profile saw, keeps its own name (I5).
+//!     profile saw, keeps its own name (I5). A stub that only ever went
+//!     into the lazy binder (a function called once, bound lazily) is
+//!     named after the function its relocation names, where a module
+//!     defines one: the definition the dynamic linker bound it to (the
+//!     first module in load order, the program first).
 //!
 //! Debug files are looked for as GDB does: `/usr/lib/debug/.build-id/xx/
 //! yyyy.debug` from the build id, then the `.gnu_debuglink` name next to the
@@ -362,13 +366,37 @@ impl Images {
                 })
                 .or_insert(Some(e.to));
         }
-        to.into_iter()
+        let mut through: HashMap<u64, (u64, Option<String>)> = to
+            .into_iter()
             .filter_map(|(stub, t)| {
                 let t = t?;
                 let sym = doc.block_at(t).and_then(|b| b.symbol.clone());
                 Some((stub, (t, sym)))
             })
-            .collect()
+            .collect();
+        // Stubs called only through the lazy binder: by their names.
+        for n in &doc.call_tree {
+            let f = n.function;
+            if through.contains_key(&f) || !in_plt(f) {
+                continue;
+            }
+            let Some(name) = self
+                .containing(f)
+                .and_then(|i| i.symbols.function(f))
+                .and_then(|(_, s)| s.strip_suffix("@plt"))
+            else {
+                continue;
+            };
+            let defined = self.images.iter().find_map(|img| {
+                img.symbols
+                    .address_of(name)
+                    .filter(|&a| !img.in_plt(a) && a != 0)
+            });
+            if let Some(t) = defined {
+                through.insert(f, (t, None));
+            }
+        }
+        through
     }
 
     /// The function a calling context entered at `func` is named after:
