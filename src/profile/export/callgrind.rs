@@ -332,7 +332,12 @@ impl Build<'_> {
                     None => by_callee.get(&e.to).map_or(0, |&(n, cost)| share(cost, n)),
                 },
             };
-            calls.push((caller, (src, e.to, e.count, inclusive)));
+            // A call through a PLT stub is a call of the function the
+            // stub went to, as callgrind's own `--skip-plt` (its default)
+            // counts it and every context-named output names it
+            // (images.rs I6); the stub's jump stays its own code.
+            let to = self.images.past_stub(e.to);
+            calls.push((caller, (src, to, e.count, inclusive)));
         }
         for (f, c) in calls {
             if let Some(f) = self.funcs.get_mut(&f) {

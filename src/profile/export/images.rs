@@ -399,6 +399,12 @@ impl Images {
         through
     }
 
+    /// Where a call to `addr` went on to: the function its PLT stub
+    /// jumped to (I6), or `addr` itself.
+    pub fn past_stub(&self, addr: u64) -> u64 {
+        self.through.get(&addr).map_or(addr, |t| t.0)
+    }
+
     /// The function a calling context entered at `func` is named after:
     /// [`Images::function_name`] of its entry, or of the function its PLT
     /// stub jumped to (I6).
