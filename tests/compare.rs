@@ -461,6 +461,24 @@ fn bad_input_is_a_one_line_error_with_status_2() {
         assert_eq!(err.lines().count(), 1, "{args:?}: one line: {err}");
         assert!(o.stdout.is_empty(), "{args:?}");
     }
+    // A good report path beside a bad one is left as it was (the check
+    // neither creates nor empties it).
+    let kept = dir.join("kept.json");
+    std::fs::write(&kept, "earlier report\n").unwrap();
+    let o = compare(
+        &dir,
+        &[
+            "--json",
+            kept.to_str().unwrap(),
+            "--junit",
+            "/nonexistent/dir/x.xml",
+            "--",
+            "/bin/busybox",
+            "true",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "earlier report\n");
 }
 
 #[test]

@@ -218,31 +218,27 @@ fn compare_in(args: &CompareArgs, scratch: &std::path::Path) -> anyhow::Result<i
         hotlift: me,
         stepcount,
     };
-    // The reports' files are opened before anything runs: a path that
-    // cannot be written fails at once, not after both runs.
-    let open = |p: &PathBuf| {
-        std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))
-    };
-    let json = args.json.as_ref().map(open).transpose()?;
-    let junit = args.junit.as_ref().map(open).transpose()?;
+    // The reports' paths are checked before anything runs (a path that
+    // cannot be written fails at once, not after both runs), without
+    // creating or emptying a file: one bad path leaves the others as
+    // they were.
+    for p in args.json.iter().chain(&args.junit) {
+        super::run::profile_writable(p)
+            .map_err(|why| anyhow::anyhow!("cannot write {}: {why}", p.display()))?;
+    }
     // A SIGINT or SIGTERM goes on to the runs, and the report says so.
     compare::spawn::forward_interrupts();
     let report = compare::run(&opts)?;
     print!("{}", report.text());
-    let write = |f: Option<std::fs::File>, p: &Option<PathBuf>, text: String| {
-        use std::io::Write as _;
-        if let (Some(mut f), Some(p)) = (f, p) {
-            f.write_all(text.as_bytes())
-                .with_context(|| format!("cannot write {}", p.display()))?;
-        }
-        anyhow::Ok(())
+    let write = |p: &Option<PathBuf>, text: String| match p {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display())),
+        None => anyhow::Ok(()),
     };
     write(
-        json,
         &args.json,
         serde_json::to_string_pretty(&report.json())? + "\n",
     )?;
-    write(junit, &args.junit, report.junit())?;
+    write(&args.junit, report.junit())?;
     if let Some(sig) = compare::spawn::interrupted() {
         // As a shell reports a command a signal ended.
         return Ok(128 + sig);
