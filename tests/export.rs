@@ -646,7 +646,7 @@ fn cpp_names_are_demangled_in_every_output_and_raw_on_request() {
                     _ => "operator new(unsigned long)@plt",
                 };
                 assert!(
-                    names.iter().any(|n| *n == stub),
+                    names.contains(&stub),
                     "{format}: a PLT stub named after its function: {names:?}"
                 );
                 if format == "callgrind" {
