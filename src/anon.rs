@@ -1,6 +1,8 @@
 //! Anonymous memory that hotlift owns for the process's lifetime (lookup
-//! table, block table, rings, counters): one place that calls `mmap`; and
-//! tables whose empty state is zero memory ([`zeroed_slice`]).
+//! table, block table, rings, counters): one place that calls `mmap`;
+//! tables whose empty state is zero memory ([`zeroed_slice`]); and the
+//! monitor's growing tables, kept out of a forked child
+//! ([`UnforkedVec`]).
 #![allow(unsafe_code)]
 
 /// Map `len` bytes of zeroed, read-write, private anonymous memory, with
@@ -55,7 +57,8 @@ pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> 
 
 /// `n` all-zero `T`s from the allocator's zeroed memory: a large table
 /// gets fresh pages the kernel maps only where they are touched. Tables
-/// whose empty state is zero take this instead of being written empty: on
+/// whose empty state is zero take this (the monitor's:
+/// [`UnforkedVec::zeroed`]) instead of being written empty: on
 /// the AMD EPYC VM every page written costs its fault and its zeroing
 /// (docs/FACTS.md), and the indirect-branch table, the write-protection
 /// table and the call tree's cache, written entry by entry, cost 0.65,
@@ -66,4 +69,114 @@ pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> 
 pub unsafe fn zeroed_slice<T>(n: usize) -> Box<[T]> {
     // SAFETY: the caller vouches for all-zero `T`s.
     unsafe { Box::<[T]>::new_zeroed_slice(n).assume_init() }
+}
+
+/// A vector of at most `cap` elements in memory a forked child does not
+/// get ([`map_unforked`], `MAP_NORESERVE`: only the pages in use take
+/// memory, and it never moves). For the monitor's growing tables: a
+/// `fork` left each page of a `Vec` of them shared with the child, and the
+/// parent's monitor took a copy-on-write fault (and a TLB shoot-down of the
+/// guest's core) at its next write to each, about 270 a fork in a python
+/// fork loop; a reallocation also copied the whole table into fresh pages.
+pub struct UnforkedVec<T: Copy> {
+    ptr: *mut T,
+    len: usize,
+    cap: usize,
+}
+
+// SAFETY: owned memory, used through `&`/`&mut` like a `Vec`'s.
+unsafe impl<T: Copy + Send> Send for UnforkedVec<T> {}
+
+impl<T: Copy> UnforkedVec<T> {
+    /// An empty vector with room for `cap` elements (the mapping is
+    /// reserved, not touched). Panics if the address space has no room
+    /// for it, as the monitor's word tables do.
+    pub fn with_capacity(cap: usize) -> UnforkedVec<T> {
+        let bytes = cap * std::mem::size_of::<T>();
+        if bytes == 0 {
+            return UnforkedVec {
+                ptr: std::ptr::NonNull::dangling().as_ptr(),
+                len: 0,
+                cap,
+            };
+        }
+        let p = map_unforked(bytes, libc::MAP_NORESERVE)
+            .unwrap_or_else(|e| panic!("cannot map a {bytes}-byte table of the monitor: {e}"));
+        UnforkedVec {
+            ptr: p as *mut T,
+            len: 0,
+            cap,
+        }
+    }
+
+    /// `n` all-zero elements (fresh mapped memory is zero).
+    ///
+    /// # Safety
+    /// An all-zero `T` must be a valid value.
+    pub unsafe fn zeroed(n: usize) -> UnforkedVec<T> {
+        let mut v = UnforkedVec::with_capacity(n);
+        v.len = n;
+        v
+    }
+
+    /// Append `x`; false (and nothing appended) when the vector is full.
+    pub fn push(&mut self, x: T) -> bool {
+        if self.len == self.cap {
+            return false;
+        }
+        // SAFETY: `len < cap`: inside the mapping.
+        unsafe { self.ptr.add(self.len).write(x) };
+        self.len += 1;
+        true
+    }
+}
+
+impl<T: Copy> std::ops::Deref for UnforkedVec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: the first `len` elements are initialised.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T: Copy> std::ops::DerefMut for UnforkedVec<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as above, and `&mut self` is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl<T: Copy> Drop for UnforkedVec<T> {
+    fn drop(&mut self) {
+        let bytes = self.cap * std::mem::size_of::<T>();
+        if bytes != 0 {
+            // SAFETY: the mapping made in `with_capacity`, no longer used.
+            unsafe { libc::munmap(self.ptr as *mut libc::c_void, bytes) };
+        }
+    }
+}
+
+impl<T: Copy + std::fmt::Debug> std::fmt::Debug for UnforkedVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UnforkedVec({} of {})", self.len, self.cap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unforked_vec_fills_to_its_capacity() {
+        let mut v: UnforkedVec<u64> = UnforkedVec::with_capacity(3);
+        assert!(v.push(7) && v.push(8) && v.push(9));
+        assert!(!v.push(10), "full");
+        v[1] += 1;
+        assert_eq!(&v[..], &[7, 9, 9]);
+        // SAFETY: all-zero u32s are valid.
+        let z: UnforkedVec<u32> = unsafe { UnforkedVec::zeroed(5000) };
+        assert!(z.iter().all(|&x| x == 0) && z.len() == 5000);
+        let mut e: UnforkedVec<u8> = UnforkedVec::with_capacity(0);
+        assert!(e.is_empty() && !e.push(1));
+    }
 }

@@ -19,7 +19,7 @@ pub const ROOT: u32 = 0;
 pub const MAX_NODES: usize = 1 << 20;
 
 /// One calling context.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct CtxNode {
     pub parent: u32,
     /// Guest address the call went to (0 for the root).
@@ -48,7 +48,7 @@ impl CtxNode {
 /// cache in front of the hash table (a comparator called from a sort, a
 /// recursion's next level: one probe, no hashing). `tag` is the parent's
 /// id plus one, so that an all-zero entry is empty: the cache comes
-/// zeroed (`anon::zeroed_slice`), not written empty (its 64 KB were 16
+/// zeroed (`anon::UnforkedVec::zeroed`), not written empty (its 64 KB were 16
 /// page faults in every process's monitor).
 #[derive(Debug, Clone, Copy)]
 struct Recent {
@@ -68,21 +68,25 @@ const RECENT: usize = 1 << 12;
 
 #[derive(Debug)]
 pub struct CallTree {
-    pub nodes: Vec<CtxNode>,
+    /// In memory a forked child does not get (`anon::UnforkedVec`): the
+    /// parent's monitor writes them at every call.
+    pub nodes: crate::anon::UnforkedVec<CtxNode>,
     children: HashMap<(u32, u64), u32>,
-    recent: Box<[Recent]>,
+    recent: crate::anon::UnforkedVec<Recent>,
     /// Calls not given a node of their own (I3).
     pub truncated: u64,
 }
 
 impl Default for CallTree {
     fn default() -> Self {
+        let mut nodes = crate::anon::UnforkedVec::with_capacity(MAX_NODES);
+        nodes.push(CtxNode::new(ROOT, 0));
         CallTree {
-            nodes: vec![CtxNode::new(ROOT, 0)],
+            nodes,
             children: HashMap::new(),
             // SAFETY: an all-zero `Recent` (integers) is an empty entry.
             #[allow(unsafe_code)]
-            recent: unsafe { crate::anon::zeroed_slice(RECENT) },
+            recent: unsafe { crate::anon::UnforkedVec::zeroed(RECENT) },
             truncated: 0,
         }
     }
@@ -173,6 +177,7 @@ impl CallTree {
             None if self.nodes.len() >= MAX_NODES => return None,
             None => {
                 self.children.insert((parent, func), next);
+                // Room for MAX_NODES (checked above).
                 self.nodes.push(CtxNode::new(parent, func));
                 next
             }

@@ -31,7 +31,8 @@ pub(super) struct EdgeSlot {
 
 #[derive(Debug)]
 pub(super) struct EdgeCache {
-    slots: Box<[EdgeSlot]>,
+    /// In memory a forked child does not get (`anon::UnforkedVec`).
+    slots: crate::anon::UnforkedVec<EdgeSlot>,
     /// 64 - log2 of the table's length (63 for no slots: every index
     /// then misses the empty table).
     shift: u32,
@@ -41,7 +42,7 @@ pub(super) struct EdgeCache {
 impl Default for EdgeCache {
     fn default() -> Self {
         EdgeCache {
-            slots: Box::default(),
+            slots: crate::anon::UnforkedVec::with_capacity(0),
             shift: 63,
             used: Vec::new(),
         }
@@ -75,7 +76,7 @@ impl EdgeCache {
         };
         // SAFETY: an all-zero slot (three integers) is an empty one (I1).
         #[allow(unsafe_code)]
-        let fresh = unsafe { crate::anon::zeroed_slice(len) };
+        let fresh = unsafe { crate::anon::UnforkedVec::zeroed(len) };
         let old = std::mem::replace(&mut self.slots, fresh);
         self.shift = 64 - len.trailing_zeros();
         let mut evicted = Vec::new();
