@@ -374,12 +374,15 @@ impl Images {
                 Some((stub, (t, sym)))
             })
             .collect();
-        // Stubs called only through the lazy binder: by their names.
-        for n in &doc.call_tree {
-            let f = n.function;
-            if through.contains_key(&f) || !in_plt(f) {
-                continue;
-            }
+        // Stubs called only through the lazy binder: by their names, each
+        // looked up once (a stub may head many thousands of contexts).
+        let lazy: std::collections::HashSet<u64> = doc
+            .call_tree
+            .iter()
+            .map(|n| n.function)
+            .filter(|f| !through.contains_key(f) && in_plt(*f))
+            .collect();
+        for f in lazy {
             let Some(name) = self
                 .containing(f)
                 .and_then(|i| i.symbols.function(f))
