@@ -197,9 +197,12 @@ impl Tables {
                 return slot.n;
             }
         }
-        let mut evicted = self.ecache.grow_if_due();
-        evicted.extend(self.ecache.put(EdgeSlot { p, e, n: 1 }));
-        for old in evicted {
+        // No allocation on the way: the growth's list is empty but when
+        // the table grows, and an eviction is one entry.
+        for old in self.ecache.grow_if_due() {
+            self.add_edge(old.p, old.e, old.n);
+        }
+        if let Some(old) = self.ecache.put(EdgeSlot { p, e, n: 1 }) {
             self.add_edge(old.p, old.e, old.n);
         }
         self.new_target(p, e);
