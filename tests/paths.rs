@@ -449,12 +449,35 @@ fn bad_input_gets_a_one_line_error() {
     let (code, err) = run(&["--function", "few", "-o", "/nonexistent/r.txt"], None);
     assert_eq!(code, Some(125), "{err}");
     assert!(err.contains("cannot write the report"), "{err}");
-    // A dynamic program may load it later (dlopen): a warning first; the
-    // run completes, its report names what it did not find, and so does
-    // a one-line error: status 125, as for a static program.
+    // Nor in a dynamic program or the libraries it links: an error
+    // before anything runs, which says how to look in what it dlopens.
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["paths", "--function", "fewe", "--"])
+        .arg(guest("cdyn"))
+        .args(["few", "5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains("no function `fewe` in ")
+            && err.contains("close matches: few")
+            && err.contains("add --dlopened"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "nothing ran: {err}");
+    // With --dlopened the run looks in what it loads; one it never
+    // loads: the report names what it did not find, and so does a
+    // one-line error, status 125, as for a static program.
     let out = tmp("nothing.txt");
     let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["paths", "--function", "no_such_function", "-o"])
+        .args([
+            "paths",
+            "--dlopened",
+            "--function",
+            "no_such_function",
+            "-o",
+        ])
         .arg(&out)
         .arg("--")
         .arg(guest("cdyn"))
@@ -463,10 +486,7 @@ fn bad_input_gets_a_one_line_error() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(125), "{err}");
-    assert!(
-        err.contains("warning: no function `no_such_function`"),
-        "{err}"
-    );
+    assert!(!o.stdout.is_empty(), "the program ran: {err}");
     let never = "no function `no_such_function` in any module the program loaded";
     assert_eq!(
         err.lines().last(),
@@ -481,27 +501,33 @@ fn bad_input_gets_a_one_line_error() {
 fn a_function_a_dlopened_library_has_is_found_and_a_typo_of_it_named() {
     let prog = root().join("guest-tests/build/dyn-dlopen");
     guest("c");
-    let run = |func: &str| {
+    let run = |func: &str, dlopened: bool| {
         Command::new(env!("CARGO_BIN_EXE_hotlift"))
-            .args(["paths", "--function", func, "--format", "json", "--"])
+            .arg("paths")
+            .args(dlopened.then_some("--dlopened"))
+            .args(["--function", func, "--format", "json", "--"])
             .arg(&prog)
             .output()
             .unwrap()
     };
-    // In libhlplugin.so, which the program dlopens: found when mapped.
-    let o = run("hl_plugin_run");
+    // In libhlplugin.so, which the program dlopens: not looked for
+    // unless asked; then found when mapped.
+    let o = run("hl_plugin_run", false);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(o.status.code(), Some(125), "{err}");
     assert!(
-        err.contains("warning: no function `hl_plugin_run`"),
+        err.contains("add --dlopened") && o.stdout.is_empty(),
         "{err}"
     );
+    let o = run("hl_plugin_run", true);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
     let json = &err[err.find('{').expect("a JSON report")..];
     let r: Value = serde_json::from_str(json).unwrap();
     assert!(u(&r["totals"]["invocations"]) > 0, "{r}");
     // A typo of it: never found, one line naming the close match only
     // the loaded library has, after the JSON report; status 125.
-    let o = run("hl_plugin_rnu");
+    let o = run("hl_plugin_rnu", true);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(125), "{err}");
     let never = "no function `hl_plugin_rnu` in any module the program loaded \

@@ -917,3 +917,64 @@ fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
         "{text}"
     );
 }
+
+/// `profile` ends a tree's first process with the tree's summary, and
+/// `summary` of profiles of two runs prints one summary for each.
+#[test]
+fn profile_prints_the_trees_summary_and_summary_keeps_runs_apart() {
+    let dir = workdir();
+    let base = dir.join("tree-at-exit.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(&base)
+        .args(["--", "/bin/sh", "-c", "/bin/true; /bin/true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let name = base.file_name().unwrap().to_str().unwrap().to_string();
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&name) && !n.contains("tmp"))
+        })
+        .collect();
+    assert!(files.len() >= 3, "{files:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("hotlift profile: {} processes\n", files.len())),
+        "{err}"
+    );
+    let per_process = err.lines().filter(|l| l.starts_with("  pid ")).count();
+    assert_eq!(per_process, files.len(), "{err}");
+    // Another run beside it: its own summary, not a seventh process.
+    let single = dir.join("tree-at-exit-other.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(&single)
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("processes"), "{err}");
+    let s = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("summary")
+        .arg(&single)
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{s:?}");
+    let text = String::from_utf8_lossy(&s.stdout);
+    let heads = text
+        .lines()
+        .filter(|l| l.starts_with("hotlift profile: ") && l.contains("guest instructions"))
+        .count();
+    assert_eq!(heads, 2, "{text}");
+    assert!(
+        text.contains(&format!("hotlift profile: {} processes\n", files.len())),
+        "{text}"
+    );
+}

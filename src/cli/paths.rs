@@ -13,6 +13,9 @@ pub struct PathsArgs {
     /// The function whose paths are profiled: a symbol of the program or of a library it loads, or its address (0x...)
     #[arg(long, value_name = "FUNCTION")]
     pub function: String,
+    /// FUNCTION may be in a library the program loads itself (dlopen): look for it while the program runs rather than stop before it when neither the program nor a library it links has it
+    #[arg(long)]
+    pub dlopened: bool,
     /// Paths of interest, one per line: the addresses of its blocks in order (0x..., or FUNCTION+0x...)
     #[arg(long, value_name = "FILE")]
     pub interest: Option<PathBuf>,
@@ -60,7 +63,7 @@ fn config(args: &PathsArgs) -> anyhow::Result<PathsConfig> {
     }
     let function = FunctionSpec::parse(&args.function);
     if let FunctionSpec::Name(name) = &function {
-        look_for(&super::run::resolve(&args.program[0]), name)?;
+        look_for(&super::run::resolve(&args.program[0]), name, args.dlopened)?;
     }
     let interest = match &args.interest {
         Some(path) => {
@@ -100,10 +103,10 @@ fn config(args: &PathsArgs) -> anyhow::Result<PathsConfig> {
 /// Before anything runs: is function `name` (or one clone of it,
 /// `name.constprop.0` and the like) in `program` or a library it links
 /// (`DT_NEEDED`, found in its run paths, `LD_LIBRARY_PATH` and the system
-/// folders)? A static program without it is an error naming close
-/// matches; a dynamic one may still load it (`dlopen`): a warning, and
-/// the run looks in every library it maps.
-fn look_for(program: &std::path::Path, name: &str) -> anyhow::Result<()> {
+/// folders)? If not, an error naming close matches, unless the user said
+/// a library the program loads itself may have it (`dlopened`): then the
+/// run looks in every library it maps.
+fn look_for(program: &std::path::Path, name: &str, dlopened: bool) -> anyhow::Result<()> {
     use crate::paths::resolve;
     let Ok(bytes) = std::fs::read(program) else {
         // The run says what is wrong with the program.
@@ -144,9 +147,11 @@ fn look_for(program: &std::path::Path, name: &str) -> anyhow::Result<()> {
     if !dynamic {
         anyhow::bail!("no function `{name}` in {}{hint}", program.display());
     }
-    eprintln!(
-        "hotlift paths: warning: no function `{name}` in {searched}{hint}; looking in what it loads while it runs"
-    );
+    if !dlopened {
+        anyhow::bail!(
+            "no function `{name}` in {searched}{hint}; if a library the program loads with dlopen has it, add --dlopened"
+        );
+    }
     Ok(())
 }
 

@@ -1,7 +1,8 @@
 //! `hotlift summary PROFILE... [--top N]`: the summary `hotlift profile`
 //! prints when the guest ends, again from saved profiles; several
-//! profiles (a process tree's: `p.json p.json.*`) give one line per
-//! process and tables over all of them (profile/summary.rs). Exit 0, or 2
+//! profiles of a process tree (`p.json p.json.*`) give one line per
+//! process and tables over all of them (profile/summary.rs); profiles of
+//! different runs, one summary each. Exit 0, or 2
 //! with a one-line error.
 
 use std::path::PathBuf;
@@ -33,11 +34,18 @@ pub fn main(args: SummaryArgs) -> i32 {
             }
         }
     }
-    // A tree's processes in the order they began.
-    docs.sort_by_key(|d| d.process.as_ref().map_or((0, 0), |p| (p.pid, p.image)));
-    let images: Vec<Images> = docs.iter().map(Images::open).collect();
-    let pairs: Vec<_> = docs.iter().zip(&images).collect();
-    match super::write_stdout(&summary::summary(&pairs, args.top)) {
+    // One summary per process tree, its processes in the order they
+    // began.
+    let mut text = String::new();
+    for tree in summary::trees(docs) {
+        let images: Vec<Images> = tree.iter().map(Images::open).collect();
+        let pairs: Vec<_> = tree.iter().zip(&images).collect();
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&summary::summary(&pairs, args.top));
+    }
+    match super::write_stdout(&text) {
         Ok(()) => EXIT_OK,
         Err(e) => {
             eprintln!("hotlift summary: {e:#}");

@@ -78,11 +78,7 @@ pub fn by_name_in(funcs: &[(u64, u64, String)], name: &str) -> Option<Found> {
             .filter(|f| {
                 f.2.strip_prefix(name)
                     .and_then(|rest| rest.strip_prefix('.'))
-                    .is_some_and(|rest| {
-                        ["constprop.", "isra.", "part.", "lto_priv.", "cold"]
-                            .iter()
-                            .any(|c| rest.starts_with(c))
-                    })
+                    .is_some_and(clone_suffix)
             })
             .collect();
         let hot: Vec<_> = clones.iter().filter(|f| !f.2.contains(".cold")).collect();
@@ -114,8 +110,23 @@ pub fn by_addr(bytes: &[u8], bias: u64, addr: u64) -> Option<Found> {
     })
 }
 
+/// What follows `NAME.` in a compiler's clone of function `NAME`.
+fn clone_suffix(rest: &str) -> bool {
+    ["constprop.", "isra.", "part.", "lto_priv.", "cold"]
+        .iter()
+        .any(|c| rest.starts_with(c))
+}
+
+/// `n` without a clone's suffix (`sumsq.constprop.0`: `sumsq`).
+fn stem(n: &str) -> &str {
+    n.match_indices('.')
+        .find(|&(i, _)| clone_suffix(&n[i + 1..]))
+        .map_or(n, |(i, _)| &n[..i])
+}
+
 /// Up to five names like `name`: holding it (its clones,
-/// `name.constprop.0`, when it has more than one), or a few edits from it.
+/// `name.constprop.0`, when it has more than one), or a few edits from it
+/// or from a clone's function.
 fn close_to(name: &str, names: &mut Vec<String>) -> Vec<String> {
     names.sort();
     names.dedup();
@@ -127,7 +138,7 @@ fn close_to(name: &str, names: &mut Vec<String>) -> Vec<String> {
             if clone || long && (n.contains(name) || name.contains(n.as_str())) {
                 return Some((0, n));
             }
-            let d = strsim::levenshtein(name, n);
+            let d = strsim::levenshtein(name, n).min(strsim::levenshtein(name, stem(n)));
             (d <= (name.len() / 4).max(1)).then_some((d, n))
         })
         .collect();
@@ -178,5 +189,11 @@ mod tests {
             " (close matches: sumsquare)"
         );
         assert_eq!(close_matches("nothing_like_it", &mut names), "");
+        // A few edits from a clone's function: the clone.
+        assert_eq!(
+            close_matches("sumsqq", &mut names),
+            " (close matches: sumsq.cold, sumsq.constprop.0)"
+        );
+        assert_eq!(stem("a.b.isra.0"), "a.b");
     }
 }

@@ -94,6 +94,60 @@ impl ProcessInfo {
             (_, n) => format!("{base}.{}.{n}", self.pid),
         }))
     }
+
+    /// The profiles the tree's other images have written so far (I1):
+    /// `BASE` and the `BASE.PID`, `BASE.PID.N` files beside it, this
+    /// image's own left out. Which of them this tree wrote (a file of an
+    /// earlier run may share the base) the reader tells by their
+    /// `process` sections ([`ProcessInfo::same_tree`]).
+    pub fn tree_paths(&self) -> Vec<PathBuf> {
+        let (Some(base), Some(own)) = (self.tree_base.as_ref(), self.profile_path()) else {
+            return Vec::new();
+        };
+        let base = PathBuf::from(base);
+        let Some(name) = base.file_name().and_then(|n| n.to_str()) else {
+            return Vec::new();
+        };
+        let dir = match base.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name().to_str().is_some_and(|n| {
+                    n == name
+                        || n.strip_prefix(name)
+                            .and_then(|rest| rest.strip_prefix('.'))
+                            .is_some_and(image_suffix)
+                })
+            })
+            .map(|e| dir.join(e.file_name()))
+            .filter(|p| *p != own)
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Is `other` an image of the same process tree (the same first
+    /// process and profile base)?
+    pub fn same_tree(&self, other: &ProcessInfo) -> bool {
+        self.root_pid == other.root_pid && self.tree_base == other.tree_base
+    }
+}
+
+/// `PID` or `PID.N` (I1).
+fn image_suffix(s: &str) -> bool {
+    let mut parts = s.split('.');
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(pid), None, None) => digits(pid),
+        (Some(pid), Some(n), None) => digits(pid) && digits(n),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -124,5 +178,50 @@ mod tests {
         assert_eq!(child.parent_profile.as_deref(), Some("p.json.10.1"));
         let nothing = ProcessInfo::program(None);
         assert_eq!(nothing.exec_successor().profile_path(), None);
+    }
+
+    #[test]
+    fn a_tree_finds_its_images_beside_its_base() {
+        let dir = std::env::temp_dir().join(format!("hotlift-tree-paths-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in [
+            "p.json",
+            "p.json.11",
+            "p.json.10.1",
+            "p.json.12.tmp-hotlift",
+            "p.json.x",
+            "p.jsonl",
+            "q.json.11",
+        ] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let base = dir.join("p.json").display().to_string();
+        let root = ProcessInfo {
+            pid: 10,
+            parent_pid: 1,
+            root_pid: 10,
+            began: "program".into(),
+            image: 0,
+            parent_profile: None,
+            tree_base: Some(base),
+        };
+        let exec = root.exec_successor();
+        assert_eq!(
+            exec.tree_paths(),
+            vec![dir.join("p.json"), dir.join("p.json.11")]
+        );
+        assert_eq!(
+            root.tree_paths(),
+            vec![dir.join("p.json.10.1"), dir.join("p.json.11")]
+        );
+        assert!(root.same_tree(&exec));
+        let other = ProcessInfo {
+            root_pid: 99,
+            ..root.clone()
+        };
+        assert!(!root.same_tree(&other));
+        assert!(ProcessInfo::program(None).tree_paths().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -8,7 +8,9 @@
 //! line (file:line, from the module's DWARF line tables) and code;
 //! exit classes; syscalls by time; start-up, end and the monitor's cost.
 //! For several profiles (a process tree's) one line per process first,
-//! then the same tables over all of them.
+//! then the same tables over all of them. At the end of a tree's first
+//! process, `profile` prints the tree's: every profile its other images
+//! have written by then (a process still running has written none).
 //!
 //! I1: function costs come from the calling-context tree: a context's
 //!     instructions are its function's self cost (code a function
@@ -160,8 +162,54 @@ pub fn at_exit(profile: &super::Profile, summary: bool, perf_map: bool) {
         }
     }
     if summary {
-        eprint!("{}", self::summary(&[(&doc, &images)], TOP_FUNCTIONS));
+        // A process tree's summary: the profiles its other images wrote
+        // before this one, the tree's first process, ended.
+        let mine = profile.process.as_ref();
+        let others: Vec<ProfileDoc> = mine
+            .map(|m| {
+                m.tree_paths()
+                    .iter()
+                    .filter_map(|p| super::read::read_file(p).ok())
+                    .filter(|d| d.process.as_ref().is_some_and(|p| p.same_tree(m)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let others_images: Vec<Images> = others.iter().map(Images::open).collect();
+        let mut pairs: Vec<(&ProfileDoc, &Images)> = vec![(&doc, &images)];
+        pairs.extend(others.iter().zip(&others_images));
+        pairs.sort_by_key(|(d, _)| began(d));
+        eprint!("{}", self::summary(&pairs, TOP_FUNCTIONS));
     }
+}
+
+/// Where a profile stands in its tree's order (the order its images
+/// began, the tree's first process first).
+fn began(d: &ProfileDoc) -> (bool, u32, u32) {
+    d.process
+        .as_ref()
+        .map_or((false, 0, 0), |p| (p.pid != p.root_pid, p.pid, p.image))
+}
+
+/// `docs` by process tree (process.rs I1: the same first process and
+/// profile base), each tree in the order its images began; a profile
+/// without a `process` section is a tree of its own. Trees keep the
+/// order of their first profile in `docs`.
+pub fn trees(docs: Vec<ProfileDoc>) -> Vec<Vec<ProfileDoc>> {
+    let mut out: Vec<Vec<ProfileDoc>> = Vec::new();
+    for d in docs {
+        let at = d.process.as_ref().and_then(|p| {
+            out.iter()
+                .position(|t| t[0].process.as_ref().is_some_and(|q| q.same_tree(p)))
+        });
+        match at {
+            Some(i) => out[i].push(d),
+            None => out.push(vec![d]),
+        }
+    }
+    for t in &mut out {
+        t.sort_by_key(began);
+    }
+    out
 }
 
 /// The summary of `docs` (one profile, or a process tree's), each with
