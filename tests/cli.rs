@@ -109,6 +109,14 @@ fn bad_input_exit_codes() {
         err.contains("'summary'") && err.contains("(see hotlift --help)"),
         "{err}"
     );
+    // Bare `hotlift`: the help, not the one-line description.
+    let bare = run(&[]);
+    let err = String::from_utf8_lossy(&bare.stderr);
+    assert_eq!(bare.status.code(), Some(125));
+    assert!(
+        err.contains("Usage: hotlift") && err.contains("profile") && err.contains("export"),
+        "{err}"
+    );
     // A profile needs the monitor: refused before the program runs (it
     // once ran to the end and wrote nothing, with status 0).
     let no_profile = run(&[

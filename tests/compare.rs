@@ -595,6 +595,9 @@ fn an_interrupted_compare_stops_its_runs_and_writes_what_it_has() {
         text.contains("interrupted by SIGINT during the native run"),
         "{text}"
     );
+    // The hotlift run never started: not run, not killed by the signal.
+    assert_eq!(r["hotlift"]["status"]["kind"], "not_run", "{r}");
+    assert_eq!(r["native"]["status"]["kind"], "signal", "{r}");
     let (tests, failures, _, _) = junit(&x);
     assert!(tests >= 1 && failures >= 1, "the JUnit report says so too");
 }

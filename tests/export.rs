@@ -288,6 +288,21 @@ fn names_come_from_a_debug_file_of_a_stripped_program() {
             .contains("/recursion.c\n")
     };
     assert!(lines(&out), "source lines from rec.debug (debuglink)");
+    // Processed after the link was made (one more byte: another CRC-32),
+    // its build id still the program's: used, with a warning.
+    let mut bytes = std::fs::read(dir.join("rec.debug")).unwrap();
+    bytes.push(0);
+    std::fs::write(dir.join("rec.debug"), bytes).unwrap();
+    let o = export(&p, "callgrind", &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rec.debug does not have the CRC-32") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(
+        lines(&out),
+        "source lines from rec.debug, its build id matching"
+    );
     // The same debug file found by build id under HOTLIFT_DEBUG_DIR.
     let id = prof["binary"]["build_id"]
         .as_str()

@@ -89,7 +89,7 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Compare two profiles of the same binary and show the largest changes
     Diff(diff::DiffArgs),
-    /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG or a perf map
+    /// Write a profile as drcov, callgrind, folded stacks, a flame graph SVG, a perf map, or line coverage (lcov, Cobertura)
     Export(export::ExportArgs),
     /// Print the summary of saved profiles (one, or a process tree's): totals, functions, top blocks, syscalls, the monitor's cost
     Summary(summary::SummaryArgs),
@@ -153,6 +153,12 @@ pub fn main() -> i32 {
         Err(e) if !e.use_stderr() => {
             let _ = e.print(); // --help, --version
             return 0;
+        }
+        Err(e) if std::env::args_os().len() == 1 => {
+            // Bare `hotlift`: what it does and how, as `--help` says it.
+            let _ = e;
+            eprint!("{}", <Cli as clap::CommandFactory>::command().render_help());
+            return EXIT_HOTLIFT_FAILED;
         }
         Err(e) => {
             let sub = std::env::args().nth(1).unwrap_or_default();

@@ -397,14 +397,14 @@ struct Done {
 /// The report of a comparison a signal interrupted (spawn.rs I6): one
 /// failed check saying so and during which run, and the runs' results as
 /// far as they got (the one interrupted killed by the signal, as it ended;
-/// one that never started shown the same way, with no output).
+/// one that never started as not run, with no output).
 fn interrupted(opts: &CompareOptions, sig: i32, done: Done) -> Report {
     let name = nix::sys::signal::Signal::try_from(sig)
         .map(|s| s.as_str().to_string())
         .unwrap_or_else(|_| format!("signal {sig}"));
     let what = format!("during {}", done.during);
     let none = RunResult {
-        status: Status::Signal { signal: sig },
+        status: Status::NotRun,
         stdout: Vec::new(),
         stderr: Vec::new(),
         wall_seconds: 0.0,

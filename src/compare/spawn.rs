@@ -53,9 +53,15 @@ pub struct Setup {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Status {
-    Exit { code: i32 },
-    Signal { signal: i32 },
+    Exit {
+        code: i32,
+    },
+    Signal {
+        signal: i32,
+    },
     Timeout,
+    /// Never started: compare was interrupted first (I6).
+    NotRun,
 }
 
 impl std::fmt::Display for Status {
@@ -69,6 +75,7 @@ impl std::fmt::Display for Status {
                 write!(f, "killed by {name}")
             }
             Status::Timeout => write!(f, "timed out"),
+            Status::NotRun => write!(f, "not run"),
         }
     }
 }

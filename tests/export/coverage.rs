@@ -127,6 +127,50 @@ fn lcov_export_has_exact_line_counts_and_genhtml_renders_it() {
     assert!(page.contains("1009"), "the loop body's count on the page");
 }
 
+/// An inline function inlined into two callers that run it 100 and 37
+/// times.
+const INLINED_C: &str = "static inline __attribute__((always_inline)) long sq(long x) {\n\
+\x20   return x * x + 1; /* inlined */\n\
+}\n\
+__attribute__((noinline)) long a(long n) {\n\
+\x20   long s = 0;\n\
+\x20   for (long i = 0; i < n; i++) s += sq(i);\n\
+\x20   return s;\n\
+}\n\
+__attribute__((noinline)) long b(long n) {\n\
+\x20   long s = 1;\n\
+\x20   for (long i = 0; i < n; i++) s ^= sq(i + 3);\n\
+\x20   return s;\n\
+}\n\
+int main(void) { return (int)((a(100) + b(37)) & 1); }\n";
+
+#[test]
+fn a_line_inlined_into_two_functions_counts_both_copies() {
+    // As gcov counts a header's line: its copies add up (one copy's most
+    // was the count before).
+    let dir = workdir("lcov-inline");
+    std::fs::write(dir.join("inl.c"), INLINED_C).unwrap();
+    let exe = dir.join("inl");
+    let o = Command::new("gcc")
+        .args(["-O1", "-fno-tree-vectorize", "-g", "-o"])
+        .arg(&exe)
+        .arg(dir.join("inl.c"))
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "gcc: {}", show(&o));
+    let p = dir.join("p.json");
+    profile(&dir, &p, &[exe.to_str().unwrap()]);
+    let info = dir.join("p.info");
+    export_all(std::slice::from_ref(&p), "lcov", &info);
+    let rec = lcov_record(&std::fs::read_to_string(&info).unwrap(), "/inl.c");
+    let line = INLINED_C
+        .lines()
+        .position(|l| l.contains("/* inlined */"))
+        .unwrap() as u32
+        + 1;
+    assert_eq!(da(&rec, line), Some(137), "{rec:?}");
+}
+
 #[test]
 fn coverage_of_a_process_tree_adds_its_profiles_up() {
     let dir = workdir("lcov-tree");

@@ -6,10 +6,11 @@
 //! I1: an instruction ran as often as the executed blocks holding it
 //!     (blocks overlap where code was entered at a label inside another
 //!     block), so every count is exact. A line's hits in one process are
-//!     the most any of its instructions ran: a loop body's line counts its
-//!     iterations, a `for` line the iterations and one more, as gcov's
-//!     do; code of one line in several places (inlined copies, a line in
-//!     two modules) counts as its most-run copy. A process tree's
+//!     the most any of its instructions in one function ran: a loop
+//!     body's line counts its iterations, a `for` line the iterations and
+//!     one more, as gcov's do; the copies of one line in several functions
+//!     (an inline function inlined into two callers, a line in two
+//!     modules) add up, as gcov adds up a header line's. A process tree's
 //!     profiles (one per process) add up.
 //! I2: a line is found where the line tables give it code, in the whole
 //!     module: lines whose code never ran are there with 0 hits. Line 0
@@ -189,8 +190,9 @@ impl Coverage {
         if self.program.is_empty() {
             self.program = doc.binary.path.clone();
         }
-        // This process's lines: the most-run copy (I1).
-        let mut lines: HashMap<(&str, u32), u64> = HashMap::new();
+        // This process's lines: in each function holding code of the
+        // line, its most-run instruction (I1).
+        let mut lines: HashMap<(&str, u32, u64), u64> = HashMap::new();
         let mut funcs: HashMap<(String, String), (u32, u64)> = HashMap::new();
         // (file, line) → each jump's (taken, not taken) or None (I5).
         type Jumps = Vec<Option<(u64, u64)>>;
@@ -214,7 +216,8 @@ impl Coverage {
             for r in &rows.rows {
                 let n = runs.most(r.addr, r.addr.saturating_add(r.len.max(1)));
                 let key = (rows.files[r.file as usize].as_str(), r.line);
-                let hits = lines.entry(key).or_insert(0);
+                let holder = img.symbols.function(r.addr).map_or(0, |(start, _)| start);
+                let hits = lines.entry((key.0, key.1, holder)).or_insert(0);
                 *hits = (*hits).max(n);
                 for after in jumps_in(img, r.addr, r.len) {
                     let c = counts.get(&after).copied();
@@ -234,7 +237,7 @@ impl Coverage {
                 f.1 = f.1.max(runs.at(start));
             }
         }
-        for ((file, line), n) in lines {
+        for ((file, line, _), n) in lines {
             let f = self.files.entry(file.to_string()).or_default();
             *f.lines.entry(line).or_insert(0) += n;
         }

@@ -4,7 +4,9 @@
 //! I1: debug information is used only if it describes the file profiled:
 //!     the file's own sections; a debug file found by build id whose build
 //!     id matches; a `.gnu_debuglink` file whose CRC-32 matches the link's
-//!     (and whose build id matches, when the module has one). A dwz
+//!     (and whose build id matches, when the module has one), or whose
+//!     build id matches though its CRC-32 does not (a debug file processed
+//!     after the link was made), with a warning. A dwz
 //!     supplementary file (`.gnu_debugaltlink`, Debian's `-dbgsym`
 //!     packages) is found by its path or its build id.
 //! I2: addresses are link-time (file) addresses: runtime address − bias
@@ -127,11 +129,18 @@ impl Lines {
                 .link
                 .as_ref()
                 .is_some_and(|(name, _)| cand.file_name() == Some(std::ffi::OsStr::new(name)));
-            if by_link && facts.build_id.is_none() {
-                let crc = facts.link.as_ref().map(|l| l.1);
-                if crc32_of(cand) != crc {
+            if by_link && crc32_of(cand) != facts.link.as_ref().map(|l| l.1) {
+                if facts.build_id.is_none() {
                     continue;
                 }
+                // Its build id is the module's: the same build, processed
+                // after the link was made (dwz, a second strip). Used, and
+                // said.
+                eprintln!(
+                    "hotlift: warning: {} does not have the CRC-32 {}'s .gnu_debuglink names; its lines are used because its build id matches",
+                    cand.display(),
+                    path.display()
+                );
             }
             if section(&elf, &bytes, ".debug_line").is_none_or(|d| d.is_empty()) {
                 continue;
