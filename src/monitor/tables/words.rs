@@ -23,8 +23,8 @@
 //!     again and shoot down the other CPU's TLB. Entries made out of order
 //!     (a forked child meeting its parent's blocks here and there) fault
 //!     in page by page: populating ahead of them would touch far more
-//!     memory than they use, so a monitor that starts with blocks already
-//!     published (a forked child's) populates nothing
+//!     memory than they use, so a forked child's monitor (started idle,
+//!     monitor I5, with its parent's blocks published) populates nothing
 //!     ([`WordTable::set_sparse`]: a python child's monitor spent 0.9 ms
 //!     of its 5 populating chunks). Whether an entry of a block is made
 //!     is read from a dense list (`Tables::made`), not from the entry, so
