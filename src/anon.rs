@@ -119,6 +119,27 @@ impl<T: Copy> UnforkedVec<T> {
         v
     }
 
+    /// Make the elements' pages now, writable, for a table that is read
+    /// before it is written at random places: a read of an untouched page
+    /// maps the zero page, and the write after it faults again, with a
+    /// TLB shoot-down of every other CPU running the process. A kernel
+    /// without `MADV_POPULATE_WRITE` (before 5.14) refuses, and the pages
+    /// come as before.
+    pub fn populate(&self) {
+        let bytes = self.len * std::mem::size_of::<T>();
+        if bytes != 0 {
+            // SAFETY: the first `len` elements lie inside the mapping;
+            // populating changes no contents.
+            unsafe {
+                libc::madvise(
+                    self.ptr as *mut libc::c_void,
+                    bytes,
+                    libc::MADV_POPULATE_WRITE,
+                )
+            };
+        }
+    }
+
     /// Append `x`; false (and nothing appended) when the vector is full.
     pub fn push(&mut self, x: T) -> bool {
         if self.len == self.cap {

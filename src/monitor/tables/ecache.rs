@@ -77,6 +77,8 @@ impl EdgeCache {
         // SAFETY: an all-zero slot (three integers) is an empty one (I1).
         #[allow(unsafe_code)]
         let fresh = unsafe { crate::anon::UnforkedVec::zeroed(len) };
+        // Probed before written, at random: made at once (anon.rs).
+        fresh.populate();
         let old = std::mem::replace(&mut self.slots, fresh);
         self.shift = 64 - len.trailing_zeros();
         let mut evicted = Vec::new();
