@@ -154,9 +154,8 @@ pub fn main() -> i32 {
             let _ = e.print(); // --help, --version
             return 0;
         }
-        Err(e) if std::env::args_os().len() == 1 => {
+        Err(_) if std::env::args_os().len() == 1 => {
             // Bare `hotlift`: what it does and how, as `--help` says it.
-            let _ = e;
             eprint!("{}", <Cli as clap::CommandFactory>::command().render_help());
             return EXIT_HOTLIFT_FAILED;
         }

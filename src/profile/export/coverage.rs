@@ -8,9 +8,10 @@
 //!     block), so every count is exact. A line's hits in one process are
 //!     the most any of its instructions in one function ran: a loop
 //!     body's line counts its iterations, a `for` line the iterations and
-//!     one more, as gcov's do; the copies of one line in several functions
-//!     (an inline function inlined into two callers, a line in two
-//!     modules) add up, as gcov adds up a header line's. A process tree's
+//!     one more, as gcov's do (a function's `.cold` part is the
+//!     function); the copies of one line in several functions (an inline
+//!     function inlined into two callers, a line in two modules) add up,
+//!     as gcov adds up a header line's. A process tree's
 //!     profiles (one per process) add up.
 //! I2: a line is found where the line tables give it code, in the whole
 //!     module: lines whose code never ran are there with 0 hits. Line 0
@@ -192,13 +193,13 @@ impl Coverage {
         }
         // This process's lines: in each function holding code of the
         // line, its most-run instruction (I1).
-        let mut lines: HashMap<(&str, u32, u64), u64> = HashMap::new();
+        let mut lines: HashMap<(&str, u32, usize, &str), u64> = HashMap::new();
         let mut funcs: HashMap<(String, String), (u32, u64)> = HashMap::new();
         // (file, line) → each jump's (taken, not taken) or None (I5).
         type Jumps = Vec<Option<(u64, u64)>>;
         let mut branches: HashMap<(&str, u32), Jumps> = HashMap::new();
         let all_rows: Vec<_> = images.images.iter().map(|i| i.line_rows()).collect();
-        for (img, rows) in images.images.iter().zip(&all_rows) {
+        for (m, (img, rows)) in images.images.iter().zip(&all_rows).enumerate() {
             if rows.rows.is_empty() {
                 continue;
             }
@@ -216,8 +217,12 @@ impl Coverage {
             for r in &rows.rows {
                 let n = runs.most(r.addr, r.addr.saturating_add(r.len.max(1)));
                 let key = (rows.files[r.file as usize].as_str(), r.line);
-                let holder = img.symbols.function(r.addr).map_or(0, |(start, _)| start);
-                let hits = lines.entry((key.0, key.1, holder)).or_insert(0);
+                // A function's cold part (`main.cold`) is the function.
+                let holder = img
+                    .symbols
+                    .function(r.addr)
+                    .map_or("", |(_, name)| name.split(".cold").next().unwrap_or(name));
+                let hits = lines.entry((key.0, key.1, m, holder)).or_insert(0);
                 *hits = (*hits).max(n);
                 for after in jumps_in(img, r.addr, r.len) {
                     let c = counts.get(&after).copied();
@@ -237,7 +242,7 @@ impl Coverage {
                 f.1 = f.1.max(runs.at(start));
             }
         }
-        for ((file, line, _), n) in lines {
+        for ((file, line, ..), n) in lines {
             let f = self.files.entry(file.to_string()).or_default();
             *f.lines.entry(line).or_insert(0) += n;
         }
