@@ -872,19 +872,24 @@ fn summary_prints_the_exit_summary_again_with_exact_function_costs() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-#[test]
-fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
-    let dir = workdir();
-    let base = dir.join("tree-summary.json");
+/// `hotlift ARGS BASE -- /bin/sh -c "/bin/true; /bin/true"` (a tree of
+/// five images), checked to succeed.
+fn run_tree(args: &[&str], base: &Path) -> std::process::Output {
     let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["run", "--profile"])
-        .arg(&base)
+        .args(args)
+        .arg(base)
         .args(["--", "/bin/sh", "-c", "/bin/true; /bin/true"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{o:?}");
+    o
+}
+
+/// The profiles of the process tree whose first profile is `base`, in
+/// `dir` (`base`, `base.PID`, `base.PID.N`).
+fn tree_files(dir: &Path, base: &Path) -> Vec<PathBuf> {
     let name = base.file_name().unwrap().to_str().unwrap().to_string();
-    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
@@ -892,7 +897,15 @@ fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(&name) && !n.contains("tmp"))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
+    let dir = workdir();
+    let base = dir.join("tree-summary.json");
+    run_tree(&["run", "--profile"], &base);
+    let files = tree_files(&dir, &base);
     assert!(files.len() >= 3, "{files:?}");
     let s = Command::new(env!("CARGO_BIN_EXE_hotlift"))
         .arg("summary")
@@ -924,23 +937,8 @@ fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
 fn profile_prints_the_trees_summary_and_summary_keeps_runs_apart() {
     let dir = workdir();
     let base = dir.join("tree-at-exit.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["profile", "-o"])
-        .arg(&base)
-        .args(["--", "/bin/sh", "-c", "/bin/true; /bin/true"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let name = base.file_name().unwrap().to_str().unwrap().to_string();
-    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&name) && !n.contains("tmp"))
-        })
-        .collect();
+    let o = run_tree(&["profile", "-o"], &base);
+    let files = tree_files(&dir, &base);
     assert!(files.len() >= 3, "{files:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

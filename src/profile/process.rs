@@ -154,17 +154,22 @@ fn image_suffix(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    #[test]
-    fn paths_follow_the_tree() {
-        let root = ProcessInfo {
+    /// The first image of a tree, pid 10, writing to `base`.
+    fn root(base: &str) -> ProcessInfo {
+        ProcessInfo {
             pid: 10,
             parent_pid: 1,
             root_pid: 10,
             began: "program".into(),
             image: 0,
             parent_profile: None,
-            tree_base: Some("p.json".into()),
-        };
+            tree_base: Some(base.into()),
+        }
+    }
+
+    #[test]
+    fn paths_follow_the_tree() {
+        let root = root("p.json");
         assert_eq!(root.profile_path(), Some("p.json".into()));
         let exec = root.exec_successor();
         assert_eq!(exec.profile_path(), Some("p.json.10.1".into()));
@@ -196,16 +201,7 @@ mod tests {
         ] {
             std::fs::write(dir.join(f), "").unwrap();
         }
-        let base = dir.join("p.json").display().to_string();
-        let root = ProcessInfo {
-            pid: 10,
-            parent_pid: 1,
-            root_pid: 10,
-            began: "program".into(),
-            image: 0,
-            parent_profile: None,
-            tree_base: Some(base),
-        };
+        let root = root(&dir.join("p.json").display().to_string());
         let exec = root.exec_successor();
         assert_eq!(
             exec.tree_paths(),
