@@ -33,6 +33,12 @@
 //! I4: selection does not lay a landing site out as a member (a pass
 //!     would jump into it without its word telling the tables): a trace
 //!     stops before it (build.rs `View::stops_at`).
+//! I5: a marked jump's own instructions are charged to the context it
+//!     ran in, before an unwind moves the thread, as a return's are:
+//!     wherever the ring's batches are cut. (They went to the landing
+//!     context when the target's word came in the same batch piece, to
+//!     the jump's when a timed sample cut the batch between them: the
+//!     same run profiled twice differed by the jump's block.)
 
 use hashbrown::{HashMap, HashSet};
 
@@ -237,6 +243,12 @@ mod tests {
     /// `sb`, `setjmp`'s return and R run as one superblock pass, built
     /// before R is known as a landing site.
     fn setjmp_loop(n: usize, fast: bool, sb: bool) -> Tables {
+        setjmp_loop_in(n, fast, sb, 5)
+    }
+
+    /// [`setjmp_loop`], its stream given to the tables `chunk` words at a
+    /// time (where timed samples cut batches).
+    fn setjmp_loop_in(n: usize, fast: bool, sb: bool, chunk: usize) -> Tables {
         let blocks = BlockTable::new(16).unwrap();
         // 0 main: call setjmp, returning to R = 0x110.
         block(&blocks, 0x100, ExitKind::Call, 0x400, 0x110);
@@ -283,8 +295,8 @@ mod tests {
             }
             stream.extend_from_slice(&[fall(5), fall(3), fall(4), fall(2), fall(6)]);
         }
-        for chunk in stream.chunks(5) {
-            t.process(0, chunk, &blocks);
+        for piece in stream.chunks(chunk) {
+            t.process(0, piece, &blocks);
         }
         t.finish();
         t
@@ -304,6 +316,32 @@ mod tests {
             assert!(t.max_shadow_depth <= 4);
             let charged: u64 = t.tree.nodes.iter().map(|n| n.self_insns).sum();
             assert_eq!(charged, 1000 * 8 * 2, "calltree I1");
+        }
+    }
+
+    #[test]
+    fn where_batches_are_cut_changes_no_context_cost() {
+        // I5: a cut between the jump and its target's word once charged
+        // the jump's block to the context it unwound to.
+        for (fast, sb) in [(true, false), (false, false), (true, true), (false, true)] {
+            let costs = |chunk| {
+                let t = setjmp_loop_in(50, fast, sb, chunk);
+                let v: Vec<(u32, u64, u64)> = t
+                    .tree
+                    .nodes
+                    .iter()
+                    .map(|n| (n.parent, n.func, n.self_insns))
+                    .collect();
+                v
+            };
+            let whole = costs(usize::MAX);
+            for chunk in 1..9 {
+                assert_eq!(
+                    costs(chunk),
+                    whole,
+                    "fast {fast}, superblock {sb}, chunk {chunk}"
+                );
+            }
         }
     }
 
