@@ -55,6 +55,20 @@ pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> 
     Ok(p)
 }
 
+/// Make the pages of `[p, p + len)` now, writable, rather than at their
+/// first touches (a read of an untouched page maps the zero page, and the
+/// write after it faults again, with a TLB shoot-down of every other CPU
+/// running the process). A kernel without `MADV_POPULATE_WRITE` (before
+/// 5.14) refuses, and the pages come on first touch as before.
+///
+/// # Safety
+/// `[p, p + len)` must lie inside one mapping of this process;
+/// populating changes no contents.
+pub unsafe fn populate_write(p: *mut u8, len: usize) {
+    // SAFETY: the caller's range; advice only.
+    unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+}
+
 /// `n` all-zero `T`s from the allocator's zeroed memory: a large table
 /// gets fresh pages the kernel maps only where they are touched. Tables
 /// whose empty state is zero take this (the monitor's:
@@ -119,24 +133,13 @@ impl<T: Copy> UnforkedVec<T> {
         v
     }
 
-    /// Make the elements' pages now, writable, for a table that is read
-    /// before it is written at random places: a read of an untouched page
-    /// maps the zero page, and the write after it faults again, with a
-    /// TLB shoot-down of every other CPU running the process. A kernel
-    /// without `MADV_POPULATE_WRITE` (before 5.14) refuses, and the pages
-    /// come as before.
+    /// Make the elements' pages now ([`populate_write`]), for a table
+    /// that is read before it is written at random places.
     pub fn populate(&self) {
         let bytes = self.len * std::mem::size_of::<T>();
         if bytes != 0 {
-            // SAFETY: the first `len` elements lie inside the mapping;
-            // populating changes no contents.
-            unsafe {
-                libc::madvise(
-                    self.ptr as *mut libc::c_void,
-                    bytes,
-                    libc::MADV_POPULATE_WRITE,
-                )
-            };
+            // SAFETY: the first `len` elements lie inside the mapping.
+            unsafe { populate_write(self.ptr as *mut u8, bytes) };
         }
     }
 

@@ -253,11 +253,7 @@ impl CodeMem {
         // contents. A kernel without MADV_POPULATE_* (before 5.14) refuses
         // and the pages fault in on first touch as before.
         unsafe {
-            libc::madvise(
-                self.rw.add(from) as *mut libc::c_void,
-                len,
-                libc::MADV_POPULATE_WRITE,
-            );
+            crate::anon::populate_write(self.rw.add(from), len);
             libc::madvise(
                 (self.rx + from as u64) as *mut libc::c_void,
                 len,

@@ -196,7 +196,7 @@ impl Sharing {
         // is marked (S2); then put in place of both views of the chunk.
         unsafe {
             let p = crate::anon::map_shared(len)?;
-            libc::madvise(p as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE);
+            crate::anon::populate_write(p, len);
             std::ptr::copy_nonoverlapping(self.rw.add(off), p, len);
             place(p, len, self.rx + off as u64, self.rw.add(off))?;
         }

@@ -53,11 +53,8 @@ impl Tables {
             }
         }
         // Conditional branches by what the ends have in common, not one
-        // indirect jump by end: calls and returns alternate. A jump into
-        // a landing site may move the thread too (landing.rs I5): its
-        // instructions are charged first, where they ran, whether its
-        // target's word is in this piece or the next.
-        if end.has(End::MOVES) || end.has(End::LANDS) {
+        // indirect jump by end: calls and returns alternate.
+        if end.has(End::MOVES) {
             self.charge_weight(st, after - charged);
             charged = after;
             if end.has(End::PEEK) {

@@ -56,8 +56,8 @@ pub(super) struct End(u8);
 
 #[allow(non_upper_case_globals)]
 impl End {
-    /// Charges its instructions, then moves the thread in the
-    /// calling-context tree.
+    /// Charges its instructions, then moves (or may move) the thread in
+    /// the calling-context tree.
     pub const MOVES: u8 = 1;
     /// Its target is the next exit word's code.
     pub const PEEK: u8 = 2;
@@ -73,7 +73,9 @@ impl End {
     pub const Call: End = End(Self::MOVES | Self::CALL);
     pub const IndirectJump: End = End(Self::PEEK);
     /// An indirect jump that went to a landing site (landing.rs I1).
-    pub const LandingJump: End = End(Self::PEEK | Self::LANDS);
+    /// It moves the thread when it unwinds (landing.rs I5): charged first,
+    /// where it ran, as a call or a return is.
+    pub const LandingJump: End = End(Self::MOVES | Self::PEEK | Self::LANDS);
     /// An indirect call returning to `Word::ret`.
     pub const IndirectCall: End = End(Self::MOVES | Self::PEEK | Self::CALL);
     pub const Return: End = End(Self::MOVES | Self::PEEK | Self::RET);
@@ -301,15 +303,8 @@ impl<T> WordTable<T> {
             }
             self.ready[i] |= bit;
             let len = CHUNK.min(total - c * CHUNK);
-            // SAFETY: [c*CHUNK, c*CHUNK + len) lies inside the mapping;
-            // populating changes no contents (untouched pages are zero).
-            unsafe {
-                libc::madvise(
-                    (self.base as *mut u8).add(c * CHUNK) as *mut libc::c_void,
-                    len,
-                    libc::MADV_POPULATE_WRITE,
-                )
-            };
+            // SAFETY: [c*CHUNK, c*CHUNK + len) lies inside the mapping.
+            unsafe { crate::anon::populate_write((self.base as *mut u8).add(c * CHUNK), len) };
         }
     }
 
