@@ -30,6 +30,7 @@ pub mod monitor;
 pub mod options;
 pub mod own_thread;
 pub mod paths;
+pub mod persist;
 pub mod profile;
 pub mod runtime;
 pub mod signal;

@@ -187,6 +187,14 @@ pub struct RunOptions {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
     pub store_min_runs: u32,
 
+    /// Keep what a run learns about its modules (their symbols today) in DIR for the next run (default: $XDG_CACHE_HOME/hotlift, else ~/.cache/hotlift; `hotlift cache` shows and clears it)
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache_dir: Option<std::path::PathBuf>,
+
+    /// Use no cache directory: every module is read from scratch
+    #[arg(long)]
+    pub no_cache: bool,
+
     /// Path profiling of one function (set by `hotlift paths`, not an
     /// option of `run`).
     #[arg(skip)]
@@ -195,6 +203,16 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// The cache directory this run uses (persist.rs), if any, and whether
+    /// the user named it.
+    pub fn cache(&self) -> (Option<std::path::PathBuf>, bool) {
+        match (&self.cache_dir, self.no_cache) {
+            (_, true) => (None, false),
+            (Some(d), false) => (Some(d.clone()), true),
+            (None, false) => (crate::persist::default_dir(), false),
+        }
+    }
+
     /// The options as the profile records them: the store URL without its
     /// password (an execed image gets them whole, dispatch/exec.rs).
     pub fn for_profile(&self) -> serde_json::Value {

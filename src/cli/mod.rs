@@ -5,11 +5,12 @@
 //! through): 125 hotlift failed (bad option, resource, unsupported guest
 //! behaviour, a profile that could not be written at the end), 126 the
 //! program is not a runnable x86-64 ELF, 127 it (or its interpreter) was
-//! not found. `compare`, `diff`, `export`, `report`, `dump` and `store`
-//! (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
+//! not found. `compare`, `diff`, `export`, `report`, `dump`, `store` and
+//! `cache` (tools): 0 all equivalent / within the threshold, 1 a mismatch / past
 //! the threshold, 2 they could not do their work (bad options and output
 //! that cannot be written included).
 
+mod cache;
 mod compare;
 mod diff;
 mod dump;
@@ -95,6 +96,8 @@ pub enum Command {
     Summary(summary::SummaryArgs),
     /// Look after a profile store (run --store): list, show, prune, export
     Store(store::StoreArgs),
+    /// Show or clear the cache directory where runs keep what they learn about modules for the next run
+    Cache(cache::CacheArgs),
     /// What ran in a time window of a profiled run (from the profile's time tree), and a timeline of its phases
     Report(report::ReportArgs),
     /// Run PROGRAM and profile the paths of one of its functions (Ball–Larus and PAP ids, paths of interest, PSP0–PSP3)
@@ -120,7 +123,7 @@ pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
 fn tool_subcommand() -> bool {
     matches!(
         std::env::args().nth(1).as_deref(),
-        Some("compare" | "diff" | "export" | "report" | "store" | "summary")
+        Some("cache" | "compare" | "diff" | "export" | "report" | "store" | "summary")
     )
 }
 
@@ -219,6 +222,7 @@ pub fn main() -> i32 {
         Command::Diff(args) => diff::main(args),
         Command::Export(args) => export::main(args),
         Command::Store(args) => store::main(args),
+        Command::Cache(args) => cache::main(args),
         Command::Summary(args) => summary::main(args),
         Command::Report(args) => report::main(args),
         Command::Paths(args) => paths::main(args),

@@ -177,6 +177,7 @@ fn launch(
             &mut opts.profile,
             &mut opts.strace_file,
             &mut opts.dump_superblocks,
+            &mut opts.cache_dir,
         ]
         .into_iter()
         .flatten()
@@ -184,6 +185,8 @@ fn launch(
             *p = anchored(p);
         }
     }
+    let (cache, named) = opts.cache();
+    crate::persist::configure(cache, named);
     let shown = path.display().to_string();
     // A `#!` script runs its interpreter, as the kernel would run it; what
     // the kernel would refuse to execute (no execute permission, not a
@@ -274,6 +277,7 @@ fn launch(
                 .prof
                 .print_summary
                 .store(summary, std::sync::atomic::Ordering::Release);
+            vm.proc.read_files_ahead();
             vm.run()
         }
         Err(e) => {

@@ -50,6 +50,10 @@
 //!     only this thread can hold then), and reads them from there again at
 //!     its own end. Each forked python child read and hashed 9 MB of
 //!     files for its profile, 60 % of its time.
+//! F7: the files are read ahead, on a thread of their own while the guest
+//!     runs (module_files.rs A1-A3); the fork waits until that thread has
+//!     stopped, so the child inherits no lock it held and no file half
+//!     read.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering;
@@ -130,6 +134,9 @@ impl Vm {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let images = proc.prof.images();
+        // F7: no thread reading files, whose locks the child would find
+        // held.
+        super::module_files::settle();
         if parent_profile.is_some() {
             // The child's profile finds the files read (F6).
             super::module_files::prime_module_cache(&images.records);

@@ -22,21 +22,32 @@ static MODULE_FILES: Mutex<Option<std::collections::HashMap<FileKey, FileFacts>>
 
 type FileKey = (std::path::PathBuf, u64, Option<Vec<u8>>, bool, [i64; 5]);
 
-/// Read (or find already read) file `r`'s facts; the program's SHA-256
-/// only when `program`.
+/// Read (or find already read, or kept in the cache directory) file
+/// `r`'s facts; the program's SHA-256 only when `program`.
 fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
-    let key = file_key(r, program);
+    let meta = std::fs::metadata(&r.path).ok();
+    let key = meta.as_ref().map(|m| file_key(r, program, m));
     if let Some(f) = key.as_ref().and_then(cached_facts) {
         return f;
     }
-    // Only what symbols need (a tenth of a library), and the program
-    // hashed as it streams by.
-    let bytes = crate::profile::read_for_symbols(&r.path).unwrap_or_default();
-    let facts = (
-        bytes.len() as u64,
-        program.then(|| crate::profile::file_sha256(&r.path).unwrap_or_default()),
-        std::sync::Arc::new(Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())),
-    );
+    let kept = meta.as_ref().map(|m| kept_key(r, m));
+    let facts = kept
+        .as_deref()
+        .and_then(|k| kept_facts(k, r.bias, program))
+        .unwrap_or_else(|| {
+            // Only what symbols need (a tenth of a library), and the
+            // program hashed as it streams by.
+            let bytes = crate::profile::read_for_symbols(&r.path).unwrap_or_default();
+            let facts = (
+                bytes.len() as u64,
+                program.then(|| crate::profile::file_sha256(&r.path).unwrap_or_default()),
+                std::sync::Arc::new(Symbols::from_file(&bytes, r.bias, r.build_id.as_deref())),
+            );
+            if let Some(k) = &kept {
+                keep_facts(k, &facts);
+            }
+            facts
+        });
     if let Some(k) = key {
         MODULE_FILES
             .lock()
@@ -47,11 +58,9 @@ fn file_facts(r: &crate::images::ImageRecord, program: bool) -> FileFacts {
     facts
 }
 
-/// The key of file `r` in [`MODULE_FILES`] as the file is now (None: it
-/// cannot be looked at).
-fn file_key(r: &crate::images::ImageRecord, program: bool) -> Option<FileKey> {
+/// The key of file `r` (whose metadata is `m`) in [`MODULE_FILES`].
+fn file_key(r: &crate::images::ImageRecord, program: bool, m: &std::fs::Metadata) -> FileKey {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(&r.path).ok()?;
     let id = [
         m.dev() as i64,
         m.ino() as i64,
@@ -59,7 +68,71 @@ fn file_key(r: &crate::images::ImageRecord, program: bool) -> Option<FileKey> {
         m.mtime(),
         m.mtime_nsec(),
     ];
-    Some((r.path.clone(), r.bias, r.build_id.clone(), program, id))
+    (r.path.clone(), r.bias, r.build_id.clone(), program, id)
+}
+
+/// The key of file `r`'s facts in the cache directory (persist.rs): its
+/// path and identity (the change time too, which no one sets), the build
+/// id it was mapped with, and the identity of the debug file its symbols
+/// come from as well, or its absence (installing `libc6-dbg` changes
+/// libc's names). Not its load address: the symbols are kept less it.
+fn kept_key(r: &crate::images::ImageRecord, m: &std::fs::Metadata) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let mut k = Vec::with_capacity(256);
+    let mut file = |m: Option<&std::fs::Metadata>| {
+        let Some(m) = m else {
+            k.push(0);
+            return;
+        };
+        k.push(1);
+        for v in [
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime() as u64,
+            m.mtime_nsec() as u64,
+            m.ctime() as u64,
+            m.ctime_nsec() as u64,
+        ] {
+            k.extend_from_slice(&v.to_le_bytes());
+        }
+    };
+    file(Some(m));
+    let debug = r.build_id.as_deref().and_then(Symbols::debug_file);
+    file(debug.and_then(|d| std::fs::metadata(d).ok()).as_ref());
+    let build_id = r.build_id.as_deref().unwrap_or_default();
+    k.extend_from_slice(&(build_id.len() as u32).to_le_bytes());
+    k.extend_from_slice(build_id);
+    k.extend_from_slice(r.path.as_os_str().as_bytes());
+    k
+}
+
+/// Facts the cache directory keeps under `key`, relocated by `bias` (a
+/// program's only with its SHA-256).
+fn kept_facts(key: &[u8], bias: u64, program: bool) -> Option<FileFacts> {
+    let b = crate::persist::get("facts", key)?;
+    let size = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+    let sha_len = *b.get(8)? as usize;
+    let sha = std::str::from_utf8(b.get(9..9 + sha_len)?)
+        .ok()?
+        .to_string();
+    if program && sha.is_empty() {
+        return None;
+    }
+    let symbols = Symbols::from_bytes(&b[9 + sha_len..], bias)?;
+    Some((size, program.then_some(sha), std::sync::Arc::new(symbols)))
+}
+
+/// Keep `facts` in the cache directory under `key`.
+fn keep_facts(key: &[u8], facts: &FileFacts) {
+    let sha = facts.1.as_deref().unwrap_or_default();
+    let mut b = Vec::new();
+    b.extend_from_slice(&facts.0.to_le_bytes());
+    b.push(sha.len().min(255) as u8);
+    b.extend_from_slice(&sha.as_bytes()[..sha.len().min(255)]);
+    b.extend_from_slice(&facts.2.to_bytes());
+    crate::persist::put("facts", key, &b);
 }
 
 fn cached_facts(k: &FileKey) -> Option<FileFacts> {
@@ -74,7 +147,8 @@ pub(super) fn unread(records: &[crate::images::ImageRecord]) -> Vec<crate::image
         .iter()
         .filter(|r| r.kind != ImageKind::Vdso)
         .filter(|r| {
-            let k = file_key(r, r.kind == ImageKind::Program);
+            let m = std::fs::metadata(&r.path).ok();
+            let k = m.map(|m| file_key(r, r.kind == ImageKind::Program, &m));
             k.as_ref().and_then(cached_facts).is_none()
         })
         .cloned()
@@ -140,4 +214,107 @@ pub(super) fn module_table(images: &ImageLog) -> (Binary, Modules) {
         });
     }
     (binary, Modules::new(list))
+}
+
+/// Reading ahead (fork.rs F7): the files' facts are read on a thread of
+/// their own as the guest maps them, on the monitor's core, instead of at
+/// the end while the guest's core waits (`/bin/true --profile`: 4 ms of
+/// its 13, libc's symbols).
+///
+/// A1: at most one reading thread per process; it ends when its queue is
+///     empty, and the next image queued starts another.
+/// A2: [`settle`] returns once no thread of this process reads: before a
+///     fork (the child must find no lock held and every file read, F6)
+///     and before the profile's module table is built.
+/// A3: a forked child has no reading thread (threads do not survive a
+///     fork): the state it inherits names another process and is reset on
+///     first use, keeping how many records its parent had queued (all
+///     read: A2).
+struct Ahead {
+    /// The process this state belongs to (A3).
+    pid: u32,
+    /// Records queued so far (the log only grows).
+    seen: usize,
+    queue: Vec<crate::images::ImageRecord>,
+    /// A thread of `pid` is reading (A1).
+    reading: bool,
+}
+
+static AHEAD: Mutex<Ahead> = Mutex::new(Ahead {
+    pid: 0,
+    seen: 0,
+    queue: Vec::new(),
+    reading: false,
+});
+static AHEAD_DONE: std::sync::Condvar = std::sync::Condvar::new();
+
+fn ahead() -> std::sync::MutexGuard<'static, Ahead> {
+    let mut a = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    if a.pid != pid {
+        // A3.
+        a.pid = pid;
+        a.queue.clear();
+        a.reading = false;
+    }
+    a
+}
+
+/// Queue the records of `records` not queued before, and start a thread
+/// to read them if none is reading (A1), pinned to `core` when given (the
+/// monitor's: the guest's core is busy). A thread that cannot start (a
+/// guest that lowered `RLIMIT_NPROC`) leaves them to the end.
+pub fn read_ahead(records: &[crate::images::ImageRecord], core: Option<usize>) {
+    let mut a = ahead();
+    if a.seen >= records.len() {
+        return;
+    }
+    let new = records[a.seen..]
+        .iter()
+        .filter(|r| r.kind != ImageKind::Vdso)
+        .cloned();
+    a.queue.extend(new);
+    a.seen = records.len();
+    if a.reading || a.queue.is_empty() {
+        return;
+    }
+    a.reading = true;
+    let body = move || {
+        if let Some(id) = core {
+            core_affinity::set_for_current(core_affinity::CoreId { id });
+        }
+        loop {
+            let next = {
+                let mut a = ahead();
+                let next = a.queue.pop();
+                if next.is_none() {
+                    a.reading = false;
+                    AHEAD_DONE.notify_all();
+                }
+                next
+            };
+            match next {
+                Some(r) => drop(file_facts(&r, r.kind == ImageKind::Program)),
+                None => return,
+            }
+        }
+    };
+    if crate::own_thread::spawn_blocked("hotlift-files", body).is_err() {
+        a.reading = false;
+        a.queue.clear();
+    }
+}
+
+/// Wait until no thread of this process reads files (A2); what was
+/// queued and not read is left to [`prime_module_cache`].
+pub fn settle() {
+    let mut a = ahead();
+    while a.reading {
+        a = AHEAD_DONE.wait(a).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// A thread of this process is reading files now.
+pub(super) fn reading_ahead() -> bool {
+    ahead().reading
 }

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::module_files::{module_table, prime_module_cache, unread};
+use super::module_files::{module_table, prime_module_cache, reading_ahead, settle, unread};
 use super::Vm;
 use crate::backend::Prologue;
 use crate::images::ImageLog;
@@ -520,6 +520,26 @@ impl super::process::Process {
         }
     }
 
+    /// Read the files of the images mapped so far on a thread of their
+    /// own while the guest runs (F7), when the profile will name them.
+    pub fn read_files_ahead(&self) {
+        let prof = &self.prof;
+        let named = prof.profile_path().is_some()
+            || prof.print_summary.load(Ordering::Acquire)
+            || self.opts.perf_map
+            || self.paths.is_some();
+        if !named {
+            return;
+        }
+        let core = prof
+            .monitor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|m| m.info.monitor_core);
+        super::module_files::read_ahead(&prof.images().records, core);
+    }
+
     /// [`Self::finish`]'s work, done once.
     fn finish_once(&self, ending: Ending) -> Failed {
         let prof = &self.prof;
@@ -539,23 +559,26 @@ impl super::process::Process {
         }
         let monitor = std::thread::scope(|s| {
             // The files' facts (symbols, the program's hash) do not depend
-            // on the monitor's tables: read them while it drains, on the
-            // core the guest has left (python's are 15 ms, its drain 20 to
-            // 80 ms). module_table below finds them read. Only files not
-            // read yet: a forked child finds its parent's (F6), and
-            // starting a thread to find them read cost it more than the
-            // looking.
+            // on the monitor's tables: what the read-ahead (F7) has not
+            // read is read while the monitor drains, on the core the guest
+            // has left (python's are 15 ms, its drain 20 to 80 ms).
+            // module_table below finds them read. Only files not read yet:
+            // a forked child finds its parent's (F6), and starting a
+            // thread to find them read cost it more than the looking.
             let records = if written || self.paths.is_some() {
                 unread(&prof.images().records)
             } else {
                 Vec::new()
             };
-            if !records.is_empty() {
+            if !records.is_empty() || reading_ahead() {
                 // No thread (a guest that lowered RLIMIT_NPROC): read them
                 // after the drain, as before.
                 let _ = std::thread::Builder::new()
                     .name("hotlift-files".into())
-                    .spawn_scoped(s, move || prime_module_cache(&records));
+                    .spawn_scoped(s, move || {
+                        settle();
+                        prime_module_cache(&records)
+                    });
             }
             prof.monitor
                 .lock()

@@ -191,12 +191,78 @@ impl Symbols {
                 ..Symbols::default()
             };
         }
-        let hex = hex::encode(id);
-        let debug = format!("{DEBUG_DIR}/{}/{}.debug", &hex[..2], &hex[2..]);
-        if let Ok(dbg) = read_for_symbols(std::path::Path::new(&debug)) {
+        let debug = Symbols::debug_file(id).expect("a build id of two bytes or more");
+        if let Ok(dbg) = read_for_symbols(&debug) {
             r.read_elf(&dbg, base);
         }
         r.finish(base)
+    }
+
+    /// The build-id debug file [`Symbols::from_file`] reads beside an
+    /// image of build id `id`.
+    pub fn debug_file(id: &[u8]) -> Option<std::path::PathBuf> {
+        (id.len() >= 2).then(|| {
+            let hex = hex::encode(id);
+            format!("{DEBUG_DIR}/{}/{}.debug", &hex[..2], &hex[2..]).into()
+        })
+    }
+
+    /// The table as bytes, its addresses less its base, for the cache
+    /// directory ([`Symbols::from_bytes`] reads it back at any base).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(
+            12 + 24 * (self.funcs.len() + self.aliases.len()) + self.names.len(),
+        );
+        for n in [self.funcs.len(), self.aliases.len(), self.names.len()] {
+            b.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+        for f in self.funcs.iter().chain(&self.aliases) {
+            b.extend_from_slice(&f.start.wrapping_sub(self.base).to_le_bytes());
+            b.extend_from_slice(&f.size.to_le_bytes());
+            b.extend_from_slice(&f.name.0.to_le_bytes());
+            b.extend_from_slice(&f.name.1.to_le_bytes());
+        }
+        b.extend_from_slice(self.names.as_bytes());
+        b
+    }
+
+    /// A table [`Symbols::to_bytes`] wrote, relocated by `base`; None for
+    /// bytes it could not have written (names out of range or not UTF-8,
+    /// functions out of order).
+    pub fn from_bytes(b: &[u8], base: u64) -> Option<Symbols> {
+        let word = |at: usize| -> Option<u32> {
+            Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+        };
+        let (nf, na, nn) = (word(0)? as usize, word(4)? as usize, word(8)? as usize);
+        let table = 12 + 24 * (nf.checked_add(na)?);
+        if b.len() != table.checked_add(nn)? {
+            return None;
+        }
+        let names = std::str::from_utf8(&b[table..]).ok()?.to_string();
+        let func = |i: usize| -> Option<Func> {
+            let at = 12 + 24 * i;
+            let q =
+                |o: usize| u64::from_le_bytes(b[at + o..at + o + 8].try_into().expect("8 bytes"));
+            let name = (word(at + 16)?, word(at + 20)?);
+            let end = name.0 as usize + name.1 as usize;
+            names.get(name.0 as usize..end)?;
+            Some(Func {
+                start: q(0).wrapping_add(base),
+                size: q(8),
+                name,
+            })
+        };
+        let funcs: Vec<Func> = (0..nf).map(func).collect::<Option<_>>()?;
+        let aliases = (nf..nf + na).map(func).collect::<Option<_>>()?;
+        if !funcs.windows(2).all(|w| w[0].start < w[1].start) {
+            return None;
+        }
+        Some(Symbols {
+            base,
+            funcs,
+            names,
+            aliases,
+        })
     }
 
     /// "name" or "name+0x12" for the function containing `addr`.

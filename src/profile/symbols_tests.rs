@@ -244,3 +244,32 @@ fn symbols_from_the_sparse_read_are_the_whole_files() {
     }
     assert!(checked > 50, "only {checked} ELF files checked");
 }
+
+/// The cache directory's form of libc's table (with its debug file's
+/// symbols when installed) reads back equal at another base, aliases
+/// included; damaged forms read as nothing, never as another table.
+#[test]
+fn a_table_reads_back_from_its_bytes_at_any_base() {
+    let libc = std::path::Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    let bytes = read_for_symbols(libc).expect("Debian's libc");
+    let syms = Symbols::from_file(&bytes, 0x7f00_0000_0000, file_build_id(&bytes).as_deref());
+    assert!(syms.funcs.len() > 1000, "{} functions", syms.funcs.len());
+    let b = syms.to_bytes();
+    let back = Symbols::from_bytes(&b, 0x5500_0000_0000).expect("its own bytes");
+    let moved = |s: &Symbols| -> Vec<(u64, u64, String)> {
+        s.functions()
+            .map(|(a, n, name)| (a - s.base, n, name.to_string()))
+            .collect()
+    };
+    assert_eq!(moved(&back), moved(&syms));
+    assert_eq!(
+        back.address_of("__libc_malloc").map(|a| a - back.base),
+        syms.address_of("__libc_malloc").map(|a| a - syms.base)
+    );
+    assert!(Symbols::from_bytes(&b[..b.len() - 1], 0).is_none());
+    assert!(Symbols::from_bytes(&b[..11], 0).is_none());
+    let mut far = b.clone();
+    // The first function's name starts past the names.
+    far[12 + 16..12 + 20].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(Symbols::from_bytes(&far, 0).is_none());
+}

@@ -341,6 +341,7 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         if let Some(p) = &vm.proc.paths {
             p.resolve(&vm.proc.prof.images());
         }
+        vm.proc.read_files_ahead();
     }
     r
 }

@@ -1,0 +1,398 @@
+//! The cache directory: what one run keeps for the next (a warm start).
+//! Each entry is one file, `DIR/KIND/NAME`, found by the exact key it was
+//! written with; today the only kind is `facts` (a module file's symbols,
+//! size and SHA-256, dispatch/module_files.rs). A directory, not the
+//! profile store: every process of a `make -j` reads and writes it at
+//! once, without a database to open at each start or a lock to take, an
+//! entry is read whole with one `read`, and a stale one is replaced by
+//! renaming a file.
+//!
+//! P1: an entry is found only under the key it was written with, by the
+//!     same hotlift (its own build id, [`identity`]): anything else is a
+//!     miss — a cold start — never another entry.
+//! P2: an entry is written whole to a temporary file of its own and
+//!     renamed into place: a reader sees a whole old entry, a whole new
+//!     one, or none.
+//! P3: an entry that does not check (magic, key, lengths, CRC-32) is a
+//!     miss with a one-line warning, and the run that found it writes it
+//!     again.
+//! P4: a directory that is not the user's own, or that others may write
+//!     to, is not used (a one-line warning): its entries would be whatever
+//!     its other writers chose.
+//! P5: no cache error fails a run: it is a miss or an entry not written.
+//!
+//! A leaf: it uses nothing of the crate.
+#![allow(unsafe_code)]
+
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const MAGIC: &[u8; 8] = b"HLCACHE1";
+
+/// The cache directory of this process (None: no cache) and whether the
+/// user named it, set once by [`configure`] before the first entry is
+/// looked for.
+static DIR: OnceLock<Option<(PathBuf, bool)>> = OnceLock::new();
+/// Whether [`DIR`] passed P4 (checked at the first use).
+static USABLE: OnceLock<bool> = OnceLock::new();
+
+/// Where the cache is when no directory is given: `$XDG_CACHE_HOME/hotlift`,
+/// else `$HOME/.cache/hotlift` (None: neither is set).
+pub fn default_dir() -> Option<PathBuf> {
+    let env = |k| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| env("HOME").map(|h| h.join(".cache")))
+        .map(|d| d.join("hotlift"))
+}
+
+/// Use `dir` (None: no cache) for this process; `named`, the user named
+/// it (a default directory that cannot be used is left silently). Later
+/// calls change nothing.
+pub fn configure(dir: Option<PathBuf>, named: bool) {
+    let _ = DIR.set(dir.map(|d| (d, named)));
+}
+
+/// The directory entries go to, if the cache is on and usable (P4).
+fn dir() -> Option<&'static Path> {
+    let (dir, named) = DIR.get()?.as_ref()?;
+    USABLE
+        .get_or_init(|| match check_dir(dir) {
+            Ok(()) => true,
+            Err(why) => {
+                if *named {
+                    eprintln!(
+                        "hotlift: cache {}: {why}; running without it",
+                        dir.display()
+                    );
+                }
+                false
+            }
+        })
+        .then_some(dir.as_path())
+}
+
+/// P4: `dir` (made if missing, mode 0700) is the user's and only theirs
+/// to write.
+fn check_dir(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create it: {e}"))?;
+    }
+    let m = std::fs::metadata(dir).map_err(|e| e.to_string())?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if !m.is_dir() {
+        return Err("not a directory".into());
+    }
+    if m.uid() != uid {
+        return Err(format!("owned by uid {}, not this user ({uid})", m.uid()));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others may write to it (mode {:o})",
+            m.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// hotlift's own identity (P1): the build id of its executable, read from
+/// its program headers in memory; without one, its version and the
+/// executable's size and time.
+pub fn identity() -> &'static [u8] {
+    static ID: OnceLock<Vec<u8>> = OnceLock::new();
+    ID.get_or_init(|| {
+        own_build_id().unwrap_or_else(|| {
+            let mut v = env!("CARGO_PKG_VERSION").as_bytes().to_vec();
+            if let Ok(m) = std::env::current_exe().and_then(std::fs::metadata) {
+                v.extend_from_slice(&m.size().to_le_bytes());
+                v.extend_from_slice(&m.mtime().to_le_bytes());
+                v.extend_from_slice(&m.mtime_nsec().to_le_bytes());
+            }
+            v
+        })
+    })
+}
+
+/// The `NT_GNU_BUILD_ID` note of hotlift's executable, from the program
+/// headers the kernel mapped (`AT_PHDR`).
+fn own_build_id() -> Option<Vec<u8>> {
+    // SAFETY: getauxval has no preconditions.
+    let (phdr, phnum) = unsafe {
+        (
+            libc::getauxval(libc::AT_PHDR) as usize,
+            libc::getauxval(libc::AT_PHNUM) as usize,
+        )
+    };
+    if phdr == 0 || phnum == 0 {
+        return None;
+    }
+    // SAFETY: AT_PHDR points at the executable's `phnum` program headers,
+    // mapped for the process's life.
+    let phdrs = unsafe { std::slice::from_raw_parts(phdr as *const libc::Elf64_Phdr, phnum) };
+    let bias = phdrs
+        .iter()
+        .find(|p| p.p_type == libc::PT_PHDR)
+        .map(|p| phdr.wrapping_sub(p.p_vaddr as usize))?;
+    for p in phdrs.iter().filter(|p| p.p_type == libc::PT_NOTE) {
+        // SAFETY: a PT_NOTE segment lies inside a loaded segment of the
+        // executable, mapped readable.
+        let notes = unsafe {
+            std::slice::from_raw_parts(
+                bias.wrapping_add(p.p_vaddr as usize) as *const u8,
+                p.p_memsz as usize,
+            )
+        };
+        if let Some(id) = build_id_note(notes) {
+            return Some(id.to_vec());
+        }
+    }
+    None
+}
+
+/// The descriptor of the `GNU` note of type 3 in `notes`.
+fn build_id_note(mut notes: &[u8]) -> Option<&[u8]> {
+    let word = |b: &[u8], at: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize)
+    };
+    let up4 = |n: usize| (n + 3) & !3;
+    while notes.len() >= 12 {
+        let (namesz, descsz, kind) = (word(notes, 0)?, word(notes, 4)?, word(notes, 8)?);
+        let desc_at = 12 + up4(namesz);
+        let end = desc_at.checked_add(up4(descsz))?;
+        let name = notes.get(12..12 + namesz)?;
+        if kind == 3 && name == b"GNU\0" {
+            return notes.get(desc_at..desc_at + descsz);
+        }
+        notes = notes.get(end..)?;
+    }
+    None
+}
+
+/// The file of entry `key` of `kind` under `dir`: named by a hash of the
+/// key and hotlift's identity.
+fn entry_path(dir: &Path, kind: &str, key: &[u8]) -> PathBuf {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(identity());
+    h.update(kind.as_bytes());
+    h.update([0]);
+    h.update(key);
+    dir.join(kind).join(hex::encode(&h.finalize()[..16]))
+}
+
+/// The entry's file: magic, identity, key, payload (each after its
+/// length), then the CRC-32 of all of it.
+fn encode(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let id = identity();
+    let mut b = Vec::with_capacity(32 + id.len() + key.len() + payload.len());
+    b.extend_from_slice(MAGIC);
+    for part in [id, key, payload] {
+        b.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        b.extend_from_slice(part);
+    }
+    let crc = crc32fast::hash(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// What a file read as an entry holds.
+#[derive(Debug, PartialEq)]
+enum Decoded<'a> {
+    /// Its payload, for this key.
+    Payload(&'a [u8]),
+    /// A whole entry of another key or hotlift (a name's hash collision,
+    /// or hotlift's fallback identity): a plain miss.
+    Other,
+    /// Not a whole entry (P3).
+    Corrupt,
+}
+
+fn decode<'a>(file: &'a [u8], key: &[u8]) -> Decoded<'a> {
+    let Some(body_len) = file.len().checked_sub(4) else {
+        return Decoded::Corrupt;
+    };
+    let (body, crc) = file.split_at(body_len);
+    if !body.starts_with(MAGIC) || crc32fast::hash(body).to_le_bytes() != crc {
+        return Decoded::Corrupt;
+    }
+    let mut rest = &body[MAGIC.len()..];
+    let mut part = || -> Option<&'a [u8]> {
+        let n = u64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
+        let n = usize::try_from(n).ok()?;
+        let p = rest.get(8..8usize.checked_add(n)?)?;
+        rest = &rest[8 + n..];
+        Some(p)
+    };
+    let (Some(id), Some(k), Some(payload)) = (part(), part(), part()) else {
+        return Decoded::Corrupt;
+    };
+    if !rest.is_empty() {
+        return Decoded::Corrupt;
+    }
+    if id != identity() || k != key {
+        return Decoded::Other;
+    }
+    Decoded::Payload(payload)
+}
+
+/// The payload of entry `key` of `kind`, if the cache holds it (P1, P3).
+pub fn get(kind: &str, key: &[u8]) -> Option<Vec<u8>> {
+    let path = entry_path(dir()?, kind, key);
+    let file = std::fs::read(&path).ok()?;
+    match decode(&file, key) {
+        Decoded::Payload(p) => Some(p.to_vec()),
+        Decoded::Other => None,
+        Decoded::Corrupt => {
+            eprintln!(
+                "hotlift: cache: {} is damaged; it is written again",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// Keep `payload` as entry `key` of `kind` (P2); any error leaves the
+/// entry unwritten (P5).
+pub fn put(kind: &str, key: &[u8], payload: &[u8]) {
+    let Some(dir) = dir() else {
+        return;
+    };
+    let path = entry_path(dir, kind, key);
+    let Some(parent) = path.parent() else {
+        return;
+    };
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(parent);
+    // Unique to this thread of this process: a concurrent writer of the
+    // same entry has its own.
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let tmp = parent.join(format!(".tmp.{}.{tid}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&encode(key, payload)));
+    if written.and_then(|()| std::fs::rename(&tmp, &path)).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// Entries and bytes under `dir`, by kind (`hotlift cache show`).
+pub fn usage(dir: &Path) -> std::io::Result<Vec<(String, u64, u64)>> {
+    let mut kinds = Vec::new();
+    for k in std::fs::read_dir(dir)? {
+        let k = k?;
+        if !k.file_type()?.is_dir() {
+            continue;
+        }
+        let (mut n, mut bytes) = (0, 0);
+        for e in std::fs::read_dir(k.path())? {
+            let m = e?.metadata()?;
+            if m.is_file() {
+                n += 1;
+                bytes += m.len();
+            }
+        }
+        kinds.push((k.file_name().to_string_lossy().into_owned(), n, bytes));
+    }
+    kinds.sort();
+    Ok(kinds)
+}
+
+/// Remove every entry under `dir` (`hotlift cache clear`): the files of
+/// its kinds' directories, then those directories. Returns the files
+/// removed.
+pub fn clear(dir: &Path) -> std::io::Result<u64> {
+    let mut n = 0;
+    for k in std::fs::read_dir(dir)? {
+        let k = k?;
+        if !k.file_type()?.is_dir() {
+            continue;
+        }
+        for e in std::fs::read_dir(k.path())? {
+            let e = e?;
+            if e.file_type()?.is_file() {
+                std::fs::remove_file(e.path())?;
+                n += 1;
+            }
+        }
+        std::fs::remove_dir(k.path())?;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_reads_back_only_under_its_key_and_whole() {
+        let file = encode(b"key", b"payload");
+        assert_eq!(decode(&file, b"key"), Decoded::Payload(b"payload"));
+        assert_eq!(decode(&file, b"kez"), Decoded::Other);
+        // Truncated anywhere, or any byte changed: corrupt.
+        for n in 0..file.len() {
+            assert_eq!(decode(&file[..n], b"key"), Decoded::Corrupt, "cut at {n}");
+        }
+        for i in 0..file.len() {
+            let mut bad = file.clone();
+            bad[i] ^= 0x40;
+            assert_eq!(decode(&bad, b"key"), Decoded::Corrupt, "byte {i}");
+        }
+    }
+
+    #[test]
+    fn another_hotlifts_entry_is_a_plain_miss() {
+        let mut b = MAGIC.to_vec();
+        for part in [&b"another hotlift"[..], b"key", b"payload"] {
+            b.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            b.extend_from_slice(part);
+        }
+        let crc = crc32fast::hash(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(decode(&b, b"key"), Decoded::Other);
+    }
+
+    #[test]
+    fn hotlift_knows_its_own_build_id() {
+        // Cargo links with the toolchain's default --build-id: the test
+        // binary has one, and it is the identity.
+        let id = own_build_id().expect("the test binary's build id");
+        assert!(id.len() >= 16, "{id:02x?}");
+        assert_eq!(identity(), &id[..]);
+    }
+
+    #[test]
+    fn a_note_list_is_walked_to_the_gnu_build_id() {
+        let mut notes = Vec::new();
+        // An unrelated note first (name padded to 4), then the build id.
+        for (name, kind, desc) in [
+            (&b"Go\0"[..], 4u32, &[1u8, 2, 3][..]),
+            (&b"GNU\0"[..], 3, &[0xab; 20][..]),
+        ] {
+            notes.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&kind.to_le_bytes());
+            notes.extend_from_slice(name);
+            notes.resize((notes.len() + 3) & !3, 0);
+            notes.extend_from_slice(desc);
+            notes.resize((notes.len() + 3) & !3, 0);
+        }
+        assert_eq!(build_id_note(&notes), Some(&[0xab; 20][..]));
+        assert_eq!(build_id_note(&notes[..30]), None);
+    }
+}
