@@ -25,6 +25,39 @@ const CHUNK: usize = 1 << 16;
 
 /// Write `p` as one JSON object (I1).
 pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
+    let superblocks = &p.superblocks;
+    let core = p.monitor.monitor_core;
+    std::thread::scope(|s| {
+        // The superblocks' IR listings and code: rendered on a thread of
+        // their own while the sections before them are written (no
+        // thread: here, in turn). python3 -c pass's 19 MB profile: 61 ->
+        // 50 ms (medians of 10, AMD EPYC).
+        let rendered = (!superblocks.is_empty())
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("hotlift-write".into())
+                    .spawn_scoped(s, move || {
+                        // Born pinned to the guest's core, which writes
+                        // the rest: on the monitor's, which is done.
+                        if let Some(id) = core {
+                            core_affinity::set_for_current(core_affinity::CoreId { id });
+                        }
+                        serde_json::to_vec(superblocks)
+                    })
+                    .ok()
+            })
+            .flatten();
+        write_members(p, w, rendered)
+    })
+}
+
+/// [`write_profile`]'s members, the superblocks' rendered already when
+/// `rendered`.
+fn write_members(
+    p: &Profile,
+    w: &mut impl Write,
+    rendered: Option<std::thread::ScopedJoinHandle<'_, serde_json::Result<Vec<u8>>>>,
+) -> io::Result<()> {
     let Profile {
         schema_version,
         tool,
@@ -96,7 +129,10 @@ pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
     o.serde("code_cache_flushes_by_cause", code_cache_flushes_by_cause)?;
     o.serde("dispatcher", dispatcher)?;
     o.array("translations", translations, translation)?;
-    o.serde("superblocks", superblocks)?;
+    match rendered.map(|h| h.join()) {
+        Some(Ok(r)) => o.raw("superblocks", &r.map_err(io::Error::other)?)?,
+        _ => o.serde("superblocks", superblocks)?,
+    }
     o.serde("superblock_stats", superblock_stats)?;
     o.serde("threads", threads)?;
     // `skip_serializing_if = "Option::is_none"` in the derive.
@@ -149,6 +185,16 @@ impl<'w, W: Write> Object<'w, W> {
     fn flush(&mut self) -> io::Result<()> {
         self.w.write_all(&self.buf)?;
         self.buf.clear();
+        Ok(())
+    }
+
+    /// A member whose JSON text is `v`.
+    fn raw(&mut self, k: &str, v: &[u8]) -> io::Result<()> {
+        self.key(k);
+        self.buf.extend_from_slice(v);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
         Ok(())
     }
 

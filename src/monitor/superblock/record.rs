@@ -12,6 +12,14 @@ use std::sync::Arc;
 
 use super::{Exit, Plan, Trigger};
 
+/// Bytes as a hex string, a table lookup a byte (hex's own serializer
+/// collects them char by char: a fifth of writing cc1's superblocks).
+fn hex_text<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    let mut text = vec![0u8; 2 * bytes.len()];
+    hex::encode_to_slice(bytes, &mut text).map_err(serde::ser::Error::custom)?;
+    s.serialize_str(std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?)
+}
+
 /// A built superblock, for the profile and `hotlift dump`.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SbRecord {
@@ -35,7 +43,10 @@ pub struct SbRecord {
     pub host: u64,
     pub host_size: u32,
     /// The host code (hex in the profile).
-    #[serde(with = "hex::serde")]
+    #[serde(
+        serialize_with = "hex_text",
+        deserialize_with = "hex::serde::deserialize"
+    )]
     pub host_code: Vec<u8>,
     pub ir: IrText,
     pub guest_instructions: u32,
@@ -64,7 +75,10 @@ pub struct MemberRecord {
     pub instructions: u32,
     /// The guest code as it was when the superblock was built (hex in the
     /// profile; empty when it could not be read).
-    #[serde(with = "hex::serde")]
+    #[serde(
+        serialize_with = "hex_text",
+        deserialize_with = "hex::serde::deserialize"
+    )]
     pub code: Vec<u8>,
 }
 
