@@ -13,6 +13,11 @@
 //!   whole group can be killed.
 //! - D3. Every run has a timeout; on expiry the process group is killed and
 //!   the run is reported as timed out. Nothing here can hang.
+//! - D4. hotlift keeps its cache directory (`--cache-dir`) in
+//!   [`CACHE_DIR`], never under the guest's `HOME`: the guest's working
+//!   directory holds only what the guest makes (a `readdir` of it counts
+//!   the same natively), and every run after the first of a program is a
+//!   warm start, so the suites check warm runs against native ones.
 // Each test crate that includes this module uses a different part of it.
 #![allow(dead_code)]
 
@@ -253,7 +258,23 @@ pub fn wait_exited_or_deadline(child: &Child, deadline: Instant) -> bool {
     }
 }
 
-/// How to start one run of a guest program (D1-D3).
+/// hotlift's cache directory in every suite's runs (D4): one for the whole
+/// target directory, shared by concurrent runs as `make -j` would share it.
+pub const CACHE_DIR: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/hotlift-cache");
+
+/// `pre` with `--cache-dir CACHE_DIR` after hotlift's subcommand when the
+/// launcher is hotlift running a program (D4); any other launcher's
+/// arguments unchanged.
+fn with_cache_dir(tool: &Path, pre: &[OsString]) -> Vec<OsString> {
+    let hotlift = tool.file_name().is_some_and(|n| n == "hotlift");
+    let mut args = pre.to_vec();
+    if hotlift && pre.first().is_some_and(|s| s == "run" || s == "profile") {
+        args.splice(1..1, ["--cache-dir".into(), CACHE_DIR.into()]);
+    }
+    args
+}
+
+/// How to start one run of a guest program (D1-D4).
 pub struct Launch<'a> {
     /// A tool that starts the program (hotlift, stepcount) and its
     /// arguments before the program's path; `None` runs it directly.
@@ -275,7 +296,7 @@ pub struct Launch<'a> {
     pub no_randomize: bool,
 }
 
-/// Runs `l` and collects how it ended and what it printed (D1-D3).
+/// Runs `l` and collects how it ended and what it printed (D1-D4).
 pub fn run(l: &Launch) -> RunResult {
     let start = Instant::now();
     let failed = |e: String| RunResult {
@@ -292,7 +313,7 @@ pub fn run(l: &Launch) -> RunResult {
         None => Command::new(l.program),
         Some((tool, pre)) => {
             let mut c = Command::new(tool);
-            c.args(pre).arg(l.program);
+            c.args(with_cache_dir(tool, pre)).arg(l.program);
             c
         }
     };
