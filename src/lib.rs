@@ -22,6 +22,7 @@ pub mod contract;
 pub mod dispatch;
 pub mod frontend;
 pub mod guest_mem;
+pub mod host;
 pub mod images;
 pub mod ir;
 pub mod limits;

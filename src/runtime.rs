@@ -204,6 +204,15 @@ static HOST_SIGNAL_HANDLER: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut())
 /// `runtime/entry.S` before a guest syscall.
 pub static PENDING_FATAL: AtomicU32 = AtomicU32::new(0);
 
+/// The signal recorded in [`PENDING_FATAL`], if one arrived; the
+/// dispatcher then writes the profile and dies of it.
+pub fn pending_fatal() -> Option<i32> {
+    match PENDING_FATAL.load(std::sync::atomic::Ordering::Acquire) {
+        0 => None,
+        s => Some(s as i32),
+    }
+}
+
 global_asm!(
     include_str!("../runtime/entry.S"),
     GPR = const offset_of!(ThreadCtx, gpr),
@@ -273,7 +282,7 @@ pub fn stub_place(pc: u64) -> StubPlace {
 /// before the kernel ran it.
 ///
 /// # Safety
-/// As for the syscall layer's `syscall6`: the caller's allowlist decides that
+/// As for `host::syscall6`: the caller's allowlist decides that
 /// the call cannot disturb hotlift's own state.
 pub unsafe fn guest_syscall(nr: u64, args: [u64; 6]) -> i64 {
     // SAFETY: upheld by the caller; the stub follows the C ABI.

@@ -48,12 +48,13 @@ mod tests;
 mod values;
 
 pub use self::memory::with_memory_of;
-pub use self::names::syscall_name;
 use self::names::{
     enum_name, errno_info, flag_names, flags, futex_op, hex, join_or, mmap_flags, mode, open_flags,
     open_needs_mode, ptr, signal, sigset_bits, statx_flags, syscall_info, wait_status,
 };
+pub use self::names::{sig_name, syscall_name};
 pub use self::sink::{log, set_log_file, set_process_prefix, set_thread_prefix};
+pub use self::values::SA_RESTORER;
 use memory::{read_exact, read_u64s};
 use values::{argv, buffer, cstr, envp, iovec_out, sigaction, timespec};
 

@@ -21,6 +21,7 @@ mod asm;
 mod copied;
 mod far;
 pub mod paths;
+pub mod recreate;
 mod superblock;
 
 use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};

@@ -90,7 +90,7 @@ pub struct PcLocation {
     /// The first host instruction of the code `pc` lies in, and whether
     /// the guest's machine state is exact there (a guest instruction's
     /// start, not glue): with `exact` false, the host code from there to
-    /// `pc` tells what of the guest state moved (signal/recreate.rs).
+    /// `pc` tells what of the guest state moved (backend/recreate.rs).
     pub host_start: u64,
     pub start_exact: bool,
 }

@@ -237,6 +237,7 @@ fn launch(
         })
         .collect();
     let ignored = state.as_ref().map_or(0, |s| s.ignored);
+    crate::dispatch::set_os(crate::syscall::os());
     match Vm::start(
         opts,
         &launch.bytes,

@@ -25,10 +25,11 @@ use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use super::{Vm, VmError};
+use crate::guest_mem::{read_cstr, read_words_until_zero};
+use crate::host::syscall6;
 use crate::loader::{self, script, LoadError};
 use crate::options::RunOptions;
 use crate::profile::{Ending, ProcessInfo};
-use crate::syscall::{guest_cstr, guest_words_until_zero, syscall6};
 
 /// The hidden `hotlift run` option that carries an [`ExecState`] (JSON).
 pub const EXEC_STATE_ARG: &str = "--exec-state";
@@ -88,9 +89,9 @@ fn guest_strings(at: u64) -> Result<Vec<Vec<u8>>, i32> {
     if at == 0 {
         return Ok(Vec::new());
     }
-    let ptrs = guest_words_until_zero(at, MAX_ARG_POINTERS).ok_or(libc::EFAULT)?;
+    let ptrs = read_words_until_zero(at, MAX_ARG_POINTERS).ok_or(libc::EFAULT)?;
     ptrs.into_iter()
-        .map(|p| guest_cstr(p, MAX_ARG_STRLEN).ok_or(libc::EFAULT))
+        .map(|p| read_cstr(p, MAX_ARG_STRLEN).ok_or(libc::EFAULT))
         .collect()
 }
 
@@ -134,7 +135,7 @@ impl Vm {
     /// `execveat(AT_FDCWD, …, 0)`): returns only with the guest's error.
     pub(crate) fn execve(&mut self, a: [u64; 5], nr: u64) -> Result<i64, VmError> {
         let (dirfd, path, argv, envp, flags) = (a[0] as i32, a[1], a[2], a[3], a[4]);
-        let Some(name) = guest_cstr(path, libc::PATH_MAX as usize) else {
+        let Some(name) = read_cstr(path, libc::PATH_MAX as usize) else {
             return Ok(neg(libc::EFAULT));
         };
         let (args, env) = match (guest_strings(argv), guest_strings(envp)) {
@@ -255,7 +256,7 @@ impl Vm {
         let fd_path = |fd: i32| -> Result<PathBuf, i32> {
             std::fs::read_link(format!("/proc/self/fd/{fd}")).map_err(|_| libc::EBADF)
         };
-        if crate::syscall::selfview::names_self_exe(name) {
+        if super::os::os().is_ok_and(|os| (os.names_self_exe)(name)) {
             // The guest's own program, not hotlift (selfview).
             return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(
                 self.proc.exe_path.as_bytes(),
@@ -289,7 +290,7 @@ impl Vm {
     /// E2: the kernel's dispositions and mask as the guest's would be
     /// after `execve` (handlers reset to default, ignored stays ignored).
     fn signals_for_exec(&mut self, ignored: u64) {
-        let mask = crate::signal::deliver::guest_mask(self);
+        let mask = self.guest_mask();
         for sig in 1..=64i32 {
             if sig == libc::SIGKILL || sig == libc::SIGSTOP {
                 continue;

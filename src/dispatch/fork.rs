@@ -219,7 +219,7 @@ impl Vm {
         drop(locked);
         drop(paused);
         if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
-            crate::syscall::guest_write_bytes(self, ptid, &(pid as u32).to_le_bytes());
+            self.write_guest(ptid, &(pid as u32).to_le_bytes());
         }
         if vfork {
             wait_for_exec(fds);
@@ -254,11 +254,11 @@ impl Vm {
             })?;
         // A child starts with no pending signals: what hotlift queued for
         // the parent's handlers stays the parent's.
-        let mask = crate::signal::deliver::guest_mask(self);
+        let mask = self.guest_mask();
         self.ctx.sig_queued().store(0, Ordering::Release);
         self.sig.held.store(0, Ordering::Release);
         self.sig.pending_own.store(0, Ordering::Release);
-        crate::signal::deliver::set_guest_mask(self, mask);
+        self.set_guest_mask(mask);
         if stack != 0 {
             self.ctx.gpr[4] = stack;
         }
@@ -266,7 +266,7 @@ impl Vm {
             self.ctx.fs_base = tls;
         }
         if flags & libc::CLONE_CHILD_SETTID as u64 != 0 {
-            crate::syscall::guest_write_bytes(self, ctid, &(tid as u32).to_le_bytes());
+            self.write_guest(ctid, &(tid as u32).to_le_bytes());
         }
         if flags & libc::CLONE_CHILD_CLEARTID as u64 != 0 {
             self.clear_tid = ctid;

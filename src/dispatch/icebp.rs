@@ -37,7 +37,7 @@ fn probe_child() -> ! {
     let act: [u64; 4] = [
         on_trap as *const () as usize as u64,
         // x86-64 frames need a restorer; the handler never returns.
-        libc::SA_SIGINFO as u64 | crate::signal::deliver::SA_RESTORER,
+        libc::SA_SIGINFO as u64 | crate::strace::SA_RESTORER,
         on_trap as *const () as usize as u64,
         0,
     ];

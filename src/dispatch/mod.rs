@@ -17,11 +17,15 @@
 
 pub mod exec;
 mod fork;
+mod guest_access;
 mod icebp;
 mod module_files;
+mod os;
+mod own_signals;
 mod paths;
 pub mod process;
 mod profiling;
+mod sigstate;
 mod smc;
 mod start;
 mod threads;
@@ -41,11 +45,13 @@ use crate::ir::{IrBlock, TrapKind};
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
 use crate::runtime::{self, exit_reason, CtxBox};
-use crate::signal;
-use crate::syscall;
 use crate::types::{BlockId, GuestAddr, HostAddr};
 
+pub use guest_access::Reach;
+pub use os::{set_os, Flow, Os};
+pub use own_signals::{hotlift_owns, FAULT_SIGNALS, OWN_MASK};
 use process::{DispatchCounts, Locked, ThreadEntry};
+pub use sigstate::{SignalState, ThreadSignals};
 pub use threads::ThreadEnd;
 
 /// Why the dispatcher cannot go on; each names the guest address involved.
@@ -100,7 +106,7 @@ pub struct Vm {
     /// `set_tid_address`/`CLONE_CHILD_CLEARTID`: cleared and woken when the
     /// thread ends.
     pub clear_tid: u64,
-    pub sig: syscall::ThreadSignals,
+    pub sig: ThreadSignals,
     /// The dispatcher is about to enter a one-instruction block that is
     /// not the block for its address (a store into code, smc.rs): a signal
     /// must not turn the entry into a kick (signal/deliver.rs D2).
@@ -322,7 +328,7 @@ impl Vm {
     }
 
     fn run_loop(&mut self) -> Result<ThreadEnd, VmError> {
-        signal::publish_vm(self);
+        self.publish();
         self.proc.prof.entering_guest();
         if let Some(mask) = self.start_mask.take() {
             // threads.rs I4: signals may come now that the handler finds
@@ -332,11 +338,11 @@ impl Vm {
         }
         let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
         loop {
-            if let Some(sig) = signal::pending_fatal() {
+            if let Some(sig) = crate::runtime::pending_fatal() {
                 // signal I4: a signal that ends the guest arrived while
                 // hotlift was running (or the guest was in a syscall).
                 self.finish(Ending::Signal { signal: sig });
-                signal::die_with(sig)
+                crate::status::die_with(sig)
             }
             if self
                 .ctx
@@ -431,7 +437,7 @@ impl Vm {
                         }
                     }
                     self.finish(Ending::Signal { signal: sig });
-                    signal::die_with(sig)
+                    crate::status::die_with(sig)
                 }
                 r => panic!("translated code exited with unknown reason {r}"),
             };
@@ -482,7 +488,7 @@ impl Vm {
             }
             SiteKind::Syscall => {
                 DispatchCounts::add(&proc.dispatch.syscalls);
-                if let syscall::Flow::ThreadExit = syscall::handle(self)? {
+                if let Flow::ThreadExit = (os::os()?.syscall)(self)? {
                     return Ok(None);
                 }
                 self.host_for(GuestAddr(self.ctx.rip)).map(Some)
@@ -504,7 +510,7 @@ impl Vm {
             return Ok(None);
         }
         if !loc.exact {
-            // signal/recreate.rs: undo what hotlift's glue did before the
+            // backend/recreate.rs: undo what hotlift's glue did before the
             // fault.
             let fix = (loc.start_exact && self.fault_pc > loc.host_start)
                 .then(|| {
@@ -513,13 +519,13 @@ impl Vm {
                     // (cache I6); the walk stops at the fault.
                     let code =
                         unsafe { std::slice::from_raw_parts(loc.host_start as *const u8, len) };
-                    signal::recreate::walk(code, loc.host_start, self.fault_pc)
+                    crate::backend::recreate::walk(code, loc.host_start, self.fault_pc)
                 })
                 .flatten();
             let Some(fix) = fix else {
                 eprintln!(
                     "hotlift: SIG{} at guest {at} faulted inside hotlift's code for that instruction where the guest's registers cannot be recreated; the guest dies of it instead of running its handler (README, known limits)",
-                    signal::sig_name(sig)
+                    crate::strace::sig_name(sig)
                 );
                 return Ok(None);
             };
@@ -639,13 +645,13 @@ impl Vm {
             };
             eprintln!(
                 "hotlift: guest killed by SIG{} at guest {at}: {what}",
-                signal::sig_name(kind.signal())
+                crate::strace::sig_name(kind.signal())
             );
         }
         self.finish(Ending::Signal {
             signal: kind.signal(),
         });
-        signal::die_with(kind.signal())
+        crate::status::die_with(kind.signal())
     }
 
     /// The thread leaves translated code abnormally at host `pc` (a fault,

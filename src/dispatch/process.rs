@@ -33,11 +33,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::profiling::Profiling;
+use super::SignalState;
 use crate::cache::{CodeCache, CodeView};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
+use crate::host::Affinity;
 use crate::loader::Prot;
 use crate::options::RunOptions;
-use crate::syscall::{Affinity, SignalState};
 
 /// The signal a stopping thread sends the others (I3); hotlift keeps it
 /// for itself (README, known limits).

@@ -14,8 +14,6 @@ use crate::images::ImageLog;
 use crate::loader::{self, LoadPlan, Prot, Role, StackRequest};
 use crate::options::RunOptions;
 use crate::runtime::{self, exit_reason, ThreadCtx};
-use crate::signal;
-use crate::syscall;
 
 const BRK_RESERVE: u64 = 1 << 30;
 
@@ -150,7 +148,7 @@ impl Vm {
             };
         }
         // selfview I3: hotlift has one thread until the monitor starts.
-        if let Err(e) = syscall::selfview::adopt_guest_view(stack.sp.0) {
+        if let Err(e) = (super::os::os()?.adopt_guest_view)(stack.sp.0) {
             if opts.verbose {
                 eprintln!("hotlift: /proc/self/cmdline, environ and auxv stay hotlift's: {e}");
             }
@@ -196,10 +194,10 @@ impl Vm {
         });
         let cache = CodeCache::new(code, view.clone());
 
-        let sig = syscall::SignalState::inherited(ignored);
+        let sig = super::SignalState::inherited(ignored);
         // Before the monitor pins this thread: the guest sees what it
         // inherited (syscall/affinity.rs).
-        let affinity = syscall::Affinity::current();
+        let affinity = crate::host::Affinity::current();
         let command_line = argv
             .iter()
             .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -217,7 +215,7 @@ impl Vm {
             }
             _ => None,
         };
-        signal::install(opts.verbose, code_range, |s| {
+        (super::os::os()?.install_signals)(opts.verbose, code_range, &|s| {
             sig.handler(s as usize) == libc::SIG_IGN as u64
         })
         .map_err(VmError::Host)?;
@@ -228,8 +226,7 @@ impl Vm {
             Some(_) if plan.kind == loader::ElfKind::Pie => brk.limit.max(code_range.1),
             _ => 0,
         };
-        mem.mmap_ceiling = syscall::mmap_ceiling(stack.region.start.0 - PAGE, above);
-        syscall::hold_guest_area(&mut mem, above);
+        (super::os::os()?.hold_guest_area)(&mut mem, stack.region.start.0 - PAGE, above);
         let proc = Arc::new(Process {
             exe_path: own_identity(execfn, &exe_file),
             locked: Mutex::new(Locked {
@@ -259,8 +256,8 @@ impl Vm {
         // The mask this process inherited is the guest's (an `execve`
         // keeps it), but hotlift's own signals must stay deliverable: the
         // guest's bits for them are recorded (signal/deliver.rs D1).
-        let mask = crate::signal::deliver::guest_mask(&vm);
-        crate::signal::deliver::set_guest_mask(&vm, mask);
+        let mask = vm.guest_mask();
+        vm.set_guest_mask(mask);
         Ok(vm)
     }
 
@@ -281,7 +278,7 @@ impl Vm {
         let mut ibl = IblTable::at(ctx.ibl_entries());
         ibl.set_empty_stub(proc.view.empty_ibl_stub);
         ctx.install_gs();
-        signal::install_thread().map_err(VmError::Host)?;
+        (super::os::os()?.install_thread)().map_err(VmError::Host)?;
         let entry = proc.threads.add(tid);
         Ok(Vm {
             ibl_gen: proc.view.gen(),
@@ -295,7 +292,7 @@ impl Vm {
             fault: None,
             stale_write: None,
             clear_tid: 0,
-            sig: syscall::ThreadSignals::default(),
+            sig: super::ThreadSignals::default(),
             entering_single: false,
             start_mask: None,
             fault_regs: [0; 3],

@@ -130,7 +130,7 @@ impl Vm {
                     .apply_to_current();
                 // I1.
                 let put = |addr: u64| {
-                    crate::syscall::guest_write_bytes(&vm, addr, &(tid as u32).to_le_bytes());
+                    vm.write_guest(addr, &(tid as u32).to_le_bytes());
                 };
                 if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
                     put(ptid);
@@ -166,7 +166,7 @@ impl Vm {
         }
         if self.clear_tid != 0 {
             // I2.
-            crate::syscall::guest_write_bytes(self, self.clear_tid, &0u32.to_le_bytes());
+            self.write_guest(self.clear_tid, &0u32.to_le_bytes());
             // SAFETY: a futex wake on a guest address wakes guest waiters
             // only (a bad address gives EFAULT).
             unsafe {

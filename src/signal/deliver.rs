@@ -36,7 +36,7 @@
 //!     code is delivered with the guest's registers exactly — at the first
 //!     host instruction of a guest instruction as they are — and a trap instruction (ud2, int3, hlt, a fetch from non-executable
 //!     memory) from the dispatcher, which is always exact. A fault inside
-//!     the expansion of a guest instruction is delivered when recreate.rs
+//!     the expansion of a guest instruction is delivered when backend/recreate.rs
 //!     can undo the glue before it, else the guest dies of it with a
 //!     message naming the instruction (never a wrong frame).
 #![allow(unsafe_code)]
@@ -45,12 +45,12 @@ use std::sync::atomic::Ordering;
 
 use crate::contract::{TAG_SIGNAL, TAG_SIGRETURN};
 use crate::dispatch::{Vm, VmError};
+use crate::host::syscall6;
 use crate::runtime::{exit_reason, stub_place, StubPlace};
-use crate::syscall::syscall6;
 
 const SA_RESTART: u64 = 0x1000_0000;
 const SA_ONSTACK: u64 = 0x0800_0000;
-pub(crate) const SA_RESTORER: u64 = 0x0400_0000;
+use crate::strace::SA_RESTORER;
 const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 const SS_DISABLE: u64 = 2;
@@ -139,7 +139,7 @@ pub(super) unsafe fn queue(
     let s = sig as usize;
     // SAFETY: the kernel's siginfo is 128 bytes.
     unsafe { std::ptr::copy_nonoverlapping(info as *const u8, vm.sig.info[s].as_mut_ptr(), 128) };
-    if !super::hotlift_owns(sig) {
+    if !crate::dispatch::hotlift_owns(sig) {
         // SAFETY: a valid sigset in the kernel's ucontext.
         unsafe { libc::sigaddset(&mut uc.uc_sigmask, sig) };
         vm.sig.held.fetch_or(bit(s), Ordering::AcqRel);
@@ -181,49 +181,6 @@ pub(super) unsafe fn queue(
     }
 }
 
-/// The guest's signal mask (D1).
-pub fn guest_mask(vm: &Vm) -> u64 {
-    let mut kernel: u64 = 0;
-    // SAFETY: reads this thread's mask into a local.
-    unsafe {
-        syscall6(
-            libc::SYS_rt_sigprocmask as u64,
-            [
-                libc::SIG_BLOCK as u64,
-                0,
-                &mut kernel as *mut u64 as u64,
-                8,
-                0,
-                0,
-            ],
-        )
-    };
-    (kernel & !vm.sig.held.load(Ordering::Acquire) & !super::own_mask())
-        | vm.sig.blocked_own.load(Ordering::Acquire)
-}
-
-/// Make `mask` the guest's signal mask (D1); hotlift's own signals are
-/// recorded, the rest goes to the kernel with the held bits.
-pub fn set_guest_mask(vm: &Vm, mask: u64) {
-    let own = super::own_mask();
-    let kernel = (mask & !own) | vm.sig.held.load(Ordering::Acquire);
-    // SAFETY: sets this thread's mask from a local.
-    unsafe {
-        syscall6(
-            libc::SYS_rt_sigprocmask as u64,
-            [
-                libc::SIG_SETMASK as u64,
-                &kernel as *const u64 as u64,
-                0,
-                8,
-                0,
-                0,
-            ],
-        )
-    };
-    vm.sig.blocked_own.store(mask & own, Ordering::Release);
-}
-
 /// Stop holding `sig` blocked in the kernel for the guest (D1).
 fn release_held(vm: &Vm, sig: usize) {
     if vm.sig.held.fetch_and(!bit(sig), Ordering::AcqRel) & bit(sig) != 0 {
@@ -258,7 +215,7 @@ impl Vm {
             self.ctx.sig_queued().fetch_and(!bit(sig), Ordering::AcqRel);
             let info = self.sig.info[sig];
             let act = self.proc.sig.action(sig);
-            let mask = guest_mask(self);
+            let mask = self.guest_mask();
             if mask & bit(sig) != 0 {
                 // Blocked by a handler delivered just before: back to the
                 // kernel's pending set (or hotlift's, for its own signals).
@@ -270,7 +227,7 @@ impl Vm {
                     release_held(self, sig);
                     if super::default_fatal(sig as i32) {
                         self.finish(crate::profile::Ending::Signal { signal: sig as i32 });
-                        super::die_with(sig as i32);
+                        crate::status::die_with(sig as i32);
                     }
                 }
                 1 => release_held(self, sig),
@@ -281,7 +238,7 @@ impl Vm {
 
     /// A queued signal the guest now blocks goes back to pending.
     fn requeue(&mut self, sig: usize, info: &[u8; 128]) {
-        if super::hotlift_owns(sig as i32) {
+        if crate::dispatch::hotlift_owns(sig as i32) {
             self.sig.pending_own.fetch_or(bit(sig), Ordering::AcqRel);
             return;
         }
@@ -316,7 +273,7 @@ impl Vm {
         if act[0] <= 1 || self.sig.blocked_own.load(Ordering::Acquire) & bit(s) != 0 {
             return Ok(false);
         }
-        let mask = guest_mask(self);
+        let mask = self.guest_mask();
         self.push_frame(s, act, info, fault, mask)?;
         Ok(true)
     }
@@ -342,7 +299,7 @@ impl Vm {
             self.finish(crate::profile::Ending::Signal {
                 signal: libc::SIGSEGV,
             });
-            super::die_with(libc::SIGSEGV);
+            crate::status::die_with(libc::SIGSEGV);
         }
         let xsize = crate::runtime::xsave_size() as u64;
         let rsp = self.ctx.gpr[4];
@@ -405,7 +362,7 @@ impl Vm {
 
         // One system call for both (a guest taking many signals spent a
         // quarter of its time in process_vm_readv/writev).
-        if !crate::syscall::guest_write_pieces(self, &[(fp, &x), (frame, &f)]) {
+        if !self.write_guest_pieces(&[(fp, &x), (frame, &f)]) {
             // The kernel forces SIGSEGV when the frame cannot be written.
             eprintln!(
                 "hotlift: cannot write the frame for signal {sig} at {frame:#x} (guest stack at {rsp:#x}, at {at}): the kernel would kill it with SIGSEGV"
@@ -413,7 +370,7 @@ impl Vm {
             self.finish(crate::profile::Ending::Signal {
                 signal: libc::SIGSEGV,
             });
-            super::die_with(libc::SIGSEGV);
+            crate::status::die_with(libc::SIGSEGV);
         }
 
         self.ctx.gpr[7] = sig as u64;
@@ -430,7 +387,7 @@ impl Vm {
             mask |= bit(sig);
         }
         self.sig.held.fetch_and(!bit(sig), Ordering::AcqRel);
-        set_guest_mask(self, mask);
+        self.set_guest_mask(mask);
         if flags & SA_RESETHAND != 0 {
             self.proc.sig.set_action(sig, [0, 0, 0, 0]);
             super::reset_host_action(sig as i32);
@@ -492,8 +449,8 @@ impl Vm {
                 [word(UC_STACK), flags, word(UC_STACK + 16)]
             };
         }
-        set_guest_mask(self, word(UC_SIGMASK));
-        crate::syscall::release_own_pending(self);
+        self.set_guest_mask(word(UC_SIGMASK));
+        super::release_own_pending(self);
         self.push_words(&[TAG_SIGRETURN]);
         Ok(())
     }
@@ -505,7 +462,7 @@ impl Vm {
         self.finish(crate::profile::Ending::Signal {
             signal: libc::SIGSEGV,
         });
-        super::die_with(libc::SIGSEGV)
+        crate::status::die_with(libc::SIGSEGV)
     }
 
     /// Take the frame's XSAVE state at `fp` into the thread's area, made

@@ -20,28 +20,18 @@
 #![allow(unsafe_code)]
 
 pub mod deliver;
-pub mod recreate;
-pub mod state;
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::dispatch::process::KICK;
 use crate::dispatch::Vm;
+use crate::dispatch::{hotlift_owns, FAULT_SIGNALS};
 use crate::runtime::PENDING_FATAL;
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
 static CODE_LO: AtomicU64 = AtomicU64::new(0);
 static CODE_HI: AtomicU64 = AtomicU64::new(0);
-
-/// The signal recorded by I4, if one arrived; the dispatcher then writes
-/// the profile and dies of it.
-pub fn pending_fatal() -> Option<i32> {
-    match PENDING_FATAL.load(Ordering::Acquire) {
-        0 => None,
-        s => Some(s as i32),
-    }
-}
 
 /// Signals whose default action ends the process and that hotlift catches
 /// to write the profile first (I4): all but SIGKILL/SIGSTOP, hotlift's own
@@ -64,21 +54,6 @@ pub fn ends_guest(sig: i32) -> bool {
                 | 32
                 | 33
         )
-}
-
-/// Signals hotlift keeps for itself: its fault signals (write protection,
-/// fault reports, single-stepping) and [`KICK`]. The guest's actions and
-/// mask bits for them are recorded, never given to the kernel.
-pub fn hotlift_owns(sig: i32) -> bool {
-    FAULT_SIGNALS.contains(&sig) || sig == KICK
-}
-
-/// The mask bits of [`hotlift_owns`].
-pub fn own_mask() -> u64 {
-    FAULT_SIGNALS
-        .iter()
-        .chain(&[KICK])
-        .fold(0, |m, &s| m | 1 << (s - 1))
 }
 
 /// Signals whose default action ends the process.
@@ -111,7 +86,7 @@ pub fn catch_for_guest(sig: i32) -> Result<(), String> {
 /// Async-signal-safe.
 pub fn reset_host_action(sig: i32) {
     if !ends_guest(sig) && !hotlift_owns(sig) {
-        set_default(sig);
+        crate::status::set_default(sig);
     }
 }
 
@@ -133,7 +108,7 @@ pub fn set_host_action(sig: i32, guest_ignores: bool) -> Result<(), String> {
         };
         // SAFETY: a valid kernel_sigaction for a signal hotlift never uses.
         let r = unsafe {
-            crate::syscall::syscall6(
+            crate::host::syscall6(
                 libc::SYS_rt_sigaction as u64,
                 [sig as u64, k.as_ptr() as u64, 0, 8, 0, 0],
             )
@@ -167,13 +142,6 @@ pub fn set_host_action(sig: i32, guest_ignores: bool) -> Result<(), String> {
     Ok(())
 }
 
-const FAULT_SIGNALS: [i32; 5] = [
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGFPE,
-    libc::SIGILL,
-    libc::SIGTRAP,
-];
 const ALT_STACK: usize = 256 * 1024;
 /// si_code of a SIGSEGV for a present page without the needed permission.
 const SEGV_ACCERR: i32 = 2;
@@ -182,14 +150,6 @@ const SEGV_ACCERR: i32 = 2;
 struct StackBuf {
     buf: [u8; 256],
     len: usize,
-}
-
-/// "SEGV" for SIGSEGV (no allocation).
-pub fn sig_name(sig: i32) -> &'static str {
-    crate::strace::names::SIGNALS
-        .get(sig as usize)
-        .copied()
-        .unwrap_or("?")
 }
 
 impl StackBuf {
@@ -208,23 +168,13 @@ impl std::fmt::Write for StackBuf {
     }
 }
 
-fn set_default(sig: i32) {
-    // SAFETY: a zeroed sigaction with SIG_DFL is valid; sigaction is
-    // async-signal-safe.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = libc::SIG_DFL;
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
-    }
-}
-
 /// Install the fault handlers on an alternate stack, and catch the signals
 /// of [`ends_guest`] that the guest does not ignore (`ignored(sig)`). `code`
 /// is the code cache's execute range.
 pub fn install(
     verbose: bool,
     code: (u64, u64),
-    ignored: impl Fn(i32) -> bool,
+    ignored: &dyn Fn(i32) -> bool,
 ) -> Result<(), String> {
     VERBOSE.store(verbose, Ordering::Relaxed);
     CODE_LO.store(code.0, Ordering::Relaxed);
@@ -286,12 +236,6 @@ pub fn install_thread() -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Let the handler see this thread's translation state. The Vm must stay
-/// at this address while the thread runs guest code.
-pub fn publish_vm(vm: &mut Vm) {
-    vm.ctx.vm = vm as *mut Vm as u64;
 }
 
 /// The calling thread's Vm, found through its context (the GS base), or
@@ -367,7 +311,7 @@ pub unsafe extern "C" fn handle_host_signal(
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
     let vm = current_vm();
-    // SAFETY: the thread's own Vm (publish_vm); the handler runs on it.
+    // SAFETY: the thread's own Vm (Vm::publish); the handler runs on it.
     let vm_ref = unsafe { vm.as_ref() };
     let floor = vm_ref.map_or(0, |v| v.proc.view.floor);
     let stepping = vm_ref.is_some_and(|v| v.ctx.stepping != 0);
@@ -428,7 +372,7 @@ pub unsafe extern "C" fn handle_host_signal(
         return;
     }
     if ends_guest(sig) {
-        // SAFETY: see publish_vm; the handler is the only one touching it.
+        // SAFETY: see Vm::publish; the handler is the only one touching it.
         end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
         return;
     }
@@ -459,7 +403,7 @@ pub unsafe extern "C" fn handle_host_signal(
     // the stubs again: die at once.
     let in_stubs = in_code && !vm.is_null() && pc < floor;
     let in_code = in_code && !in_stubs;
-    // SAFETY: the Vm is published once and never moves (publish_vm); while
+    // SAFETY: the Vm is published once and never moves (Vm::publish); while
     // translated code runs the dispatcher does not (dispatch I1), so the
     // handler is the only one touching it.
     let vm_ptr = if in_code && !vm.is_null() {
@@ -494,7 +438,7 @@ pub unsafe extern "C" fn handle_host_signal(
                 buf: [0; 256],
                 len: 0,
             };
-            let name = sig_name(sig);
+            let name = crate::strace::sig_name(sig);
             let _ = match vm.proc.view.guest_at(pc) {
                 Some(g) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
                     writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g} (data address {fault_addr:#x})")
@@ -551,7 +495,7 @@ pub unsafe extern "C" fn handle_host_signal(
             return;
         }
     }
-    set_default(sig);
+    crate::status::set_default(sig);
     // I3: a fault re-executes and faults again; a sent signal or a trap
     // (RIP already past the instruction) must be raised again.
     if code <= 0 || sig == libc::SIGTRAP || !in_code {
@@ -599,16 +543,29 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
     }
 }
 
-/// Die of `sig` as the kernel would kill the process (same wait status).
-pub fn die_with(sig: i32) -> ! {
-    set_default(sig);
-    // SAFETY: plain signal-mask and kill calls on our own process.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig);
-        libc::_exit(128 + sig)
+/// Deliver what the guest just unblocked of hotlift's own signals (kept
+/// pending by the handler, mod.rs): to its handler, or the default action.
+pub fn release_own_pending(vm: &mut Vm) {
+    use std::sync::atomic::Ordering;
+    let pending =
+        vm.sig.pending_own.load(Ordering::Acquire) & !vm.sig.blocked_own.load(Ordering::Acquire);
+    if pending == 0 {
+        return;
+    }
+    vm.sig.pending_own.fetch_and(!pending, Ordering::AcqRel);
+    for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
+        match vm.proc.sig.handler(sig as usize) {
+            0 => {
+                vm.finish(crate::profile::Ending::Signal { signal: sig });
+                crate::status::die_with(sig);
+            }
+            1 => {}
+            _ => {
+                // Its siginfo is in the slot (queued by the handler).
+                vm.ctx
+                    .sig_queued()
+                    .fetch_or(1 << (sig - 1), Ordering::AcqRel);
+            }
+        }
     }
 }

@@ -293,6 +293,11 @@ pub const SIGNALS: [&str; 32] = [
     "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
 ];
 
+/// "SEGV" for SIGSEGV (no allocation: the signal handler names signals).
+pub fn sig_name(sig: i32) -> &'static str {
+    SIGNALS.get(sig as usize).copied().unwrap_or("?")
+}
+
 /// A table of `(value or bits, name)` rows, for enums and flag sets (I4).
 pub type Names = [(u64, &'static str)];
 

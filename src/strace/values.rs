@@ -86,8 +86,12 @@ pub(super) fn buffer(addr: u64, len: u64) -> String {
     }
 }
 
+/// `sa_flags`' bit for a handler with its own return trampoline (the
+/// kernel's uapi value; the libc crate has none): the signal layer's
+/// delivery and the dispatcher's `icebp` handler need it too.
+pub const SA_RESTORER: u64 = 0x0400_0000;
+
 pub(super) fn sigaction(addr: u64) -> String {
-    const SA_RESTORER: u64 = 0x0400_0000;
     let Some(f) = read_u64s(addr, 4) else {
         return ptr(addr);
     };

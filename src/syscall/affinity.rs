@@ -7,56 +7,10 @@
 //!     `sched_setaffinity`), with the kernel's length rules; other threads
 //!     pass through.
 
-use super::{guest_write_bytes, syscall6, EFAULT, EINVAL};
+use super::{guest_write_bytes, EFAULT, EINVAL};
 use crate::dispatch::Vm;
 use crate::guest_mem::read_bytes;
-
-/// The affinity mask as the kernel reports it: its byte length is the
-/// kernel's return value.
-#[derive(Debug, Clone, Default)]
-pub struct Affinity {
-    pub mask: Vec<u8>,
-}
-
-impl Affinity {
-    /// Read the calling thread's mask (call before pinning it).
-    pub fn current() -> Affinity {
-        let mut buf = vec![0u8; 1024];
-        // SAFETY: the kernel writes at most buf.len() bytes into our buffer.
-        let r = unsafe {
-            syscall6(
-                libc::SYS_sched_getaffinity as u64,
-                [0, buf.len() as u64, buf.as_mut_ptr() as u64, 0, 0, 0],
-            )
-        };
-        buf.truncate(r.max(0) as usize);
-        Affinity { mask: buf }
-    }
-
-    /// Let the calling thread run where this mask allows (nothing when
-    /// it is empty): a forked child's thread before its monitor pins it
-    /// anew, and a thread about to `execve`, whose new program inherits
-    /// the mask (not the one core hotlift pinned the thread to).
-    pub fn apply_to_current(&self) {
-        if self.mask.is_empty() {
-            return;
-        }
-        // SAFETY: the kernel reads `mask.len()` bytes of our own buffer.
-        unsafe {
-            syscall6(
-                libc::SYS_sched_setaffinity as u64,
-                [
-                    0,
-                    self.mask.len() as u64,
-                    self.mask.as_ptr() as u64,
-                    0,
-                    0,
-                    0,
-                ],
-            )
-        };
-    }
-}
+use crate::host::syscall6;
 
 fn is_self(vm: &Vm, pid: u64) -> bool {
     let pid = pid as i32;

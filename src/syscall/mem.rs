@@ -44,10 +44,10 @@
 //!     taken).
 #![allow(unsafe_code)]
 
-use super::raw::syscall6;
 use crate::dispatch::process::Locked;
 use crate::dispatch::{prot_from, Vm};
 use crate::guest_mem::{page_up, Brk, GuestMem, PAGE};
+use crate::host::syscall6;
 use crate::loader::Prot;
 
 const ENOMEM: i64 = -(libc::ENOMEM as i64);
@@ -527,7 +527,7 @@ fn move_holding(l: &mut Locked, old: u64, old_len: u64, new_len: u64, at: u64) -
 /// other; hotlift's own program, heap and a non-PIE guest lie far below,
 /// and a dynamically linked program, its brk and the code cache below
 /// `above` (loader map.rs I6).
-pub fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
+fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
     let floor = stack_bottom.saturating_sub(4 << 40).max(above);
     map_ranges(&maps)
@@ -542,11 +542,14 @@ pub fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
 /// kernel VMA whatever its size.
 const GUEST_AREA: u64 = 1 << 40;
 
-/// guest_mem I4: hold the guest's top-down mmap area (the holes in the
-/// `GUEST_AREA` below the ceiling, above `floor`) and keep what the guest
-/// releases from now on; nothing when address space is limited
-/// (`RLIMIT_AS`), where placeholders would count against the guest.
-pub fn hold_guest_area(mem: &mut GuestMem, floor: u64) {
+/// guest_mem I3 and I4: set the guest's mmap ceiling ([`mmap_ceiling`]
+/// from `stack_bottom` and `floor`), hold its top-down mmap area (the
+/// holes in the `GUEST_AREA` below the ceiling, above `floor`) and keep
+/// what the guest releases from now on; nothing held when address space
+/// is limited (`RLIMIT_AS`), where placeholders would count against the
+/// guest.
+pub fn hold_guest_area(mem: &mut GuestMem, stack_bottom: u64, floor: u64) {
+    mem.mmap_ceiling = mmap_ceiling(stack_bottom, floor);
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

@@ -25,26 +25,21 @@ mod control;
 mod guest_io;
 mod mem;
 mod plan;
-mod raw;
 mod reach;
 pub mod selfview;
 mod signals;
 
-use crate::dispatch::{Vm, VmError};
+use crate::dispatch::{Flow, Vm, VmError};
 use crate::strace;
 use crate::types::GuestAddr;
 
-pub use crate::signal::state::{SignalState, ThreadSignals};
-pub use affinity::Affinity;
-pub use mem::{hold_guest_area, mmap_ceiling};
-pub use raw::syscall6;
+pub use crate::dispatch::{SignalState, ThreadSignals};
+pub use crate::host::syscall6;
+pub use mem::hold_guest_area;
 
-pub(crate) use guest_io::{
-    guest_cstr, guest_words_until_zero, guest_write_bytes, guest_write_pieces,
-};
+pub(crate) use guest_io::guest_write_bytes;
 use guest_io::{guest_read, guest_write};
 use plan::{plan, Plan};
-pub(crate) use signals::release_own_pending;
 use signals::{fatal_self_signal, rt_sigaction, rt_sigpending, rt_sigprocmask, sigaltstack};
 
 const ENOSYS: i64 = -(libc::ENOSYS as i64);
@@ -201,12 +196,17 @@ fn clone3_as_clone(args: u64, size: u64) -> Result<[u64; 6], i64> {
     Ok([flags | exit_signal, top, parent_tid, child_tid, tls, 0])
 }
 
-/// What the dispatcher does after a syscall.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Flow {
-    Continue,
-    /// The guest thread exited (`exit`) and others live on.
-    ThreadExit,
+/// The OS layer's entry points for the engine (dispatch/os.rs): the
+/// syscall layer's and the signal layer's.
+pub fn os() -> crate::dispatch::Os {
+    crate::dispatch::Os {
+        syscall: handle,
+        install_signals: crate::signal::install,
+        install_thread: crate::signal::install_thread,
+        adopt_guest_view: selfview::adopt_guest_view,
+        names_self_exe: selfview::names_self_exe,
+        hold_guest_area,
+    }
 }
 
 /// Handle the syscall the guest stopped at (`ctx.rip` is the next

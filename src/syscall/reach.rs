@@ -15,19 +15,8 @@
 //! R3: a null pointer, or a zero length, reaches nothing (the kernel
 //!     treats it as absent or fails it itself).
 
-use super::{guest_read, EFAULT};
-use crate::dispatch::Vm;
-
-const ENOMEM: i64 = -(libc::ENOMEM as i64);
-
-/// One piece of memory a call names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reach {
-    /// `len` bytes at `addr` (EFAULT when outside).
-    Bytes { addr: u64, len: u64 },
-    /// An address range the call acts on (ENOMEM when outside).
-    Range { addr: u64, len: u64 },
-}
+use super::guest_read;
+use crate::dispatch::{Reach, Vm};
 
 /// Sizes of the kernel's x86-64 structures.
 const STAT: u64 = 144;
@@ -287,66 +276,16 @@ fn msghdr(at: u64, out: &mut dyn FnMut(Reach)) {
     });
 }
 
-thread_local! {
-    /// Ranges this thread saw owned by the guest, and the count of
-    /// shrinks (guest_mem I5) they were seen at: a syscall in a loop
-    /// reuses its buffers, and then needs no translation lock.
-    static SEEN: std::cell::Cell<(u64, [(u64, u64); 4])> =
-        const { std::cell::Cell::new((u64::MAX, [(0, 0); 4])) };
-}
-
 /// R1: the error the call must fail with before the kernel sees it, if
 /// it reaches beyond the guest's memory.
 pub fn check(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
-    check_reaches(vm, |out| reach(nr, a, out))
+    vm.check_reaches(|out| reach(nr, a, out))
 }
 
 /// R1 for an emulation that writes or reads `len` bytes at guest `addr`
 /// itself: `Some(-EFAULT)` when they are not all guest memory.
 pub fn bytes(vm: &Vm, addr: u64, len: u64) -> Option<i64> {
-    check_reaches(vm, |out| out(Reach::Bytes { addr, len }))
-}
-
-/// R1 for what `named` gives its callback.
-fn check_reaches(vm: &Vm, named: impl FnOnce(&mut dyn FnMut(Reach))) -> Option<i64> {
-    let shrinks = crate::guest_mem::shrinks();
-    let (at, mut seen) = SEEN.get();
-    if at != shrinks {
-        seen = [(0, 0); 4];
-    }
-    let mut lock = None;
-    let mut err = None;
-    named(&mut |r| {
-        let (addr, len, fail) = match r {
-            // R3.
-            Reach::Bytes { addr: 0, .. } | Reach::Bytes { len: 0, .. } => return,
-            Reach::Range { len: 0, .. } => return,
-            Reach::Bytes { addr, len } => (addr, len, EFAULT),
-            Reach::Range { addr, len } => (addr, len, ENOMEM),
-        };
-        if err.is_some() {
-            return;
-        }
-        let Some(end) = addr.checked_add(len) else {
-            err = Some(fail);
-            return;
-        };
-        if seen.iter().any(|&(s, e)| s <= addr && end <= e) {
-            return;
-        }
-        let l = lock.get_or_insert_with(|| vm.proc.lock());
-        if !l.mem.owns_all(addr, end) {
-            err = Some(fail);
-            return;
-        }
-        // The whole region it lies in, for the next calls.
-        if let Some((s, region)) = l.mem.find(addr) {
-            seen.rotate_right(1);
-            seen[0] = (s, region.end.max(end));
-        }
-    });
-    SEEN.set((shrinks, seen));
-    err
+    vm.check_reaches(|out| out(Reach::Bytes { addr, len }))
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ use crate::guest_mem::read_bytes;
 const PATH_MAX: usize = 4096;
 
 fn guest_cstr(addr: u64) -> Option<Vec<u8>> {
-    super::guest_cstr(addr, PATH_MAX)
+    crate::guest_mem::read_cstr(addr, PATH_MAX)
 }
 
 /// Does `path` name this process's `/proc` file `what` (also one of its

@@ -1,6 +1,6 @@
 //! The signal syscalls, emulated: `rt_sigaction`, `rt_sigprocmask`,
 //! `rt_sigpending` and `sigaltstack` act on the guest's view of its
-//! signals (signal/state.rs) and give the kernel only what leaves
+//! signals (dispatch/sigstate.rs) and give the kernel only what leaves
 //! hotlift's own handling intact; `fatal_self_signal` spots a signal the
 //! guest sends itself that will kill it, so the profile goes first.
 //!
@@ -25,7 +25,7 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
             return EFAULT;
         };
         let handler = new[0];
-        let own = crate::signal::hotlift_owns(sig as i32);
+        let own = crate::dispatch::hotlift_owns(sig as i32);
         if sig as i32 == crate::dispatch::process::KICK && handler > 1 {
             eprintln!("hotlift: the guest's handler for signal {sig} at {handler:#x} will never run: hotlift keeps the signal for itself (README, known limits)");
         }
@@ -73,13 +73,8 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     0
 }
 
-/// Bits of the signals hotlift keeps for itself (faults, traps).
-const OWN_SIGNALS: u64 = (1 << (libc::SIGSEGV - 1))
-    | (1 << (libc::SIGBUS - 1))
-    | (1 << (libc::SIGFPE - 1))
-    | (1 << (libc::SIGILL - 1))
-    | (1 << (libc::SIGTRAP - 1))
-    | (1 << (crate::dispatch::process::KICK - 1));
+/// Bits of the signals hotlift keeps for itself (faults, traps, the kick).
+const OWN_SIGNALS: u64 = crate::dispatch::OWN_MASK;
 
 /// `rt_sigprocmask`: hotlift's own signals must stay deliverable (write
 /// protection and fault reports depend on them), so the guest's bits for
@@ -131,35 +126,8 @@ pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if old != 0 && !guest_write(vm, old, &prev_guest) {
         return EFAULT;
     }
-    release_own_pending(vm);
+    crate::signal::release_own_pending(vm);
     0
-}
-
-/// Deliver what the guest just unblocked of hotlift's own signals (kept
-/// pending by signal/mod.rs): to its handler, or the default action.
-pub(crate) fn release_own_pending(vm: &mut Vm) {
-    use std::sync::atomic::Ordering;
-    let pending =
-        vm.sig.pending_own.load(Ordering::Acquire) & !vm.sig.blocked_own.load(Ordering::Acquire);
-    if pending == 0 {
-        return;
-    }
-    vm.sig.pending_own.fetch_and(!pending, Ordering::AcqRel);
-    for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
-        match vm.proc.sig.handler(sig as usize) {
-            0 => {
-                vm.finish(crate::profile::Ending::Signal { signal: sig });
-                crate::signal::die_with(sig);
-            }
-            1 => {}
-            _ => {
-                // Its siginfo is in the slot (queued by the handler).
-                vm.ctx
-                    .sig_queued()
-                    .fetch_or(1 << (sig - 1), Ordering::AcqRel);
-            }
-        }
-    }
 }
 
 /// `rt_sigpending`: the kernel's pending set plus hotlift's own signals the

@@ -403,7 +403,7 @@ impl Builder {
         // process_vm_readv, and one a member read twice was 6 % of the
         // monitor's time in python3 -c pass (AMD EPYC).
         let mut lifted: HashMap<u32, crate::ir::IrBlock> = HashMap::new();
-        let mut bytes = read_blocks(&metas, chosen.iter().map(|p| p.block));
+        let mut bytes = read_blocks(metas, chosen.iter().map(|p| p.block));
         for p in &chosen {
             let ir = match lifted.get(&p.block) {
                 Some(ir) => ir.clone(),
