@@ -970,7 +970,6 @@ END { printf "n=%d sum=%.3f mean=%.6f var=%.4f min=%s max=%s int=%d\n", NR, s, s
         c("diff", &["diff", "text.txt", "text2.txt"]).exit(1),
         c("diff-u", &["diff", "-u", "text.txt", "text2.txt"]).exit(1),
         c("diff-same", &["diff", "data.csv", "data.csv"]).empty_ok(),
-        c("comm", &["comm", "text.sorted", "words.sorted"]),
         c("ed", &["ed", "text.txt"]).stdin("ed.script"),
         // files and directories
         c("ls", &["ls", "tree"]),
@@ -1709,6 +1708,13 @@ fn busybox_matches_native() {
     for s in &skipped {
         println!("  skip {s}");
     }
+    // Debian's busybox-static has every applet a case needs: in CI (which
+    // installs it) a case without its applet is a broken set-up.
+    assert!(
+        skipped.is_empty() || std::env::var_os("CI").is_none(),
+        "CI is set but {} busybox cases lack an applet: {skipped:?}",
+        skipped.len()
+    );
     if let Some(f) = &filter {
         assert!(
             !selected.is_empty(),

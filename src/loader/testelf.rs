@@ -7,7 +7,8 @@
 //!   change.
 //! - I2: no binary is stored in the repository: real programs are compiled
 //!   by [`gcc`] into a fresh temporary directory at test time, and a test
-//!   without gcc prints a note and passes.
+//!   without gcc prints a note and passes, except in CI (`CI` set, as
+//!   `.ci/run` does), where it fails.
 //!
 //! Layout of [`small_elf`] (`base` is the link address, 0 for a PIE):
 //! ```text
@@ -152,7 +153,8 @@ pub(crate) fn put64(f: &mut [u8], at: usize, v: u64) {
 
 /// Compiles C source `src` with `gcc <flags>` into a temporary directory and
 /// returns the program's bytes; `None` (after printing a note) if gcc is
-/// missing or cannot build it, e.g. without static libc (I2).
+/// missing or cannot build it, e.g. without static libc; a panic then in CI
+/// (I2).
 pub(crate) fn gcc(name: &str, src: &str, flags: &[&str]) -> Option<Vec<u8>> {
     let dir: PathBuf =
         std::env::temp_dir().join(format!("hotlift-loader-{}-{name}", std::process::id()));
@@ -167,21 +169,25 @@ pub(crate) fn gcc(name: &str, src: &str, flags: &[&str]) -> Option<Vec<u8>> {
         .arg(&exe)
         .arg(&c)
         .output();
-    let bytes = match result {
-        Ok(out) if out.status.success() => std::fs::read(&exe).ok(),
-        Ok(out) => {
-            eprintln!(
-                "note: skipping, `gcc {}` failed: {}",
-                flags.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-            );
-            None
-        }
-        Err(e) => {
-            eprintln!("note: skipping, gcc is not available: {e}");
+    let why = match result {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(format!(
+            "`gcc {}` failed: {}",
+            flags.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
+        )),
+        Err(e) => Some(format!("gcc is not available: {e}")),
+    };
+    let bytes = match why {
+        None => std::fs::read(&exe).ok(),
+        Some(why) => {
+            // CI installs gcc and the static libc (.ci/run sets CI): there
+            // a skip would hide a broken set-up.
+            assert!(std::env::var_os("CI").is_none(), "{why} (CI is set)");
+            eprintln!("note: skipping, {why}");
             None
         }
     };
