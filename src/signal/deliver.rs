@@ -47,10 +47,10 @@ use crate::contract::{TAG_SIGNAL, TAG_SIGRETURN};
 use crate::dispatch::{Vm, VmError};
 use crate::host::syscall6;
 use crate::runtime::{exit_reason, stub_place, StubPlace};
+use crate::strace::SA_RESTORER;
 
 const SA_RESTART: u64 = 0x1000_0000;
 const SA_ONSTACK: u64 = 0x0800_0000;
-use crate::strace::SA_RESTORER;
 const SA_NODEFER: u64 = 0x4000_0000;
 const SA_RESETHAND: u64 = 0x8000_0000;
 const SS_DISABLE: u64 = 2;

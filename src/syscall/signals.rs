@@ -4,7 +4,7 @@
 //! hotlift's own handling intact; `fatal_self_signal` spots a signal the
 //! guest sends itself that will kill it, so the profile goes first.
 //!
-//! I1: the signals hotlift keeps for itself (`OWN_SIGNALS`: faults,
+//! I1: the signals hotlift keeps for itself (`OWN_MASK`: faults,
 //!     traps, its kick) are never blocked in the kernel for the guest:
 //!     the guest's bits for them are kept in `blocked_own` and merged back
 //!     into what it reads (`rt_sigprocmask`, `rt_sigpending`).
@@ -12,7 +12,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{guest_read, guest_write, syscall6, EFAULT, EINVAL};
-use crate::dispatch::Vm;
+use crate::dispatch::{Vm, OWN_MASK};
 
 pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (sig, act, old, size) = (a[0] as usize, a[1], a[2], a[3]);
@@ -73,9 +73,6 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     0
 }
 
-/// Bits of the signals hotlift keeps for itself (faults, traps, the kick).
-const OWN_SIGNALS: u64 = crate::dispatch::OWN_MASK;
-
 /// `rt_sigprocmask`: hotlift's own signals must stay deliverable (write
 /// protection and fault reports depend on them), so the guest's bits for
 /// them are kept here and merged back into what it reads; signals queued
@@ -96,9 +93,9 @@ pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     };
     let held = vm.sig.held.load(Ordering::Acquire);
     let kernel_set = new.map(|v| match how {
-        libc::SIG_UNBLOCK => v & !OWN_SIGNALS & !held,
-        libc::SIG_SETMASK => (v & !OWN_SIGNALS) | held,
-        _ => v & !OWN_SIGNALS,
+        libc::SIG_UNBLOCK => v & !OWN_MASK & !held,
+        libc::SIG_SETMASK => (v & !OWN_MASK) | held,
+        _ => v & !OWN_MASK,
     });
     let mut prev: u64 = 0;
     let kptr = kernel_set.as_ref().map_or(0, |v| v as *const u64 as u64);
@@ -113,9 +110,9 @@ pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return r;
     }
     let blocked_own = vm.sig.blocked_own.load(Ordering::Acquire);
-    let prev_guest = (prev & !OWN_SIGNALS & !held) | blocked_own;
+    let prev_guest = (prev & !OWN_MASK & !held) | blocked_own;
     if let Some(v) = new {
-        let own = v & OWN_SIGNALS;
+        let own = v & OWN_MASK;
         let now = match how {
             libc::SIG_BLOCK => blocked_own | own,
             libc::SIG_UNBLOCK => blocked_own & !own,
@@ -236,7 +233,7 @@ pub(super) fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
             [0, 0, &mut blocked as *mut u64 as u64, 8, 0, 0],
         )
     };
-    let blocked = (blocked & !OWN_SIGNALS)
+    let blocked = (blocked & !OWN_MASK)
         | vm.sig
             .blocked_own
             .load(std::sync::atomic::Ordering::Acquire);
