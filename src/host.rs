@@ -1,7 +1,7 @@
 //! hotlift's own reach into the kernel, below every layer that makes
 //! system calls: the raw `syscall` instruction (guest syscalls passed
-//! through with their exact result, no libc errno translation) and a
-//! thread's CPU affinity mask. A leaf.
+//! through with their exact result, no libc errno translation), a
+//! thread's CPU affinity mask and a thread's own descriptor table. A leaf.
 #![allow(unsafe_code)]
 
 /// Issue syscall `nr` with six arguments; returns the kernel's raw result
@@ -25,6 +25,29 @@ pub unsafe fn syscall6(nr: u64, a: [u64; 6]) -> i64 {
         );
     }
     ret
+}
+
+/// Give the calling thread a descriptor table of its own
+/// (`unshare(CLONE_FILES)`), holding only stderr: the files it opens then
+/// take no descriptor number the guest's next `open` would have got (a
+/// helper thread reading module files while the guest runs). The copies of
+/// the other descriptors are closed at once, so the thread holds no
+/// guest file open (a pipe's end, which would keep its reader from seeing
+/// end of file); stderr stays for hotlift's own one-line warnings. False
+/// when the kernel refuses: the thread must then open nothing.
+pub fn private_fd_table() -> bool {
+    // SAFETY: unshare(CLONE_FILES) copies the calling thread's table and
+    // touches no memory; the close_range calls act on that copy only.
+    unsafe {
+        if libc::unshare(libc::CLONE_FILES) != 0 {
+            return false;
+        }
+        // A kernel without close_range (before 5.9) leaves the copies
+        // open: descriptor numbers are still the thread's own.
+        libc::syscall(libc::SYS_close_range, 0u32, 1u32, 0u32);
+        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    }
+    true
 }
 
 /// The affinity mask as the kernel reports it: its byte length is the
@@ -71,5 +94,42 @@ impl Affinity {
                 ],
             )
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A file a thread with its own table opens is not in the process's
+    /// table under its number (the guest's next `open` could take it).
+    #[test]
+    fn a_private_table_takes_no_number_from_the_process() {
+        let path = std::env::temp_dir().join(format!("hotlift-fdtable-{}", std::process::id()));
+        std::fs::write(&path, b"x").unwrap();
+        let ino = std::fs::metadata(&path).unwrap().ino();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let p = path.clone();
+        let t = std::thread::spawn(move || {
+            assert!(super::private_fd_table());
+            let f = std::fs::File::open(&p).unwrap();
+            tx.send(f.as_raw_fd()).unwrap();
+            // Held open until the main thread has looked.
+            done_rx.recv().unwrap();
+            drop(f);
+        });
+        let fd = rx.recv().unwrap();
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat writes one `stat` into `st`.
+        let r = unsafe { libc::fstat(fd, &mut st) };
+        assert!(
+            r != 0 || st.st_ino != ino,
+            "descriptor {fd} of the helper's private table is the process's too"
+        );
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -230,6 +230,12 @@ pub(super) fn module_table(images: &ImageLog) -> (Binary, Modules) {
 ///     fork): the state it inherits names another process and is reset on
 ///     first use, keeping how many records its parent had queued (all
 ///     read: A2).
+/// A4: the reading thread opens files in a descriptor table of its own
+///     (`host::private_fd_table`): a file it holds open never takes the
+///     number the guest's next `open` gets (with one table, sqlite3's
+///     `openat` of libm returned 4 where natively 3, a `compare` syscall
+///     mismatch, now and then). A thread that cannot have its own table
+///     reads nothing: the queue is left to the end.
 struct Ahead {
     /// The process this state belongs to (A3).
     pid: u32,
@@ -282,6 +288,13 @@ pub fn read_ahead(records: &[crate::images::ImageRecord], core: Option<usize>) {
     let body = move || {
         if let Some(id) = core {
             core_affinity::set_for_current(core_affinity::CoreId { id });
+        }
+        if !crate::host::private_fd_table() {
+            // A4: left to the end.
+            let mut a = ahead();
+            a.reading = false;
+            AHEAD_DONE.notify_all();
+            return;
         }
         loop {
             let next = {
