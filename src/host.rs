@@ -34,7 +34,10 @@ pub unsafe fn syscall6(nr: u64, a: [u64; 6]) -> i64 {
 /// the other descriptors are closed at once, so the thread holds no
 /// guest file open (a pipe's end, which would keep its reader from seeing
 /// end of file); stderr stays for hotlift's own one-line warnings. False
-/// when the kernel refuses: the thread must then open nothing.
+/// when the kernel refuses (the table is shared then). Threads a thread
+/// with its own table starts share that table. Used by every thread of
+/// hotlift's that opens files while the guest runs: the file reader
+/// (dispatch/module_files.rs A4), the monitor and the store's reader.
 pub fn private_fd_table() -> bool {
     // SAFETY: unshare(CLONE_FILES) copies the calling thread's table and
     // touches no memory; the close_range calls act on that copy only.

@@ -216,6 +216,10 @@ impl Monitor {
         let s2 = shared.clone();
         // Born with every signal blocked: they belong to the guest threads.
         let thread = crate::own_thread::spawn_blocked("hotlift-monitor", move || {
+            // Files it writes (`--dump-superblocks`, a monitor record)
+            // take no descriptor number from the guest's next `open`; if
+            // the kernel refuses, it shares the table as before.
+            let _ = crate::host::private_fd_table();
             let pinned = monitor_core
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);

@@ -15,7 +15,9 @@
 //!   head ran inside the superblock at least `--sb-threshold` times), so a
 //!   trace no run needs any more stops gaining counts.
 //! - I4: the reader thread blocks every signal, as the monitor does:
-//!   signals sent to the process reach the guest's threads.
+//!   signals sent to the process reach the guest's threads; and it opens
+//!   the store in a descriptor table of its own (`host::private_fd_table`),
+//!   so the guest's descriptor numbers are what they are natively.
 //! - I6: after a guest `fork` the child keeps using the store (its own
 //!   merge at exit, pre-building from what the parent's reader had read),
 //!   unless the reader thread was still at work when the process forked:
@@ -132,6 +134,10 @@ impl RunStore {
         };
         let started = std::time::Instant::now();
         let body = move || {
+            // The store's file or socket (and `hotlift-pg`'s, a thread
+            // this one starts) takes no descriptor number from the
+            // guest's next `open` (I4).
+            let _ = crate::host::private_fd_table();
             let t0 = std::time::Instant::now();
             let res = match read() {
                 Ok(Some(l)) => LoadResult::Loaded(l),
