@@ -8,6 +8,8 @@
 //!     other thread stopped (process.rs I2).
 //! I2: a direct exit is linked only when chaining is on and the site still
 //!     exists after translating its target (a translation may flush).
+//!     A direct exit whose target is translated already when its block is
+//!     is linked then ([`Vm::prelink`]), not at its first run.
 //! I3: before entering translated code a thread has emptied its own lookup
 //!     table of everything a flush dropped (cache I4).
 //!
@@ -179,7 +181,11 @@ impl Vm {
                 self.flush(l, process::FlushCause::CacheFull);
                 continue;
             }
+            let first_site = env.first_site as usize;
             let (id, host) = self.commit_block(l, &block, em, reusable, reusable)?;
+            if reusable {
+                self.prelink(l, first_site)?;
+            }
             l.translate_ticks += crate::clock::ticks().saturating_sub(began);
             // Block table I3: the monitor may link superblocks to it now
             // (not inside a path-profiled function, dispatch/paths.rs I2).
@@ -192,6 +198,30 @@ impl Vm {
             return Ok(id);
         }
         unreachable!("translate loop returns within two attempts")
+    }
+
+    /// I2: the direct exits of the block just committed, whose sites
+    /// begin at `first_site`, that go to a block translated already jump
+    /// straight to it: the link their first run would make through the
+    /// dispatcher (`handle_site`), made now. Not with `--no-chain`, nor
+    /// while a function is path-profiled (its entry is reached through
+    /// `paths_redirect`).
+    fn prelink(&mut self, l: &mut Locked, first_site: usize) -> Result<(), VmError> {
+        if self.proc.opts.no_chain || self.proc.paths.is_some() {
+            return Ok(());
+        }
+        for k in first_site..l.cache.sites.len() {
+            let site = l.cache.sites[k];
+            let SiteKind::Direct { field } = site.kind else {
+                continue;
+            };
+            if let Some(to) = l.cache.lookup(site.target) {
+                let host = l.cache.block(to).host;
+                l.cache.mem.patch_rel32(field, host)?;
+                DispatchCounts::add(&self.proc.dispatch.prelinks);
+            }
+        }
+        Ok(())
     }
 
     /// Commit the code of `ir` to the code cache, its exit sites and its

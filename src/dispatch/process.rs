@@ -578,6 +578,7 @@ pub struct DispatchCounts {
     pub entries: AtomicU64,
     pub direct_exits: AtomicU64,
     pub links: AtomicU64,
+    pub prelinks: AtomicU64,
     pub indirect_misses: AtomicU64,
     pub syscalls: AtomicU64,
     pub code_writes: AtomicU64,
@@ -597,11 +598,12 @@ impl DispatchCounts {
         }
     }
 
-    fn all(&self) -> [&AtomicU64; 6] {
+    fn all(&self) -> [&AtomicU64; 7] {
         [
             &self.entries,
             &self.direct_exits,
             &self.links,
+            &self.prelinks,
             &self.indirect_misses,
             &self.syscalls,
             &self.code_writes,
@@ -610,12 +612,13 @@ impl DispatchCounts {
 
     /// The counts now.
     pub fn snapshot(&self) -> crate::profile::Dispatcher {
-        let [entries, direct_exits, links, indirect_misses, syscalls, code_writes] =
+        let [entries, direct_exits, links, prelinks, indirect_misses, syscalls, code_writes] =
             self.all().map(|c| c.load(Ordering::Relaxed));
         crate::profile::Dispatcher {
             entries,
             direct_exits,
             links,
+            prelinks,
             indirect_misses,
             syscalls,
             code_writes,

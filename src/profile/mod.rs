@@ -143,6 +143,11 @@ pub struct Dispatcher {
     /// Of those, exits then linked (jumping straight to their target from
     /// then on; not with `--no-chain`).
     pub links: u64,
+    /// Direct exits linked as their block was translated, their target
+    /// translated already: never a round trip (not with `--no-chain`, nor
+    /// under `hotlift paths`).
+    #[serde(default)]
+    pub prelinks: u64,
     /// Indirect jumps, calls and returns whose target the inline lookup
     /// did not find.
     pub indirect_misses: u64,

@@ -344,6 +344,7 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
             entries: a.entries + b.entries,
             direct_exits: a.direct_exits + b.direct_exits,
             links: a.links + b.links,
+            prelinks: a.prelinks + b.prelinks,
             indirect_misses: a.indirect_misses + b.indirect_misses,
             syscalls: a.syscalls + b.syscalls,
             code_writes: a.code_writes + b.code_writes,
@@ -353,9 +354,15 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
     if d.entries > 0 {
         let _ = writeln!(
             s,
-            "dispatcher: {} entries: {} direct exits ({} linked), {} indirect lookups missed, \
-             {} syscalls, {} stores into code",
-            d.entries, d.direct_exits, d.links, d.indirect_misses, d.syscalls, d.code_writes,
+            "dispatcher: {} entries: {} direct exits ({} linked; {} more linked as translated), \
+             {} indirect lookups missed, {} syscalls, {} stores into code",
+            d.entries,
+            d.direct_exits,
+            d.links,
+            d.prelinks,
+            d.indirect_misses,
+            d.syscalls,
+            d.code_writes,
         );
     }
     let _ = writeln!(
