@@ -98,7 +98,7 @@ fn dumps_show_what_was_built_in_every_format() {
         let line = m
             .split(" at workload.c:")
             .nth(1)
-            .and_then(|r| r.split('>').next())
+            .map(|r| r.split(|c: char| !c.is_ascii_digit()).next().unwrap())
             .and_then(|n| n.parse::<u64>().ok())
             .unwrap_or_else(|| panic!("a member without its source line: {m}"));
         assert!((1..=lines).contains(&line), "{m}");
@@ -191,4 +191,39 @@ fn bad_input_is_a_one_line_error() {
         assert!(err.contains(want), "{file:?} {args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
+}
+
+/// Code inlined two deep: the summary's top blocks and `dump`'s members
+/// give the whole chain, innermost first, as `addr2line -i` does.
+#[test]
+fn inlined_code_shows_where_it_was_inlined() {
+    let dir = workdir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/inline.c");
+    let exe = dir.join("inline");
+    let st = Command::new("gcc")
+        .args(["-O2", "-g", "-static", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("gcc");
+    assert!(st.success());
+    let profile = dir.join("inline.json");
+    let o = hotlift()
+        .args(["profile", "-o"])
+        .arg(&profile)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let summary = String::from_utf8_lossy(&o.stderr);
+    // The loop's body: mix's code, inlined into twice, inlined into main
+    // at the loop's line.
+    let chain = "inline.c:6 in mix, inlined into twice at inline.c:10, \
+                 inlined into main at inline.c:16";
+    assert!(summary.contains(chain), "{summary}");
+    let o = dump(&[], &profile);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(chain), "{text}");
 }

@@ -232,9 +232,39 @@ impl Image {
     /// of the function holding it, not of what was inlined at it
     /// (`report`'s functions, at their entries). From the module's line
     /// tables; none without them or for line 0 (code no source line made).
+    /// Without `function`, where the code there was inlined comes too,
+    /// innermost first ([`SourceLine::inlined`]).
     pub fn source_line(&self, addr: u64, function: bool) -> Option<SourceLine> {
-        let (file, line) = self.lines()?.at(addr.wrapping_sub(self.bias), function)?;
-        (line > 0).then_some(SourceLine { file, line })
+        let lines = self.lines()?;
+        let vaddr = addr.wrapping_sub(self.bias);
+        let (file, line) = lines.at(vaddr, function)?;
+        if line == 0 {
+            return None;
+        }
+        let mut inlined = Vec::new();
+        if !function {
+            let frames = lines.frames(vaddr);
+            for pair in frames.windows(2) {
+                let (inner, outer) = (&pair[0], &pair[1]);
+                let name = |f: &super::lines::Frame| {
+                    f.function.as_deref().map_or_else(
+                        || "??".to_string(),
+                        |n| crate::profile::names::display(n).into_owned(),
+                    )
+                };
+                inlined.push(InlineSite {
+                    callee: name(inner),
+                    caller: name(outer),
+                    file: outer.file.clone().unwrap_or_else(|| "??".to_string()),
+                    line: outer.line,
+                });
+            }
+        }
+        Some(SourceLine {
+            file,
+            line,
+            inlined,
+        })
     }
 
     /// The module's line tables, read on first use.
@@ -304,12 +334,45 @@ impl Image {
 pub struct SourceLine {
     pub file: String,
     pub line: u32,
+    /// Where the code's function was inlined, innermost first (as
+    /// `addr2line -i`): the function inlined, the one it was inlined into
+    /// and the line of that one it was inlined at. Empty where the code is
+    /// its function's own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<InlineSite>,
 }
 
+/// `callee` was inlined into `caller` at `file:line`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InlineSite {
+    pub callee: String,
+    pub caller: String,
+    pub file: String,
+    pub line: u32,
+}
+
+fn short(file: &str) -> &str {
+    file.rsplit('/').next().unwrap_or(file)
+}
+
+/// `file:line`, the file by its last component (as gdb's backtraces);
+/// code inlined shows the chain: `f.h:3 in f, inlined into main at m.c:9`.
 impl std::fmt::Display for SourceLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let short = self.file.rsplit('/').next().unwrap_or(&self.file);
-        write!(f, "{short}:{}", self.line)
+        write!(f, "{}:{}", short(&self.file), self.line)?;
+        if let Some(first) = self.inlined.first() {
+            write!(f, " in {}", first.callee)?;
+        }
+        for s in &self.inlined {
+            write!(
+                f,
+                ", inlined into {} at {}:{}",
+                s.caller,
+                short(&s.file),
+                s.line
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -185,6 +185,34 @@ impl Lines {
         Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
     }
 
+    /// The inline chain at link-time address `vaddr` (I2), innermost
+    /// first: each frame's function (raw name) and its line there; the
+    /// first frame's line is the code's, each other frame's the line where
+    /// the frame before it was inlined. Empty without debug information
+    /// for the address; one frame where nothing is inlined.
+    pub fn frames(&self, vaddr: u64) -> Vec<Frame> {
+        let mut out = Vec::new();
+        if let Ok(mut frames) = self.loader.find_frames(vaddr) {
+            while let Ok(Some(f)) = frames.next() {
+                let function = f
+                    .function
+                    .as_ref()
+                    .and_then(|n| n.raw_name().ok())
+                    .map(|n| n.into_owned());
+                let (file, line) = match &f.location {
+                    Some(l) => (l.file.map(str::to_string), l.line.unwrap_or(0)),
+                    None => (None, 0),
+                };
+                out.push(Frame {
+                    function,
+                    file,
+                    line,
+                });
+            }
+        }
+        out
+    }
+
     /// Every row of the line tables in link-time addresses `lo..hi`
     /// (I2), by address: line 0 (code no source line made) left out.
     pub fn rows(&self, lo: u64, hi: u64) -> Rows {
@@ -211,6 +239,16 @@ impl Lines {
         rows.rows.sort_unstable_by_key(|r| r.addr);
         rows
     }
+}
+
+/// One frame of an inline chain ([`Lines::frames`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The function's raw (mangled) name, if the DWARF names it.
+    pub function: Option<String>,
+    pub file: Option<String>,
+    /// 0 where no line is known.
+    pub line: u32,
 }
 
 /// Line-table rows ([`Lines::rows`]): the files, and the rows naming them
