@@ -127,6 +127,114 @@ fn lcov_export_has_exact_line_counts_and_genhtml_renders_it() {
     assert!(page.contains("1009"), "the loop body's count on the page");
 }
 
+/// Functions declared over several lines, an optimised leaf whose entry
+/// is its first statement's code, and a C++ member defined out of its
+/// class (`DW_AT_specification`).
+const DECL_CPP: &str = "#include <cstdio>\n\
+struct Acc {\n\
+\x20   unsigned long total = 0;\n\
+\x20   void add(unsigned long x);\n\
+};\n\
+__attribute__((noinline))\n\
+void\n\
+Acc::add(unsigned long x)\n\
+{\n\
+\x20   total += x * 3 + 1;\n\
+}\n\
+__attribute__((noinline))\n\
+static unsigned long\n\
+leaf(unsigned long x)\n\
+{\n\
+\x20   return x * 7 + 2;\n\
+}\n\
+int main() {\n\
+\x20   Acc a;\n\
+\x20   for (unsigned long i = 0; i < 10; i++)\n\
+\x20       a.add(leaf(i));\n\
+\x20   std::printf(\"%lu\\n\", a.total);\n\
+\x20   return 0;\n\
+}\n";
+
+/// lcov's `FN:` lines are where the functions are declared, as gcov's own
+/// (the oracle: the same source built with `--coverage`, run natively,
+/// read with `gcov --json-format`), not the line-table row at their entry.
+#[test]
+fn function_lines_are_gcovs() {
+    let dir = workdir("decl");
+    let src = dir.join("decl.cc");
+    std::fs::write(&src, DECL_CPP).unwrap();
+    let gxx = |args: &[&str], exe: &str| {
+        let o = Command::new("g++")
+            .args(["-O2", "-g"])
+            .args(args)
+            .arg("-o")
+            .arg(dir.join(exe))
+            .arg(&src)
+            .current_dir(&dir)
+            .output()
+            .expect("g++");
+        assert!(o.status.success(), "g++: {}", show(&o));
+    };
+    gxx(&[], "decl");
+    gxx(&["--coverage"], "decl-cov");
+    let native = Command::new(dir.join("decl-cov"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(native.status.success());
+    let gcda = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "gcda"))
+        .expect("the --coverage run wrote its .gcda");
+    let o = Command::new("gcov")
+        .args(["--json-format", "--stdout"])
+        .arg(&gcda)
+        .current_dir(&dir)
+        .output()
+        .expect("gcov");
+    assert!(o.status.success(), "gcov: {}", show(&o));
+    let gcov: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let want: Vec<(String, u64)> = gcov["files"][0]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["demangled_name"].as_str().unwrap().to_string(),
+                f["start_line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(want.len(), 3, "{want:?}");
+
+    let p = dir.join("p.json");
+    profile(&dir, &p, &[dir.join("decl").to_str().unwrap()]);
+    let info = dir.join("p.info");
+    export_all(std::slice::from_ref(&p), "lcov", &info);
+    let text = std::fs::read_to_string(&info).unwrap();
+    let rec = lcov_record(&text, "/decl.cc");
+    for (name, line) in &want {
+        // gcov names `Acc::add(unsigned long)`, `leaf(unsigned long)`,
+        // `main()`; hotlift's demangled names may drop the parameters.
+        let short = name.split('(').next().unwrap();
+        let fnl = rec
+            .iter()
+            .filter_map(|l| l.strip_prefix("FN:"))
+            .find(|l| {
+                let n = l.split_once(',').unwrap().1;
+                n == name || n == short || n.split('(').next() == Some(short)
+            })
+            .unwrap_or_else(|| panic!("no FN for {name}: {rec:?}"));
+        assert_eq!(
+            fnl.split(',').next().unwrap(),
+            line.to_string(),
+            "{name}: {rec:?}"
+        );
+    }
+}
+
 /// An inline function inlined into two callers that run it 100 and 37
 /// times.
 const INLINED_C: &str = "static inline __attribute__((always_inline)) long sq(long x) {\n\

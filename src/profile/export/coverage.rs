@@ -18,6 +18,9 @@
 //!     (code the compiler made without a source line) is no line.
 //! I3: a function is a symbol whose entry has a line; its count is the
 //!     executions of its entry instruction (calls and tail calls alike).
+//!     Its line is where DWARF declares it (decl.rs), as gcov's; the
+//!     line-table row at its entry where the declaration is not known
+//!     or in another file.
 //! I5: branches are the conditional jumps the module's code holds (each
 //!     line-table row decoded from the file), so one that never ran is
 //!     found too (lcov's `-`, Cobertura's uncovered condition). Each has
@@ -234,11 +237,10 @@ impl Coverage {
                     continue;
                 }
                 let Some(r) = rows.at(start) else { continue };
-                let key = (
-                    rows.files[r.file as usize].clone(),
-                    display(name).into_owned(),
-                );
-                let f = funcs.entry(key).or_insert((r.line, 0));
+                let file = &rows.files[r.file as usize];
+                let line = img.decl_line(start, file).unwrap_or(r.line);
+                let key = (file.clone(), display(name).into_owned());
+                let f = funcs.entry(key).or_insert((line, 0));
                 f.1 = f.1.max(runs.at(start));
             }
         }

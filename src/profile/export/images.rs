@@ -267,6 +267,14 @@ impl Image {
         })
     }
 
+    /// The line function entry `addr` (runtime) is declared at
+    /// (decl.rs), when its declaration is in `file` (a path as the line
+    /// tables give it; the declaration's name may lack its directories).
+    pub fn decl_line(&self, addr: u64, file: &str) -> Option<u32> {
+        let d = self.lines()?.decl(addr.wrapping_sub(self.bias))?;
+        (d.line > 0 && Path::new(file).ends_with(&d.file)).then_some(d.line)
+    }
+
     /// The module's line tables, read on first use.
     fn lines(&self) -> Option<&Lines> {
         self.lines

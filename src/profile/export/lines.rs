@@ -24,6 +24,10 @@ pub struct Lines {
     loader: addr2line::Loader,
     /// The file they came from (the module's own, or a debug file).
     pub from: PathBuf,
+    /// Its dwz supplementary file, if any.
+    sup: Option<PathBuf>,
+    /// Functions' declarations by entry, read on first use (decl.rs).
+    decls: std::sync::OnceLock<std::collections::HashMap<u64, super::decl::Decl>>,
 }
 
 impl std::fmt::Debug for Lines {
@@ -162,7 +166,17 @@ impl Lines {
         Some(Lines {
             loader,
             from: path.to_path_buf(),
+            sup: sup.map(Path::to_path_buf),
+            decls: Default::default(),
         })
+    }
+
+    /// Where the function entered at link-time address `vaddr` (I2) is
+    /// declared (decl.rs), if its DWARF says.
+    pub fn decl(&self, vaddr: u64) -> Option<&super::decl::Decl> {
+        self.decls
+            .get_or_init(|| super::decl::decl_lines(&self.from, self.sup.as_deref()))
+            .get(&vaddr)
     }
 
     /// The source file and line of link-time address `vaddr` (I2): the

@@ -14,6 +14,7 @@
 
 pub mod callgrind;
 pub mod coverage;
+pub mod decl;
 pub mod drcov;
 pub mod images;
 pub mod lines;
