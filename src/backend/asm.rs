@@ -41,6 +41,11 @@ impl Drop for Rel32 {
 
 pub struct Asm {
     pub buf: Vec<u8>,
+    /// Fields that depend on where the code is (reloc.rs), in order.
+    pub relocs: Vec<super::reloc::Reloc>,
+    /// Something was emitted whose fields were not all recorded (reloc.rs
+    /// I1 does not hold): the code may not be placed again.
+    pub unrelocatable: bool,
     base: u64,
     /// Made at the first instruction iced encodes: most blocks need none
     /// (the fixed sequences are written byte for byte), and the first
@@ -98,6 +103,8 @@ impl Asm {
     pub fn new(base: u64) -> Asm {
         Asm {
             buf: Vec::with_capacity(256),
+            relocs: Vec::new(),
+            unrelocatable: false,
             base,
             enc: None,
         }
@@ -115,18 +122,47 @@ impl Asm {
         self.buf.is_empty()
     }
 
-    /// Encode `insn` at the current address.
+    /// The field at buffer offset `at` depends on `kind` (reloc.rs).
+    pub fn reloc(&mut self, at: usize, kind: super::reloc::RelocKind) {
+        self.relocs.push(super::reloc::Reloc {
+            at: at as u32,
+            kind,
+        });
+    }
+
+    /// The 8 bytes just written are a guest address (`GuestAbs64`).
+    pub fn reloc_last8(&mut self) {
+        self.reloc(self.buf.len() - 8, super::reloc::RelocKind::GuestAbs64);
+    }
+
+    /// The 4-byte field just written depends on `kind`.
+    pub fn reloc_last(&mut self, kind: super::reloc::RelocKind) {
+        self.reloc(self.buf.len() - 4, kind);
+    }
+
+    /// Encode `insn` at the current address. A RIP-relative operand (guest
+    /// memory: hotlift's own code has none) is a `GuestRel` field.
     pub fn insn(&mut self, insn: &Instruction) -> Result<(), EmitError> {
         let ip = self.here();
         let enc = self.enc.get_or_insert_with(|| Encoder::new(64));
         match enc.encode(insn, ip) {
             Ok(_) => {
+                let start = self.buf.len();
                 // The encoder's buffer goes back to it, emptied: no
                 // allocation per instruction.
                 let mut out = enc.take_buffer();
                 self.buf.extend_from_slice(&out);
                 out.clear();
                 enc.set_buffer(out);
+                if insn.is_ip_rel_memory_operand() {
+                    let c = enc.get_constant_offsets();
+                    if c.has_displacement() && c.displacement_size() == 4 {
+                        let at = start + c.displacement_offset();
+                        self.reloc(at, super::reloc::RelocKind::GuestRel);
+                    } else {
+                        self.unrelocatable = true;
+                    }
+                }
                 Ok(())
             }
             Err(e) => {
@@ -232,9 +268,13 @@ impl Asm {
         Rel32 { field, armed: true }
     }
 
-    /// Point `r` at host address `target`.
+    /// Point `r` at host address `target`: outside the code emitted so
+    /// far (the shared stubs), a `HostRel` field.
     pub fn resolve(&mut self, mut r: Rel32, target: u64) {
         r.armed = false;
+        if target < self.base || target > self.here() {
+            self.reloc(r.field, super::reloc::RelocKind::HostRel);
+        }
         let rel = target.wrapping_sub(self.base + r.field as u64 + 4) as i64;
         let rel =
             i32::try_from(rel).expect("rel32 within code memory (at most 1 GiB, --cache-mib)");
@@ -344,6 +384,7 @@ impl Asm {
             self.buf.extend_from_slice(prefix);
             self.buf.extend_from_slice(&[0x48, 0x8b, 0x05]);
             self.buf.extend_from_slice(&rel.to_le_bytes());
+            self.reloc_last(super::reloc::RelocKind::GuestRel);
             return true;
         }
         if !gpr(base) || !gpr(index) || index == Register::RSP {

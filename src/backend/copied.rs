@@ -90,6 +90,7 @@ pub(super) fn moved_rip(a: &mut Asm, raw: &[u8], insn: &Instruction) -> bool {
     let from = a.len();
     a.bytes(raw);
     a.buf[from + at..from + at + 4].copy_from_slice(&disp.to_le_bytes());
+    a.reloc(from + at, super::reloc::RelocKind::GuestRel);
     true
 }
 

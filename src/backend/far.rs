@@ -42,6 +42,7 @@ pub(super) fn emit_far_rip(a: &mut Asm, insn: &Instruction) -> Result<(), EmitEr
     let target = insn.ip_rel_memory_address();
     if insn.mnemonic() == Mnemonic::Lea && insn.op0_register().size() == 8 {
         a.mov_imm64(insn.op0_register(), target);
+        a.reloc(a.len() - 8, super::reloc::RelocKind::GuestAbs64);
         return Ok(());
     }
     let tmp = crate::ir::free_gprs(insn)
@@ -49,6 +50,7 @@ pub(super) fn emit_far_rip(a: &mut Asm, insn: &Instruction) -> Result<(), EmitEr
         .expect("no instruction uses every general register");
     a.store_gs(S_TMP, tmp)?;
     a.mov_imm64(tmp, target);
+    a.reloc(a.len() - 8, super::reloc::RelocKind::GuestAbs64);
     // A segment override (fs:) still applies to the absolute address.
     a.insn(&with_memory_at(insn, insn.segment_prefix(), tmp))?;
     a.load_gs(tmp, S_TMP)

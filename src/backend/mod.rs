@@ -22,6 +22,9 @@ mod copied;
 mod far;
 pub mod paths;
 pub mod recreate;
+pub mod reloc;
+#[cfg(test)]
+mod reloc_tests;
 mod superblock;
 
 use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};
@@ -111,6 +114,10 @@ pub struct Emitted {
     /// Indices into `pc_map` of the `rep` string instructions whose ECX is
     /// pushed to the ring before and after (`TAG_REP`).
     pub rep_ring: Vec<u32>,
+    /// Its fields that depend on where it is (reloc.rs), when all of them
+    /// are known (`relocatable`).
+    pub relocs: Vec<reloc::Reloc>,
+    pub relocatable: bool,
 }
 
 const S_RAX: usize = off::scratch(0);
@@ -124,6 +131,8 @@ const S_PRO: usize = off::scratch(5);
 #[derive(Clone, Copy)]
 enum RingWord {
     Imm(u32),
+    /// An exit word of the block (a `BlockWord` field, reloc.rs).
+    Block(u32),
     Ecx,
     /// The passes loop counter `l` counted down from `limit`, as a
     /// `TAG_LOOP_PASSES` word, and only if it counted any (contract I2);
@@ -168,6 +177,12 @@ fn emit_ring_words(a: &mut Asm, words: &[RingWord]) -> Result<(), EmitError> {
         let store = match *w {
             RingWord::Imm(v) => {
                 a.store_rax_imm32(v);
+                a.rax_past_word();
+                continue;
+            }
+            RingWord::Block(v) => {
+                a.store_rax_imm32(v);
+                a.reloc_last(reloc::RelocKind::BlockWord);
                 a.rax_past_word();
                 continue;
             }
@@ -241,8 +256,10 @@ fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
 }
 
 /// Increment block `id`'s 64-bit counter in the thread's array (I1:
-/// `mov`/`lea` only, RAX and RCX restored).
+/// `mov`/`lea` only, RAX and RCX restored). Its slot's displacement is not
+/// a field reloc.rs moves: such code is not placed again.
 fn emit_count(a: &mut Asm, id: u32) -> Result<(), EmitError> {
+    a.unrelocatable = true;
     a.store_gs(S_PRO, Register::RAX)?;
     a.store_gs(S_TMP, Register::RCX)?;
     a.load_gs(Register::RCX, off::INLINE_COUNTS)?;
@@ -327,6 +344,7 @@ impl BlockEmitter {
     /// the shared site stub (contract I5).
     fn exit_via_site(&mut self, id: u32) -> Result<(), EmitError> {
         self.a.store_gs_imm32(off::EXIT_ARG, id)?;
+        self.a.reloc_last(reloc::RelocKind::SiteId);
         self.a.jmp_fixed(self.env.stubs.site);
         Ok(())
     }
@@ -357,6 +375,7 @@ impl BlockEmitter {
     fn push_return(&mut self, ret: GuestAddr) -> Result<(), EmitError> {
         if ret.0 < 0x8000_0000 {
             self.a.push_imm32(ret.0 as i32);
+            self.a.reloc_last(reloc::RelocKind::GuestAbs32);
             return Ok(());
         }
         let r = self.a.push_rip_rel32();
@@ -393,6 +412,8 @@ impl BlockEmitter {
             _ if is_far_rip(&self.a, insn) => {
                 self.a
                     .mov_imm64(Register::RAX, insn.ip_rel_memory_address());
+                let at = self.a.len() - 8;
+                self.a.reloc(at, reloc::RelocKind::GuestAbs64);
                 let (rax, none) = (Register::RAX, Register::None);
                 assert!(self.a.mov_rax_load(rax, none, 1, 0, none), "mov rax, [rax]");
                 Ok(())
@@ -431,7 +452,7 @@ impl BlockEmitter {
         match self.env.prologue.ring_id() {
             Some(id) => emit_ring_words(
                 &mut self.a,
-                &[RingWord::Imm(crate::contract::block_word(id, k))],
+                &[RingWord::Block(crate::contract::block_word(id, k))],
             ),
             None => Ok(()),
         }
@@ -456,6 +477,7 @@ impl BlockEmitter {
         a.store_gs(S_PRO, Register::RAX)?;
         a.load_gs(Register::RAX, off::RING_POS)?;
         a.store_rax_imm32(block_word(id, EXIT_FALL));
+        a.reloc_last(reloc::RelocKind::BlockWord);
         a.rax_past_word();
         let rel8 = a.jcc_rel8(cc);
         a.store_gs(off::RING_POS, Register::RAX)?;
@@ -464,6 +486,7 @@ impl BlockEmitter {
         let here = self.a.len();
         self.a.set_rel8(rel8, here);
         self.a.rewrite_last_word(block_word(id, EXIT_TAKEN));
+        self.a.reloc_last(reloc::RelocKind::BlockWord);
         self.a.store_gs(off::RING_POS, Register::RAX)?;
         self.a.load_gs(Register::RAX, S_PRO)?;
         self.jump_to(taken);
@@ -574,6 +597,7 @@ impl BlockEmitter {
             let at = self.a.here();
             self.a.resolve(r, at);
             self.a.bytes(&v.to_le_bytes());
+            self.a.reloc_last8();
         }
         Ok(())
     }
@@ -674,6 +698,8 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
         pc_map,
         sites: e.sites,
         rep_ring,
+        relocs: e.a.relocs,
+        relocatable: !e.a.unrelocatable,
     })
 }
 

@@ -297,6 +297,9 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
             pc_map,
             sites: e.sites,
             rep_ring,
+            // Path pieces are never placed again (reloc.rs).
+            relocs: Vec::new(),
+            relocatable: false,
         },
         links,
     })

@@ -144,6 +144,9 @@ fn finish(a: Asm, mut l: Labels, to: Link) -> Piece {
             pc_map: Vec::new(),
             sites: Vec::new(),
             rep_ring: Vec::new(),
+            // Path pieces are never placed again (reloc.rs).
+            relocs: Vec::new(),
+            relocatable: false,
         },
         links: l.done(),
     }
