@@ -60,6 +60,11 @@ pub fn configure(dir: Option<PathBuf>, named: bool) {
 }
 
 /// The directory entries go to, if the cache is on and usable (P4).
+/// Is there a cache directory to use (configured, and usable: P4)?
+pub fn active() -> bool {
+    dir().is_some()
+}
+
 fn dir() -> Option<&'static Path> {
     let (dir, named) = DIR.get()?.as_ref()?;
     USABLE
@@ -252,6 +257,88 @@ pub fn get(kind: &str, key: &[u8]) -> Option<Vec<u8>> {
     let file = std::fs::read(&path).ok()?;
     match decode(&file, key) {
         Decoded::Payload(p) => Some(p.to_vec()),
+        Decoded::Other => None,
+        Decoded::Corrupt => {
+            eprintln!(
+                "hotlift: cache: {} is damaged; it is written again",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// An entry mapped rather than read ([`map`]): its file's pages, shared
+/// with the page cache, not copied.
+#[derive(Debug)]
+pub struct Mapped {
+    base: *const u8,
+    len: usize,
+    payload: (usize, usize),
+}
+
+// SAFETY: a read-only mapping owned by this value: any thread may read it.
+unsafe impl Send for Mapped {}
+// SAFETY: as above; nothing writes through it.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    pub fn payload(&self) -> &[u8] {
+        // SAFETY: [base, base+len) stays mapped while self lives, and the
+        // payload range lies inside it (checked by `decode`).
+        let all = unsafe { std::slice::from_raw_parts(self.base, self.len) };
+        &all[self.payload.0..self.payload.0 + self.payload.1]
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, no longer referenced.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Entry `key` of `kind` mapped, if the cache holds it (P1, P3), for an
+/// entry of many megabytes of which a run reads most (kept
+/// translations): a read would copy it into fresh memory twice. P2 keeps
+/// the mapping whole: entries are replaced by renaming, never written in
+/// place (a file someone truncates by hand under a running hotlift
+/// would end it with SIGBUS).
+pub fn map(kind: &str, key: &[u8]) -> Option<Mapped> {
+    use std::os::fd::AsRawFd;
+    let path = entry_path(dir()?, kind, key);
+    let file = std::fs::File::open(&path).ok()?;
+    let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: a private read-only mapping of a file we opened; checked
+    // for failure below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    let mut m = Mapped {
+        base: p as *const u8,
+        len,
+        payload: (0, 0),
+    };
+    // SAFETY: as in `Mapped::payload`.
+    let all = unsafe { std::slice::from_raw_parts(m.base, len) };
+    match decode(all, key) {
+        Decoded::Payload(pl) => {
+            m.payload = (pl.as_ptr() as usize - m.base as usize, pl.len());
+            Some(m)
+        }
         Decoded::Other => None,
         Decoded::Corrupt => {
             eprintln!(

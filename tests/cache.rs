@@ -1,8 +1,10 @@
-//! The cache directory (src/persist.rs): a warm run's profile names what a
-//! cold run's names; a damaged entry, a changed file, concurrent runs and
-//! a directory others may write to each give a cold read, at most a
-//! one-line warning, never other names; `--no-cache`, `--cache-dir` and
-//! `hotlift cache show|clear` do what they say.
+//! The cache directory (src/persist.rs): a warm run's profile names and
+//! counts what a cold run's does, its blocks placed from kept
+//! translations (dispatch/kept.rs); a damaged entry, a changed file, code
+//! changed in memory, concurrent runs and a directory others may write to
+//! each give a cold read or translation, at most a one-line warning, never
+//! other names or counts; `--no-cache`, `--cache-dir` and `hotlift cache
+//! show|clear` do what they say.
 
 mod guest;
 
@@ -236,7 +238,7 @@ fn the_default_directory_and_the_cache_subcommand() {
         "{show}"
     );
     assert!(show.contains("facts") && show.contains("entries"), "{show}");
-    let n = entries(&cache).len();
+    let n = entries(&cache).len() + translation_entries(&cache).len();
     assert_eq!(
         cli(&["cache", "clear"]),
         format!("{}: {n} entries removed\n", cache.display())
@@ -272,5 +274,169 @@ fn a_directory_others_may_write_to_is_not_used() {
     );
     assert!(entries(&cache).is_empty());
     assert!(names(&p).1.iter().any(|b| b.contains("\"work\"")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What a profile counts, independent of where things were loaded: each
+/// block's (module, offset, instructions, count, exit), each calling
+/// context's (module, offset, calls, instructions) and the totals.
+fn counts(p: &serde_json::Value) -> Vec<String> {
+    let list = |k: &str, f: &dyn Fn(&serde_json::Value) -> String| -> Vec<String> {
+        let mut v: Vec<String> = p[k].as_array().unwrap().iter().map(f).collect();
+        v.sort();
+        v
+    };
+    let mut out = list("blocks", &|b| {
+        format!(
+            "b {} {} {} {} {}",
+            b["module"], b["offset"], b["instructions"], b["count"], b["exit"]
+        )
+    });
+    out.extend(list("call_tree", &|c| {
+        format!(
+            "c {} {} {} {}",
+            c["module"], c["offset"], c["calls"], c["self_instructions"]
+        )
+    }));
+    let t = &p["totals"];
+    out.push(format!(
+        "t {} {} {}",
+        t["guest_instructions"], t["block_executions"], t["translated_blocks"]
+    ));
+    out
+}
+
+fn kept_blocks(p: &serde_json::Value) -> u64 {
+    p["totals"]["kept_blocks"].as_u64().unwrap()
+}
+
+fn translation_entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join("translations"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+/// Translations kept by one run are placed by the next (dispatch/kept.rs)
+/// and its profile counts what the cold run's counts, with the program,
+/// ld.so and libc loaded elsewhere (a PIE: every base moves).
+#[test]
+fn kept_translations_count_what_a_cold_run_counts() {
+    let dir = workdir("kept");
+    let exe = build(&dir, "prog", PROGRAM);
+    let cache = dir.join("cache");
+    let arg = ["--cache-dir", cache.to_str().unwrap()];
+    let (o, cold) = run(&exe, &dir.join("cold.json"), &arg, &[]);
+    assert_eq!(stderr(&o), "");
+    assert_eq!(kept_blocks(&cold), 0);
+    assert!(
+        translation_entries(&cache).len() >= 3,
+        "program, ld.so, libc"
+    );
+    let (o2, warm) = run(&exe, &dir.join("warm.json"), &arg, &[]);
+    assert_eq!(stderr(&o2), "");
+    assert_eq!(o2.stdout, o.stdout);
+    let translated = warm["totals"]["translated_blocks"].as_u64().unwrap();
+    assert!(
+        kept_blocks(&warm) * 10 >= translated * 9,
+        "{} of {translated} blocks placed from kept translations",
+        kept_blocks(&warm)
+    );
+    assert_eq!(counts(&warm), counts(&cold));
+    // Without the monitor the blocks push no words: entries of their
+    // own, and the two kinds of run do not take each other's.
+    let before = translation_entries(&cache).len();
+    let plain = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--no-monitor", arg[0], arg[1], "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(plain.stdout, o.stdout);
+    assert_eq!(
+        translation_entries(&cache).len(),
+        2 * before,
+        "entries of its own"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A damaged entry of kept translations is a cold start for its module
+/// with a one-line warning, and the run writes it again.
+#[test]
+fn damaged_kept_translations_are_translated_again() {
+    let dir = workdir("kept-damaged");
+    let exe = build(&dir, "prog", PROGRAM);
+    let cache = dir.join("cache");
+    let arg = ["--cache-dir", cache.to_str().unwrap()];
+    let (_, cold) = run(&exe, &dir.join("cold.json"), &arg, &[]);
+    let kept = translation_entries(&cache);
+    for (i, e) in kept.iter().enumerate() {
+        let mut b = std::fs::read(e).unwrap();
+        if i % 2 == 0 {
+            let mid = b.len() / 2;
+            b[mid] ^= 0x40;
+        } else {
+            b.truncate(b.len() / 3);
+        }
+        std::fs::write(e, b).unwrap();
+    }
+    let (o, damaged) = run(&exe, &dir.join("damaged.json"), &arg, &[]);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), kept.len(), "one line each: {err}");
+    assert!(err.lines().all(|w| w.contains("is damaged")), "{err}");
+    assert_eq!(kept_blocks(&damaged), 0);
+    assert_eq!(counts(&damaged), counts(&cold));
+    let (o, again) = run(&exe, &dir.join("again.json"), &arg, &[]);
+    assert_eq!(stderr(&o), "", "written again whole");
+    assert!(kept_blocks(&again) > 0);
+    assert_eq!(counts(&again), counts(&cold));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program that rewrites one of its functions before calling it, when
+/// asked: the kept block of the function as the file has it is not the
+/// code in memory then, and is not placed (kept.rs K1).
+const PATCHER: &str = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\
+    #include <stdint.h>\n#include <sys/mman.h>\n\
+    __attribute__((noinline)) int answer(void) { return 0x11223344; }\n\
+    int main(int argc, char **argv) {\n\
+      if (argc > 1) {\n\
+        unsigned char *p = (unsigned char *)answer;\n\
+        uintptr_t page = (uintptr_t)p & ~(uintptr_t)4095;\n\
+        if (mprotect((void *)page, 8192, PROT_READ | PROT_WRITE | PROT_EXEC)) return 2;\n\
+        for (int i = 0; i < 16; i++) if (!memcmp(p + i, \"\\x44\\x33\\x22\\x11\", 4)) { p[i] = 0x55; break; }\n\
+      }\n\
+      printf(\"%x\\n\", answer());\n\
+      return 0;\n\
+    }\n";
+
+#[test]
+fn a_kept_block_whose_code_changed_in_memory_is_not_placed() {
+    let dir = workdir("kept-patched");
+    let exe = build(&dir, "patcher", PATCHER);
+    let cache = dir.join("cache");
+    let arg = ["--cache-dir", cache.to_str().unwrap()];
+    let native = |args: &[&str]| Command::new(&exe).args(args).output().unwrap().stdout;
+    let hotlift = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("run")
+            .args(arg)
+            .arg("--")
+            .arg(&exe)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Kept as the file has it, placed again unchanged.
+    for _ in 0..2 {
+        let o = hotlift(&[]);
+        assert!(o.status.success(), "{o:?}");
+        assert_eq!(o.stdout, native(&[]));
+    }
+    // Rewritten in memory first: its new code runs.
+    let patched = native(&["patch"]);
+    assert_eq!(patched, b"11223355\n");
+    let o = hotlift(&["patch"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(o.stdout, patched);
     let _ = std::fs::remove_dir_all(&dir);
 }

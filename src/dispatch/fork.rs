@@ -179,6 +179,8 @@ impl Vm {
                 .mem
                 .after_fork_child(keep, arena_used)
                 .map_err(copy_failed)?;
+            // kept.rs K3: a forked child keeps nothing.
+            locked.kept.disable();
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
             // not pin (monitor::PIN).
@@ -207,6 +209,7 @@ impl Vm {
             // Translation time and dispatcher counts from here on are the
             // child's own.
             locked.translate_ticks = 0;
+            locked.kept.placed = 0;
             self.proc.dispatch.reset();
             drop(locked);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;

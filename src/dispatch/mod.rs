@@ -21,6 +21,7 @@ pub mod exec;
 mod fork;
 mod guest_access;
 mod icebp;
+pub mod kept;
 mod module_files;
 mod os;
 mod own_signals;
@@ -43,11 +44,19 @@ use thiserror::Error;
 use crate::backend::{emit_block, EmitEnv, EmitError, Emitted, EmittedSiteKind};
 use crate::cache::{BlockInfo, CacheError, ExitSite, IblTable, SiteKind};
 use crate::frontend::{lift_block, Unsupported};
-use crate::ir::{IrBlock, TrapKind};
+use crate::ir::{ExitClass, IrBlock, TrapKind};
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
 use crate::runtime::{self, exit_reason, CtxBox};
 use crate::types::{BlockId, GuestAddr, HostAddr};
+
+/// What committing a block needs of it besides its code.
+struct BlockFacts {
+    start: GuestAddr,
+    end: GuestAddr,
+    insns: u32,
+    class: ExitClass,
+}
 
 pub use guest_access::Reach;
 pub use os::{set_os, Flow, Os};
@@ -160,6 +169,12 @@ impl Vm {
             max
         };
         let began = crate::clock::ticks();
+        let keep = reusable && self.kept_on(l);
+        if keep {
+            if let Some(id) = self.place_kept(l, addr, began)? {
+                return Ok(id);
+            }
+        }
         let block = lift_block(bytes, addr, max)?;
         if reusable {
             // Before anything is committed: it may flush (smc.rs).
@@ -182,6 +197,9 @@ impl Vm {
                 continue;
             }
             let first_site = env.first_site as usize;
+            if keep {
+                self.keep(l, &block, &env, &em);
+            }
             let (id, host) = self.commit_block(l, &block, em, reusable, reusable)?;
             if reusable {
                 self.prelink(l, first_site)?;
@@ -235,6 +253,25 @@ impl Vm {
         listed: bool,
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
+        let facts = BlockFacts {
+            start: ir.start,
+            end: ir.end,
+            insns: ir.guest_insns(),
+            class: ir.term.class(),
+        };
+        self.commit_facts(l, &facts, em, listed, counted)
+    }
+
+    /// [`Vm::commit_block`] of a block known by its facts (a kept one,
+    /// kept.rs).
+    fn commit_facts(
+        &mut self,
+        l: &mut Locked,
+        ir: &BlockFacts,
+        em: Emitted,
+        listed: bool,
+        counted: bool,
+    ) -> Result<(BlockId, HostAddr), CacheError> {
         assert!(
             em.code.len() + crate::contract::BLOCK_PREFIX <= l.cache.mem.remaining(),
             "{} bytes of code past the room checked for",
@@ -270,10 +307,10 @@ impl Vm {
         let info = BlockInfo {
             guest: ir.start,
             guest_len: (ir.end.0 - ir.start.0) as u32,
-            insns: if counted { ir.guest_insns() } else { 0 },
+            insns: if counted { ir.insns } else { 0 },
             host,
             host_len: em.code.len() as u32,
-            class: ir.term.class(),
+            class: ir.class,
             pc_map: em.pc_map.into_boxed_slice(),
             counted,
             rep_ring: em.rep_ring.into_boxed_slice(),

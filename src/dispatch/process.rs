@@ -56,6 +56,8 @@ pub struct Locked {
     /// emitting, committing), in time stamp counter ticks
     /// ([`crate::clock::ticks`]).
     pub translate_ticks: u64,
+    /// Translations kept across runs (kept.rs).
+    pub kept: super::kept::Kept,
 }
 
 /// I4: how long a stop before a flush waits for the other threads.

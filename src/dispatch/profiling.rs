@@ -348,7 +348,17 @@ impl Vm {
         b: &IrBlock,
         counted: bool,
     ) -> Result<Prologue, super::VmError> {
-        let id = self.proc.prof.blocks.push(block_meta(b)).ok_or_else(|| {
+        self.publish_meta(block_meta(b), counted)
+    }
+
+    /// [`Vm::publish_block`] of a block known by what the monitor is told
+    /// of it (a kept one, kept.rs).
+    pub(super) fn publish_meta(
+        &mut self,
+        meta: BlockMeta,
+        counted: bool,
+    ) -> Result<Prologue, super::VmError> {
+        let id = self.proc.prof.blocks.push(meta).ok_or_else(|| {
             super::VmError::Host(format!(
                 "more than {BLOCK_CAPACITY} blocks translated in one run"
             ))
@@ -506,6 +516,14 @@ impl super::process::Process {
     /// said (dispatch/paths.rs); so does one whose profile could not be
     /// written (I3).
     pub fn finish(&self, ending: Ending) {
+        // kept.rs K3. Not if a thread stopped holding the translation
+        // lock (a fatal signal in the dispatcher): what it was doing is
+        // not finished.
+        let entries = match self.locked.try_lock() {
+            Ok(mut l) => l.kept.take_entries(),
+            Err(_) => Vec::new(),
+        };
+        super::kept::Kept::write(entries);
         let exit = matches!(ending, Ending::Exit { .. });
         let failed = self.finish_once(ending);
         if exit && (failed.missing || failed.unwritten) {
@@ -662,9 +680,9 @@ impl super::process::Process {
         // 38,000 translations (900 KB of fresh pages) to list the few
         // hundred it ran.
         let locked = self.locked.try_lock().ok();
-        let (translations, translate_ticks) = match &locked {
-            Some(l) => (&l.translations[..], l.translate_ticks),
-            None => (&[][..], 0),
+        let (translations, translate_ticks, kept_blocks) = match &locked {
+            Some(l) => (&l.translations[..], l.translate_ticks, l.kept.placed),
+            None => (&[][..], 0, 0),
         };
         let profile = Profile::build(Inputs {
             tables: &tables,
@@ -704,6 +722,7 @@ impl super::process::Process {
                 .sum(),
             translations,
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
+            kept_blocks,
         });
         drop(locked);
         let mut profile = profile;

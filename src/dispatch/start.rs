@@ -235,6 +235,7 @@ impl Vm {
                 cache,
                 translations: Vec::new(),
                 translate_ticks: 0,
+                kept: Default::default(),
             }),
             view,
             protected: ProtectedPages::new(PROTECTED_SLOTS),

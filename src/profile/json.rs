@@ -394,6 +394,7 @@ mod tests {
             flushes: 2,
             translations: &[(0x4000_0000, 112, 0x40_1000)],
             inherited_blocks: 0,
+            kept_blocks: 0,
         });
         let module: std::sync::Arc<str> = "lib\\odd\".so".into();
         for (i, (symbol, taken)) in [(None, None), (Some("f\u{7f}ü\n"), Some(7))]

@@ -100,6 +100,9 @@ pub struct Totals {
     pub signals_delivered: u64,
     pub block_executions: u64,
     pub translated_blocks: u64,
+    /// Of those, blocks placed from translations kept by an earlier run
+    /// (dispatch/kept.rs), not lifted and emitted again.
+    pub kept_blocks: u64,
     /// Block executions by how the block ended.
     pub exits: BTreeMap<&'static str, u64>,
 }
@@ -399,6 +402,8 @@ pub struct Inputs<'a> {
     /// A forked child's blocks from before the fork (ids below this): left
     /// out where the child never ran them (I1).
     pub inherited_blocks: usize,
+    /// Blocks placed from kept translations (`Totals::kept_blocks`).
+    pub kept_blocks: u64,
 }
 
 pub fn exit_name(k: ExitKind) -> &'static str {
@@ -436,6 +441,7 @@ impl Profile {
         let mut modules = inp.modules;
         let mut totals = Totals {
             translated_blocks: inp.blocks.len().saturating_sub(inp.inherited_blocks) as u64,
+            kept_blocks: inp.kept_blocks,
             ..Totals::default()
         };
         // I1: aggregate every translation of one guest address.
