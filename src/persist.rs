@@ -1,11 +1,12 @@
 //! The cache directory: what one run keeps for the next (a warm start).
 //! Each entry is one file, `DIR/KIND/NAME`, found by the exact key it was
-//! written with; today the only kind is `facts` (a module file's symbols,
-//! size and SHA-256, dispatch/module_files.rs). A directory, not the
-//! profile store: every process of a `make -j` reads and writes it at
-//! once, without a database to open at each start or a lock to take, an
-//! entry is read whole with one `read`, and a stale one is replaced by
-//! renaming a file.
+//! written with: `facts` (a module file's symbols, size and SHA-256,
+//! dispatch/module_files.rs) and `translations` (a module file's blocks as
+//! emitted, with their relocations, and the marks of first cold runs,
+//! dispatch/kept.rs). A directory, not the profile store: every process of
+//! a `make -j` reads and writes it at once, without a database to open at
+//! each start or a lock to take, an entry is read whole with one `read`
+//! (or mapped, [`map`]), and a stale one is replaced by renaming a file.
 //!
 //! P1: an entry is found only under the key it was written with, by the
 //!     same hotlift (its own build id, [`identity`]): anything else is a

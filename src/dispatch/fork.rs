@@ -180,7 +180,7 @@ impl Vm {
                 .after_fork_child(keep, arena_used)
                 .map_err(copy_failed)?;
             // kept.rs K3: a forked child keeps nothing.
-            locked.kept.disable();
+            locked.kept.forked();
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
             // not pin (monitor::PIN).

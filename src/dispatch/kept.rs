@@ -22,12 +22,14 @@
 //!     not anonymous memory).
 //! K3: the process a run started with writes what it translated that was
 //!     not kept, with what was, at its end (one write per module, whole,
-//!     persist.rs P2), when that is a module's first entry or adds at least
-//!     64 blocks and a sixteenth of it (a program whose path varies a
+//!     persist.rs P2), when that is a module's first entry and an earlier
+//!     cold run left its mark (a program run once, or a CI job starting
+//!     from an empty cache each time, pays for no write), or when it adds
+//!     at least 64 blocks and a sixteenth of it (a program whose path varies a
 //!     little from run to run does not write ten megabytes each time); a
-//!     forked child writes nothing (its parent's next
-//!     run has its blocks, and fifty children rewriting libc's entry would
-//!     cost more than they save). A damaged or foreign entry is a cold
+//!     forked child places kept blocks (its parent's entries, mapped
+//!     before the fork) but records and writes nothing: fifty children
+//!     rewriting libc's entry would cost more than they save. A damaged or foreign entry is a cold
 //!     start for that module (persist.rs).
 //!
 //! Format of an entry's payload: records one after another, each `u32`
@@ -46,6 +48,20 @@ use crate::types::{BlockId, GuestAddr};
 
 /// `persist` kind of the entries.
 const KIND: &str = "translations";
+/// `persist` kind of the marks a module's first cold run leaves (K3).
+const SEEN: &str = "translations-seen";
+
+/// An entry to write ([`Kept::write`]).
+#[derive(Debug)]
+pub struct Entry {
+    key: Vec<u8>,
+    payload: Vec<u8>,
+    /// A module's first cold run's mark (K3: its blocks are recorded and
+    /// written by the next cold run, not this one: a program run once, or
+    /// a CI job that starts from an empty cache every time, pays for no
+    /// recording and no write).
+    mark: bool,
+}
 
 /// The translator's inputs beside the guest bytes (K1), the same for
 /// every module of a process.
@@ -73,6 +89,8 @@ struct Module {
     /// so the next is most often there (no hashing, and the next record's
     /// memory is the next the prefetcher brings).
     cursor: usize,
+    /// No entry, but an earlier cold run's mark (K3): this run records.
+    marked: bool,
     /// Records of blocks translated this run.
     new: Vec<u8>,
     fresh: u32,
@@ -89,6 +107,8 @@ pub struct Kept {
     modules: Vec<Module>,
     /// The module [`Kept::module_of`] found last.
     last: usize,
+    /// A forked child's: nothing is recorded or written (K3).
+    read_only: bool,
     /// Blocks placed from kept translations.
     pub placed: u64,
 }
@@ -418,12 +438,14 @@ impl Kept {
         self.inputs = Some(inputs);
     }
 
-    /// Off from now on (a forked child, K3).
-    pub fn disable(&mut self) {
-        self.decided = true;
-        self.inputs = None;
-        self.modules.clear();
-        self.seen = None;
+    /// In a forked child (K3): it places what its parent's entries hold
+    /// (mapped before the fork, so shared), and keeps nothing.
+    pub fn forked(&mut self) {
+        self.read_only = true;
+        for m in &mut self.modules {
+            m.new = Vec::new();
+            m.fresh = 0;
+        }
     }
 
     pub fn enabled(&self) -> bool {
@@ -448,6 +470,7 @@ impl Kept {
                         key: key.unwrap_or_default(),
                         loaded: None,
                         cursor: 0,
+                        marked: false,
                         new: Vec::new(),
                         fresh: 0,
                     });
@@ -482,10 +505,15 @@ impl Kept {
         self.inputs.as_ref()?;
         let i = self.module_of(images, addr)?;
         let m = &mut self.modules[i];
+        let key = &m.key;
+        let marked = &mut m.marked;
         let (entry, ix) = m.loaded.get_or_insert_with(|| {
-            crate::persist::map(KIND, &m.key)
-                .and_then(|e| index(e.payload()).map(|ix| (Some(e), ix)))
-                .unwrap_or_default()
+            let found = crate::persist::map(KIND, key)
+                .and_then(|e| index(e.payload()).map(|ix| (Some(e), ix)));
+            // K3: without an entry, blocks are recorded only if an
+            // earlier cold run left its mark.
+            *marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
+            found.unwrap_or_default()
         });
         let offset = u32::try_from(addr.checked_sub(m.base)?).ok()?;
         let payload = entry.as_ref()?.payload();
@@ -503,13 +531,19 @@ impl Kept {
 
     /// Keep block `made` (K2) for the end's write (K3).
     pub fn record(&mut self, images: &ImageLog, made: &Made<'_>) {
-        if self.inputs.is_none() {
+        if self.inputs.is_none() || self.read_only {
             return;
         }
         let Some(i) = self.module_of(images, made.meta.guest) else {
             return;
         };
         let m = &mut self.modules[i];
+        // K3: a module's first cold run only marks it.
+        match &m.loaded {
+            Some((Some(_), _)) => {}
+            Some((None, _)) if m.marked => {}
+            _ => return,
+        }
         let made = Made {
             at: Placement {
                 guest: m.base,
@@ -525,15 +559,24 @@ impl Kept {
     /// The entries to write (K3): each module with blocks made this run,
     /// its kept records merged with the new (a new record replaces a kept
     /// one of the same block).
-    pub fn take_entries(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
+    pub fn take_entries(&mut self) -> Vec<Entry> {
+        if self.read_only {
+            return Vec::new();
+        }
         // One entry a file, though it was mapped more than once (a
         // library unloaded and loaded again): their records together.
         type Loaded = Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>;
         let mut by_key: Vec<(Vec<u8>, Vec<u8>, Loaded)> = Vec::new();
+        let mut marks = Vec::new();
         for m in std::mem::take(&mut self.modules) {
             // K3: a few new blocks beside many kept (a program whose path
             // varies a little from run to run) are not worth writing the
             // whole entry again for.
+            if matches!(m.loaded, Some((None, _))) && !m.marked {
+                // K3: the first cold run of a module leaves its mark.
+                marks.push(m.key);
+                continue;
+            }
             let kept = m.loaded.as_ref().map_or(0, |(_, ix)| ix.len());
             if m.fresh == 0 || (m.fresh as usize) < (kept / 16).max(64) && kept > 0 {
                 continue;
@@ -548,7 +591,14 @@ impl Kept {
                 None => by_key.push((m.key, m.new, m.loaded)),
             }
         }
-        let mut out = Vec::new();
+        let mut out: Vec<Entry> = marks
+            .into_iter()
+            .map(|key| Entry {
+                key,
+                payload: Vec::new(),
+                mark: true,
+            })
+            .collect();
         for (key, mut payload, loaded) in by_key {
             if let Some((Some(old), ix)) = loaded {
                 let made = index(&payload).unwrap_or_default();
@@ -562,16 +612,21 @@ impl Kept {
                     }
                 }
             }
-            out.push((key, payload));
+            out.push(Entry {
+                key,
+                payload,
+                mark: false,
+            });
         }
         self.seen = None;
         out
     }
 
     /// Write `entries` (K3).
-    pub fn write(entries: Vec<(Vec<u8>, Vec<u8>)>) {
-        for (key, payload) in entries {
-            crate::persist::put(KIND, &key, &payload);
+    pub fn write(entries: Vec<Entry>) {
+        for e in entries {
+            let kind = if e.mark { SEEN } else { KIND };
+            crate::persist::put(kind, &e.key, &e.payload);
         }
     }
 }
