@@ -252,12 +252,28 @@ fn decode<'a>(file: &'a [u8], key: &[u8]) -> Decoded<'a> {
     Decoded::Payload(payload)
 }
 
-/// The payload of entry `key` of `kind`, if the cache holds it (P1, P3).
-pub fn get(kind: &str, key: &[u8]) -> Option<Vec<u8>> {
-    let path = entry_path(dir()?, kind, key);
-    let file = std::fs::read(&path).ok()?;
-    match decode(&file, key) {
-        Decoded::Payload(p) => Some(p.to_vec()),
+/// A file's identity as entries' keys name it: device, inode, size,
+/// modification and change times (a file replaced or rewritten has
+/// another), appended to `key`.
+pub fn file_identity(m: &std::fs::Metadata, key: &mut Vec<u8>) {
+    for v in [
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime() as u64,
+        m.mtime_nsec() as u64,
+        m.ctime() as u64,
+        m.ctime_nsec() as u64,
+    ] {
+        key.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The payload of `file`, entry `key` read from `path`, if it is one (P1,
+/// P3: a damaged one is said).
+fn payload_of<'a>(file: &'a [u8], key: &[u8], path: &Path) -> Option<&'a [u8]> {
+    match decode(file, key) {
+        Decoded::Payload(p) => Some(p),
         Decoded::Other => None,
         Decoded::Corrupt => {
             eprintln!(
@@ -267,6 +283,13 @@ pub fn get(kind: &str, key: &[u8]) -> Option<Vec<u8>> {
             None
         }
     }
+}
+
+/// The payload of entry `key` of `kind`, if the cache holds it (P1, P3).
+pub fn get(kind: &str, key: &[u8]) -> Option<Vec<u8>> {
+    let path = entry_path(dir()?, kind, key);
+    let file = std::fs::read(&path).ok()?;
+    payload_of(&file, key, &path).map(<[u8]>::to_vec)
 }
 
 /// An entry mapped rather than read ([`map`]): its file's pages, shared
@@ -335,20 +358,9 @@ pub fn map(kind: &str, key: &[u8]) -> Option<Mapped> {
     };
     // SAFETY: as in `Mapped::payload`.
     let all = unsafe { std::slice::from_raw_parts(m.base, len) };
-    match decode(all, key) {
-        Decoded::Payload(pl) => {
-            m.payload = (pl.as_ptr() as usize - m.base as usize, pl.len());
-            Some(m)
-        }
-        Decoded::Other => None,
-        Decoded::Corrupt => {
-            eprintln!(
-                "hotlift: cache: {} is damaged; it is written again",
-                path.display()
-            );
-            None
-        }
-    }
+    let pl = payload_of(all, key, &path)?;
+    m.payload = (pl.as_ptr() as usize - m.base as usize, pl.len());
+    Some(m)
 }
 
 /// Keep `payload` as entry `key` of `kind` (P2); any error leaves the

@@ -174,17 +174,8 @@ fn key_of(r: &crate::images::ImageRecord, inputs: &Inputs) -> Option<Vec<u8>> {
         return None;
     }
     let mut k = Vec::with_capacity(256);
-    for v in [
-        m.dev(),
-        m.ino(),
-        m.size(),
-        m.mtime() as u64,
-        m.mtime_nsec() as u64,
-        m.ctime() as u64,
-        m.ctime_nsec() as u64,
-        u64::from(inputs.max_block_insns),
-        u64::from(inputs.ring),
-    ] {
+    crate::persist::file_identity(&m, &mut k);
+    for v in [u64::from(inputs.max_block_insns), u64::from(inputs.ring)] {
         k.extend_from_slice(&v.to_le_bytes());
     }
     k.extend_from_slice(&cpu_signature());

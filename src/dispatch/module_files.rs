@@ -78,7 +78,6 @@ fn file_key(r: &crate::images::ImageRecord, program: bool, m: &std::fs::Metadata
 /// libc's names). Not its load address: the symbols are kept less it.
 fn kept_key(r: &crate::images::ImageRecord, m: &std::fs::Metadata) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::MetadataExt;
     let mut k = Vec::with_capacity(256);
     let mut file = |m: Option<&std::fs::Metadata>| {
         let Some(m) = m else {
@@ -86,17 +85,7 @@ fn kept_key(r: &crate::images::ImageRecord, m: &std::fs::Metadata) -> Vec<u8> {
             return;
         };
         k.push(1);
-        for v in [
-            m.dev(),
-            m.ino(),
-            m.size(),
-            m.mtime() as u64,
-            m.mtime_nsec() as u64,
-            m.ctime() as u64,
-            m.ctime_nsec() as u64,
-        ] {
-            k.extend_from_slice(&v.to_le_bytes());
-        }
+        crate::persist::file_identity(m, &mut k);
     };
     file(Some(m));
     let debug = r.build_id.as_deref().and_then(Symbols::debug_file);
