@@ -31,6 +31,10 @@
 //!     before the fork) but records and writes nothing: fifty children
 //!     rewriting libc's entry would cost more than they save. A damaged or foreign entry is a cold
 //!     start for that module (persist.rs).
+//! K4: reading an entry opens files: in a process with more than one
+//!     guest thread that is done on a thread of hotlift's with a
+//!     descriptor table of its own (host.rs), so that no other guest
+//!     thread's `open` gets another number than natively.
 //!
 //! Format of an entry's payload: records one after another, each `u32`
 //! length then the fields [`Recipe`] reads, little-endian.
@@ -423,6 +427,16 @@ fn record_at(payload: &[u8], at: usize) -> Option<&[u8]> {
     payload.get(at + 4..at + 4 + len)
 }
 
+/// Entry `key` mapped and indexed, if the cache holds a whole one, and
+/// whether a first cold run left the module's mark (K3: without an entry,
+/// blocks are recorded only then).
+#[allow(clippy::type_complexity)]
+fn load(key: &[u8]) -> (Option<(crate::persist::Mapped, HashMap<u32, u32>)>, bool) {
+    let found = crate::persist::map(KIND, key).and_then(|e| index(e.payload()).map(|ix| (e, ix)));
+    let marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
+    (found, marked)
+}
+
 impl Kept {
     /// Kept translations on (K2: the caller checks the process's side).
     pub fn enable(&mut self, inputs: Inputs) {
@@ -492,20 +506,32 @@ impl Kept {
 
     /// The kept block at `addr`, if its module has one (K1: the caller
     /// checks the guest bytes and relocates).
-    pub fn find(&mut self, images: &ImageLog, addr: u64) -> Option<Recipe> {
+    /// `alone`: the process has one guest thread (K4).
+    pub fn find(&mut self, images: &ImageLog, addr: u64, alone: bool) -> Option<Recipe> {
         self.inputs.as_ref()?;
         let i = self.module_of(images, addr)?;
         let m = &mut self.modules[i];
-        let key = &m.key;
-        let marked = &mut m.marked;
-        let (entry, ix) = m.loaded.get_or_insert_with(|| {
-            let found = crate::persist::map(KIND, key)
-                .and_then(|e| index(e.payload()).map(|ix| (Some(e), ix)));
-            // K3: without an entry, blocks are recorded only if an
-            // earlier cold run left its mark.
-            *marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
-            found.unwrap_or_default()
-        });
+        if m.loaded.is_none() {
+            let key = m.key.clone();
+            let (found, marked) = if alone {
+                load(&key)
+            } else {
+                // K4: opened where no guest thread can see a descriptor.
+                crate::own_thread::spawn_blocked("hotlift-kept", move || {
+                    crate::host::private_fd_table();
+                    load(&key)
+                })
+                .ok()
+                .and_then(|t| t.join().ok())
+                .unwrap_or((None, false))
+            };
+            m.marked = marked;
+            m.loaded = Some(match found {
+                Some((e, ix)) => (Some(e), ix),
+                None => (None, HashMap::new()),
+            });
+        }
+        let (entry, ix) = m.loaded.as_ref()?;
         let offset = u32::try_from(addr.checked_sub(m.base)?).ok()?;
         let payload = entry.as_ref()?.payload();
         let next = payload
@@ -663,8 +689,9 @@ impl Vm {
         began: u64,
     ) -> Result<Option<BlockId>, VmError> {
         let found = {
+            let alone = self.proc.threads.count() <= 1;
             let images = self.proc.prof.images();
-            l.kept.find(&images, addr.0)
+            l.kept.find(&images, addr.0, alone)
         };
         let Some(r) = found else {
             return Ok(None);
