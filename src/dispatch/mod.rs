@@ -223,9 +223,17 @@ impl Vm {
     /// straight to it: the link their first run would make through the
     /// dispatcher (`handle_site`), made now. Not with `--no-chain`, nor
     /// while a function is path-profiled (its entry is reached through
-    /// `paths_redirect`).
+    /// `paths_redirect`), nor while a flush for a store into code is
+    /// pending (smc.rs I3: a target found now may be code the guest has
+    /// changed, which an exit through the dispatcher would flush first).
     fn prelink(&mut self, l: &mut Locked, first_site: usize) -> Result<(), VmError> {
-        if self.proc.opts.no_chain || self.proc.paths.is_some() {
+        if self.proc.opts.no_chain
+            || self.proc.paths.is_some()
+            || self
+                .proc
+                .smc_flush_pending
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
             return Ok(());
         }
         for k in first_site..l.cache.sites.len() {
