@@ -179,26 +179,38 @@ fn concurrent_runs_share_one_cache() {
     let dir = workdir("concurrent");
     let exe = build(&dir, "prog", PROGRAM);
     let cache = dir.join("cache");
-    let runs: Vec<_> = (0..6)
-        .map(|i| {
-            let (exe, cache, out) = (exe.clone(), cache.clone(), dir.join(format!("p{i}.json")));
-            std::thread::spawn(move || {
-                run(&exe, &out, &["--cache-dir", cache.to_str().unwrap()], &[])
+    // Six at once, twice: the first round writes symbols and marks, the
+    // second kept translations (kept.rs K3), each entry by six writers.
+    let round = |r: usize| -> Vec<(Output, serde_json::Value)> {
+        let runs: Vec<_> = (0..6)
+            .map(|i| {
+                let (exe, cache) = (exe.clone(), cache.clone());
+                let out = dir.join(format!("p{r}-{i}.json"));
+                std::thread::spawn(move || {
+                    run(&exe, &out, &["--cache-dir", cache.to_str().unwrap()], &[])
+                })
             })
-        })
-        .collect();
-    let results: Vec<_> = runs.into_iter().map(|t| t.join().unwrap()).collect();
+            .collect();
+        runs.into_iter().map(|t| t.join().unwrap()).collect()
+    };
+    let first = round(0);
+    let second = round(1);
+    let results: Vec<_> = first.iter().chain(&second).collect();
     for (o, p) in &results {
         assert_eq!(stderr(o), "");
         assert_eq!(names(p), names(&results[0].1));
+        assert_eq!(counts(p), counts(&results[0].1));
     }
     // No temporary file left behind, no entry twice.
-    let kept = entries(&cache);
-    assert!(
-        kept.iter()
-            .all(|e| !e.file_name().unwrap().to_str().unwrap().starts_with('.')),
-        "{kept:?}"
-    );
+    for kind in ["facts", "translations", "translations-seen"] {
+        let kept = kind_entries(&cache, kind);
+        assert!(!kept.is_empty(), "{kind}");
+        assert!(
+            kept.iter()
+                .all(|e| !e.file_name().unwrap().to_str().unwrap().starts_with('.')),
+            "{kept:?}"
+        );
+    }
     let (o, warm) = run(
         &exe,
         &dir.join("warm.json"),
@@ -207,6 +219,8 @@ fn concurrent_runs_share_one_cache() {
     );
     assert_eq!(stderr(&o), "");
     assert_eq!(names(&warm), names(&results[0].1));
+    assert_eq!(counts(&warm), counts(&results[0].1));
+    assert!(kept_blocks(&warm) > 0, "placed from what six wrote at once");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
