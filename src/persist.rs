@@ -3,7 +3,7 @@
 //! written with: `facts` (a module file's symbols, size and SHA-256,
 //! dispatch/module_files.rs) and `translations` (a module file's blocks as
 //! emitted, with their relocations, and the marks of first cold runs,
-//! dispatch/kept.rs). A directory, not the profile store: every process of
+//! dispatch/kept/). A directory, not the profile store: every process of
 //! a `make -j` reads and writes it at once, without a database to open at
 //! each start or a lock to take, an entry is read whole with one `read`
 //! (or mapped, [`map`]), and a stale one is replaced by renaming a file.

@@ -1,6 +1,6 @@
 //! The cache directory (src/persist.rs): a warm run's profile names and
 //! counts what a cold run's does, its blocks placed from kept
-//! translations (dispatch/kept.rs); a damaged entry, a changed file, code
+//! translations (dispatch/kept/); a damaged entry, a changed file, code
 //! changed in memory, concurrent runs and a directory others may write to
 //! each give a cold read or translation, at most a one-line warning, never
 //! other names or counts; `--no-cache`, `--cache-dir` and `hotlift cache
@@ -180,7 +180,7 @@ fn concurrent_runs_share_one_cache() {
     let exe = build(&dir, "prog", PROGRAM);
     let cache = dir.join("cache");
     // Six at once, twice: the first round writes symbols and marks, the
-    // second kept translations (kept.rs K3), each entry by six writers.
+    // second kept translations (kept/mod.rs K3), each entry by six writers.
     let round = |r: usize| -> Vec<(Output, serde_json::Value)> {
         let runs: Vec<_> = (0..6)
             .map(|i| {
@@ -336,7 +336,7 @@ fn kind_entries(dir: &Path, kind: &str) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// Translations kept by one run are placed by the next (dispatch/kept.rs)
+/// Translations kept by one run are placed by the next (dispatch/kept/)
 /// and its profile counts what the cold run's counts, with the program,
 /// ld.so and libc loaded elsewhere (a PIE: every base moves).
 #[test]
@@ -419,7 +419,7 @@ fn damaged_kept_translations_are_translated_again() {
 
 /// A program that rewrites one of its functions before calling it, when
 /// asked: the kept block of the function as the file has it is not the
-/// code in memory then, and is not placed (kept.rs K1).
+/// code in memory then, and is not placed (kept/mod.rs K1).
 const PATCHER: &str = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\
     #include <stdint.h>\n#include <sys/mman.h>\n\
     __attribute__((noinline)) int answer(void) { return 0x11223344; }\n\

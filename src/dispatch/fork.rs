@@ -179,7 +179,7 @@ impl Vm {
                 .mem
                 .after_fork_child(keep, arena_used)
                 .map_err(copy_failed)?;
-            // kept.rs K3: a forked child keeps nothing.
+            // kept/mod.rs K3: a forked child keeps nothing.
             locked.kept.forked();
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does

@@ -56,7 +56,7 @@ pub struct Locked {
     /// emitting, committing), in time stamp counter ticks
     /// ([`crate::clock::ticks`]).
     pub translate_ticks: u64,
-    /// Translations kept across runs (kept.rs).
+    /// Translations kept across runs (kept/mod.rs).
     pub kept: super::kept::Kept,
 }
 

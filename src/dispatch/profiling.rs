@@ -516,7 +516,7 @@ impl super::process::Process {
     /// said (dispatch/paths.rs); so does one whose profile could not be
     /// written (I3).
     pub fn finish(&self, ending: Ending) {
-        // kept.rs K3. Not if a thread stopped holding the translation
+        // kept/mod.rs K3. Not if a thread stopped holding the translation
         // lock (a fatal signal in the dispatcher): what it was doing is
         // not finished.
         let entries = match self.locked.try_lock() {

@@ -101,7 +101,7 @@ pub struct Totals {
     pub block_executions: u64,
     pub translated_blocks: u64,
     /// Of those, blocks placed from translations kept by an earlier run
-    /// (dispatch/kept.rs), not lifted and emitted again.
+    /// (dispatch/kept/), not lifted and emitted again.
     pub kept_blocks: u64,
     /// Block executions by how the block ended.
     pub exits: BTreeMap<&'static str, u64>,

@@ -1,0 +1,401 @@
+//! Translations kept across runs (issue 18, design S5 carried from
+//! superblocks to all blocks): each module file's blocks, as emitted, with
+//! their relocations (backend/reloc.rs), in the cache directory
+//! (persist.rs), keyed by the file's identity and everything that changes
+//! the code emitted. A later run of any program that maps the file places
+//! a kept block where the dispatcher would have translated it, relocated
+//! to where the module and the code cache are now, instead of lifting and
+//! emitting it again.
+//!
+//! K1: a kept block is used only if the guest bytes it was made from are
+//!     the bytes in memory now (all of them, compared), inside executable
+//!     memory, the key matched (the file's path, device, inode, size,
+//!     modification and change times, build id; hotlift's own build, by
+//!     persist.rs; the CPU's features, which decide what lifts; the block
+//!     size limit; whether blocks push exit words), and every field
+//!     relocates in range (reloc.rs I1). Anything else translates it as
+//!     if nothing were kept: a kept block is the block the translator
+//!     would make (reloc.rs I1 plus the same inputs).
+//! K2: only plain blocks are kept: counted, reusable, no inline counter,
+//!     no trap exit, not under `hotlift paths`, not once the guest made
+//!     `rdtsc` trap (frontend I3), in a file-backed image (not the vDSO,
+//!     not anonymous memory).
+//! K3: the process a run started with writes what it translated that was
+//!     not kept, with what was, at its end (one write per module, whole,
+//!     persist.rs P2), when that is a module's first entry and an earlier
+//!     cold run left its mark (a program run once, or a CI job starting
+//!     from an empty cache each time, pays for no write), or when it adds
+//!     at least 64 blocks and a sixteenth of it (a program whose path varies a
+//!     little from run to run does not write ten megabytes each time); a
+//!     forked child places kept blocks (its parent's entries, mapped
+//!     before the fork) but records and writes nothing: fifty children
+//!     rewriting libc's entry would cost more than they save. A damaged or foreign entry is a cold
+//!     start for that module (persist.rs).
+//! K4: reading an entry opens files: in a process with more than one
+//!     guest thread that is done on a thread of hotlift's with a
+//!     descriptor table of its own (host.rs), so that no other guest
+//!     thread's `open` gets another number than natively.
+//!
+//! Format of an entry's payload: records one after another, each `u32`
+//! length then the fields [`Recipe`] reads, little-endian.
+
+mod place;
+mod record;
+
+use std::collections::HashMap;
+
+use crate::backend::reloc::Placement;
+use crate::images::{ImageKind, ImageLog};
+
+use record::{decode, encode, index, record_at};
+pub use record::{Made, Recipe};
+
+/// `persist` kind of the entries.
+const KIND: &str = "translations";
+/// `persist` kind of the marks a module's first cold run leaves (K3).
+const SEEN: &str = "translations-seen";
+
+/// An entry to write ([`Kept::write`]).
+#[derive(Debug)]
+pub struct Entry {
+    key: Vec<u8>,
+    payload: Vec<u8>,
+    /// A module's first cold run's mark (K3: its blocks are recorded and
+    /// written by the next cold run, not this one: a program run once, or
+    /// a CI job that starts from an empty cache every time, pays for no
+    /// recording and no write).
+    mark: bool,
+}
+
+/// The translator's inputs beside the guest bytes (K1), the same for
+/// every module of a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    pub max_block_insns: u32,
+    /// Blocks push exit words (the monitor is on).
+    pub ring: bool,
+}
+
+/// One module's kept and new blocks.
+#[derive(Debug)]
+struct Module {
+    /// The image's base this run (relocations' guest base).
+    base: u64,
+    /// Its code range, `[lo, hi)`.
+    lo: u64,
+    hi: u64,
+    key: Vec<u8>,
+    /// The entry read (K1; None: there is none), and where each block's
+    /// record starts in it; None before it is looked for.
+    loaded: Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>,
+    /// Where the record after the last one found starts: a run places
+    /// blocks mostly in the order the run that kept them translated them,
+    /// so the next is most often there (no hashing, and the next record's
+    /// memory is the next the prefetcher brings).
+    cursor: usize,
+    /// No entry, but an earlier cold run's mark (K3): this run records.
+    marked: bool,
+    /// Records of blocks translated this run.
+    new: Vec<u8>,
+    fresh: u32,
+}
+
+/// Every module's kept blocks (K1-K3).
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// Whether the process's options were looked at ([`Vm::kept_on`]).
+    decided: bool,
+    inputs: Option<Inputs>,
+    /// The image log's `changes` when `modules` was made.
+    seen: Option<u64>,
+    modules: Vec<Module>,
+    /// The module [`Kept::module_of`] found last.
+    last: usize,
+    /// A forked child's: nothing is recorded or written (K3).
+    read_only: bool,
+    /// Blocks placed from kept translations.
+    pub placed: u64,
+}
+
+/// The CPU's identity and features (K1): what decides whether an
+/// instruction lifts or traps as unsupported.
+fn cpu_signature() -> Vec<u8> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    let mut v = Vec::with_capacity(64);
+    // cpuid exists on every x86-64 CPU; leaves beyond the highest return
+    // what the CPU gives for them (zeros or the highest's), the same on
+    // every run on that CPU.
+    let leaves = {
+        [
+            __cpuid(0),
+            __cpuid(1),
+            __cpuid_count(7, 0),
+            __cpuid_count(7, 1),
+            __cpuid_count(0xd, 1),
+            __cpuid(0x8000_0001),
+        ]
+    };
+    for (i, r) in leaves.iter().enumerate() {
+        // Leaf 1's EBX holds the APIC id of the CPU it ran on.
+        let ebx = if i == 1 { r.ebx & 0xffff } else { r.ebx };
+        for x in [r.eax, ebx, r.ecx, r.edx] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    v
+}
+
+/// The key of image `r`'s entry (K1), if it is a file that can have one.
+fn key_of(r: &crate::images::ImageRecord, inputs: &Inputs) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    if r.kind == ImageKind::Vdso {
+        return None;
+    }
+    let m = std::fs::metadata(&r.path).ok()?;
+    // The program and its interpreter, mapped by hotlift, have no file
+    // identity recorded; the guest's own mappings have, and a file that
+    // is not the one mapped any more has no entry (K1 compares the bytes
+    // too).
+    if r.file.is_some_and(|f| f != (m.dev(), m.ino())) {
+        return None;
+    }
+    let mut k = Vec::with_capacity(256);
+    crate::persist::file_identity(&m, &mut k);
+    for v in [u64::from(inputs.max_block_insns), u64::from(inputs.ring)] {
+        k.extend_from_slice(&v.to_le_bytes());
+    }
+    k.extend_from_slice(&cpu_signature());
+    let id = r.build_id.as_deref().unwrap_or_default();
+    k.extend_from_slice(&(id.len() as u32).to_le_bytes());
+    k.extend_from_slice(id);
+    k.extend_from_slice(r.path.as_os_str().as_bytes());
+    Some(k)
+}
+
+/// Entry `key` mapped and indexed, if the cache holds a whole one, and
+/// whether a first cold run left the module's mark (K3: without an entry,
+/// blocks are recorded only then).
+#[allow(clippy::type_complexity)]
+fn load(key: &[u8]) -> (Option<(crate::persist::Mapped, HashMap<u32, u32>)>, bool) {
+    let found = crate::persist::map(KIND, key).and_then(|e| index(e.payload()).map(|ix| (e, ix)));
+    let marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
+    (found, marked)
+}
+
+impl Kept {
+    /// Kept translations on (K2: the caller checks the process's side).
+    pub fn enable(&mut self, inputs: Inputs) {
+        self.inputs = Some(inputs);
+    }
+
+    /// In a forked child (K3): it places what its parent's entries hold
+    /// (mapped before the fork, so shared), and keeps nothing.
+    pub fn forked(&mut self) {
+        self.read_only = true;
+        for m in &mut self.modules {
+            m.new = Vec::new();
+            m.fresh = 0;
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.inputs.is_some()
+    }
+
+    /// The module holding guest address `addr` (its index). Modules are
+    /// made as image records appear (records are never removed or
+    /// reordered, images.rs I1: one module a record, its key read once)
+    /// and stop holding code when their record ends.
+    fn module_of(&mut self, images: &ImageLog, addr: u64) -> Option<usize> {
+        let changes = images.changes.load(std::sync::atomic::Ordering::Acquire);
+        if self.seen != Some(changes) {
+            let inputs = self.inputs.clone()?;
+            for (i, r) in images.records.iter().enumerate() {
+                if i == self.modules.len() {
+                    let key = key_of(r, &inputs);
+                    self.modules.push(Module {
+                        base: r.base,
+                        lo: r.code.0,
+                        hi: if key.is_some() { r.code.1 } else { r.code.0 },
+                        key: key.unwrap_or_default(),
+                        loaded: None,
+                        cursor: 0,
+                        marked: false,
+                        new: Vec::new(),
+                        fresh: 0,
+                    });
+                }
+                let m = &mut self.modules[i];
+                if r.end_block.is_some() {
+                    m.hi = m.lo;
+                } else if !m.key.is_empty() {
+                    // A second executable mapping widens the code range
+                    // (images.rs I4).
+                    (m.lo, m.hi) = r.code;
+                }
+            }
+            self.seen = Some(changes);
+        }
+        if let Some(m) = self.modules.get(self.last) {
+            if (m.lo..m.hi).contains(&addr) {
+                return Some(self.last);
+            }
+        }
+        let i = self
+            .modules
+            .iter()
+            .position(|m| (m.lo..m.hi).contains(&addr))?;
+        self.last = i;
+        Some(i)
+    }
+
+    /// The kept block at `addr`, if its module has one (K1: the caller
+    /// checks the guest bytes and relocates).
+    /// `alone`: whether the process has one guest thread (K4), asked only
+    /// when an entry is read.
+    pub fn find(
+        &mut self,
+        images: &ImageLog,
+        addr: u64,
+        alone: impl FnOnce() -> bool,
+    ) -> Option<Recipe> {
+        self.inputs.as_ref()?;
+        let i = self.module_of(images, addr)?;
+        let m = &mut self.modules[i];
+        if m.loaded.is_none() {
+            let key = m.key.clone();
+            let (found, marked) = if alone() {
+                load(&key)
+            } else {
+                // K4: opened where no guest thread can see a descriptor.
+                crate::own_thread::spawn_blocked("hotlift-kept", move || {
+                    crate::host::private_fd_table();
+                    load(&key)
+                })
+                .ok()
+                .and_then(|t| t.join().ok())
+                .unwrap_or((None, false))
+            };
+            m.marked = marked;
+            m.loaded = Some(match found {
+                Some((e, ix)) => (Some(e), ix),
+                None => (None, HashMap::new()),
+            });
+        }
+        let (entry, ix) = m.loaded.as_ref()?;
+        let offset = u32::try_from(addr.checked_sub(m.base)?).ok()?;
+        let payload = entry.as_ref()?.payload();
+        let next = payload
+            .get(m.cursor + 4..m.cursor + 8)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+        let at = match next {
+            Some(o) if o == offset => m.cursor,
+            _ => *ix.get(&offset)? as usize,
+        };
+        let rec = record_at(payload, at)?;
+        m.cursor = at + 4 + rec.len();
+        decode(rec, m.base)
+    }
+
+    /// Keep block `made` (K2) for the end's write (K3).
+    pub fn record(&mut self, images: &ImageLog, made: &Made<'_>) {
+        if self.inputs.is_none() || self.read_only {
+            return;
+        }
+        let Some(i) = self.module_of(images, made.meta.guest) else {
+            return;
+        };
+        let m = &mut self.modules[i];
+        // K3: a module's first cold run only marks it.
+        match &m.loaded {
+            Some((Some(_), _)) => {}
+            Some((None, _)) if m.marked => {}
+            _ => return,
+        }
+        let made = Made {
+            at: Placement {
+                guest: m.base,
+                ..made.at
+            },
+            ..*made
+        };
+        if encode(&mut m.new, m.base, &made) {
+            m.fresh += 1;
+        }
+    }
+
+    /// The entries to write (K3): each module with blocks made this run,
+    /// its kept records merged with the new (a new record replaces a kept
+    /// one of the same block).
+    pub fn take_entries(&mut self) -> Vec<Entry> {
+        if self.read_only {
+            return Vec::new();
+        }
+        // One entry a file, though it was mapped more than once (a
+        // library unloaded and loaded again): their records together.
+        type Loaded = Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>;
+        let mut by_key: Vec<(Vec<u8>, Vec<u8>, Loaded)> = Vec::new();
+        let mut marks = Vec::new();
+        for m in std::mem::take(&mut self.modules) {
+            // K3: a few new blocks beside many kept (a program whose path
+            // varies a little from run to run) are not worth writing the
+            // whole entry again for.
+            if matches!(m.loaded, Some((None, _))) && !m.marked {
+                // K3: the first cold run of a module leaves its mark.
+                marks.push(m.key);
+                continue;
+            }
+            let kept = m.loaded.as_ref().map_or(0, |(_, ix)| ix.len());
+            if m.fresh == 0 || (m.fresh as usize) < (kept / 16).max(64) && kept > 0 {
+                continue;
+            }
+            match by_key.iter_mut().find(|e| e.0 == m.key) {
+                Some(e) => {
+                    e.1.extend_from_slice(&m.new);
+                    if e.2.is_none() {
+                        e.2 = m.loaded;
+                    }
+                }
+                None => by_key.push((m.key, m.new, m.loaded)),
+            }
+        }
+        let mut out: Vec<Entry> = marks
+            .into_iter()
+            .map(|key| Entry {
+                key,
+                payload: Vec::new(),
+                mark: true,
+            })
+            .collect();
+        for (key, mut payload, loaded) in by_key {
+            if let Some((Some(old), ix)) = loaded {
+                let made = index(&payload).unwrap_or_default();
+                for (offset, &at) in &ix {
+                    if made.contains_key(offset) {
+                        continue;
+                    }
+                    if let Some(rec) = record_at(old.payload(), at as usize) {
+                        payload.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+                        payload.extend_from_slice(rec);
+                    }
+                }
+            }
+            out.push(Entry {
+                key,
+                payload,
+                mark: false,
+            });
+        }
+        self.seen = None;
+        out
+    }
+
+    /// Write `entries` (K3).
+    pub fn write(entries: Vec<Entry>) {
+        for e in entries {
+            let kind = if e.mark { SEEN } else { KIND };
+            crate::persist::put(kind, &e.key, &e.payload);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Placing kept blocks and keeping new ones: the dispatcher's side of
+//! kept translations (kept/mod.rs K1-K4).
+
+use super::{Inputs, Made};
+use crate::backend::reloc::{relocate, Placement};
+use crate::backend::{EmitEnv, Emitted, Prologue};
+use crate::dispatch::process::Locked;
+use crate::dispatch::{BlockFacts, Vm, VmError};
+use crate::ir::{ExitClass, IrBlock};
+use crate::monitor::ExitKind;
+use crate::types::{BlockId, GuestAddr};
+
+/// The class of a block that exits as `e` (`Terminator::class`).
+fn class_of(e: ExitKind) -> ExitClass {
+    match e {
+        ExitKind::Jump | ExitKind::Branch | ExitKind::Call | ExitKind::Fallthrough => {
+            ExitClass::Direct
+        }
+        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => ExitClass::Indirect,
+        ExitKind::Syscall => ExitClass::Syscall,
+        ExitKind::Trap => ExitClass::Trap,
+    }
+}
+
+impl Vm {
+    /// Are translations kept and placed now (K2)? Decided at the first
+    /// translation from the process's options.
+    pub(in crate::dispatch) fn kept_on(&self, l: &mut Locked) -> bool {
+        if !l.kept.decided {
+            l.kept.decided = true;
+            if crate::persist::active()
+                && self.proc.paths.is_none()
+                && !(self.proc.opts.count_inline || self.proc.opts.count_check)
+            {
+                l.kept.enable(Inputs {
+                    max_block_insns: self.proc.opts.max_block_insns,
+                    ring: self.prof.ring.is_some(),
+                });
+            }
+        }
+        l.kept.enabled() && !crate::frontend::tsc_traps()
+    }
+
+    /// Place the kept block for `addr`, if there is one that K1 allows,
+    /// as `translate_with` would commit its translation (translation
+    /// began at `began`); None to translate it.
+    pub(in crate::dispatch) fn place_kept(
+        &mut self,
+        l: &mut Locked,
+        addr: GuestAddr,
+        began: u64,
+    ) -> Result<Option<BlockId>, VmError> {
+        let found = {
+            let proc = &self.proc;
+            let images = proc.prof.images();
+            l.kept.find(&images, addr.0, || proc.threads.count() <= 1)
+        };
+        let Some(r) = found else {
+            return Ok(None);
+        };
+        let end = addr.0 + r.guest.len() as u64;
+        if r.ring != self.prof.ring.is_some() || l.mem.exec_end(addr.0).is_none_or(|e| e < end) {
+            return Ok(None);
+        }
+        // SAFETY: [addr, end) lies in executable guest memory, which on
+        // x86-64 is readable.
+        let live = unsafe { std::slice::from_raw_parts(addr.0 as *const u8, r.guest.len()) };
+        if live != r.guest.as_slice() {
+            return Ok(None);
+        }
+        // Before anything is committed: it may flush (smc.rs).
+        self.protect_code(l, addr.0, end.max(addr.0 + 1));
+        if r.code.len() + 64 > l.cache.mem.remaining() {
+            // The translator makes room.
+            return Ok(None);
+        }
+        let first_site = l.cache.sites.len();
+        let to = Placement {
+            host: l.cache.mem.next_block().0,
+            guest: r.base,
+            block: self.proc.view.index.len() as u32,
+            first_site: first_site as u32,
+            stubs: l.cache.view.shared.stubs.site,
+        };
+        let mut code = r.code;
+        if !relocate(&mut code, &r.relocs, &r.from, &to) {
+            return Ok(None);
+        }
+        let prologue = self.publish_meta(r.meta, true)?;
+        assert!(
+            matches!(
+                (prologue, r.ring),
+                (Prologue::Ring { id }, true) if id == to.block
+            ) || matches!((prologue, r.ring), (Prologue::None, false)),
+            "a kept block's prologue is the one its translation would have"
+        );
+        let em = Emitted {
+            code,
+            pc_map: r.pc_map,
+            sites: r.sites,
+            rep_ring: r.rep_ring,
+            relocs: Vec::new(),
+            relocatable: false,
+        };
+        let facts = BlockFacts {
+            start: addr,
+            end: GuestAddr(end),
+            insns: r.meta.insns,
+            class: class_of(r.meta.exit),
+        };
+        let (id, host) = self.commit_facts(l, &facts, em, true, true)?;
+        self.prelink(l, first_site)?;
+        l.translate_ticks += crate::clock::ticks().saturating_sub(began);
+        l.kept.placed += 1;
+        // Block table I3 (no path profiling: K2).
+        self.proc
+            .prof
+            .blocks
+            .set_host(id.0, host.0, l.cache.flushes);
+        Ok(Some(id))
+    }
+
+    /// Keep block `b`, emitted as `em` with `env`, for the end (K3).
+    pub(in crate::dispatch) fn keep(
+        &self,
+        l: &mut Locked,
+        b: &IrBlock,
+        env: &EmitEnv,
+        em: &Emitted,
+    ) {
+        let (Some(id), ring) = (
+            match env.prologue {
+                Prologue::Ring { id } => Some(id),
+                Prologue::None => Some(self.proc.view.index.len() as u32),
+                _ => None,
+            },
+            env.prologue.ring_id().is_some(),
+        ) else {
+            return;
+        };
+        let len = (b.end.0 - b.start.0) as usize;
+        // SAFETY: the block was just lifted from these bytes of
+        // executable guest memory (translate_with).
+        let guest = unsafe { std::slice::from_raw_parts(b.start.0 as *const u8, len) };
+        let made = Made {
+            meta: crate::dispatch::profiling::block_meta(b),
+            ring,
+            at: Placement {
+                host: env.host_base,
+                guest: 0,
+                block: id,
+                first_site: env.first_site,
+                stubs: env.stubs.site,
+            },
+            em,
+            guest,
+        };
+        let images = self.proc.prof.images();
+        l.kept.record(&images, &made);
+    }
+}

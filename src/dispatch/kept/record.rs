@@ -1,0 +1,327 @@
+//! The records of an entry of kept translations (kept/mod.rs, module docs):
+//! one block each, little-endian, after its `u32` length.
+
+use std::collections::HashMap;
+
+use crate::backend::reloc::{Placement, Reloc, RelocKind};
+use crate::backend::{EmittedSite, EmittedSiteKind};
+use crate::monitor::{BlockMeta, ExitKind};
+use crate::types::GuestAddr;
+
+/// A kept block, decoded (K1).
+#[derive(Debug)]
+pub struct Recipe {
+    /// Its module's base now (the placement's guest base).
+    pub base: u64,
+    pub start: u64,
+    pub meta: BlockMeta,
+    pub ring: bool,
+    pub from: Placement,
+    pub code: Vec<u8>,
+    pub guest: Vec<u8>,
+    pub relocs: Vec<Reloc>,
+    pub sites: Vec<EmittedSite>,
+    pub pc_map: Vec<(u32, GuestAddr)>,
+    pub rep_ring: Vec<u32>,
+}
+
+/// Little-endian reads over a record, `None` past its end.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (a, b) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = b;
+        Some(a)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// A count of items of at least `size` bytes each that fit.
+    fn count(&mut self, size: usize) -> Option<usize> {
+        let n = self.u32()? as usize;
+        (n.checked_mul(size)? <= self.0.len()).then_some(n)
+    }
+}
+
+fn exit_kind(v: u8) -> Option<ExitKind> {
+    Some(match v {
+        0 => ExitKind::Jump,
+        1 => ExitKind::Branch,
+        2 => ExitKind::Call,
+        3 => ExitKind::IndirectJump,
+        4 => ExitKind::IndirectCall,
+        5 => ExitKind::Return,
+        6 => ExitKind::Syscall,
+        8 => ExitKind::Fallthrough,
+        _ => return None,
+    })
+}
+
+fn reloc_kind(v: u8) -> Option<RelocKind> {
+    Some(match v {
+        0 => RelocKind::HostRel,
+        1 => RelocKind::GuestRel,
+        2 => RelocKind::GuestAbs64,
+        3 => RelocKind::GuestAbs32,
+        4 => RelocKind::BlockWord,
+        5 => RelocKind::SiteId,
+        _ => return None,
+    })
+}
+
+fn reloc_code(k: RelocKind) -> u8 {
+    match k {
+        RelocKind::HostRel => 0,
+        RelocKind::GuestRel => 1,
+        RelocKind::GuestAbs64 => 2,
+        RelocKind::GuestAbs32 => 3,
+        RelocKind::BlockWord => 4,
+        RelocKind::SiteId => 5,
+    }
+}
+
+/// What [`Kept::record`] keeps of a block just emitted (`at.guest` is
+/// filled in with its module's base).
+#[derive(Debug, Clone, Copy)]
+pub struct Made<'a> {
+    pub meta: BlockMeta,
+    pub ring: bool,
+    pub at: Placement,
+    pub em: &'a crate::backend::Emitted,
+    pub guest: &'a [u8],
+}
+
+/// Append `m`'s record (module docs) to `out`; false (nothing appended)
+/// for a block K2 leaves out.
+pub(super) fn encode(out: &mut Vec<u8>, base: u64, m: &Made<'_>) -> bool {
+    let em = m.em;
+    if m.meta.exit == ExitKind::Trap || !em.relocatable || m.meta.guest < base {
+        return false;
+    }
+    let Ok(offset) = u32::try_from(m.meta.guest - base) else {
+        return false;
+    };
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let u32s = |out: &mut Vec<u8>, v: &[u32]| {
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    };
+    u32s(out, &[offset, m.meta.guest_len, m.meta.insns]);
+    out.extend_from_slice(&[m.meta.exit as u8, u8::from(m.ring)]);
+    for v in [
+        m.meta.target,
+        m.meta.next,
+        m.at.host,
+        m.at.guest,
+        m.at.stubs,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    u32s(out, &[m.at.block, m.at.first_site, em.code.len() as u32]);
+    out.extend_from_slice(&em.code);
+    out.extend_from_slice(m.guest);
+    u32s(out, &[em.relocs.len() as u32]);
+    for r in &em.relocs {
+        u32s(out, &[r.at]);
+        out.push(reloc_code(r.kind));
+    }
+    u32s(out, &[em.sites.len() as u32]);
+    for s in &em.sites {
+        let (kind, field) = match s.kind {
+            EmittedSiteKind::Direct { field } => (0u8, field as u32),
+            EmittedSiteKind::Syscall => (1, 0),
+            EmittedSiteKind::Trap(_) => {
+                out.truncate(at);
+                return false;
+            }
+        };
+        out.push(kind);
+        u32s(out, &[field]);
+        out.extend_from_slice(&s.target.0.to_le_bytes());
+    }
+    u32s(out, &[em.pc_map.len() as u32]);
+    for &(h, g) in &em.pc_map {
+        u32s(out, &[h, g.0.wrapping_sub(m.meta.guest) as u32]);
+    }
+    u32s(out, &[em.rep_ring.len() as u32]);
+    u32s(out, &em.rep_ring);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    true
+}
+
+/// Decode the record `rec` (its length taken off) of a module based at
+/// `base` now; None if it does not hold together.
+pub(super) fn decode(rec: &[u8], base: u64) -> Option<Recipe> {
+    let mut c = Cursor(rec);
+    let offset = c.u32()?;
+    let (guest_len, insns) = (c.u32()?, c.u32()?);
+    let exit = exit_kind(c.u8()?)?;
+    let ring = c.u8()? != 0;
+    let (target, next) = (c.u64()?, c.u64()?);
+    let (host, guest_base, stubs) = (c.u64()?, c.u64()?, c.u64()?);
+    let (block, first_site) = (c.u32()?, c.u32()?);
+    let code_len = c.u32()? as usize;
+    let code = c.take(code_len)?.to_vec();
+    let guest = c.take(guest_len as usize)?.to_vec();
+    let dg = base.wrapping_sub(guest_base);
+    let moved = |v: u64| if v == 0 { 0 } else { v.wrapping_add(dg) };
+    let start = base + u64::from(offset);
+    let mut relocs = Vec::with_capacity(c.count(5)?);
+    for _ in 0..relocs.capacity() {
+        let at = c.u32()?;
+        relocs.push(Reloc {
+            at,
+            kind: reloc_kind(c.u8()?)?,
+        });
+    }
+    let n = c.count(13)?;
+    let mut sites = Vec::with_capacity(n);
+    for _ in 0..n {
+        let kind = match (c.u8()?, c.u32()?) {
+            (0, field) => EmittedSiteKind::Direct {
+                field: field as usize,
+            },
+            (1, _) => EmittedSiteKind::Syscall,
+            _ => return None,
+        };
+        sites.push(EmittedSite {
+            kind,
+            target: GuestAddr(moved(c.u64()?)),
+        });
+    }
+    let n = c.count(8)?;
+    let mut pc_map = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (h, g) = (c.u32()?, c.u32()?);
+        pc_map.push((h, GuestAddr(start + u64::from(g))));
+    }
+    let n = c.count(4)?;
+    let mut rep_ring = Vec::with_capacity(n);
+    for _ in 0..n {
+        rep_ring.push(c.u32()?);
+    }
+    if !c.0.is_empty() {
+        return None;
+    }
+    Some(Recipe {
+        base,
+        start,
+        meta: BlockMeta {
+            guest: start,
+            target: moved(target),
+            next: moved(next),
+            guest_len,
+            insns,
+            exit,
+        },
+        ring,
+        from: Placement {
+            host,
+            guest: guest_base,
+            block,
+            first_site,
+            stubs,
+        },
+        code,
+        guest,
+        relocs,
+        sites,
+        pc_map,
+        rep_ring,
+    })
+}
+
+/// Where each record of `payload` starts, by block offset; None if the
+/// records do not hold together.
+pub(super) fn index(payload: &[u8]) -> Option<HashMap<u32, u32>> {
+    let mut at = 0usize;
+    let mut ix = HashMap::new();
+    while at < payload.len() {
+        let len = u32::from_le_bytes(payload.get(at..at + 4)?.try_into().ok()?) as usize;
+        let offset = u32::from_le_bytes(payload.get(at + 4..at + 8)?.try_into().ok()?);
+        payload.get(at + 4..at + 4 + len)?;
+        ix.insert(offset, at as u32);
+        at += 4 + len;
+    }
+    Some(ix)
+}
+
+/// The record starting at `at` of `payload` (its length taken off).
+pub(super) fn record_at(payload: &[u8], at: usize) -> Option<&[u8]> {
+    let len = u32::from_le_bytes(payload.get(at..at + 4)?.try_into().ok()?) as usize;
+    payload.get(at + 4..at + 4 + len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made_block() -> (crate::backend::Emitted, BlockMeta, Placement) {
+        // mov rax, [rip+0x10]; call +0x100
+        let bytes = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xe8, 0, 1, 0, 0];
+        let at = Placement {
+            host: 0x1000_0000,
+            guest: 0x40_0000,
+            block: 3,
+            first_site: 9,
+            stubs: 0x0fff_0000,
+        };
+        let b = crate::frontend::lift_block(&bytes, GuestAddr(0x40_1000), 64).unwrap();
+        let env = crate::backend::EmitEnv {
+            host_base: at.host,
+            first_site: at.first_site,
+            prologue: crate::backend::Prologue::Ring { id: at.block },
+            stubs: crate::contract::ExitStubs {
+                site: at.stubs,
+                miss: at.stubs + 0x14,
+                miss_rip: at.stubs + 0x38,
+            },
+        };
+        let em = crate::backend::emit_block(&b, &env).unwrap();
+        (em, crate::dispatch::profiling::block_meta(&b), at)
+    }
+
+    #[test]
+    fn a_record_decodes_to_the_block_moved_with_its_module() {
+        let (em, meta, at) = made_block();
+        let guest = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xe8, 0, 1, 0, 0];
+        let mut out = Vec::new();
+        let m = Made {
+            meta,
+            ring: true,
+            at,
+            em: &em,
+            guest: &guest,
+        };
+        assert!(encode(&mut out, 0x40_0000, &m));
+        let ix = index(&out).unwrap();
+        let rec = record_at(&out, ix[&0x1000] as usize).unwrap();
+        // The module is at 0x50_0000 now.
+        let r = decode(rec, 0x50_0000).unwrap();
+        assert_eq!(r.start, 0x50_1000);
+        assert_eq!(r.meta.target, meta.target + 0x10_0000);
+        assert_eq!(r.meta.next, meta.next + 0x10_0000);
+        assert_eq!(r.code, em.code);
+        assert_eq!(r.guest, guest);
+        assert_eq!(r.relocs, em.relocs);
+        assert_eq!(r.from, at);
+        assert_eq!(r.sites.len(), em.sites.len());
+        assert_eq!(r.sites[0].target.0, em.sites[0].target.0 + 0x10_0000);
+        assert_eq!(r.pc_map[0].1 .0, 0x50_1000);
+        // Every shorter piece of the record is refused, not misread.
+        for n in 0..rec.len() {
+            assert!(decode(&rec[..n], 0x50_0000).is_none(), "cut at {n}");
+        }
+        assert!(index(&out[..out.len() - 1]).is_none());
+    }
+}
