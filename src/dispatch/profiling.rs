@@ -352,7 +352,7 @@ impl Vm {
     }
 
     /// [`Vm::publish_block`] of a block known by what the monitor is told
-    /// of it (a kept one, kept.rs).
+    /// of it (a kept one, kept/place.rs).
     pub(super) fn publish_meta(
         &mut self,
         meta: BlockMeta,
