@@ -271,7 +271,7 @@ impl Vm {
     }
 
     /// [`Vm::commit_block`] of a block known by its facts (a kept one,
-    /// kept.rs).
+    /// kept/place.rs).
     fn commit_facts(
         &mut self,
         l: &mut Locked,
