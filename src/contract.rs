@@ -55,9 +55,15 @@ pub const TAG: u32 = 0x8000_0000;
 /// (saturated at 2^32-1).
 pub const TAG_SYSCALL: u32 = 0x8000_0000;
 pub const NR_MASK: u32 = 0x3fff_ffff;
-/// A `rep` string instruction of the code whose exit word comes next ran
-/// (I3): followed by ECX before and ECX after.
-pub const TAG_REP: u32 = 0xc000_0001;
+/// Bits 31..24 = 0xc1: a `rep` string instruction of the code whose exit
+/// word comes next ran (I3), `TAG_REP | offset`, the offset of the
+/// instruction from the start of its block (below 2^24): followed by that
+/// block's `block_word(b, 0)` (a superblock's member's own block), ECX
+/// before and ECX after (the last word pushed after the instruction).
+pub const TAG_REP: u32 = 0xc100_0000;
+/// The mask of a `TAG_REP` word's tag, and of its offset.
+pub const REP_MASK: u32 = 0xff00_0000;
+pub const REP_OFFSET: u32 = (1 << 24) - 1;
 /// The exit word before stood for code that stopped early (a fault, a
 /// trap that does not retire, a store into translated code): followed by
 /// the number of its counted instructions that did not retire.
@@ -154,7 +160,7 @@ pub fn record_words(tag: u32) -> usize {
             REC_CHUNK => 3,
             _ => 1,
         },
-        TAG_REP => 2,
+        t if t & REP_MASK == TAG_REP => 3,
         TAG_UNRETIRED | TAG_UNRETIRED_REP => 1,
         TAG_SIGRETURN => 0,
         t if t & !0xff == TAG_SIGNAL => 4,

@@ -103,6 +103,13 @@ fn bad_input_exit_codes() {
         err.contains("'--no-chain'") && err.lines().count() == 1,
         "{err}"
     );
+    // One transposition, which clap's similarity does not find.
+    let typo = run(&["rnu", "--", "/bin/true"]);
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        err.contains("a similar subcommand exists: 'run'") && err.lines().count() == 1,
+        "{err}"
+    );
     let typo = run(&["sumary", "p.json"]);
     let err = String::from_utf8_lossy(&typo.stderr);
     assert!(

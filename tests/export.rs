@@ -12,6 +12,8 @@ mod guest;
 
 #[path = "export/coverage.rs"]
 mod coverage;
+#[path = "export/lines.rs"]
+mod lines;
 #[path = "export/names.rs"]
 mod names;
 #[path = "export/perf.rs"]
@@ -692,115 +694,4 @@ fn cpp_names_are_demangled_in_every_output_and_raw_on_request() {
             }
         }
     }
-}
-
-/// The count `callgrind_annotate --auto=yes` shows for the first line
-/// holding `text` in the annotated source of a file whose path ends with
-/// `file` (0 for a line shown as `.`).
-fn annotated_count(report: &str, file: &str, text: &str) -> u64 {
-    let section = report
-        .split("-- Auto-annotated source: ")
-        .skip(1)
-        .find(|s| {
-            s.lines()
-                .next()
-                .is_some_and(|l| l.trim_end().ends_with(file))
-        })
-        .unwrap_or_else(|| panic!("{file} is not annotated:\n{report}"));
-    let line = section
-        .lines()
-        .find(|l| l.contains(text))
-        .unwrap_or_else(|| panic!("no line {text:?} in {file}:\n{section}"));
-    let n = line.split_whitespace().next().unwrap();
-    if n == "." {
-        return 0;
-    }
-    n.replace(',', "").parse().unwrap()
-}
-
-/// `callgrind_annotate --auto=yes --threshold=100 FILE`, checked.
-fn annotate_source(file: &Path) -> String {
-    let o = Command::new("callgrind_annotate")
-        .args(["--auto=yes", "--threshold=100"])
-        .arg(file)
-        .output()
-        .expect("callgrind_annotate (install valgrind: .ci/run does)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-#[test]
-fn callgrind_annotate_shows_source_lines_with_exact_counts() {
-    // Issue 20 goal 2: DWARF lines in the callgrind export. A loop line's
-    // count is its instructions per iteration times the iterations.
-    let dir = workdir("lines");
-    // The loop the coverage tests use (1009 iterations).
-    std::fs::write(dir.join("loop.c"), coverage::LOOP_C).unwrap();
-    let cpp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/names/names.cpp");
-    for (compiler, src, file, line, times) in [
-        (
-            "gcc",
-            dir.join("loop.c"),
-            "loop.c",
-            "s += (long)i * i;",
-            1009,
-        ),
-        ("g++", cpp, "names.cpp", "s += x ^ r;", 2_000_000),
-    ] {
-        let exe = dir.join(format!("{file}.exe"));
-        let o = Command::new(compiler)
-            .args(["-O0", "-g", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| panic!("{compiler}: {e}"));
-        assert!(o.status.success(), "{compiler}: {}", show(&o));
-        let p = dir.join(format!("{file}.json"));
-        profile(&dir, &p, &[exe.to_str().unwrap()]);
-        let out = dir.join(format!("{file}.callgrind"));
-        export(&p, "callgrind", &out);
-        let text = std::fs::read_to_string(&out).unwrap();
-        assert!(text.contains("\npositions: instr line\n"), "{file}");
-        let report = annotate_source(&out);
-        let n = annotated_count(&report, file, line);
-        assert!(
-            n > 0 && n.is_multiple_of(times),
-            "{file}: {line:?} ran {n} instructions, not a multiple of {times}"
-        );
-        if compiler == "g++" {
-            // Library templates have lines of their own headers.
-            assert!(
-                text.contains("/stl_map.h") || text.contains("/stl_vector.h"),
-                "{file}: no STL header among the files"
-            );
-        }
-    }
-}
-
-#[test]
-fn source_lines_from_a_debuglink_file_only_when_its_crc_matches() {
-    // A program without a build id: its .gnu_debuglink's CRC-32 is all
-    // that ties the debug file to it.
-    let dir = workdir("debuglink-crc");
-    stripped_with_debuglink(&dir, &["-Wl,--build-id=none"]);
-    let p = dir.join("rec.json");
-    let prof = profile(&dir, &p, &[dir.join("rec").to_str().unwrap()]);
-    assert!(prof["binary"]["build_id"].is_null(), "no build id");
-    let out = dir.join("rec.callgrind");
-    export(&p, "callgrind", &out);
-    let has_lines = || {
-        std::fs::read_to_string(&out)
-            .unwrap()
-            .contains("/recursion.c\n")
-    };
-    assert!(has_lines(), "lines from rec.debug, whose CRC matches");
-    // The same debug file with one more byte: another CRC.
-    let mut bytes = std::fs::read(dir.join("rec.debug")).unwrap();
-    bytes.push(0);
-    std::fs::write(dir.join("rec.debug"), bytes).unwrap();
-    export(&p, "callgrind", &out);
-    assert!(
-        !has_lines(),
-        "a debug file whose CRC differs gives no lines"
-    );
 }

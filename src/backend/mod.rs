@@ -625,8 +625,18 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
-/// Emit body instruction `i` of block `b`; with `rep_tag` (`TAG_REP`) the
-/// iterations of a `rep` string instruction go to the ring under that tag.
+/// Where a `rep` string instruction's record says it is (contract
+/// `TAG_REP`): its block's id, whose exit word `block_word(id, 0)` the
+/// record carries, as a `BlockWord` field when `moves` (a block's own
+/// id), or as it is (a superblock member's block).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RepSite {
+    pub block: u32,
+    pub moves: bool,
+}
+
+/// Emit body instruction `i` of block `b`; with `rep` the iterations of a
+/// `rep` string instruction go to the ring (contract `TAG_REP`).
 /// An instruction carried as it is whose meaning does not depend on where
 /// it runs (no RIP-relative operand) is copied byte for byte from the guest
 /// bytes it was decoded from, not encoded again.
@@ -634,7 +644,7 @@ fn emit_body_insn(
     a: &mut Asm,
     b: &crate::ir::IrBlock,
     i: &crate::ir::IrInsn,
-    rep_tag: Option<u32>,
+    rep: Option<RepSite>,
 ) -> Result<(), EmitError> {
     // The guest's own bytes where it has them: encoding through iced
     // costs more, and its first use builds iced's encoder tables.
@@ -657,11 +667,26 @@ fn emit_body_insn(
         },
         IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
-            if let Some(tag) = rep_tag {
-                emit_ring_words(a, &[RingWord::Imm(tag), RingWord::Ecx])?;
+            if let Some(site) = rep {
+                use crate::contract::{block_word, REP_OFFSET, TAG_REP};
+                let off = i.addr.0.wrapping_sub(b.start.0);
+                let off = u32::try_from(off)
+                    .ok()
+                    .filter(|&o| o <= REP_OFFSET)
+                    .ok_or_else(|| EmitError::Encode {
+                        guest: i.addr.0,
+                        msg: "a rep string instruction too far from its block's start".into(),
+                    })?;
+                let w = block_word(site.block, 0);
+                let block = if site.moves {
+                    RingWord::Block(w)
+                } else {
+                    RingWord::Imm(w)
+                };
+                emit_ring_words(a, &[RingWord::Imm(TAG_REP | off), block, RingWord::Ecx])?;
             }
             carry(a)?;
-            if rep_tag.is_some() {
+            if rep.is_some() {
                 emit_ring_words(a, &[RingWord::Ecx])?;
             }
             Ok(())
@@ -683,12 +708,16 @@ pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
     let mut rep_ring = Vec::new();
     emit_prologue(&mut e.a, env.prologue)?;
     let ring = matches!(env.prologue, Prologue::Ring { .. } | Prologue::Both { .. });
+    let rep_site = env
+        .prologue
+        .ring_id()
+        .map(|block| RepSite { block, moves: true });
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
         if ring && i.op == IrOp::RepString {
             rep_ring.push(pc_map.len() as u32 - 1);
         }
-        emit_body_insn(&mut e.a, b, i, ring.then_some(crate::contract::TAG_REP))?;
+        emit_body_insn(&mut e.a, b, i, rep_site)?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     e.terminator(b)?;

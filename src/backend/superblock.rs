@@ -26,10 +26,10 @@ use iced_x86::{Code, Instruction, Mnemonic, Register};
 
 use super::{
     asm, condition_code, emit_body_insn, emit_ring_words, BlockEmitter, EmitEnv, EmitError,
-    Prologue, RingWord, S_CNT, S_DX, S_RAX, S_RCX,
+    Prologue, RepSite, RingWord, S_CNT, S_DX, S_RAX, S_RCX,
 };
 use crate::cache::SbPc;
-use crate::contract::{ExitStubs, TAG_LOOP, TAG_REP};
+use crate::contract::{ExitStubs, TAG_LOOP};
 use crate::ir::superblock::{ExitTo, Next, Plan};
 use crate::ir::Terminator;
 use crate::runtime::off;
@@ -513,7 +513,11 @@ pub fn emit_superblock(plan: &Plan, env: &SbEmitEnv<'_>) -> Result<SbEmitted, Em
             let rep = insn.op == crate::ir::IrOp::RepString;
             let after = n.saturating_sub(j as u16 + 1);
             s.pc(i as u16, true, insn.addr.0, after, rep);
-            emit_body_insn(&mut s.e.a, &m.ir, insn, Some(TAG_REP))?;
+            let site = RepSite {
+                block: m.block,
+                moves: false,
+            };
+            emit_body_insn(&mut s.e.a, &m.ir, insn, Some(site))?;
         }
         s.pc(i as u16, true, m.ir.term_addr.0, 0, false);
         s.transition(i)?;

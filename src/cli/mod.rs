@@ -148,6 +148,18 @@ fn one_line(e: &clap::Error) -> String {
     msg.strip_prefix("error: ").unwrap_or(&msg).to_string()
 }
 
+/// clap's tip for a subcommand one transposition away (`rnu`, `dfif`),
+/// which its similarity measure does not find, in its words.
+fn transposed_subcommand(typed: &str) -> String {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let found = cmd
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .find(|name| strsim::osa_distance(typed, name) == 1)
+        .map(|name| format!("; tip: a similar subcommand exists: '{name}'"));
+    found.unwrap_or_default()
+}
+
 pub fn main() -> i32 {
     crate::clock::mark_born();
     crate::dispatch::exec::remember_own_exe();
@@ -166,9 +178,12 @@ pub fn main() -> i32 {
             let sub = std::env::args().nth(1).unwrap_or_default();
             // An unknown subcommand has no help of its own.
             let unknown = e.kind() == clap::error::ErrorKind::InvalidSubcommand;
+            let mut msg = one_line(&e);
+            if unknown && !msg.contains("tip:") {
+                msg.push_str(&transposed_subcommand(&sub));
+            }
             eprintln!(
-                "hotlift: {} (see hotlift {}--help)",
-                one_line(&e),
+                "hotlift: {msg} (see hotlift {}--help)",
                 if sub.starts_with('-') || sub.is_empty() || unknown {
                     String::new()
                 } else {

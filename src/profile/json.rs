@@ -79,6 +79,8 @@ fn write_members(
         unmatched_returns,
         unwinding_jumps,
         unresolved_exits,
+        rep_iterations,
+        unretired,
         max_call_depth,
         call_tree,
         call_tree_truncated_calls,
@@ -119,6 +121,8 @@ fn write_members(
     o.serde("unmatched_returns", unmatched_returns)?;
     o.serde("unwinding_jumps", unwinding_jumps)?;
     o.serde("unresolved_exits", unresolved_exits)?;
+    o.serde("rep_iterations", rep_iterations)?;
+    o.serde("unretired", unretired)?;
     o.serde("max_call_depth", max_call_depth)?;
     o.array("call_tree", call_tree, context)?;
     o.serde("call_tree_truncated_calls", call_tree_truncated_calls)?;

@@ -133,6 +133,26 @@ pub struct Edge {
     pub count: u64,
 }
 
+/// A `rep` string instruction's iterations beyond its first, and those of
+/// its iterations that did not retire.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RepIterations {
+    pub addr: u64,
+    pub extra: u64,
+    #[serde(default)]
+    pub unretired: u64,
+}
+
+/// The last `instructions` of a translation of the block at `block`
+/// holding `block_instructions` did not retire, `times` times.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Unretired {
+    pub block: u64,
+    pub block_instructions: u32,
+    pub instructions: u32,
+    pub times: u64,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Syscall {
     pub nr: u64,
@@ -208,6 +228,13 @@ pub struct ProfileDoc {
     pub indirect_edges: Vec<Edge>,
     #[serde(default)]
     pub call_edges: Vec<Edge>,
+    /// Per instruction (profiles since 2026-12-01; older ones have only
+    /// the total).
+    #[serde(default)]
+    pub rep_iterations: Vec<RepIterations>,
+    /// Where `totals.unretired_instructions` were (since 2026-12-01).
+    #[serde(default)]
+    pub unretired: Vec<Unretired>,
     #[serde(default)]
     pub syscalls: Vec<Syscall>,
     #[serde(default)]
@@ -361,6 +388,31 @@ impl ProfileDoc {
         let i = self.blocks.binary_search_by_key(&addr, |b| b.addr).ok()?;
         Some(&self.blocks[i])
     }
+
+    /// The block whose code holds `addr` (an instruction's address): of
+    /// those starting at or below it, the nearest (a block is at most a
+    /// few KB).
+    pub fn block_holding(&self, addr: u64) -> Option<&Block> {
+        let i = self.blocks.partition_point(|b| b.addr <= addr);
+        self.blocks[..i]
+            .iter()
+            .rev()
+            .take_while(|b| addr - b.addr < 1 << 16)
+            .find(|b| addr < b.addr + u64::from(b.size))
+    }
+
+    /// Each block's `rep` iterations beyond the first (the profile's
+    /// `rep_iterations` at the block holding each instruction), by block
+    /// address.
+    pub fn rep_by_block(&self) -> std::collections::HashMap<u64, u64> {
+        let mut m = std::collections::HashMap::new();
+        for r in &self.rep_iterations {
+            if let Some(b) = self.block_holding(r.addr) {
+                *m.entry(b.addr).or_insert(0) += r.extra;
+            }
+        }
+        m
+    }
 }
 
 impl ProfileDoc {
@@ -473,6 +525,25 @@ impl ProfileDoc {
                 })
                 .collect(),
             call_edges: Vec::new(),
+            rep_iterations: p
+                .rep_iterations
+                .iter()
+                .map(|r| RepIterations {
+                    addr: r.addr,
+                    extra: r.extra,
+                    unretired: r.unretired,
+                })
+                .collect(),
+            unretired: p
+                .unretired
+                .iter()
+                .map(|u| Unretired {
+                    block: u.block,
+                    block_instructions: u.block_instructions,
+                    instructions: u.instructions,
+                    times: u.times,
+                })
+                .collect(),
             syscalls: p
                 .syscalls
                 .iter()

@@ -394,17 +394,17 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
 /// module files.
 fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
     let all = d.totals.guest_instructions;
+    // A `rep` string instruction's iterations are its block's.
+    let reps = d.rep_by_block();
+    let insns = |b: &super::read::Block| {
+        b.count * u64::from(b.instructions) + reps.get(&b.addr).copied().unwrap_or(0)
+    };
     let mut top: Vec<_> = d.blocks.iter().filter(|b| b.count > 0).collect();
-    top.sort_by_key(|b| {
-        (
-            std::cmp::Reverse(b.count * u64::from(b.instructions)),
-            b.addr,
-        )
-    });
+    top.sort_by_key(|b| (std::cmp::Reverse(insns(b)), b.addr));
     s.push_str("top blocks by instructions executed:\n");
     for b in top.iter().take(TOP_BLOCKS) {
         let name = images.code_name(b.addr, b.symbol.as_deref());
-        let n = b.count * u64::from(b.instructions);
+        let n = insns(b);
         let image = images.by_name(&b.module);
         // Its source line, where the module has line tables (lines.rs).
         let at = image

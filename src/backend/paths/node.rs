@@ -8,7 +8,7 @@ use super::super::asm::mem;
 use crate::contract::{EXIT_FALL, EXIT_TAKEN};
 
 use super::super::{
-    condition_code, emit_body_insn, emit_prologue, BlockEmitter, EmitEnv, Prologue, S_RAX,
+    condition_code, emit_body_insn, emit_prologue, BlockEmitter, EmitEnv, Prologue, RepSite, S_RAX,
 };
 use super::*;
 use crate::ir::Terminator;
@@ -280,12 +280,16 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
     let mut rep_ring = Vec::new();
     emit_prologue(&mut e.a, env.prologue)?;
     let ring_on = matches!(env.prologue, Prologue::Ring { .. } | Prologue::Both { .. });
+    let rep_site = env
+        .prologue
+        .ring_id()
+        .map(|block| RepSite { block, moves: true });
     for i in &b.body {
         pc_map.push((e.a.len() as u32, i.addr));
         if ring_on && i.op == crate::ir::IrOp::RepString {
             rep_ring.push(pc_map.len() as u32 - 1);
         }
-        emit_body_insn(&mut e.a, b, i, ring_on.then_some(crate::contract::TAG_REP))?;
+        emit_body_insn(&mut e.a, b, i, rep_site)?;
     }
     pc_map.push((e.a.len() as u32, b.term_addr));
     emit_terminator(&mut e, &mut l, s)?;

@@ -346,7 +346,8 @@ mod tests {
                 b = (b + 1 + t) % 7;
                 if next(50) == 0 {
                     // A rep record: the fast loop leaves it to the general.
-                    stream.extend_from_slice(&[crate::monitor::TAG_REP, 9, 2]);
+                    let w = crate::contract::block_word(b, 0);
+                    stream.extend_from_slice(&[crate::monitor::TAG_REP | 2, w, 9, 2]);
                 }
             }
             let (mut wf, mut ws) = (Vec::new(), Vec::new());

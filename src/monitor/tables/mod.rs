@@ -108,8 +108,13 @@ struct ThreadState {
     syscall_from: u32,
     pending: Vec<u32>,
     pending_need: usize,
-    /// ECX before and after of the last `TAG_REP` record.
+    /// ECX before and after of the last `TAG_REP` record, and its
+    /// instruction (block, offset).
     last_rep: (u32, u32),
+    last_rep_at: (u32, u32),
+    /// The last exit word taken (the one a `TAG_UNRETIRED` record
+    /// corrects, contract I3).
+    last_word: u32,
     /// `rep` iterations of the code whose word comes next (contract I3),
     /// charged when it does.
     rep_next: u64,
@@ -136,6 +141,8 @@ impl Default for ThreadState {
             pending: Vec::new(),
             pending_need: 0,
             last_rep: (0, 0),
+            last_rep_at: (0, 0),
+            last_word: NONE,
             rep_next: 0,
             insns: 0,
             blocks: 0,
@@ -215,6 +222,14 @@ pub struct Tables {
     /// Iterations of `rep` string instructions beyond their first (the
     /// block counts count each such instruction once).
     pub rep_extra: u64,
+    /// The same per instruction: (block, offset from its start), and of
+    /// those the iterations that did not retire (a fault inside).
+    pub rep_sites: HashMap<(u32, u32), u64>,
+    pub rep_unretired: HashMap<(u32, u32), u64>,
+    /// `unretired` by where: (block, n) = the last n instructions of the
+    /// block did not retire, so many times (contract I3: the rest of the
+    /// block from where it stopped).
+    pub unretired_at: HashMap<(u32, u32), u64>,
     /// Instructions of blocks that did not retire because the block
     /// stopped early (`TAG_UNRETIRED`); the block counts include them.
     pub unretired: u64,
@@ -296,6 +311,9 @@ impl Default for Tables {
             wait_ns: 0,
             max_shadow_depth: 0,
             rep_extra: 0,
+            rep_sites: HashMap::new(),
+            rep_unretired: HashMap::new(),
+            unretired_at: HashMap::new(),
             unretired: 0,
             signals: 0,
             threads: Vec::new(),

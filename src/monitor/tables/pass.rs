@@ -142,6 +142,7 @@ impl Tables {
         self.charge(st, rep);
         let charged = self.second_pass(st, &words[..n], specials);
         self.charge_weight(st, sum - charged);
+        st.last_word = words[n - 1];
         n
     }
 
@@ -215,6 +216,7 @@ impl Tables {
     /// The general path: one exit word `w` (with entries), as the two
     /// passes take it (tables I3).
     pub(super) fn entry(&mut self, st: &mut ThreadState, w: u32) {
+        st.last_word = w;
         self.resolve(st, self.words[w].first);
         let rep = std::mem::take(&mut st.rep_next);
         self.charge(st, rep);

@@ -4,8 +4,9 @@
 use super::words::NONE;
 use super::{rep_steps, Tables, ThreadState, SYSCALL_LOG_LIMIT};
 use crate::contract::{
-    record_words, LOOP_PASSES_MASK, LOOP_PASSES_N, NR_MASK, TAG_LOOP, TAG_LOOP_PASSES, TAG_PATH,
-    TAG_REP, TAG_SIGNAL, TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP, UNIT_BASE,
+    record_words, LOOP_PASSES_MASK, LOOP_PASSES_N, NR_MASK, REP_MASK, REP_OFFSET, TAG_LOOP,
+    TAG_LOOP_PASSES, TAG_PATH, TAG_REP, TAG_SIGNAL, TAG_SIGRETURN, TAG_SYSCALL, TAG_UNRETIRED,
+    TAG_UNRETIRED_REP, UNIT_BASE,
 };
 
 impl Tables {
@@ -49,15 +50,21 @@ impl Tables {
                 p.marker();
             }
         }
-        if rec[0] == TAG_REP {
+        if rec[0] & REP_MASK == TAG_REP {
             // Single-stepping counts each iteration; RCX = 0 still counts
             // the instruction once. The code it ran in has its word next
-            // (contract I3).
-            let (before, after) = (rec[1], rec[2]);
+            // (contract I3); the instruction is `rec[1]`'s block's at the
+            // tag's offset.
+            let (before, after) = (rec[2], rec[3]);
             let extra = rep_steps(before, after) - 1;
             self.rep_extra += extra;
+            let at = (rec[1] >> 2, rec[0] & REP_OFFSET);
+            if extra > 0 {
+                *self.rep_sites.entry(at).or_default() += extra;
+            }
             st.rep_next += extra;
             st.last_rep = (before, after);
+            st.last_rep_at = at;
             return;
         }
         if rec[0] == TAG_LOOP {
@@ -65,18 +72,26 @@ impl Tables {
             return;
         }
         if rec[0] == TAG_UNRETIRED {
-            // Of the code of the word before (I3), in the context it ran in.
+            // Of the code of the word before (I3), in the context it ran in:
+            // the last n instructions of its block.
             let n = u64::from(rec[1]);
             self.unretired += n;
+            self.unretired_in(st, rec[1]);
             self.charge(st, n.wrapping_neg());
             return;
         }
         if rec[0] == TAG_UNRETIRED_REP {
             // The block counted the rep once and TAG_REP added steps - 1;
-            // it retired only the iterations it completed before the fault.
+            // it retired only the iterations it completed before the fault,
+            // and none of the block's rec[1] instructions after it.
             let (before, after) = st.last_rep;
             let completed = before.wrapping_sub(after) as u64;
-            let n = rep_steps(before, after) - completed + rec[1] as u64;
+            let at_rep = rep_steps(before, after) - completed;
+            if at_rep > 0 {
+                *self.rep_unretired.entry(st.last_rep_at).or_default() += at_rep;
+            }
+            self.unretired_in(st, rec[1]);
+            let n = at_rep + rec[1] as u64;
             self.unretired += n;
             self.charge(st, n.wrapping_neg());
             return;
@@ -148,6 +163,25 @@ impl Tables {
                 NONE
             }
         };
+    }
+
+    /// The last `n` instructions of the block of the thread's last word
+    /// (a block's partial word, or a superblock's partial unit: its
+    /// member's block) did not retire once more.
+    fn unretired_in(&mut self, st: &ThreadState, n: u32) {
+        let w = st.last_word;
+        let block = if w < UNIT_BASE {
+            Some(w >> 2)
+        } else {
+            let sb = self.unit_sb.get((w.wrapping_sub(UNIT_BASE)) as usize);
+            sb.and_then(|&sb| self.sbs.get(sb as usize)).and_then(|a| {
+                let k = (w - a.unit_base) as usize;
+                a.members.get(k.checked_sub(a.exits.len())?).copied()
+            })
+        };
+        if let (Some(b), true) = (block, n > 0 && w != NONE) {
+            *self.unretired_at.entry((b, n)).or_default() += 1;
+        }
     }
 
     /// A `TAG_LOOP_PASSES` word (contract I2): `n` passes ended at the

@@ -85,7 +85,7 @@ mod tests {
                         want.push((words.len(), 5u64 << 32 | words.len() as u64));
                         words.extend_from_slice(&[TAG_LOOP, 9, words.len() as u32, 5]);
                     }
-                    1 => words.extend_from_slice(&[TAG_REP, 9, 2]),
+                    1 => words.extend_from_slice(&[TAG_REP | 7, 4, 9, 2]),
                     _ => words.push(rng.below(1 << 20) as u32),
                 }
             }

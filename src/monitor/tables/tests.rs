@@ -67,22 +67,41 @@ fn rep_counts(records: &[u32]) -> (u64, u64) {
 #[test]
 fn unretired_instructions_leave_the_count() {
     // rep ran 96 of 200 iterations, then the block ran to its end.
-    assert_eq!(rep_counts(&[TAG_REP, 200, 104, fall(0)]), (95, 0));
+    assert_eq!(
+        rep_counts(&[TAG_REP | 4, fall(0), 200, 104, fall(0)]),
+        (95, 0)
+    );
     // ud2 ends the block: 1 instruction did not retire.
     assert_eq!(rep_counts(&[fall(0), TAG_UNRETIRED, 1]), (0, 1));
     // The rep faulted after 96 iterations: they count, the last
     // instruction does not.
     assert_eq!(
-        rep_counts(&[TAG_REP, 200, 104, partial(0), TAG_UNRETIRED_REP, 1]),
+        rep_counts(&[
+            TAG_REP | 4,
+            fall(0),
+            200,
+            104,
+            partial(0),
+            TAG_UNRETIRED_REP,
+            1
+        ]),
         (95, 1)
     );
     // The rep faulted on its first iteration: it did not retire either.
     assert_eq!(
-        rep_counts(&[TAG_REP, 200, 200, partial(0), TAG_UNRETIRED_REP, 1]),
+        rep_counts(&[
+            TAG_REP | 4,
+            fall(0),
+            200,
+            200,
+            partial(0),
+            TAG_UNRETIRED_REP,
+            1
+        ]),
         (0, 2)
     );
     // rep with RCX = 0 counts once.
-    assert_eq!(rep_counts(&[TAG_REP, 0, 0, fall(0)]), (0, 0));
+    assert_eq!(rep_counts(&[TAG_REP | 4, fall(0), 0, 0, fall(0)]), (0, 0));
 }
 
 /// Blocks: 0 main (calls 1, returns to 2), 1 f (returns), 2 after the
@@ -162,7 +181,7 @@ fn call_tree_charges_every_instruction_once() {
     ];
     t.process(0, &stream, &blocks);
     // rep iterations land in the current context too.
-    t.process(0, &[TAG_REP, 10, 0], &blocks);
+    t.process(0, &[TAG_REP, fall(0), 10, 0], &blocks);
     t.finish();
     let total: u64 = (0..8)
         .map(|i| t.count(i) * blocks.published()[i].insns as u64)
@@ -448,7 +467,7 @@ fn the_two_passes_count_as_the_general_path() {
             let id = (4 * f) as u32 + i;
             match next(40) {
                 0 => stream.extend_from_slice(&[TAG_SIGNAL | 10, 0x10, 0, addr(2, 0) as u32, 0]),
-                1 => stream.extend_from_slice(&[TAG_REP, 9, 2]),
+                1 => stream.extend_from_slice(&[TAG_REP | 3, fall(0), 9, 2]),
                 2 => {
                     // Stopped inside, then runs again from its start.
                     stream.extend_from_slice(&[partial(id), TAG_UNRETIRED, 1]);
@@ -569,4 +588,89 @@ fn ns_per_entry() {
         let ns = t0.elapsed().as_nanos() as f64 / (8 * stream.len()) as f64;
         println!("two passes {fast}: {ns:.2} ns per entry");
     }
+}
+
+#[test]
+fn rep_iterations_are_kept_per_instruction() {
+    // Block 0 has rep instructions at offsets 4 and 9, block 1 one at 0.
+    let blocks = BlockTable::new(4).unwrap();
+    for _ in 0..2 {
+        blocks.push(BlockMeta {
+            insns: 3,
+            ..BlockMeta::default()
+        });
+    }
+    let mut t = Tables::default();
+    let stream = [
+        TAG_REP | 4,
+        fall(0),
+        10,
+        0,
+        TAG_REP | 9,
+        fall(0),
+        3,
+        1,
+        fall(0),
+        TAG_REP | 4,
+        fall(0),
+        5,
+        0,
+        fall(0),
+        TAG_REP,
+        fall(1),
+        7,
+        0,
+        fall(1),
+        // RCX = 0: once, nothing beyond.
+        TAG_REP,
+        fall(1),
+        0,
+        0,
+        fall(1),
+    ];
+    t.process(0, &stream, &blocks);
+    t.finish();
+    let mut sites: Vec<_> = t.rep_sites.iter().map(|(&k, &n)| (k, n)).collect();
+    sites.sort_unstable();
+    assert_eq!(sites, vec![((0, 4), 13), ((0, 9), 1), ((1, 0), 6)]);
+    assert_eq!(t.rep_extra, 20);
+}
+
+#[test]
+fn unretired_instructions_are_kept_by_block() {
+    // Block 1 stopped with its last 2 instructions not run, twice; block
+    // 0's rep faulted on its first iteration (which its block counted),
+    // and the 1 instruction after it did not run.
+    let blocks = BlockTable::new(4).unwrap();
+    for _ in 0..2 {
+        blocks.push(BlockMeta {
+            insns: 3,
+            ..BlockMeta::default()
+        });
+    }
+    let mut t = Tables::default();
+    let stream = [
+        partial(1),
+        TAG_UNRETIRED,
+        2,
+        fall(0),
+        partial(1),
+        TAG_UNRETIRED,
+        2,
+        TAG_REP | 6,
+        fall(0),
+        8,
+        8,
+        partial(0),
+        TAG_UNRETIRED_REP,
+        1,
+    ];
+    t.process(0, &stream, &blocks);
+    t.finish();
+    let at: Vec<_> = t.unretired_at.iter().map(|(&k, &n)| (k, n)).collect();
+    assert_eq!(t.unretired_at.len(), 2, "{at:?}");
+    assert_eq!(t.unretired_at[&(1, 2)], 2);
+    assert_eq!(t.unretired_at[&(0, 1)], 1);
+    assert_eq!(t.rep_unretired.get(&(0, 6)), Some(&1));
+    assert_eq!(t.unretired, 2 * 2 + 1 + 1);
 }

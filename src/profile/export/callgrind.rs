@@ -4,14 +4,23 @@
 //! (`calls=`) and jump edges (`jump=`, `jcnd=`).
 //!
 //! I1: Σ self costs = `totals.guest_instructions`. Each instruction of a
-//!     block costs the block's count; the iterations of `rep` string
-//!     instructions beyond the first (the profile does not say which block
-//!     ran them) are one cost line of the pseudo-function
-//!     `[rep string iterations]`. What the blocks' costs hold beyond the
+//!     block costs the block's count, and a `rep` string instruction its
+//!     iterations beyond the first too (`rep_iterations`), as callgrind
+//!     counts each iteration at the instruction; iterations a profile does
+//!     not place (one written before 2026-12-01) are one cost line of the
+//!     pseudo-function `[rep string iterations]`. What the blocks' costs hold beyond the
 //!     total (instructions that did not retire: `unretired_instructions`)
-//!     comes off the last instructions of the block the guest ended in (a
-//!     fatal fault or trap), then off the pseudo-function; if the costs
-//!     still differ from the total, a comment in the file says so.
+//!     comes off where the profile's `unretired` and
+//!     `rep_iterations[].unretired` say they were (a block's last
+//!     instructions, a `rep` instruction's iterations); in a profile
+//!     written before 2026-12-01, off the last instructions of the block
+//!     the guest ended in (a fatal fault or trap), then off the
+//!     pseudo-function. What a profile's `unretired` names in a block
+//!     whose translations differ in length (a store into code: the store
+//!     runs again alone, and the profile lists one block at the address)
+//!     comes off the final block too, then off the `rep` iterations at
+//!     their instructions (approximate there). If the costs still differ
+//!     from the total, a comment in the file says so.
 //! I2: a block is costed per instruction when the module's file holds its
 //!     bytes and decoding them gives exactly the profile's size and
 //!     instruction count; otherwise its whole cost sits at its first
@@ -162,6 +171,8 @@ struct Build<'a> {
     images: &'a Images,
     funcs: BTreeMap<String, Func>,
     shapes: HashMap<u64, Shape>,
+    /// `rep` iterations placed at their instructions (I1).
+    rep_placed: u64,
 }
 
 impl Build<'_> {
@@ -209,18 +220,83 @@ impl Build<'_> {
         }
     }
 
-    /// I1: what the costs hold beyond the total (unretired instructions)
+    /// I1: each `rep` string instruction's iterations beyond its first at
+    /// the instruction, in its block's function (the profile's
+    /// `rep_iterations`; an older profile has only their total).
+    fn add_reps(&mut self) {
+        let doc = self.doc;
+        for r in doc.rep_iterations.iter().filter(|r| r.extra > 0) {
+            let Some(b) = doc.block_holding(r.addr) else {
+                continue;
+            };
+            let name = self.fn_of(b.addr, b.symbol.as_deref());
+            *self
+                .funcs
+                .entry(name)
+                .or_default()
+                .costs
+                .entry(r.addr)
+                .or_insert(0) += r.extra;
+            self.rep_placed += r.extra;
+        }
+    }
+
+    /// Take `n` off the cost at `ip` in the function of block `b`.
+    fn take_off(&mut self, b: &Block, ip: u64, n: u64) {
+        let name = self.fn_of(b.addr, b.symbol.as_deref());
+        if let Some(c) = self.funcs.get_mut(&name).and_then(|f| f.costs.get_mut(&ip)) {
+            *c = c.saturating_sub(n);
+        }
+    }
+
+    /// I1: instructions that did not retire come off where the profile
+    /// says they were (`unretired`: a block's last instructions;
+    /// `rep_iterations[].unretired`: a `rep` instruction's iterations).
+    fn take_unretired(&mut self) {
+        let doc = self.doc;
+        for u in &doc.unretired {
+            // Only where the profile's block is that translation (the
+            // rest goes as in an older profile, settle).
+            let Some(b) = doc
+                .block_at(u.block)
+                .filter(|b| b.instructions == u.block_instructions)
+            else {
+                continue;
+            };
+            match self.shapes.get(&b.addr).map(|s| s.ips.clone()) {
+                Some(ips) => {
+                    let from = ips.len().saturating_sub(u.instructions as usize);
+                    for &ip in &ips[from..] {
+                        self.take_off(b, ip, u.times);
+                    }
+                }
+                None => self.take_off(b, b.addr, u64::from(u.instructions) * u.times),
+            }
+        }
+        for r in doc.rep_iterations.iter().filter(|r| r.unretired > 0) {
+            if let Some(b) = doc.block_holding(r.addr) {
+                self.take_off(b, r.addr, r.unretired);
+            }
+        }
+    }
+
+    /// I1: what the costs still hold beyond the total (unretired
+    /// instructions a profile written before 2026-12-01 does not place)
     /// comes off the block the guest ended in (a fatal fault or trap), last
     /// instructions first, then off the rep pseudo-function. Returns the
     /// pseudo-function's cost and, if the costs still miss the total, what
     /// they add up to.
     fn settle(&mut self) -> (u64, Option<u64>) {
+        self.take_unretired();
         let doc = self.doc;
         let sum = |funcs: &BTreeMap<String, Func>| -> u64 {
             funcs.values().flat_map(|f| f.costs.values()).sum()
         };
         let total = doc.totals.guest_instructions;
-        let rep_extra = doc.totals.rep_extra_iterations;
+        let rep_extra = doc
+            .totals
+            .rep_extra_iterations
+            .saturating_sub(self.rep_placed);
         let mut excess = (sum(&self.funcs) + rep_extra).saturating_sub(total);
         if let Some(b) = final_block(doc).filter(|_| excess > 0) {
             let per_ip = self.shapes.get(&b.addr).map(|s| s.ips.clone());
@@ -246,6 +322,21 @@ impl Build<'_> {
             }
         }
         let rep = rep_extra.saturating_sub(excess);
+        excess -= rep_extra - rep;
+        // Last, off the `rep` iterations placed at their instructions:
+        // what a store into code leaves (the rest of a block that stopped
+        // at the store, in a translation longer than the one the profile
+        // lists at that address).
+        for r in &doc.rep_iterations {
+            if excess == 0 {
+                break;
+            }
+            if let Some(b) = doc.block_holding(r.addr) {
+                let take = excess.min(r.extra);
+                self.take_off(b, r.addr, take);
+                excess -= take;
+            }
+        }
         let placed = sum(&self.funcs) + rep;
         (rep, (placed != total).then_some(placed))
     }
@@ -460,8 +551,10 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
         images,
         funcs: BTreeMap::new(),
         shapes: HashMap::new(),
+        rep_placed: 0,
     };
     b.add_costs();
+    b.add_reps();
     let (rep, unplaced) = b.settle();
     b.add_jumps();
     let incl = inclusive_costs(doc, images);
