@@ -540,7 +540,7 @@ fn bad_profiles_are_one_line_errors() {
     .unwrap();
     let not_json = dir.join("not.json");
     std::fs::write(&not_json, b"\x7fELF\x02\x01").unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["export", "/nonexistent.json", "--format", "drcov"],
             "cannot read",
@@ -562,6 +562,18 @@ fn bad_profiles_are_one_line_errors() {
             "pdf",
         ),
         (&["export", good.to_str().unwrap()], "--format"),
+        // The output is checked before the profile is read.
+        (
+            &[
+                "export",
+                "/nonexistent/p.json",
+                "--format",
+                "lcov",
+                "-o",
+                "/nonexistent/dir/x.info",
+            ],
+            "/nonexistent/dir is not a directory",
+        ),
     ];
     for (args, want) in cases {
         let o = Command::new(HOTLIFT).args(args).output().unwrap();

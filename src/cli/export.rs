@@ -52,6 +52,11 @@ fn run(args: &ExportArgs) -> anyhow::Result<()> {
             name.unwrap_or_default()
         );
     }
+    // The output first: a bad path fails before any work.
+    if let Some(path) = &args.output {
+        super::run::profile_writable(path)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     let docs = args
         .profiles
         .iter()
