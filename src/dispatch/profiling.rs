@@ -29,8 +29,8 @@ use crate::ir::{IrBlock, Terminator};
 use crate::monitor::superblock::build::{BuildConfig, Prebuilder, SbDump};
 use crate::monitor::superblock::{Builder, Limits};
 use crate::monitor::{
-    BlockMeta, BlockTable, ExitKind, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing,
-    NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
+    BlockMeta, BlockTable, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing, NR_MASK,
+    TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 use crate::profile::count_check::CountCheck;
 use crate::profile::{Ending, Inputs, ProcessInfo, Profile, Times};
@@ -315,19 +315,20 @@ impl Profiling {
 
 /// What the monitor needs to know about a lifted block.
 pub fn block_meta(b: &IrBlock) -> BlockMeta {
-    let (exit, target, next) = match &b.term {
-        Terminator::Jump { target } => (ExitKind::Jump, target.0, 0),
-        Terminator::Fallthrough { next } => (ExitKind::Fallthrough, next.0, 0),
+    let (target, next) = match &b.term {
+        Terminator::Jump { target } => (target.0, 0),
+        Terminator::Fallthrough { next } => (next.0, 0),
         Terminator::Branch {
             taken, fallthrough, ..
-        } => (ExitKind::Branch, taken.0, fallthrough.0),
-        Terminator::Call { target, return_to } => (ExitKind::Call, target.0, return_to.0),
-        Terminator::IndirectJump { .. } => (ExitKind::IndirectJump, 0, 0),
-        Terminator::IndirectCall { return_to, .. } => (ExitKind::IndirectCall, 0, return_to.0),
-        Terminator::Return { .. } => (ExitKind::Return, 0, 0),
-        Terminator::Syscall { next } => (ExitKind::Syscall, next.0, 0),
-        Terminator::Trap { .. } => (ExitKind::Trap, 0, 0),
+        } => (taken.0, fallthrough.0),
+        Terminator::Call { target, return_to } => (target.0, return_to.0),
+        Terminator::IndirectCall { return_to, .. } => (0, return_to.0),
+        Terminator::Syscall { next } => (next.0, 0),
+        Terminator::IndirectJump { .. } | Terminator::Return { .. } | Terminator::Trap { .. } => {
+            (0, 0)
+        }
     };
+    let exit = b.term.kind();
     BlockMeta {
         guest: b.start.0,
         target,

@@ -136,7 +136,68 @@ impl TrapKind {
     }
 }
 
-/// The monitor's class of a block exit.
+/// How a block ends: the one classification of block exits (the
+/// profile's `exit`, the monitor's block table, kept translations). A
+/// [`Terminator`] has one ([`Terminator::kind`]); [`ExitClass`] groups
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[repr(u8)]
+pub enum ExitKind {
+    #[default]
+    Jump = 0,
+    Branch = 1,
+    Call = 2,
+    IndirectJump = 3,
+    IndirectCall = 4,
+    Return = 5,
+    Syscall = 6,
+    Trap = 7,
+    Fallthrough = 8,
+}
+
+impl ExitKind {
+    /// A transfer whose target is known only when it runs: an indirect
+    /// jump or call, or a return.
+    pub fn indirect(self) -> bool {
+        matches!(
+            self,
+            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
+        )
+    }
+
+    /// The kind whose `as u8` is `v`.
+    pub fn from_repr(v: u8) -> Option<ExitKind> {
+        [
+            ExitKind::Jump,
+            ExitKind::Branch,
+            ExitKind::Call,
+            ExitKind::IndirectJump,
+            ExitKind::IndirectCall,
+            ExitKind::Return,
+            ExitKind::Syscall,
+            ExitKind::Trap,
+            ExitKind::Fallthrough,
+        ]
+        .into_iter()
+        .find(|&k| k as u8 == v)
+    }
+
+    /// Its class: how the dispatcher and the code cache treat the exit.
+    pub fn class(self) -> ExitClass {
+        match self {
+            ExitKind::Jump | ExitKind::Branch | ExitKind::Call | ExitKind::Fallthrough => {
+                ExitClass::Direct
+            }
+            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => {
+                ExitClass::Indirect
+            }
+            ExitKind::Syscall => ExitClass::Syscall,
+            ExitKind::Trap => ExitClass::Trap,
+        }
+    }
+}
+
+/// A group of [`ExitKind`]s ([`ExitKind::class`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitClass {
     Direct,
@@ -186,18 +247,22 @@ pub enum Terminator {
 }
 
 impl Terminator {
-    pub fn class(&self) -> ExitClass {
+    pub fn kind(&self) -> ExitKind {
         match self {
-            Terminator::Jump { .. }
-            | Terminator::Branch { .. }
-            | Terminator::Call { .. }
-            | Terminator::Fallthrough { .. } => ExitClass::Direct,
-            Terminator::IndirectJump { .. }
-            | Terminator::IndirectCall { .. }
-            | Terminator::Return { .. } => ExitClass::Indirect,
-            Terminator::Syscall { .. } => ExitClass::Syscall,
-            Terminator::Trap { .. } => ExitClass::Trap,
+            Terminator::Jump { .. } => ExitKind::Jump,
+            Terminator::Fallthrough { .. } => ExitKind::Fallthrough,
+            Terminator::Branch { .. } => ExitKind::Branch,
+            Terminator::Call { .. } => ExitKind::Call,
+            Terminator::IndirectJump { .. } => ExitKind::IndirectJump,
+            Terminator::IndirectCall { .. } => ExitKind::IndirectCall,
+            Terminator::Return { .. } => ExitKind::Return,
+            Terminator::Syscall { .. } => ExitKind::Syscall,
+            Terminator::Trap { .. } => ExitKind::Trap,
         }
+    }
+
+    pub fn class(&self) -> ExitClass {
+        self.kind().class()
     }
 }
 
@@ -339,5 +404,21 @@ impl fmt::Display for IrBlock {
             }
         }
         writeln!(f, "  {}  => {}", self.term_addr, self.term)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_exit_kind_comes_back_from_its_repr() {
+        let kinds: Vec<ExitKind> = (0..=u8::MAX).filter_map(ExitKind::from_repr).collect();
+        assert_eq!(kinds.len(), 9);
+        assert!(kinds
+            .iter()
+            .all(|&k| ExitKind::from_repr(k as u8) == Some(k)));
+        assert_eq!(ExitKind::Return.class(), ExitClass::Indirect);
+        assert!(ExitKind::Return.indirect() && !ExitKind::Call.indirect());
     }
 }

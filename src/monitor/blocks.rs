@@ -15,32 +15,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// How a block ends, as the monitor needs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[repr(u8)]
-pub enum ExitKind {
-    #[default]
-    Jump = 0,
-    Branch = 1,
-    Call = 2,
-    IndirectJump = 3,
-    IndirectCall = 4,
-    Return = 5,
-    Syscall = 6,
-    Trap = 7,
-    Fallthrough = 8,
-}
-
-impl ExitKind {
-    /// A transfer whose target is known only when it runs: an indirect
-    /// jump or call, or a return.
-    pub fn indirect(self) -> bool {
-        matches!(
-            self,
-            ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return
-        )
-    }
-}
+/// How a block ends: the IR's one exit classification.
+pub use crate::ir::ExitKind;
 
 /// One block, as published to the monitor.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]

@@ -6,22 +6,10 @@ use crate::backend::reloc::{relocate, Placement};
 use crate::backend::{EmitEnv, Emitted, Prologue};
 use crate::dispatch::process::Locked;
 use crate::dispatch::{BlockFacts, Vm, VmError};
-use crate::ir::{ExitClass, IrBlock};
-use crate::monitor::ExitKind;
+use crate::ir::IrBlock;
 use crate::types::{BlockId, GuestAddr};
 
 /// The class of a block that exits as `e` (`Terminator::class`).
-fn class_of(e: ExitKind) -> ExitClass {
-    match e {
-        ExitKind::Jump | ExitKind::Branch | ExitKind::Call | ExitKind::Fallthrough => {
-            ExitClass::Direct
-        }
-        ExitKind::IndirectJump | ExitKind::IndirectCall | ExitKind::Return => ExitClass::Indirect,
-        ExitKind::Syscall => ExitClass::Syscall,
-        ExitKind::Trap => ExitClass::Trap,
-    }
-}
-
 impl Vm {
     /// Are translations kept and placed now (K2)? Decided at the first
     /// translation from the process's options.
@@ -106,7 +94,7 @@ impl Vm {
             start: addr,
             end: GuestAddr(end),
             insns: r.meta.insns,
-            class: class_of(r.meta.exit),
+            class: r.meta.exit.class(),
         };
         let (id, host) = self.commit_facts(l, &facts, em, true, true)?;
         self.prelink(l, first_site)?;

@@ -50,18 +50,9 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// K2: no trap block is kept.
 fn exit_kind(v: u8) -> Option<ExitKind> {
-    Some(match v {
-        0 => ExitKind::Jump,
-        1 => ExitKind::Branch,
-        2 => ExitKind::Call,
-        3 => ExitKind::IndirectJump,
-        4 => ExitKind::IndirectCall,
-        5 => ExitKind::Return,
-        6 => ExitKind::Syscall,
-        8 => ExitKind::Fallthrough,
-        _ => return None,
-    })
+    ExitKind::from_repr(v).filter(|&k| k != ExitKind::Trap)
 }
 
 fn reloc_kind(v: u8) -> Option<RelocKind> {
