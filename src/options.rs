@@ -187,9 +187,14 @@ pub struct RunOptions {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), requires = "store")]
     pub store_min_runs: u32,
 
-    /// Keep what a run learns about its modules (their symbols today) in DIR for the next run (default: $XDG_CACHE_HOME/hotlift, else ~/.cache/hotlift; `hotlift cache` shows and clears it)
+    /// Keep what a run learns about its modules (their symbols, their translations) in DIR for the next run (default: $XDG_CACHE_HOME/hotlift, else ~/.cache/hotlift; `hotlift cache` shows and clears it)
     #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
     pub cache_dir: Option<std::path::PathBuf>,
+
+    /// Most MiB the cache directory holds: a run that writes an entry past it removes the entries used least recently
+    #[arg(long, value_name = "MIB", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    #[serde(default = "default_cache_max_mib")]
+    pub cache_max_mib: u64,
 
     /// Use no cache directory: every module is read from scratch
     #[arg(long)]
@@ -200,6 +205,10 @@ pub struct RunOptions {
     #[arg(skip)]
     #[serde(skip)]
     pub paths: Option<std::sync::Arc<crate::paths::PathsConfig>>,
+}
+
+fn default_cache_max_mib() -> u64 {
+    2048
 }
 
 impl RunOptions {

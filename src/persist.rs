@@ -21,6 +21,13 @@
 //!     to, is not used (a one-line warning): its entries would be whatever
 //!     its other writers chose.
 //! P5: no cache error fails a run: it is a miss or an entry not written.
+//! P6: the directory holds at most its limit (`run --cache-max-mib`) once
+//!     a run has written an entry: past it, that run removes the entries
+//!     used least recently (an entry's modification time is when it was
+//!     last written or found, to the hour: [`touch`]) until it holds 7/8
+//!     of the limit, and leftover temporary files older than a day. A run
+//!     that has an entry mapped keeps it (the file is unlinked, not its
+//!     pages).
 //!
 //! A leaf: it uses nothing of the crate.
 #![allow(unsafe_code)]
@@ -38,6 +45,8 @@ const MAGIC: &[u8; 8] = b"HLCACHE1";
 static DIR: OnceLock<Option<(PathBuf, bool)>> = OnceLock::new();
 /// Whether [`DIR`] passed P4 (checked at the first use).
 static USABLE: OnceLock<bool> = OnceLock::new();
+/// The most bytes the directory holds (P6).
+static LIMIT: OnceLock<u64> = OnceLock::new();
 
 /// Where the cache is when no directory is given: `$XDG_CACHE_HOME/hotlift`,
 /// else `$HOME/.cache/hotlift` (None: neither is set).
@@ -53,11 +62,12 @@ pub fn default_dir() -> Option<PathBuf> {
         .map(|d| d.join("hotlift"))
 }
 
-/// Use `dir` (None: no cache) for this process; `named`, the user named
-/// it (a default directory that cannot be used is left silently). Later
-/// calls change nothing.
-pub fn configure(dir: Option<PathBuf>, named: bool) {
+/// Use `dir` (None: no cache) for this process, holding at most `limit`
+/// bytes (P6); `named`, the user named it (a default directory that cannot
+/// be used is left silently). Later calls change nothing.
+pub fn configure(dir: Option<PathBuf>, named: bool, limit: u64) {
     let _ = DIR.set(dir.map(|d| (d, named)));
+    let _ = LIMIT.set(limit);
 }
 
 /// The directory entries go to, if the cache is on and usable (P4).
@@ -287,9 +297,29 @@ fn payload_of<'a>(file: &'a [u8], key: &[u8], path: &Path) -> Option<&'a [u8]> {
 
 /// The payload of entry `key` of `kind`, if the cache holds it (P1, P3).
 pub fn get(kind: &str, key: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
     let path = entry_path(dir()?, kind, key);
-    let file = std::fs::read(&path).ok()?;
-    payload_of(&file, key, &path).map(<[u8]>::to_vec)
+    let mut f = std::fs::File::open(&path).ok()?;
+    let mut file = Vec::new();
+    f.read_to_end(&mut file).ok()?;
+    let payload = payload_of(&file, key, &path)?;
+    touch(&f);
+    Some(payload.to_vec())
+}
+
+/// P6: an entry just found was used now, to the hour (one metadata call,
+/// and a write only when its time is older).
+fn touch(f: &std::fs::File) {
+    let now = std::time::SystemTime::now();
+    let old = f
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| now.duration_since(t).ok())
+        .is_some_and(|d| d.as_secs() >= 3600);
+    if old {
+        let _ = f.set_modified(now);
+    }
 }
 
 /// An entry mapped rather than read ([`map`]): its file's pages, shared
@@ -360,6 +390,7 @@ pub fn map(kind: &str, key: &[u8]) -> Option<Mapped> {
     let all = unsafe { std::slice::from_raw_parts(m.base, len) };
     let pl = payload_of(all, key, &path)?;
     m.payload = (pl.as_ptr() as usize - m.base as usize, pl.len());
+    touch(&file);
     Some(m)
 }
 
@@ -388,7 +419,59 @@ pub fn put(kind: &str, key: &[u8], payload: &[u8]) {
         .and_then(|mut f| f.write_all(&encode(key, payload)));
     if written.and_then(|()| std::fs::rename(&tmp, &path)).is_err() {
         let _ = std::fs::remove_file(&tmp);
+        return;
     }
+    if let Some(&limit) = LIMIT.get() {
+        let _ = prune(dir, limit);
+    }
+}
+
+/// P6: remove the entries used least recently until `dir` holds 7/8 of
+/// `limit` bytes, if it holds more; and temporary files a writer left
+/// more than a day ago. Returns the entries removed. Entries other
+/// processes remove at the same moment are skipped.
+pub fn prune(dir: &Path, limit: u64) -> std::io::Result<u64> {
+    let now = std::time::SystemTime::now();
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    for k in std::fs::read_dir(dir)? {
+        let k = k?;
+        if !k.file_type()?.is_dir() {
+            continue;
+        }
+        for e in std::fs::read_dir(k.path())? {
+            let Ok(e) = e else { continue };
+            let Ok(m) = e.metadata() else { continue };
+            if !m.is_file() {
+                continue;
+            }
+            let when = m.modified().unwrap_or(now);
+            let age = now.duration_since(when).map_or(0, |d| d.as_secs());
+            if e.file_name().to_string_lossy().starts_with(".tmp.") {
+                if age > 86_400 {
+                    let _ = std::fs::remove_file(e.path());
+                }
+                continue;
+            }
+            total += m.len();
+            files.push((when, m.len(), e.path()));
+        }
+    }
+    if total <= limit {
+        return Ok(0);
+    }
+    files.sort();
+    let mut removed = 0;
+    for (_, len, path) in files {
+        if total <= limit / 8 * 7 {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+        total = total.saturating_sub(len);
+    }
+    Ok(removed)
 }
 
 /// Entries and bytes under `dir`, by kind (`hotlift cache show`).
@@ -465,6 +548,52 @@ mod tests {
         let crc = crc32fast::hash(&b);
         b.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(decode(&b, b"key"), Decoded::Other);
+    }
+
+    #[test]
+    fn pruning_removes_the_entries_used_least_recently() {
+        let dir = std::env::temp_dir().join(format!("hotlift-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let kinds = [dir.join("facts"), dir.join("translations")];
+        for k in &kinds {
+            std::fs::create_dir_all(k).unwrap();
+        }
+        let now = std::time::SystemTime::now();
+        let hours = |h: u64| now - std::time::Duration::from_secs(h * 3600);
+        // Ten entries of 1000 bytes, entry i last used i hours ago, and a
+        // writer's leftover from two days ago.
+        for i in 0..10u64 {
+            let p = kinds[(i % 2) as usize].join(format!("e{i}"));
+            std::fs::write(&p, vec![0u8; 1000]).unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(hours(i))
+                .unwrap();
+        }
+        let tmp = kinds[1].join(".tmp.1.1");
+        std::fs::write(&tmp, b"half").unwrap();
+        let f = std::fs::File::options().write(true).open(&tmp).unwrap();
+        f.set_modified(hours(48)).unwrap();
+        assert_eq!(prune(&dir, 20_000).unwrap(), 0, "under the limit");
+        assert!(!tmp.exists(), "the leftover is gone");
+        // 10,000 bytes against 8,000: down to 7,000, the oldest first.
+        assert_eq!(prune(&dir, 8_000).unwrap(), 3);
+        for i in 0..10u64 {
+            let p = kinds[(i % 2) as usize].join(format!("e{i}"));
+            assert_eq!(p.exists(), i < 7, "entry {i}");
+        }
+        // Found again, an entry's time moves to now; within the hour, not.
+        let p = kinds[0].join("e6");
+        touch(&std::fs::File::open(&p).unwrap());
+        let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+        assert!(now.duration_since(m).map_or(true, |d| d.as_secs() < 60));
+        let q = kinds[0].join("e0");
+        let before = std::fs::metadata(&q).unwrap().modified().unwrap();
+        touch(&std::fs::File::open(&q).unwrap());
+        assert_eq!(std::fs::metadata(&q).unwrap().modified().unwrap(), before);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

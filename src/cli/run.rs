@@ -186,7 +186,7 @@ fn launch(
         }
     }
     let (cache, named) = opts.cache();
-    crate::persist::configure(cache, named);
+    crate::persist::configure(cache, named, opts.cache_max_mib << 20);
     let shown = path.display().to_string();
     // A `#!` script runs its interpreter, as the kernel would run it; what
     // the kernel would refuse to execute (no execute permission, not a
