@@ -25,6 +25,7 @@ pub mod recreate;
 pub mod reloc;
 #[cfg(test)]
 mod reloc_tests;
+mod rep;
 mod superblock;
 
 use iced_x86::{Code, ConditionCode, Instruction, MemoryOperand, Mnemonic, OpKind, Register};
@@ -33,6 +34,7 @@ use thiserror::Error;
 use far::{emit_far_rip, is_far_rip, with_memory_at};
 
 pub use asm::{Asm, Rel32};
+pub(crate) use rep::RepSite;
 pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
 use crate::contract::{ExitStubs, BLOCK_PREFIX, INDIRECT_ENTRY_BACK};
@@ -625,16 +627,6 @@ fn condition_code(cc: ConditionCode) -> u8 {
     }
 }
 
-/// Where a `rep` string instruction's record says it is (contract
-/// `TAG_REP`): its block's id, whose exit word `block_word(id, 0)` the
-/// record carries, as a `BlockWord` field when `moves` (a block's own
-/// id), or as it is (a superblock member's block).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RepSite {
-    pub block: u32,
-    pub moves: bool,
-}
-
 /// Emit body instruction `i` of block `b`; with `rep` the iterations of a
 /// `rep` string instruction go to the ring (contract `TAG_REP`).
 /// An instruction carried as it is whose meaning does not depend on where
@@ -668,22 +660,7 @@ fn emit_body_insn(
         IrOp::XbeginAbort => a.insn(&i.insn),
         IrOp::RepString => {
             if let Some(site) = rep {
-                use crate::contract::{block_word, REP_OFFSET, TAG_REP};
-                let off = i.addr.0.wrapping_sub(b.start.0);
-                let off = u32::try_from(off)
-                    .ok()
-                    .filter(|&o| o <= REP_OFFSET)
-                    .ok_or_else(|| EmitError::Encode {
-                        guest: i.addr.0,
-                        msg: "a rep string instruction too far from its block's start".into(),
-                    })?;
-                let w = block_word(site.block, 0);
-                let block = if site.moves {
-                    RingWord::Block(w)
-                } else {
-                    RingWord::Imm(w)
-                };
-                emit_ring_words(a, &[RingWord::Imm(TAG_REP | off), block, RingWord::Ecx])?;
+                site.emit_record(a, b, i)?;
             }
             carry(a)?;
             if rep.is_some() {

@@ -212,9 +212,14 @@ pub(super) fn module_table(images: &ImageLog) -> (Binary, Modules) {
 ///
 /// A1: at most one reading thread per process; it ends when its queue is
 ///     empty, and the next image queued starts another.
-/// A2: [`settle`] returns once no thread of this process reads: before a
-///     fork (the child must find no lock held and every file read, F6)
-///     and before the profile's module table is built.
+/// A2: [`settle`] returns once no thread of this process reads, and the
+///     last one has ended (joined): before a fork (the child must find no
+///     lock held and every file read, F6) and before the profile's module
+///     table is built. A thread that is done reading still holds locks of
+///     the C library and of Rust's runtime while it exits (its stack, its
+///     thread information): a child forked then found them held, and its
+///     monitor thread never started (a forked child of `tests/hostile.rs`
+///     hung, once in a full run).
 /// A3: a forked child has no reading thread (threads do not survive a
 ///     fork): the state it inherits names another process and is reset on
 ///     first use, keeping how many records its parent had queued (all
@@ -233,6 +238,8 @@ struct Ahead {
     queue: Vec<crate::images::ImageRecord>,
     /// A thread of `pid` is reading (A1).
     reading: bool,
+    /// The last reading thread started, until it is joined (A2).
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 static AHEAD: Mutex<Ahead> = Mutex::new(Ahead {
@@ -240,6 +247,7 @@ static AHEAD: Mutex<Ahead> = Mutex::new(Ahead {
     seen: 0,
     queue: Vec::new(),
     reading: false,
+    thread: None,
 });
 static AHEAD_DONE: std::sync::Condvar = std::sync::Condvar::new();
 
@@ -251,6 +259,10 @@ fn ahead() -> std::sync::MutexGuard<'static, Ahead> {
         a.pid = pid;
         a.queue.clear();
         a.reading = false;
+        // The parent's thread: not this process's to join or detach.
+        if let Some(t) = a.thread.take() {
+            std::mem::forget(t);
+        }
     }
     a
 }
@@ -301,9 +313,18 @@ pub fn read_ahead(records: &[crate::images::ImageRecord], core: Option<usize>) {
             }
         }
     };
-    if crate::own_thread::spawn_blocked("hotlift-files", body).is_err() {
-        a.reading = false;
-        a.queue.clear();
+    match crate::own_thread::spawn_blocked("hotlift-files", body) {
+        Ok(t) => {
+            // The one before is done reading (A1): at most its exit to
+            // wait for.
+            if let Some(old) = a.thread.replace(t) {
+                let _ = old.join();
+            }
+        }
+        Err(_) => {
+            a.reading = false;
+            a.queue.clear();
+        }
     }
 }
 
@@ -313,6 +334,11 @@ pub fn settle() {
     let mut a = ahead();
     while a.reading {
         a = AHEAD_DONE.wait(a).unwrap_or_else(|e| e.into_inner());
+    }
+    let thread = a.thread.take();
+    drop(a);
+    if let Some(t) = thread {
+        let _ = t.join();
     }
 }
 

@@ -21,6 +21,7 @@ mod modules;
 pub mod names;
 mod process;
 pub mod read;
+mod retired;
 pub mod sampling;
 pub mod summary;
 mod symbols;
@@ -184,101 +185,6 @@ pub struct Edge {
     pub count: u64,
 }
 
-/// The iterations of one `rep` string instruction beyond its first, and
-/// of all its iterations those that did not retire (a fault inside).
-#[derive(Debug, Serialize)]
-pub struct RepIterations {
-    pub addr: u64,
-    pub extra: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub unretired: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// Per instruction address (every translation of it merged), in address
-/// order.
-fn rep_list(
-    t: &crate::monitor::Tables,
-    blocks: &[crate::monitor::BlockMeta],
-) -> Vec<RepIterations> {
-    let at = |b: u32, off: u32| Some(blocks.get(b as usize)?.guest + u64::from(off));
-    let mut v: Vec<(u64, u64, u64)> = t
-        .rep_sites
-        .iter()
-        .filter_map(|(&(b, off), &n)| Some((at(b, off)?, n, 0)))
-        .chain(
-            t.rep_unretired
-                .iter()
-                .filter_map(|(&(b, off), &n)| Some((at(b, off)?, 0, n))),
-        )
-        .collect();
-    v.sort_unstable();
-    let mut out: Vec<RepIterations> = Vec::with_capacity(v.len());
-    for (addr, extra, unretired) in v {
-        match out.last_mut() {
-            Some(r) if r.addr == addr => {
-                r.extra += extra;
-                r.unretired += unretired;
-            }
-            _ => out.push(RepIterations {
-                addr,
-                extra,
-                unretired,
-            }),
-        }
-    }
-    out
-}
-
-/// Instructions that did not retire, by where: the last `instructions` of
-/// a translation of the block at `block` that holds `block_instructions`,
-/// `times` times (a block's translations may differ in length: after a
-/// store into code, the store runs again alone).
-#[derive(Debug, Serialize)]
-pub struct Unretired {
-    pub block: u64,
-    pub block_instructions: u32,
-    pub instructions: u32,
-    pub times: u64,
-}
-
-/// By block address and lengths (the same translations merged).
-fn unretired_list(
-    t: &crate::monitor::Tables,
-    blocks: &[crate::monitor::BlockMeta],
-) -> Vec<Unretired> {
-    let mut v: Vec<(u64, u32, u32, u64)> = t
-        .unretired_at
-        .iter()
-        .filter_map(|(&(b, n), &times)| {
-            let m = blocks.get(b as usize)?;
-            Some((m.guest, m.insns, n, times))
-        })
-        .collect();
-    v.sort_unstable();
-    let mut out: Vec<Unretired> = Vec::with_capacity(v.len());
-    for (block, block_instructions, instructions, times) in v {
-        match out.last_mut() {
-            Some(u)
-                if (u.block, u.block_instructions, u.instructions)
-                    == (block, block_instructions, instructions) =>
-            {
-                u.times += times
-            }
-            _ => out.push(Unretired {
-                block,
-                block_instructions,
-                instructions,
-                times,
-            }),
-        }
-    }
-    out
-}
-
 /// One calling context (monitor/calltree.rs).
 #[derive(Debug, Serialize)]
 pub struct ContextRecord {
@@ -388,10 +294,10 @@ pub struct Profile {
     /// Indirect exits whose target never came (monitor tables I1).
     pub unresolved_exits: u64,
     /// Σ extra = `totals.rep_extra_iterations`.
-    pub rep_iterations: Vec<RepIterations>,
+    pub rep_iterations: Vec<retired::RepIterations>,
     /// Σ instructions × times + Σ `rep_iterations[].unretired` =
     /// `totals.unretired_instructions`.
-    pub unretired: Vec<Unretired>,
+    pub unretired: Vec<retired::Unretired>,
     pub max_call_depth: usize,
     pub call_tree: Vec<ContextRecord>,
     pub call_tree_truncated_calls: u64,
@@ -739,8 +645,8 @@ impl Profile {
             unmatched_returns: t.unmatched_returns,
             unwinding_jumps: t.unwinding_jumps,
             unresolved_exits: t.unresolved_exits,
-            rep_iterations: rep_list(t, inp.blocks),
-            unretired: unretired_list(t, inp.blocks),
+            rep_iterations: retired::rep_list(t, inp.blocks),
+            unretired: retired::unretired_list(t, inp.blocks),
             max_call_depth: t.max_shadow_depth,
             call_tree,
             call_tree_truncated_calls: t.tree.truncated,

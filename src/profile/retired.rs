@@ -1,0 +1,101 @@
+//! Where the profile's instructions beyond its blocks' counts are: the
+//! iterations of each `rep` string instruction, and the instructions that
+//! did not retire (monitor tables: `rep_sites`, `rep_unretired`,
+//! `unretired_at`), by guest address.
+
+use serde::Serialize;
+
+/// The iterations of one `rep` string instruction beyond its first, and
+/// of all its iterations those that did not retire (a fault inside).
+#[derive(Debug, Serialize)]
+pub struct RepIterations {
+    pub addr: u64,
+    pub extra: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unretired: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Per instruction address (every translation of it merged), in address
+/// order.
+pub(super) fn rep_list(
+    t: &crate::monitor::Tables,
+    blocks: &[crate::monitor::BlockMeta],
+) -> Vec<RepIterations> {
+    let at = |b: u32, off: u32| Some(blocks.get(b as usize)?.guest + u64::from(off));
+    let mut v: Vec<(u64, u64, u64)> = t
+        .rep_sites
+        .iter()
+        .filter_map(|(&(b, off), &n)| Some((at(b, off)?, n, 0)))
+        .chain(
+            t.rep_unretired
+                .iter()
+                .filter_map(|(&(b, off), &n)| Some((at(b, off)?, 0, n))),
+        )
+        .collect();
+    v.sort_unstable();
+    let mut out: Vec<RepIterations> = Vec::with_capacity(v.len());
+    for (addr, extra, unretired) in v {
+        match out.last_mut() {
+            Some(r) if r.addr == addr => {
+                r.extra += extra;
+                r.unretired += unretired;
+            }
+            _ => out.push(RepIterations {
+                addr,
+                extra,
+                unretired,
+            }),
+        }
+    }
+    out
+}
+
+/// Instructions that did not retire, by where: the last `instructions` of
+/// a translation of the block at `block` that holds `block_instructions`,
+/// `times` times (a block's translations may differ in length: after a
+/// store into code, the store runs again alone).
+#[derive(Debug, Serialize)]
+pub struct Unretired {
+    pub block: u64,
+    pub block_instructions: u32,
+    pub instructions: u32,
+    pub times: u64,
+}
+
+/// By block address and lengths (the same translations merged).
+pub(super) fn unretired_list(
+    t: &crate::monitor::Tables,
+    blocks: &[crate::monitor::BlockMeta],
+) -> Vec<Unretired> {
+    let mut v: Vec<(u64, u32, u32, u64)> = t
+        .unretired_at
+        .iter()
+        .filter_map(|(&(b, n), &times)| {
+            let m = blocks.get(b as usize)?;
+            Some((m.guest, m.insns, n, times))
+        })
+        .collect();
+    v.sort_unstable();
+    let mut out: Vec<Unretired> = Vec::with_capacity(v.len());
+    for (block, block_instructions, instructions, times) in v {
+        match out.last_mut() {
+            Some(u)
+                if (u.block, u.block_instructions, u.instructions)
+                    == (block, block_instructions, instructions) =>
+            {
+                u.times += times
+            }
+            _ => out.push(Unretired {
+                block,
+                block_instructions,
+                instructions,
+                times,
+            }),
+        }
+    }
+    out
+}
