@@ -152,7 +152,10 @@ fn launch(
     // Outputs are checked before the program runs, not after (a profile
     // that cannot be written was found out only at the end, status 0).
     type Check = fn(&std::path::Path) -> Result<(), String>;
-    let outputs: [(Option<&std::path::Path>, Check, &str); 2] = [
+    let perf_map = opts
+        .perf_map
+        .then(|| PathBuf::from(format!("/tmp/perf-{}.map", std::process::id())));
+    let outputs: [(Option<&std::path::Path>, Check, &str); 3] = [
         (
             opts.profile.as_deref(),
             profile_writable,
@@ -163,6 +166,7 @@ fn launch(
             dump_dir_writable,
             "write superblock dumps into",
         ),
+        (perf_map.as_deref(), profile_writable, "write the perf map"),
     ];
     for (path, check, what) in outputs {
         if let Some(p) = path.filter(|_| !append_log) {
