@@ -590,9 +590,8 @@ fn ns_per_entry() {
     }
 }
 
-#[test]
-fn rep_iterations_are_kept_per_instruction() {
-    // Block 0 has rep instructions at offsets 4 and 9, block 1 one at 0.
+/// Fresh tables and a block table of two blocks of 3 instructions.
+fn two_blocks() -> (BlockTable, Tables) {
     let blocks = BlockTable::new(4).unwrap();
     for _ in 0..2 {
         blocks.push(BlockMeta {
@@ -600,7 +599,13 @@ fn rep_iterations_are_kept_per_instruction() {
             ..BlockMeta::default()
         });
     }
-    let mut t = Tables::default();
+    (blocks, Tables::default())
+}
+
+#[test]
+fn rep_iterations_are_kept_per_instruction() {
+    // Block 0 has rep instructions at offsets 4 and 9, block 1 one at 0.
+    let (blocks, mut t) = two_blocks();
     let stream = [
         TAG_REP | 4,
         fall(0),
@@ -641,14 +646,7 @@ fn unretired_instructions_are_kept_by_block() {
     // Block 1 stopped with its last 2 instructions not run, twice; block
     // 0's rep faulted on its first iteration (which its block counted),
     // and the 1 instruction after it did not run.
-    let blocks = BlockTable::new(4).unwrap();
-    for _ in 0..2 {
-        blocks.push(BlockMeta {
-            insns: 3,
-            ..BlockMeta::default()
-        });
-    }
-    let mut t = Tables::default();
+    let (blocks, mut t) = two_blocks();
     let stream = [
         partial(1),
         TAG_UNRETIRED,
