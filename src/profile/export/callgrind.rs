@@ -8,8 +8,9 @@
 //!     iterations beyond the first too (`rep_iterations`), as callgrind
 //!     counts each iteration at the instruction; iterations a profile does
 //!     not place (one written before 2026-12-01) are one cost line of the
-//!     pseudo-function `[rep string iterations]`. What the blocks' costs hold beyond the
-//!     total (instructions that did not retire: `unretired_instructions`)
+//!     pseudo-function `[rep string iterations]`. What the blocks' costs
+//!     hold beyond the total (instructions that did not retire:
+//!     `unretired_instructions`)
 //!     comes off where the profile's `unretired` and
 //!     `rep_iterations[].unretired` say they were (a block's last
 //!     instructions, a `rep` instruction's iterations); in a profile
