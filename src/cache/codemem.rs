@@ -285,6 +285,20 @@ impl CodeMem {
         Ok(())
     }
 
+    /// Where the rel32 field at `field` jumps now.
+    pub fn rel32_target(&self, field: HostAddr) -> HostAddr {
+        assert!(
+            field.0.is_multiple_of(4)
+                && field.0 >= self.rx
+                && field.0 + 4 <= self.rx + self.used as u64,
+            "rel32 {field:?} outside code"
+        );
+        let off = (field.0 - self.rx) as usize;
+        // SAFETY: aligned, inside the RW view (checked above).
+        let rel = unsafe { &*(self.rw.add(off) as *const AtomicU32) }.load(Ordering::Acquire);
+        HostAddr((field.0 + 4).wrapping_add(rel as i32 as i64 as u64))
+    }
+
     /// Give the last `bytes` (rounded to pages) to the superblock arena
     /// (cache/shared.rs I2); this code memory ends before them.
     pub fn split_tail(&mut self, bytes: usize) -> super::shared::Arena {

@@ -50,6 +50,11 @@ impl<K: Hash + Eq + Copy, V: Copy> Layered<K, V> {
         }
     }
 
+    pub fn remove(&mut self, k: &K) {
+        self.recent.remove(k);
+        self.base.remove(k);
+    }
+
     pub fn len(&self) -> usize {
         // A key in both layers counts twice: a bound, as callers use it.
         self.base.len() + self.recent.len()
@@ -84,6 +89,10 @@ mod tests {
         assert_eq!(m.get(&(3 * RECENT as u64 + 4)), Some(3 * RECENT as u64 + 4));
         assert!(m.contains_key(&0) && !m.contains_key(&(4 * RECENT as u64)));
         assert!(m.keys().any(|&k| k == 3 * RECENT as u64));
+        m.insert(1, 9);
+        m.remove(&1);
+        m.remove(&(3 * RECENT as u64));
+        assert!(!m.contains_key(&1) && m.get(&(3 * RECENT as u64)).is_none());
         m.clear();
         assert_eq!((m.get(&7), m.len()), (None, 0));
     }

@@ -33,6 +33,7 @@
 #![allow(unsafe_code)]
 
 mod codemem;
+mod drop;
 mod ibl;
 mod index;
 mod layered;
@@ -202,8 +203,16 @@ pub struct CodeCache {
     pub flushes: u64,
     pub view: std::sync::Arc<CodeView>,
     /// Exit sites of flushed generations that a thread may still have
-    /// left through (I6).
-    retired_sites: Vec<(u64, Vec<ExitSite>)>,
+    /// left through (I6): the generations `.0 ..= .1` had the sites `.2`.
+    retired_sites: Vec<(u64, u64, Vec<ExitSite>)>,
+    /// The generation `sites` began in: a partial flush (drop.rs) keeps
+    /// them, a full one starts them again.
+    sites_from: u64,
+    /// The listed blocks on each guest page (drop.rs; stale ids too).
+    page_blocks: hashbrown::HashMap<u64, Vec<BlockId>>,
+    /// The direct exits linked to each block since the last full flush:
+    /// (rel32 field, where it pointed before), to unlink (drop.rs).
+    links_in: hashbrown::HashMap<u32, Vec<(HostAddr, HostAddr)>>,
 }
 
 impl CodeCache {
@@ -216,20 +225,23 @@ impl CodeCache {
             flushes: 0,
             view,
             retired_sites: Vec::new(),
+            sites_from: 0,
+            page_blocks: Default::default(),
+            links_in: Default::default(),
         }
     }
 
     /// Exit site `id` of code generation `gen` (I6).
     pub fn site(&self, gen: u64, id: u32) -> ExitSite {
-        let sites = if gen == self.flushes {
+        let sites = if (self.sites_from..=self.flushes).contains(&gen) {
             &self.sites
         } else {
             &self
                 .retired_sites
                 .iter()
-                .find(|(g, _)| *g == gen)
+                .find(|(from, to, _)| (*from..=*to).contains(&gen))
                 .unwrap_or_else(|| panic!("exit sites of generation {gen} were dropped (I6)"))
-                .1
+                .2
         };
         sites[id as usize]
     }
@@ -247,11 +259,12 @@ impl CodeCache {
     pub fn insert(&mut self, info: BlockInfo) -> BlockId {
         let first = info.guest.0 >> 12;
         let last = (info.guest.0 + info.guest_len.max(1) as u64 - 1) >> 12;
-        for p in first..=last {
-            self.code_pages.insert(p, ());
-        }
         let guest = info.guest;
         let id = self.view.index.push(info);
+        for p in first..=last {
+            self.code_pages.insert(p, ());
+            self.page_blocks.entry(p).or_default().push(id);
+        }
         self.by_guest.insert(guest, id);
         id
     }
@@ -284,10 +297,14 @@ impl CodeCache {
         self.view.index.flush();
         self.by_guest.clear();
         let sites = std::mem::take(&mut self.sites);
-        self.retired_sites.retain(|(g, _)| *g >= oldest);
+        self.retired_sites.retain(|(_, to, _)| *to >= oldest);
         if oldest <= self.flushes {
-            self.retired_sites.push((self.flushes, sites));
+            self.retired_sites
+                .push((self.sites_from, self.flushes, sites));
         }
+        self.sites_from = self.flushes + 1;
+        self.page_blocks.clear();
+        self.links_in.clear();
         self.code_pages.clear();
         self.mem.reset();
         self.flushes += 1;

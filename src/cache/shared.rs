@@ -3,11 +3,17 @@
 //! publication against flushes, the superblock arena, and the registry of
 //! superblock code that signal handlers search.
 //!
-//! I1: `gen` counts flushes. Code of an older generation is unreachable:
-//!     the dispatcher bumps `gen` (holding `publish`) when it drops every
-//!     translation, and the monitor patches code (a head's entry jump, an
-//!     exit's rel32) only while holding `publish` and only after checking
-//!     that everything it links was made in the current generation.
+//! I1: `gen` counts flushes. Superblock code of an older generation is
+//!     unreachable, and so are the blocks a flush dropped: the dispatcher
+//!     bumps `gen` (holding `publish`) when it drops translations, every
+//!     one ([`CacheShared::bump_gen`]: the blocks of generations from
+//!     [`CacheShared::full_gen`] on may live) or those on pages a store
+//!     changed ([`CacheShared::bump_gen_dropping`]: their blocks marked
+//!     dead in the monitor's block table first, every superblock head put
+//!     back); the monitor patches code (a head's entry jump, an exit's
+//!     rel32) only while holding `publish` and only after checking that
+//!     the generation is still the one it found everything it links live
+//!     in.
 //! I2: the arena is the tail of code memory; only the monitor writes it,
 //!     through the read-write view; the dispatcher never allocates there.
 //! I3: registry entries are appended in (generation, host address) order
@@ -183,8 +189,11 @@ pub struct CacheShared {
     /// I4.
     arena_used: AtomicUsize,
     pub gen: AtomicU64,
-    /// Held to publish or take back a superblock, and to flush (I1).
-    pub publish: Mutex<()>,
+    /// The generation of the last full flush (I1).
+    full_gen: AtomicU64,
+    /// Held to publish or take back a superblock, and to flush (I1): the
+    /// host addresses of the heads patched in this generation.
+    pub publish: Mutex<Vec<u64>>,
     pub arena: Arena,
     pub registry: SbRegistry,
     /// Checked before every write (cache I8).
@@ -209,7 +218,8 @@ impl CacheShared {
         Ok(CacheShared {
             arena_used: AtomicUsize::new(0),
             gen: AtomicU64::new(0),
-            publish: Mutex::new(()),
+            full_gen: AtomicU64::new(0),
+            publish: Mutex::new(Vec::new()),
             arena,
             registry: SbRegistry::new()?,
             sharing,
@@ -231,10 +241,49 @@ impl CacheShared {
         self.arena_used.store(bytes, Ordering::Release);
     }
 
+    /// The generation of the last full flush: blocks made since may be
+    /// live (I1).
+    pub fn full_gen(&self) -> u64 {
+        self.full_gen.load(Ordering::Acquire)
+    }
+
     /// The dispatcher dropped every translation (I1).
     pub fn bump_gen(&self) {
-        let _g = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        let mut heads = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        heads.clear();
+        let gen = self.gen.fetch_add(1, Ordering::AcqRel) + 1;
+        self.full_gen.store(gen, Ordering::Release);
+    }
+
+    /// The dispatcher dropped some blocks (I1): `mark_dead` marks them in
+    /// the monitor's block table, under `publish`, before the generation
+    /// moves on; then every head patched in this generation gets back its
+    /// first 8 bytes `nop` (the superblocks go with the generation, and
+    /// the builder starts its arena again). Only while no thread runs
+    /// translated code (a stop). False when a head could not be written
+    /// (shared with a forked process, cache I8): the caller then drops
+    /// everything, which leaves no block to jump from.
+    #[must_use]
+    pub fn bump_gen_dropping(&self, nop: [u8; 8], mark_dead: impl FnOnce()) -> bool {
+        let mut heads = self.publish.lock().unwrap_or_else(|e| e.into_inner());
+        mark_dead();
         self.gen.fetch_add(1, Ordering::AcqRel);
+        let mut all = true;
+        for &h in heads.iter() {
+            // SAFETY: a head patched in this generation (its block was
+            // live then; dead blocks' code stays where it is), read through
+            // the RW view; no thread runs translated code now.
+            unsafe {
+                let now =
+                    std::slice::from_raw_parts((h as i64 - self.arena.rw_delta) as *const u8, 8);
+                // A head taken back holds its `nop` again already.
+                if now != nop && self.patch8(h, nop).is_err() {
+                    all = false;
+                }
+            }
+        }
+        heads.clear();
+        all
     }
 
     /// Write `bytes` at execute-view address `at` through the read-write

@@ -28,6 +28,7 @@ mod own_signals;
 mod paths;
 pub mod process;
 mod profiling;
+pub mod protected;
 mod sigstate;
 mod smc;
 mod start;
@@ -242,8 +243,7 @@ impl Vm {
                 continue;
             };
             if let Some(to) = l.cache.lookup(site.target) {
-                let host = l.cache.block(to).host;
-                l.cache.mem.patch_rel32(field, host)?;
+                link(l, field, to)?;
                 DispatchCounts::add(&self.proc.dispatch.prelinks);
             }
         }
@@ -556,7 +556,11 @@ impl Vm {
                 };
                 // I2: a flush during translation removed the site.
                 if !proc.opts.no_chain && l.cache.flushes == gen {
-                    l.cache.mem.patch_rel32(field, host)?;
+                    match l.cache.lookup(site.target) {
+                        Some(to) if l.cache.block(to).host == host => link(&mut l, field, to)?,
+                        // A path-profiled function's entry (paths.rs).
+                        _ => l.cache.mem.patch_rel32(field, host)?,
+                    }
                     DispatchCounts::add(&proc.dispatch.links);
                 }
                 Ok(Some(host))
@@ -775,7 +779,14 @@ impl Vm {
     pub fn flush(&mut self, l: &mut Locked, cause: process::FlushCause) {
         let proc = self.proc.clone();
         proc.flush_causes[cause as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Err(e) = proc.flush(l, &self.entry) {
+        // smc.rs I6: a store into code drops only what it changed.
+        let partial = cause == process::FlushCause::CodeWritten && proc.paths.is_none();
+        let done = if partial {
+            proc.flush_written(l, &self.entry)
+        } else {
+            proc.flush(l, &self.entry)
+        };
+        if let Err(e) = done {
             eprintln!("hotlift: {e}: cannot drop the code cache ({cause:?})");
             let code = crate::status::EXIT_HOTLIFT_FAILED;
             self.finish(Ending::Exit { code });
@@ -784,6 +795,15 @@ impl Vm {
         }
         self.sync_ibl();
     }
+}
+
+/// Link direct exit `field` to block `to`, remembering where it jumped
+/// before (cache/drop.rs D2).
+fn link(l: &mut Locked, field: HostAddr, to: BlockId) -> Result<(), crate::cache::CacheError> {
+    let was = l.cache.mem.rel32_target(field);
+    l.cache.mem.patch_rel32(field, l.cache.block(to).host)?;
+    l.cache.note_link(to, field, was);
+    Ok(())
 }
 
 /// A protection from mmap/mprotect bits.

@@ -37,6 +37,13 @@
 //!     (the same store faulting again with nothing given back meanwhile)
 //!     still reaches the guest. The gate also keeps a handler's giving
 //!     back from landing after a translator's new protection of the page.
+//! I6: the flush after a store into code drops only the translations on
+//!     the pages given back since the last flush (the protected-page table
+//!     names up to 16 of them; cache/drop.rs): code elsewhere stays
+//!     translated and linked, and every link into a dropped block is
+//!     undone. With more pages, with path profiling, or when code memory
+//!     shared with a forked process cannot be written, everything goes,
+//!     as for the other causes.
 #![allow(unsafe_code)]
 
 use super::process::Locked;

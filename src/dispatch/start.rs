@@ -4,8 +4,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use super::process::{Locked, Process, ProtectedPages, Threads};
+use super::process::{Locked, Process, Threads};
 use super::profiling::{self, Profiling};
+use super::protected::ProtectedPages;
 use super::{Vm, VmError};
 use crate::backend::{emit_empty_ibl_stub, emit_exit_stub, emit_shared_stubs};
 use crate::cache::{CacheShared, CodeCache, CodeIndex, CodeMem, CodeView, IblTable};

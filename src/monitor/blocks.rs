@@ -10,10 +10,14 @@
 //!     aggregates by guest address.
 //! I3: a block's host address is set once, after its code is committed
 //!     and before it runs (release); readers that see it non-zero also see
-//!     the generation (cache/shared.rs) the code belongs to.
+//!     the generation (cache/shared.rs) the code belongs to, or [`DEAD`]
+//!     once a partial flush dropped it (cache/shared.rs I1).
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// The generation of a block a partial flush dropped (I3).
+pub const DEAD: u64 = u64::MAX;
 
 /// How a block ends: the IR's one exit classification.
 pub use crate::ir::ExitKind;
@@ -104,8 +108,26 @@ impl BlockTable {
         // SAFETY: id < cap; atomics in zeroed memory.
         unsafe {
             let h = (*self.hosts.add(id as usize)).load(Ordering::Acquire);
-            (h != 0).then(|| (h, (*self.gens.add(id as usize)).load(Ordering::Relaxed)))
+            (h != 0).then(|| (h, (*self.gens.add(id as usize)).load(Ordering::Acquire)))
         }
+    }
+
+    /// Block `id`'s code was dropped (I3); before the generation moves
+    /// on (cache/shared.rs I1).
+    pub fn set_dead(&self, id: u32) {
+        if id < self.len() {
+            // SAFETY: id < cap; atomics in zeroed memory.
+            unsafe { (*self.gens.add(id as usize)).store(DEAD, Ordering::Release) };
+        }
+    }
+
+    /// Host entry of block `id` if its code may run in generation `gen`,
+    /// the last full flush having made generation `base` (cache/shared.rs
+    /// I1): made since, and not dropped.
+    pub fn live(&self, id: u32, base: u64, gen: u64) -> Option<u64> {
+        self.host(id)
+            .filter(|&(_, g)| (base..=gen).contains(&g))
+            .map(|(h, _)| h)
     }
 
     pub fn len(&self) -> u32 {

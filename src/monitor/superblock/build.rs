@@ -95,6 +95,13 @@ pub struct Builder {
     pub(super) shared: Arc<CacheShared>,
     blocks: Arc<BlockTable>,
     pub(super) gen: u64,
+    /// The last full flush's generation (cache/shared.rs I1).
+    base: u64,
+    /// The requests that built this generation's superblocks, asked
+    /// again after a partial flush (whose blocks mostly live on) took
+    /// every superblock away.
+    built: Vec<Request>,
+    again: Vec<Request>,
     cursor: usize,
     /// Head block id → superblock id, this generation.
     pub(super) heads: HashMap<u32, u32>,
@@ -148,6 +155,8 @@ struct View<'a> {
     heads: &'a HashMap<u32, u32>,
     fragments: &'a HashSet<u32>,
     gen: u64,
+    /// The last full flush's generation (cache/shared.rs I1).
+    base: u64,
 }
 
 impl Graph for View<'_> {
@@ -158,7 +167,7 @@ impl Graph for View<'_> {
         self.tables.hottest(id)
     }
     fn live(&self, id: u32) -> bool {
-        self.blocks.host(id).is_some_and(|(_, g)| g == self.gen)
+        self.blocks.live(id, self.base, self.gen).is_some()
     }
     fn stops_at(&self, id: u32) -> bool {
         self.heads.contains_key(&id) && !self.fragments.contains(&id)
@@ -180,6 +189,9 @@ impl Builder {
         Builder {
             cfg,
             gen: shared.gen(),
+            base: shared.full_gen(),
+            built: Vec::new(),
+            again: Vec::new(),
             shared,
             blocks,
             cursor: 0,
@@ -242,6 +254,7 @@ impl Builder {
     /// Anything to do? (Cheap: called after every drain round.)
     pub fn has_work(&self, tables: &Tables) -> bool {
         !tables.requests.is_empty()
+            || self.shared.gen() != self.gen
             || (!self.unresolved.is_empty() && self.blocks.len() != self.linked_upto)
             || self
                 .prebuild
@@ -262,6 +275,7 @@ impl Builder {
         if let Some(p) = self.prebuild.as_mut() {
             p.poll(self.gen, &self.by_guest, &mut requests);
         }
+        requests.append(&mut self.again);
         requests.append(&mut tables.requests);
         if !requests.is_empty() {
             self.follow_blocks();
@@ -315,6 +329,12 @@ impl Builder {
         let gen = self.shared.gen();
         if gen != self.gen {
             self.gen = gen;
+            let base = self.shared.full_gen();
+            let built = std::mem::take(&mut self.built);
+            if base == self.base {
+                self.again = built;
+            }
+            self.base = base;
             self.cursor = 0;
             self.shared.set_arena_used(0);
             self.published
@@ -340,10 +360,7 @@ impl Builder {
     /// Host entry and id of the live block at `guest` (this generation).
     fn resolve(&self, guest: u64) -> Option<(u64, u32)> {
         let id = *self.by_guest.get(&guest)?;
-        self.blocks
-            .host(id)
-            .filter(|&(_, g)| g == self.gen)
-            .map(|(h, _)| (h, id))
+        self.blocks.live(id, self.base, self.gen).map(|h| (h, id))
     }
 
     /// Lift block `m` again from its guest bytes `bytes`, exactly as the
@@ -369,6 +386,7 @@ impl Builder {
         if self.heads.contains_key(&head) || self.failed.contains(&head) {
             return;
         }
+        let again = req.clone();
         let metas = self.blocks.published();
         let view = View {
             tables,
@@ -377,6 +395,7 @@ impl Builder {
             heads: &self.heads,
             fragments: &self.fragments,
             gen: self.gen,
+            base: self.base,
         };
         let lim = self.cfg.limits;
         let chosen = match &req.path {
@@ -533,7 +552,7 @@ impl Builder {
         let rel = i32::try_from(host as i64 - (head_host as i64 + 5)).expect("rel32 to arena");
         jmp[1..5].copy_from_slice(&rel.to_le_bytes());
         {
-            let _g = self
+            let mut heads = self
                 .shared
                 .publish
                 .lock()
@@ -558,6 +577,8 @@ impl Builder {
                     // copied (cache I8): not published.
                     return;
                 }
+                // A partial flush puts it back (cache/shared.rs I1).
+                heads.push(head_host);
                 self.published
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -574,6 +595,7 @@ impl Builder {
         self.unresolved
             .extend(em.unresolved.iter().map(|&(f, g)| (host + f as u64, g)));
         self.heads.insert(head, id);
+        self.built.push(again);
         if plan.members.len() <= FRAGMENT {
             self.fragments.insert(head);
         }
@@ -631,12 +653,10 @@ impl Builder {
         let mut now = Vec::new();
         self.unresolved.retain(|&(field, guest)| {
             let id = self.by_guest.get(&guest).copied();
-            let host = id
-                .and_then(|id| self.blocks.host(id))
-                .filter(|&(_, g)| g == self.gen);
+            let host = id.and_then(|id| self.blocks.live(id, self.base, self.gen));
             match host {
                 // Still explicit: its stub pushes the exit record.
-                Some((h, _)) => {
+                Some(h) => {
                     now.push((field, h));
                     false
                 }

@@ -143,7 +143,7 @@ impl Builder {
 
     /// I1: put the head's prologue back; false when it is not ours to.
     fn take_back(&self, p: &Published) -> bool {
-        let _g = self
+        let mut heads = self
             .shared
             .publish
             .lock()
@@ -163,7 +163,11 @@ impl Builder {
             if now != p.jump {
                 return false;
             }
-            self.shared.patch8(p.head_host, p.original).is_ok()
+            let back = self.shared.patch8(p.head_host, p.original).is_ok();
+            if back {
+                heads.retain(|&h| h != p.head_host);
+            }
+            back
         }
     }
 }
