@@ -88,6 +88,10 @@ pub struct BuildStats {
     pub build_seconds: f64,
 }
 
+/// Entries a superblock had before a partial flush for its request to be
+/// asked again (`Builder::built`).
+const AGAIN_MIN: u64 = 1000;
+
 /// The builder's state (monitor thread only).
 #[derive(Debug)]
 pub struct Builder {
@@ -97,11 +101,13 @@ pub struct Builder {
     pub(super) gen: u64,
     /// The last full flush's generation (cache/shared.rs I1).
     base: u64,
-    /// The requests that built this generation's superblocks, asked
-    /// again after a partial flush (whose blocks mostly live on) took
-    /// every superblock away.
-    built: Vec<Request>,
-    again: Vec<Request>,
+    /// The requests that built this generation's superblocks (with
+    /// their ids), asked again after a partial flush (whose blocks mostly
+    /// live on) took every superblock away: those entered at least
+    /// [`AGAIN_MIN`] times (node, rebuilding every one after each of its
+    /// stores into code, spent more on building than it saved).
+    built: Vec<(u32, Request)>,
+    again: Vec<(u32, Request)>,
     cursor: usize,
     /// Head block id → superblock id, this generation.
     pub(super) heads: HashMap<u32, u32>,
@@ -275,7 +281,14 @@ impl Builder {
         if let Some(p) = self.prebuild.as_mut() {
             p.poll(self.gen, &self.by_guest, &mut requests);
         }
-        requests.append(&mut self.again);
+        for (id, req) in std::mem::take(&mut self.again) {
+            if tables
+                .sb_summary(id)
+                .is_some_and(|s| s.entries >= AGAIN_MIN)
+            {
+                requests.push(req);
+            }
+        }
         requests.append(&mut tables.requests);
         if !requests.is_empty() {
             self.follow_blocks();
@@ -595,7 +608,7 @@ impl Builder {
         self.unresolved
             .extend(em.unresolved.iter().map(|&(f, g)| (host + f as u64, g)));
         self.heads.insert(head, id);
-        self.built.push(again);
+        self.built.push((id, again));
         if plan.members.len() <= FRAGMENT {
             self.fragments.insert(head);
         }
