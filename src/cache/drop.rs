@@ -28,10 +28,13 @@ use super::CodeCache;
 use crate::types::{BlockId, HostAddr};
 
 impl CodeCache {
-    /// Direct exit `field` now jumps to block `to`; it pointed at `was`
-    /// (D2).
-    pub fn note_link(&mut self, to: BlockId, field: HostAddr, was: HostAddr) {
+    /// Link direct exit `field` to block `to`, remembering where it
+    /// jumped before (D2).
+    pub fn link(&mut self, field: HostAddr, to: BlockId) -> Result<(), super::CacheError> {
+        let was = self.mem.rel32_target(field);
+        self.mem.patch_rel32(field, self.block(to).host)?;
         self.links_in.entry(to.0).or_default().push((field, was));
+        Ok(())
     }
 
     /// Drop the listed blocks on the guest pages holding addresses

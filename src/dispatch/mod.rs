@@ -243,7 +243,7 @@ impl Vm {
                 continue;
             };
             if let Some(to) = l.cache.lookup(site.target) {
-                link(l, field, to)?;
+                l.cache.link(field, to)?;
                 DispatchCounts::add(&self.proc.dispatch.prelinks);
             }
         }
@@ -519,25 +519,6 @@ impl Vm {
         }
     }
 
-    /// smc.rs I3: a store into code the handler could not restart exactly
-    /// asked for a flush at the next exit.
-    fn exit_flush_pending(&mut self) {
-        if self
-            .proc
-            .smc_flush_pending
-            .load(std::sync::atomic::Ordering::Acquire)
-        {
-            let proc = self.proc.clone();
-            let mut l = proc.lock();
-            if proc
-                .smc_flush_pending
-                .load(std::sync::atomic::Ordering::Acquire)
-            {
-                self.flush(&mut l, process::FlushCause::CodeWritten);
-            }
-        }
-    }
-
     /// Continue after exit site `ctx.exit_arg` of code of generation
     /// `gen` (a flush since then keeps the site readable, cache I6, and it
     /// is not linked); None when the thread exited.
@@ -557,7 +538,7 @@ impl Vm {
                 // I2: a flush during translation removed the site.
                 if !proc.opts.no_chain && l.cache.flushes == gen {
                     match l.cache.lookup(site.target) {
-                        Some(to) if l.cache.block(to).host == host => link(&mut l, field, to)?,
+                        Some(to) if l.cache.block(to).host == host => l.cache.link(field, to)?,
                         // A path-profiled function's entry (paths.rs).
                         _ => l.cache.mem.patch_rel32(field, host)?,
                     }
@@ -772,19 +753,19 @@ impl Vm {
         }
     }
 
-    /// Drop every translation, and the write protection that guarded them
-    /// (I1: the other threads are stopped for it), for `cause`.
-    /// A flush that cannot stop the other threads ends the process with
-    /// hotlift's failure status and its profile (process.rs I4).
+    /// Drop every translation (for a store into code, those it changed:
+    /// smc.rs I6), and the write protection that guarded them (I1: the
+    /// other threads are stopped for it), for `cause`. A flush that cannot
+    /// stop the other threads ends the process with hotlift's failure
+    /// status and its profile (process.rs I4).
     pub fn flush(&mut self, l: &mut Locked, cause: process::FlushCause) {
         let proc = self.proc.clone();
         proc.flush_causes[cause as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // smc.rs I6: a store into code drops only what it changed.
-        let partial = cause == process::FlushCause::CodeWritten && proc.paths.is_none();
-        let done = if partial {
-            proc.flush_written(l, &self.entry)
-        } else {
-            proc.flush(l, &self.entry)
+        let done = match cause {
+            process::FlushCause::CodeWritten if proc.paths.is_none() => {
+                proc.flush_written(l, &self.entry)
+            }
+            _ => proc.flush(l, &self.entry),
         };
         if let Err(e) = done {
             eprintln!("hotlift: {e}: cannot drop the code cache ({cause:?})");
@@ -795,15 +776,6 @@ impl Vm {
         }
         self.sync_ibl();
     }
-}
-
-/// Link direct exit `field` to block `to`, remembering where it jumped
-/// before (cache/drop.rs D2).
-fn link(l: &mut Locked, field: HostAddr, to: BlockId) -> Result<(), crate::cache::CacheError> {
-    let was = l.cache.mem.rel32_target(field);
-    l.cache.mem.patch_rel32(field, l.cache.block(to).host)?;
-    l.cache.note_link(to, field, was);
-    Ok(())
 }
 
 /// A protection from mmap/mprotect bits.

@@ -78,6 +78,25 @@ impl Vm {
         }
     }
 
+    /// smc.rs I3: a store into code the handler could not restart exactly
+    /// asked for a flush at the next exit.
+    pub(super) fn exit_flush_pending(&mut self) {
+        if self
+            .proc
+            .smc_flush_pending
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            let proc = self.proc.clone();
+            let mut l = proc.lock();
+            if proc
+                .smc_flush_pending
+                .load(std::sync::atomic::Ordering::Acquire)
+            {
+                self.flush(&mut l, super::process::FlushCause::CodeWritten);
+            }
+        }
+    }
+
     /// The guest is about to store into translated code at `ctx.rip` (I2).
     pub(super) fn code_written(&mut self) -> Result<HostAddr, VmError> {
         super::process::DispatchCounts::add(&self.proc.dispatch.code_writes);
