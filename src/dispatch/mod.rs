@@ -753,17 +753,19 @@ impl Vm {
         }
     }
 
-    /// Drop every translation (for a store into code, those it changed:
-    /// smc.rs I6), and the write protection that guarded them (I1: the
-    /// other threads are stopped for it), for `cause`. A flush that cannot
-    /// stop the other threads ends the process with hotlift's failure
-    /// status and its profile (process.rs I4).
-    pub fn flush(&mut self, l: &mut Locked, cause: process::FlushCause) {
+    /// Drop every translation (for stores into code, those on the pages
+    /// written, and on `pages` for a syscall about to write there: smc.rs
+    /// I4, I6), and the write protection that guarded them (I1: the other
+    /// threads are stopped for it), for `cause`. A flush that cannot stop
+    /// the other threads ends the process with hotlift's failure status
+    /// and its profile (process.rs I4).
+    pub fn flush_pages(&mut self, l: &mut Locked, cause: process::FlushCause, pages: &[u64]) {
+        use process::FlushCause::{CodeWritten, SyscallIntoCode};
         let proc = self.proc.clone();
         proc.flush_causes[cause as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let done = match cause {
-            process::FlushCause::CodeWritten if proc.paths.is_none() => {
-                proc.flush_written(l, &self.entry)
+            CodeWritten | SyscallIntoCode if proc.paths.is_none() => {
+                proc.flush_written(l, &self.entry, pages)
             }
             _ => proc.flush(l, &self.entry),
         };
@@ -775,6 +777,11 @@ impl Vm {
             unsafe { libc::_exit(code) }
         }
         self.sync_ibl();
+    }
+
+    /// [`Vm::flush_pages`] of no pages named.
+    pub fn flush(&mut self, l: &mut Locked, cause: process::FlushCause) {
+        self.flush_pages(l, cause, &[]);
     }
 }
 

@@ -429,12 +429,22 @@ impl Process {
         Ok(())
     }
 
-    /// After stores into code (smc.rs I6): drop the translations on the
-    /// pages given back since the last flush (cache/drop.rs), or every
-    /// one when those pages are not all known or code shared with a
-    /// forked process cannot be written; as [`Process::flush`] otherwise.
-    pub fn flush_written(&self, l: &mut Locked, me: &ThreadEntry) -> Result<(), StuckThread> {
+    /// After stores into code (smc.rs I6), or before a syscall writes
+    /// into the protected `pages` (given back here, I4): drop the
+    /// translations on the pages given back since the last flush
+    /// (cache/drop.rs), or every one when those pages are not all known or
+    /// code shared with a forked process cannot be written; as
+    /// [`Process::flush`] otherwise.
+    pub fn flush_written(
+        &self,
+        l: &mut Locked,
+        me: &ThreadEntry,
+        pages: &[u64],
+    ) -> Result<(), StuckThread> {
         self.threads.stop_others(me, STOP_LIMIT)?;
+        for &p in pages {
+            self.protected.restore(p);
+        }
         let dropped = self.protected.take_given_back().and_then(|pages| {
             l.cache.drop_pages(&pages, crate::backend::PATCH_NOP, |id| {
                 self.prof.blocks.set_dead(id.0)

@@ -227,6 +227,37 @@ impl ProtectedPages {
         self.opened.load(Ordering::Acquire)
     }
 
+    /// The protected pages in `[start, end)` (a syscall's buffer), at
+    /// most `max` of them.
+    pub fn pages_in(&self, start: u64, end: u64, max: usize) -> Vec<u64> {
+        let mut v = Vec::new();
+        if end <= start || self.is_empty() {
+            return v;
+        }
+        let first = start & !(PAGE - 1);
+        if (end - first) / PAGE > self.slots.len() as u64 {
+            for s in self.slots.iter() {
+                let cur = s.load(Ordering::Acquire);
+                if cur != 0
+                    && cur != TOMB
+                    && (first..end).contains(&(cur & !0xfff))
+                    && v.len() < max
+                {
+                    v.push(cur & !0xfff);
+                }
+            }
+            return v;
+        }
+        let mut p = Some(first);
+        while let Some(at) = p.filter(|&at| at < end && v.len() < max) {
+            if self.contains(at) {
+                v.push(at);
+            }
+            p = at.checked_add(PAGE);
+        }
+        v
+    }
+
     /// Pages in `[start, end)`, for syscalls that may write there.
     pub fn any_in(&self, start: u64, end: u64) -> bool {
         if end <= start || self.is_empty() {

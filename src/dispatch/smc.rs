@@ -23,27 +23,28 @@
 //!     already chained may run stale until then (README, known limits).
 //! I4: before a syscall that may write into a protected page (an argument
 //!     points into one, or a read-like call's buffer covers one), the
-//!     dispatcher flushes, which gives every page its protection back: the
-//!     kernel never sees hotlift's write protection. Code whose bytes change
-//!     through another mapping of the same memory (a double-mapped JIT) or
-//!     through /proc/self/mem is not detected (README, known limits).
+//!     dispatcher gives those pages their protection back and drops their
+//!     translations (I6), before the kernel can see hotlift's write
+//!     protection. Code whose bytes change through another mapping of the
+//!     same memory (a double-mapped JIT) or through /proc/self/mem is not
+//!     detected (README, known limits).
 //! I5: a store that faulted on hotlift's protection may find, by the time
 //!     its handler looks, the page already given back by another thread's
 //!     handler or a flush (a JIT's threads writing one page of code and
 //!     data at once). A page's entry and its protection change together
-//!     under a gate (process.rs `ProtectedPages`) that a handler waits
+//!     under a gate (protected.rs `ProtectedPages`) that a handler waits
 //!     for, and a fault whose page has no entry is retried once for each
 //!     time pages were given back since its last retry: a genuine fault
 //!     (the same store faulting again with nothing given back meanwhile)
 //!     still reaches the guest. The gate also keeps a handler's giving
 //!     back from landing after a translator's new protection of the page.
-//! I6: the flush after a store into code drops only the translations on
-//!     the pages given back since the last flush (the protected-page table
-//!     names up to 16 of them; cache/drop.rs): code elsewhere stays
-//!     translated and linked, and every link into a dropped block is
-//!     undone. With more pages, with path profiling, or when code memory
-//!     shared with a forked process cannot be written, everything goes,
-//!     as for the other causes.
+//! I6: the flush after a store into code (or before a syscall's, I4)
+//!     drops only the translations on the pages given back since the last
+//!     flush (the protected-page table names up to 16 of them;
+//!     cache/drop.rs): code elsewhere stays translated and linked, and
+//!     every link into a dropped block is undone. With more pages, with
+//!     path profiling, or when code memory shared with a forked process
+//!     cannot be written, everything goes, as for the other causes.
 #![allow(unsafe_code)]
 
 use super::process::Locked;

@@ -138,14 +138,20 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
     }
 }
 
-/// Could syscall `nr` write into a page hotlift write-protected? Any
-/// argument pointing into one counts, and for calls with a buffer and a
-/// length, the whole buffer.
-fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
-    let page = |x: u64| x & !(crate::guest_mem::PAGE - 1);
-    let hit = |start: u64, len: u64| {
+/// The write-protected pages (dispatch/smc.rs I4) a syscall may write:
+/// its buffer, the buffers of its iovecs, the pages its arguments point
+/// into; at most 17 (more than a partial flush takes, smc.rs I6).
+fn protected_written(vm: &Vm, nr: u64, a: &[u64; 6]) -> Vec<u64> {
+    const MAX: usize = 17;
+    let mut out: Vec<u64> = Vec::new();
+    let mut hit = |start: u64, len: u64| {
+        let first = start & !(crate::guest_mem::PAGE - 1);
         let end = start.saturating_add(len.max(1));
-        vm.proc.protected.any_in(page(start), end)
+        for p in vm.proc.protected.pages_in(first, end, MAX) {
+            if out.len() < MAX && !out.contains(&p) {
+                out.push(p);
+            }
+        }
     };
     let buffer = match nr as i64 {
         libc::SYS_read
@@ -157,17 +163,20 @@ fn may_write_protected(vm: &Vm, nr: u64, a: &[u64; 6]) -> bool {
         libc::SYS_getdents64 | libc::SYS_getdents => Some((a[1], a[2])),
         _ => None,
     };
-    let iovecs = match nr as i64 {
-        libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 => Some((a[1], a[2].min(1024))),
-        _ => None,
-    };
-    let iov_hit = iovecs.is_some_and(|(iov, n)| {
-        (0..n).any(|i| {
-            guest_read::<[u64; 2]>(iov + 16 * i)
-                .is_some_and(|[base, len]| hit(base, len.min(1 << 30)))
-        })
-    });
-    iov_hit || buffer.is_some_and(|(s, l)| hit(s, l.min(1 << 30))) || a.iter().any(|&x| hit(x, 1))
+    if let Some((s, l)) = buffer {
+        hit(s, l.min(1 << 30));
+    }
+    if let libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 = nr as i64 {
+        for i in 0..a[2].min(1024) {
+            if let Some([base, len]) = guest_read::<[u64; 2]>(a[1] + 16 * i) {
+                hit(base, len.min(1 << 30));
+            }
+        }
+    }
+    for &x in a {
+        hit(x, 1);
+    }
+    out
 }
 
 /// `clone3(args, size)` as the arguments of the `clone` it amounts to
@@ -227,14 +236,21 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         libc::SYS_openat => selfview::open(vm, nr, a, 1),
         _ => None,
     };
-    if !vm.proc.protected.is_empty() && may_write_protected(vm, nr, &a) {
+    let written = if vm.proc.protected.is_empty() {
+        Vec::new()
+    } else {
+        protected_written(vm, nr, &a)
+    };
+    if !written.is_empty() {
         // dispatch/smc.rs I4: the kernel (or an emulation) would hit a page
-        // hotlift write-protected; give the pages back first.
+        // hotlift write-protected; give the pages back first, and drop
+        // their translations.
         let proc = vm.proc.clone();
         let mut l = proc.lock();
-        vm.flush(
+        vm.flush_pages(
             &mut l,
             crate::dispatch::process::FlushCause::SyscallIntoCode,
+            &written,
         );
     }
     if let Some(sig) = fatal_self_signal(vm, nr, &a) {
