@@ -19,6 +19,9 @@ pub struct ProtectedPages {
     /// first `touched_n` (changed, as every slot, only under `gate`).
     touched: Box<[AtomicU32]>,
     touched_n: AtomicUsize,
+    /// Slots holding `TOMB`: a lookup of an absent page probes past them,
+    /// and only [`ProtectedPages::restore_all`] empties them.
+    tombs: AtomicUsize,
     /// Held while a page's protection and its entry change together
     /// (smc.rs I5); never by a thread in translated code.
     gate: AtomicBool,
@@ -47,6 +50,7 @@ impl ProtectedPages {
             // SAFETY: as above.
             touched: unsafe { crate::anon::zeroed_slice(cap.next_power_of_two()) },
             touched_n: AtomicUsize::new(0),
+            tombs: AtomicUsize::new(0),
             gate: AtomicBool::new(false),
             opened: AtomicU64::new(0),
             given: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -84,6 +88,9 @@ impl ProtectedPages {
                     .is_ok()
                 {
                     self.count.fetch_add(1, Ordering::AcqRel);
+                    if cur == TOMB {
+                        self.tombs.fetch_sub(1, Ordering::AcqRel);
+                    }
                     if cur == 0 {
                         // At most once per slot between two restore_all.
                         let n = self.touched_n.fetch_add(1, Ordering::AcqRel);
@@ -128,6 +135,7 @@ impl ProtectedPages {
             .compare_exchange(cur, TOMB, Ordering::AcqRel, Ordering::Acquire)
             .ok()?;
         self.count.fetch_sub(1, Ordering::AcqRel);
+        self.tombs.fetch_add(1, Ordering::AcqRel);
         Some(word_prot(cur))
     }
 
@@ -202,17 +210,21 @@ impl ProtectedPages {
                 }
             }
             self.given_n.store(0, Ordering::Release);
+            self.tombs.store(0, Ordering::Release);
             self.opened.fetch_add(1, Ordering::AcqRel);
         })
     }
 
     /// The pages given back one by one (a store into code) since the last
     /// call or [`ProtectedPages::restore_all`], forgotten now; None when
-    /// there were more than this table names (translation lock held).
+    /// there were more than this table names, or when tombstones fill a
+    /// quarter of the table (only giving every page back empties them;
+    /// translation lock held).
     pub fn take_given_back(&self) -> Option<Vec<u64>> {
         self.gated(|| {
             let n = self.given_n.swap(0, Ordering::AcqRel);
-            (n <= GIVEN_MAX).then(|| {
+            let tombs = self.tombs.load(Ordering::Acquire);
+            (n <= GIVEN_MAX && tombs * 4 < self.slots.len()).then(|| {
                 self.given[..n]
                     .iter()
                     .map(|p| p.load(Ordering::Acquire))
@@ -375,8 +387,21 @@ mod tests {
         assert_eq!(t.restore(page(4)), Some(rw));
         assert_eq!(t.restore(page(6)), Some(rw));
         assert!(t.is_empty() && !all_empty(&t));
+        assert_eq!(t.take_given_back().map(|v| v.len()), Some(3));
+        assert_eq!(t.take_given_back(), Some(vec![]), "taken");
         t.restore_all();
         assert!(all_empty(&t));
+        // Tombstones are counted; past a quarter of the table every page
+        // must go back.
+        assert!(t.protect(page(7), rw));
+        assert_eq!(t.restore(page(7)), Some(rw));
+        assert_eq!(t.tombs.load(Ordering::Relaxed), 1, "one slot, given back");
+        assert!(t.protect(page(7), rw), "its tombstone reused");
+        assert_eq!(t.tombs.load(Ordering::Relaxed), 0);
+        t.tombs.store(t.slots.len() / 4, Ordering::Relaxed);
+        assert_eq!(t.take_given_back(), None, "16 tombstones in 64 slots");
+        t.restore_all();
+        assert_eq!(t.take_given_back(), Some(vec![]));
         // SAFETY: the mapping made above.
         unsafe { libc::munmap(base as *mut libc::c_void, N * PAGE as usize) };
     }
