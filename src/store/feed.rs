@@ -157,14 +157,22 @@ struct State {
     /// Traces to look at again.
     dirty: HashSet<u32>,
     gen: u64,
+    /// The generation of the last full flush: blocks made since live on
+    /// unless dropped (cache/shared.rs I1).
+    full_gen: u64,
 }
 
 impl Prebuilder for Prebuild {
     fn has_work(&self, gen: u64) -> bool {
         Prebuild::has_work(self, gen)
     }
-    fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>) {
-        Prebuild::poll(self, gen, by_guest, requests)
+    fn poll(
+        &mut self,
+        (base, gen): (u64, u64),
+        by_guest: &HashMap<u64, u32>,
+        requests: &mut Vec<Request>,
+    ) {
+        Prebuild::poll(self, (base, gen), by_guest, requests)
     }
     fn settle(&mut self, by_guest: &HashMap<u64, u32>) {
         Prebuild::settle(self, by_guest)
@@ -202,7 +210,13 @@ impl Prebuild {
     /// Ask for the superblocks of stored traces whose blocks all exist now
     /// (in generation `gen`); `by_guest` maps guest addresses to their
     /// latest block ids (the builder's map, up to date).
-    pub fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>) {
+    /// `base` is the last full flush's generation (cache/shared.rs I1).
+    pub fn poll(
+        &mut self,
+        (base, gen): (u64, u64),
+        by_guest: &HashMap<u64, u32>,
+        requests: &mut Vec<Request>,
+    ) {
         if self.state.is_none() {
             let Some(res) = self.feed.loaded.get() else {
                 return;
@@ -237,6 +251,7 @@ impl Prebuild {
         if s.traces.is_empty() {
             return;
         }
+        s.full_gen = base;
         if s.gen != gen {
             // I2: everything may be asked for again.
             s.gen = gen;
@@ -498,9 +513,10 @@ impl State {
                 return Check::Stale;
             }
             match blocks.host(id) {
-                Some((_, g)) if g == self.gen => {}
-                // Translated in an older generation: its new translation
-                // will mark the trace again.
+                // Live: made since the last full flush, not dropped by a
+                // partial one (cache/shared.rs I1).
+                Some((_, g)) if (self.full_gen..=self.gen).contains(&g) => {}
+                // Dropped: its new translation will mark the trace again.
                 Some(_) => return Check::Missing,
                 None => later = true,
             }

@@ -144,9 +144,15 @@ pub trait Prebuilder: Send + std::fmt::Debug {
     /// Anything to do in code-cache generation `gen`? (Cheap: called after
     /// every drain round.)
     fn has_work(&self, gen: u64) -> bool;
-    /// Add the requests whose blocks all exist now (in generation `gen`);
+    /// Add the requests whose blocks all exist now (in generation `gen`,
+    /// the last full flush having made `base`: cache/shared.rs I1);
     /// `by_guest` maps guest addresses to their latest block ids.
-    fn poll(&mut self, gen: u64, by_guest: &HashMap<u64, u32>, requests: &mut Vec<Request>);
+    fn poll(
+        &mut self,
+        base_gen: (u64, u64),
+        by_guest: &HashMap<u64, u32>,
+        requests: &mut Vec<Request>,
+    );
     /// The run is ending: account for what the run's blocks show, asking
     /// for nothing.
     fn settle(&mut self, by_guest: &HashMap<u64, u32>);
@@ -279,7 +285,7 @@ impl Builder {
             self.follow_blocks();
         }
         if let Some(p) = self.prebuild.as_mut() {
-            p.poll(self.gen, &self.by_guest, &mut requests);
+            p.poll((self.base, self.gen), &self.by_guest, &mut requests);
         }
         for (id, req) in std::mem::take(&mut self.again) {
             if tables
