@@ -269,28 +269,6 @@ impl ProtectedPages {
         }
         v
     }
-
-    /// Pages in `[start, end)`, for syscalls that may write there.
-    pub fn any_in(&self, start: u64, end: u64) -> bool {
-        if end <= start || self.is_empty() {
-            return false;
-        }
-        let first = start & !(PAGE - 1);
-        if (end - first) / PAGE > self.slots.len() as u64 {
-            return self.slots.iter().any(|s| {
-                let cur = s.load(Ordering::Acquire);
-                cur != 0 && cur != TOMB && (first..end).contains(&(cur & !0xfff))
-            });
-        }
-        let mut p = Some(first);
-        while let Some(at) = p.filter(|&at| at < end) {
-            if self.contains(at) {
-                return true;
-            }
-            p = at.checked_add(PAGE);
-        }
-        false
-    }
 }
 
 /// Set guest page `page`'s protection as the kernel should see `prot`;
@@ -354,9 +332,21 @@ mod tests {
         assert!(t.protect(page(1), rw));
         assert!(t.protect(page(0), rwx), "twice is fine");
         assert_eq!(t.len(), 2);
-        assert!(t.any_in(page(0) + 0x800, page(0) + 0x900));
-        assert!(!t.any_in(page(2), page(9)));
-        assert!(!t.any_in(u64::MAX - 100, u64::MAX), "no wrap at the top");
+        assert_eq!(
+            t.pages_in(page(0) + 0x800, page(0) + 0x900, 4),
+            vec![page(0)]
+        );
+        assert_eq!(t.pages_in(page(0), page(9), 4), vec![page(0), page(1)]);
+        assert_eq!(
+            t.pages_in(page(0), page(9), 1),
+            vec![page(0)],
+            "at most max"
+        );
+        assert!(t.pages_in(page(2), page(9), 4).is_empty());
+        assert!(
+            t.pages_in(u64::MAX - 100, u64::MAX, 4).is_empty(),
+            "no wrap at the top"
+        );
         assert_eq!(t.restored(), 0);
         assert_eq!(t.restore(page(1)), Some(rw));
         assert_eq!(t.restore(page(1)), None);
