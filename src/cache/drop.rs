@@ -23,9 +23,53 @@
 //!     are kept (a thread may still leave through one of an older
 //!     generation, I6).
 //! D4: only while no other thread runs translated code (a stop).
+//! D5: both lists are [`Appended`]: records go to the end of a log, and
+//!     only a partial flush files them under their key. A forked child
+//!     shares its parent's memory copy-on-write, and a hash table insert
+//!     touches one of its pages at random: with both lists as tables, each
+//!     block a python fork child translated copied two or three pages of
+//!     the parent's (most processes never flush part of their code).
+
+use hashbrown::HashMap;
 
 use super::CodeCache;
 use crate::types::{BlockId, HostAddr};
+
+/// Records under keys, appended to a log and filed in a table only when
+/// asked for (D5).
+#[derive(Debug)]
+pub(super) struct Appended<K, V> {
+    log: Vec<(K, V)>,
+    filed: HashMap<K, Vec<V>>,
+}
+
+impl<K, V> Default for Appended<K, V> {
+    fn default() -> Self {
+        Appended {
+            log: Vec::new(),
+            filed: HashMap::new(),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Copy, V: Copy> Appended<K, V> {
+    pub fn push(&mut self, k: K, v: V) {
+        self.log.push((k, v));
+    }
+
+    /// Every record under `k` (in the order pushed), taken out.
+    pub fn take(&mut self, k: K) -> Vec<V> {
+        for (k, v) in self.log.drain(..) {
+            self.filed.entry(k).or_default().push(v);
+        }
+        self.filed.remove(&k).unwrap_or_default()
+    }
+
+    pub fn clear(&mut self) {
+        self.log.clear();
+        self.filed.clear();
+    }
+}
 
 impl CodeCache {
     /// Link direct exit `field` to block `to`, remembering where it
@@ -33,7 +77,7 @@ impl CodeCache {
     pub fn link(&mut self, field: HostAddr, to: BlockId) -> Result<(), super::CacheError> {
         let was = self.mem.rel32_target(field);
         self.mem.patch_rel32(field, self.block(to).host)?;
-        self.links_in.entry(to.0).or_default().push((field, was));
+        self.links_in.push(to.0, (field, was));
         Ok(())
     }
 
@@ -51,7 +95,7 @@ impl CodeCache {
         let mut dead = Vec::new();
         for &page in pages {
             let p = page >> 12;
-            for id in self.page_blocks.remove(&p).unwrap_or_default() {
+            for id in self.page_blocks.take(p) {
                 let guest = self.block(id).guest;
                 if self.by_guest.get(&guest) == Some(id) {
                     self.by_guest.remove(&guest);
@@ -62,7 +106,7 @@ impl CodeCache {
             self.code_pages.remove(&p);
         }
         for id in &dead {
-            for (field, was) in self.links_in.remove(&id.0).unwrap_or_default() {
+            for (field, was) in self.links_in.take(id.0) {
                 self.mem.patch_rel32(field, was).ok()?;
             }
         }
@@ -74,5 +118,35 @@ impl CodeCache {
         self.flushes += 1;
         debug_assert_eq!(self.view.shared.gen(), self.flushes);
         all.then_some(dead.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Appended;
+
+    #[test]
+    fn appended_records_come_out_under_their_key_in_order() {
+        let mut a: Appended<u32, u64> = Appended::default();
+        let mut want: std::collections::HashMap<u32, Vec<u64>> = Default::default();
+        let mut x = 0x9e37_79b9_u64;
+        for step in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = (x % 97) as u32;
+            if x % 5 == 0 {
+                assert_eq!(
+                    a.take(k),
+                    want.remove(&k).unwrap_or_default(),
+                    "step {step}"
+                );
+            } else {
+                a.push(k, step);
+                want.entry(k).or_default().push(step);
+            }
+        }
+        a.clear();
+        assert!(a.take(3).is_empty());
     }
 }

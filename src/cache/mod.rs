@@ -209,10 +209,10 @@ pub struct CodeCache {
     /// them, a full one starts them again.
     sites_from: u64,
     /// The listed blocks on each guest page (drop.rs; stale ids too).
-    page_blocks: hashbrown::HashMap<u64, Vec<BlockId>>,
+    page_blocks: drop::Appended<u64, BlockId>,
     /// The direct exits linked to each block since the last full flush:
     /// (rel32 field, where it pointed before), to unlink (drop.rs).
-    links_in: hashbrown::HashMap<u32, Vec<(HostAddr, HostAddr)>>,
+    links_in: drop::Appended<u32, (HostAddr, HostAddr)>,
 }
 
 impl CodeCache {
@@ -263,7 +263,7 @@ impl CodeCache {
         let id = self.view.index.push(info);
         for p in first..=last {
             self.code_pages.insert(p, ());
-            self.page_blocks.entry(p).or_default().push(id);
+            self.page_blocks.push(p, id);
         }
         self.by_guest.insert(guest, id);
         id
