@@ -254,7 +254,8 @@ fn the_default_directory_and_the_cache_subcommand() {
     assert!(show.contains("facts") && show.contains("entries"), "{show}");
     let n = entries(&cache).len()
         + translation_entries(&cache).len()
-        + kind_entries(&cache, "translations-seen").len();
+        + kind_entries(&cache, "translations-seen").len()
+        + kind_entries(&cache, "translations-more").len();
     assert_eq!(
         cli(&["cache", "clear"]),
         format!("{}: {n} entries removed\n", cache.display())
@@ -464,5 +465,78 @@ fn a_kept_block_whose_code_changed_in_memory_is_not_placed() {
     let o = hotlift(&["patch"]);
     assert!(o.status.success(), "{o:?}");
     assert_eq!(o.stdout, patched);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program that calls the first `VARIANT` of 80 small functions of its
+/// own: each variant runs a few blocks the others do not.
+fn variants_program() -> String {
+    let mut s = String::from("#include <stdio.h>\n#include <stdlib.h>\n");
+    for n in 1..=80 {
+        s += &format!(
+            "__attribute__((noinline)) long f{n}(long x) {{ return x > {n} ? x * {n} - (x >> 3) : x + {n}; }}\n"
+        );
+    }
+    s += "long (*const fs[])(long) = {";
+    s += &(1..=80)
+        .map(|n| format!("f{n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    s += "};\nint main(void) {\n  const char *v = getenv(\"VARIANT\");\n  int k = v ? atoi(v) : 0;\n";
+    s += "  long s = 0;\n  for (int i = 0; i < k && i < 80; i++) s += fs[i](i * 3);\n";
+    s += "  printf(\"%ld\\n\", s);\n  return 0;\n}\n";
+    s
+}
+
+/// Blocks translated but not placed from kept translations.
+fn unkept(p: &serde_json::Value) -> u64 {
+    p["totals"]["translated_blocks"].as_u64().unwrap() - kept_blocks(p)
+}
+
+/// kept/mod.rs K5: a run that adds a few blocks to a module's entry
+/// writes them to the module's second entry, which the next run places
+/// from; one that adds many writes the first again, with the second's.
+#[test]
+fn a_few_new_blocks_go_to_a_second_entry_placed_by_the_next_run() {
+    let dir = workdir("kept-more");
+    let exe = build(&dir, "variants", &variants_program());
+    let cache = dir.join("cache");
+    let arg = ["--cache-dir", cache.to_str().unwrap()];
+    let v = |k: &'static str| [("VARIANT", Path::new(k))];
+    // Marks, then the entries, then a warm run: what is never kept (the
+    // vDSO's blocks).
+    run(&exe, &dir.join("a.json"), &arg, &v("0"));
+    run(&exe, &dir.join("b.json"), &arg, &v("0"));
+    let (_, warm0) = run(&exe, &dir.join("c.json"), &arg, &v("0"));
+    let base = unkept(&warm0);
+    let first = |cache: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        translation_entries(cache)
+            .into_iter()
+            .map(|e| (e.clone(), std::fs::read(&e).unwrap()))
+            .collect()
+    };
+    let before = first(&cache);
+    // Three functions more: a few blocks, to the second entry; the first
+    // entries are not written again.
+    let (o, few) = run(&exe, &dir.join("d.json"), &arg, &v("3"));
+    assert_eq!(stderr(&o), "");
+    assert!(unkept(&few) > base, "{} vs {base}", unkept(&few));
+    assert_eq!(first(&cache), before, "first entries unchanged");
+    assert!(!kind_entries(&cache, "translations-more").is_empty());
+    let (_, cold3) = run(&exe, &dir.join("e.json"), &["--no-cache"], &v("3"));
+    let (o, again) = run(&exe, &dir.join("f.json"), &arg, &v("3"));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(unkept(&again), base, "placed from the second entry");
+    assert_eq!(counts(&again), counts(&cold3));
+    // All eighty: past K3's threshold, the program's first entry is
+    // written again, holding the second's blocks too.
+    run(&exe, &dir.join("g.json"), &arg, &v("80"));
+    assert_ne!(first(&cache), before, "the first entry written again");
+    let (_, cold80) = run(&exe, &dir.join("h.json"), &["--no-cache"], &v("80"));
+    let (_, warm80) = run(&exe, &dir.join("i.json"), &arg, &v("80"));
+    assert_eq!(unkept(&warm80), base);
+    assert_eq!(counts(&warm80), counts(&cold80));
+    let (_, warm3) = run(&exe, &dir.join("j.json"), &arg, &v("3"));
+    assert_eq!(unkept(&warm3), base);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -26,11 +26,21 @@
 //!     cold run left its mark (a program run once, or a CI job starting
 //!     from an empty cache each time, pays for no write), or when it adds
 //!     at least 64 blocks and a sixteenth of it (a program whose path varies a
-//!     little from run to run does not write ten megabytes each time); a
+//!     little from run to run does not write ten megabytes each time); fewer
+//!     go to the module's second, small entry (`translations-more`, K5); a
 //!     forked child places kept blocks (its parent's entries, mapped
 //!     before the fork) but records and writes nothing: fifty children
 //!     rewriting libc's entry would cost more than they save. A damaged or foreign entry is a cold
 //!     start for that module (persist.rs).
+//! K5: a module's second entry holds the blocks made since its first
+//!     was written, rewritten whole by each run that adds to it, until
+//!     they reach K3's threshold together: then the first is written again
+//!     with them and the second emptied. A run places from the first, else
+//!     the second. (A python start varies its path with its hash seed: a
+//!     warm `python3 -c pass` lifted 1,200-2,000 blocks, each run others,
+//!     and an entry of 30,000 never reached a sixteenth new in one run; a
+//!     `/bin/true` lifted two blocks of ld.so's `strcmp` each run, which
+//!     cost the decoder's tables, 0.3 ms, in every process.)
 //! K4: reading an entry opens files: in a process with more than one
 //!     guest thread that is done on a thread of hotlift's with a
 //!     descriptor table of its own (host.rs), so that no other guest
@@ -54,17 +64,22 @@ pub use record::{Made, Recipe};
 const KIND: &str = "translations";
 /// `persist` kind of the marks a module's first cold run leaves (K3).
 const SEEN: &str = "translations-seen";
+/// `persist` kind of the blocks made since a module's entry (K5).
+const MORE: &str = "translations-more";
+
+/// An entry mapped, and where each block's record starts in it.
+type Indexed = (crate::persist::Mapped, HashMap<u32, u32>);
 
 /// An entry to write ([`Kept::write`]).
 #[derive(Debug)]
 pub struct Entry {
     key: Vec<u8>,
     payload: Vec<u8>,
-    /// A module's first cold run's mark (K3: its blocks are recorded and
-    /// written by the next cold run, not this one: a program run once, or
-    /// a CI job that starts from an empty cache every time, pays for no
-    /// recording and no write).
-    mark: bool,
+    /// [`KIND`]; [`SEEN`], a module's first cold run's mark (K3: its
+    /// blocks are recorded and written by the next cold run, not this one:
+    /// a program run once, or a CI job that starts from an empty cache
+    /// every time, pays for no recording and no write); or [`MORE`] (K5).
+    kind: &'static str,
 }
 
 /// The translator's inputs beside the guest bytes (K1), the same for
@@ -88,6 +103,8 @@ struct Module {
     /// The entry read (K1; None: there is none), and where each block's
     /// record starts in it; None before it is looked for.
     loaded: Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>,
+    /// The module's second entry (K5), read with the first.
+    more: Option<Indexed>,
     /// Where the record after the last one found starts: a run places
     /// blocks mostly in the order the run that kept them translated them,
     /// so the next is most often there (no hashing, and the next record's
@@ -173,14 +190,30 @@ fn key_of(r: &crate::images::ImageRecord, inputs: &Inputs) -> Option<Vec<u8>> {
     Some(k)
 }
 
+/// Append to `out` each record of payload `from` (in its order) whose
+/// block `made` does not hold yet, and add its block.
+fn append_missing(out: &mut Vec<u8>, made: &mut std::collections::HashSet<u32>, from: &[u8]) {
+    let mut at = 0;
+    while let Some(rec) = record_at(from, at) {
+        at += 4 + rec.len();
+        let Some(offset) = rec.get(..4) else { break };
+        if made.insert(u32::from_le_bytes(offset.try_into().expect("4 bytes"))) {
+            out.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+            out.extend_from_slice(rec);
+        }
+    }
+}
+
 /// Entry `key` mapped and indexed, if the cache holds a whole one, and
 /// whether a first cold run left the module's mark (K3: without an entry,
 /// blocks are recorded only then).
-#[allow(clippy::type_complexity)]
-fn load(key: &[u8]) -> (Option<(crate::persist::Mapped, HashMap<u32, u32>)>, bool) {
-    let found = crate::persist::map(KIND, key).and_then(|e| index(e.payload()).map(|ix| (e, ix)));
+fn load(key: &[u8]) -> (Option<Indexed>, Option<Indexed>, bool) {
+    let indexed =
+        |kind| crate::persist::map(kind, key).and_then(|e| index(e.payload()).map(|ix| (e, ix)));
+    let found = indexed(KIND);
+    let more = found.as_ref().and_then(|_| indexed(MORE));
     let marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
-    (found, marked)
+    (found, more, marked)
 }
 
 impl Kept {
@@ -220,6 +253,7 @@ impl Kept {
                         hi: if key.is_some() { r.code.1 } else { r.code.0 },
                         key: key.unwrap_or_default(),
                         loaded: None,
+                        more: None,
                         cursor: 0,
                         marked: false,
                         new: Vec::new(),
@@ -265,7 +299,7 @@ impl Kept {
         let m = &mut self.modules[i];
         if m.loaded.is_none() {
             let key = m.key.clone();
-            let (found, marked) = if alone() {
+            let (found, more, marked) = if alone() {
                 load(&key)
             } else {
                 // K4: opened where no guest thread can see a descriptor.
@@ -275,9 +309,10 @@ impl Kept {
                 })
                 .ok()
                 .and_then(|t| t.join().ok())
-                .unwrap_or((None, false))
+                .unwrap_or((None, None, false))
             };
             m.marked = marked;
+            m.more = more;
             m.loaded = Some(match found {
                 Some((e, ix)) => (Some(e), ix),
                 None => (None, HashMap::new()),
@@ -290,8 +325,16 @@ impl Kept {
             .get(m.cursor + 4..m.cursor + 8)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
         let at = match next {
-            Some(o) if o == offset => m.cursor,
-            _ => *ix.get(&offset)? as usize,
+            Some(o) if o == offset => Some(m.cursor),
+            _ => ix.get(&offset).map(|&at| at as usize),
+        };
+        let Some(at) = at else {
+            // K5.
+            let (more, ix) = m.more.as_ref()?;
+            return decode(
+                record_at(more.payload(), *ix.get(&offset)? as usize)?,
+                m.base,
+            );
         };
         let rec = record_at(payload, at)?;
         m.cursor = at + 4 + rec.len();
@@ -325,9 +368,9 @@ impl Kept {
         }
     }
 
-    /// The entries to write (K3): each module with blocks made this run,
-    /// its kept records merged with the new (a new record replaces a kept
-    /// one of the same block).
+    /// The entries to write (K3, K5): each module with blocks made this
+    /// run, its kept records merged with the new (a new record replaces a
+    /// kept one of the same block).
     pub fn take_entries(&mut self) -> Vec<Entry> {
         if self.read_only {
             return Vec::new();
@@ -335,19 +378,19 @@ impl Kept {
         // One entry a file, though it was mapped more than once (a
         // library unloaded and loaded again): their records together.
         type Loaded = Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>;
-        let mut by_key: Vec<(Vec<u8>, Vec<u8>, Loaded)> = Vec::new();
-        let mut marks = Vec::new();
+        let mut by_key: Vec<(Vec<u8>, Vec<u8>, Loaded, Option<Indexed>)> = Vec::new();
+        let mut out = Vec::new();
         for m in std::mem::take(&mut self.modules) {
-            // K3: a few new blocks beside many kept (a program whose path
-            // varies a little from run to run) are not worth writing the
-            // whole entry again for.
             if matches!(m.loaded, Some((None, _))) && !m.marked {
                 // K3: the first cold run of a module leaves its mark.
-                marks.push(m.key);
+                out.push(Entry {
+                    key: m.key,
+                    payload: Vec::new(),
+                    kind: SEEN,
+                });
                 continue;
             }
-            let kept = m.loaded.as_ref().map_or(0, |(_, ix)| ix.len());
-            if m.fresh == 0 || (m.fresh as usize) < (kept / 16).max(64) && kept > 0 {
+            if m.fresh == 0 {
                 continue;
             }
             match by_key.iter_mut().find(|e| e.0 == m.key) {
@@ -356,35 +399,47 @@ impl Kept {
                     if e.2.is_none() {
                         e.2 = m.loaded;
                     }
+                    if e.3.is_none() {
+                        e.3 = m.more;
+                    }
                 }
-                None => by_key.push((m.key, m.new, m.loaded)),
+                None => by_key.push((m.key, m.new, m.loaded, m.more)),
             }
         }
-        let mut out: Vec<Entry> = marks
-            .into_iter()
-            .map(|key| Entry {
-                key,
-                payload: Vec::new(),
-                mark: true,
-            })
-            .collect();
-        for (key, mut payload, loaded) in by_key {
-            if let Some((Some(old), ix)) = loaded {
-                let made = index(&payload).unwrap_or_default();
-                for (offset, &at) in &ix {
-                    if made.contains_key(offset) {
-                        continue;
-                    }
-                    if let Some(rec) = record_at(old.payload(), at as usize) {
-                        payload.extend_from_slice(&(rec.len() as u32).to_le_bytes());
-                        payload.extend_from_slice(rec);
-                    }
-                }
+        for (key, mut payload, loaded, more) in by_key {
+            let mut made: std::collections::HashSet<u32> =
+                index(&payload).unwrap_or_default().into_keys().collect();
+            let fresh = made.len();
+            if let Some((more, _)) = &more {
+                append_missing(&mut payload, &mut made, more.payload());
             }
+            let kept = loaded.as_ref().map_or(0, |(_, ix)| ix.len());
+            // K3: a few new blocks beside many kept (a program whose path
+            // varies a little from run to run) are not worth writing the
+            // whole entry again for: they go to the second (K5).
+            if kept > 0 && made.len() < (kept / 16).max(64) {
+                out.push(Entry {
+                    key,
+                    payload,
+                    kind: MORE,
+                });
+                continue;
+            }
+            if let Some((Some(old), _)) = &loaded {
+                append_missing(&mut payload, &mut made, old.payload());
+            }
+            if more.is_some() {
+                out.push(Entry {
+                    key: key.clone(),
+                    payload: Vec::new(),
+                    kind: MORE,
+                });
+            }
+            debug_assert!(fresh > 0);
             out.push(Entry {
                 key,
                 payload,
-                mark: false,
+                kind: KIND,
             });
         }
         self.seen = None;
@@ -394,8 +449,7 @@ impl Kept {
     /// Write `entries` (K3).
     pub fn write(entries: Vec<Entry>) {
         for e in entries {
-            let kind = if e.mark { SEEN } else { KIND };
-            crate::persist::put(kind, &e.key, &e.payload);
+            crate::persist::put(e.kind, &e.key, &e.payload);
         }
     }
 }
