@@ -52,7 +52,7 @@
 mod place;
 mod record;
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use crate::backend::reloc::Placement;
 use crate::images::{ImageKind, ImageLog};
@@ -192,7 +192,7 @@ fn key_of(r: &crate::images::ImageRecord, inputs: &Inputs) -> Option<Vec<u8>> {
 
 /// Append to `out` each record of payload `from` (in its order) whose
 /// block `made` does not hold yet, and add its block.
-fn append_missing(out: &mut Vec<u8>, made: &mut std::collections::HashSet<u32>, from: &[u8]) {
+fn append_missing(out: &mut Vec<u8>, made: &mut hashbrown::HashSet<u32>, from: &[u8]) {
     let mut at = 0;
     while let Some(rec) = record_at(from, at) {
         at += 4 + rec.len();
@@ -407,7 +407,7 @@ impl Kept {
             }
         }
         for (key, mut payload, loaded, more) in by_key {
-            let mut made: std::collections::HashSet<u32> =
+            let mut made: hashbrown::HashSet<u32> =
                 index(&payload).unwrap_or_default().into_keys().collect();
             let fresh = made.len();
             if let Some((more, _)) = &more {
