@@ -14,16 +14,14 @@
 //!     the table as `gs:[index*8 + off::IBL]`: each thread has its own
 //!     table and no other thread writes it. Contexts are never freed (the
 //!     monitor reads `ring_pos` until the end).
-//! I5: the first context of a process has its table at the start of a
-//!     2 MB-aligned range the kernel may back with one huge page
-//!     (`MADV_HUGEPAGE`): when the table was written empty entry by entry
-//!     that took 256 page faults, about 1.4 ms of the 19 ms `/bin/true`
-//!     takes under hotlift by `perf record` (`/bin/true` 0.96–0.97 of
-//!     before in 100 paired runs, AMD EPYC); an empty table is zero
-//!     memory now (cache/ibl.rs I1), and the huge page still saves a
-//!     fault for each page the inserts of a busy thread reach. Later
-//!     threads' tables stay on small pages: a huge page holds 1 MB more
-//!     than the table.
+//! I5: a table is fresh zero memory on small pages, empty as it is
+//!     (cache/ibl.rs I1): a thread touches the pages its inserts reach.
+//!     (The first thread's table had a huge page of its own, from when
+//!     the table was written empty entry by entry; with zero memory that
+//!     gained nothing measurable, `/bin/true` 1.00 and python's loop
+//!     0.97-1.01 in paired runs, and the 2 MB the kernel zeroed at the
+//!     first insert took 3-15 ms in some runs on a VM whose freed memory
+//!     goes back to its host: Intel Xeon model 207, `perf record`.)
 //!
 //! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly set
 //! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
@@ -140,11 +138,6 @@ pub const PATH_SCRATCH: usize = 8;
 /// Bytes the context takes at the start of its mapping; the thread's
 /// indirect-branch lookup table follows (I4).
 pub const CTX_BYTES: usize = 4096;
-/// A huge page (I5).
-const HUGE: usize = 2 << 20;
-/// The process's first context was made (I5).
-static FIRST_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// Offsets into [`ThreadCtx`] for emitted code (I1).
 pub mod off {
     use super::ThreadCtx;
@@ -441,26 +434,11 @@ impl ThreadCtx {
         xsave_init(area as u64);
         let mut gpr = [0u64; 16];
         gpr[4] = rsp;
-        // I5: the first thread's lookup table on a huge page of its own
-        // where the kernel gives one.
-        let huge = !FIRST_TAKEN.swap(true, Ordering::Relaxed);
-        let table_bytes = crate::cache::IBL_ENTRIES * 16;
-        let bytes = CTX_BYTES
-            + if huge {
-                table_bytes + 2 * HUGE
-            } else {
-                table_bytes
-            };
+        // I5.
+        let bytes = CTX_BYTES + crate::cache::IBL_ENTRIES * 16;
         let m = crate::anon::map(bytes, libc::MAP_NORESERVE)
             .unwrap_or_else(|e| panic!("cannot map a thread context ({bytes} bytes): {e}"));
-        let p = if huge {
-            let table = (m as usize + CTX_BYTES).next_multiple_of(HUGE);
-            // SAFETY: advice on a 2 MB range inside the mapping just made.
-            unsafe { libc::madvise(table as *mut libc::c_void, HUGE, libc::MADV_HUGEPAGE) };
-            (table - CTX_BYTES) as *mut ThreadCtx
-        } else {
-            m as *mut ThreadCtx
-        };
+        let p = m as *mut ThreadCtx;
         let ctx = ThreadCtx {
             gpr,
             rflags: 0x202,
