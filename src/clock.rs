@@ -4,15 +4,67 @@
 //! the crate.
 #![allow(unsafe_code)]
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
 /// The clock and the time stamp counter at [`mark_born`].
 static BORN: OnceLock<(Instant, u64)> = OnceLock::new();
 
+/// CPU time of the thread that ran `main` when `main` began, in ns.
+static CPU_BEFORE_MAIN: AtomicU64 = AtomicU64::new(0);
+
+/// Points a process's start-up passes on the way to the guest's first
+/// instruction, in order (the profile's `times.startup`).
+#[derive(Debug, Clone, Copy)]
+pub enum Phase {
+    /// The options read, the program and its interpreter loaded.
+    Loaded,
+    /// Code memory, its stubs and index made.
+    CodeCache,
+    /// Profiling set up and the monitor thread started.
+    Monitor,
+    /// The first guest thread's context, ring and lookup table made.
+    FirstThread,
+}
+
+/// Nanoseconds from `main` to each [`Phase`] (0: not reached).
+static PHASES: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+
 /// Mark the start of `main` (later calls change nothing).
 pub fn mark_born() {
-    BORN.get_or_init(|| (Instant::now(), ticks()));
+    BORN.get_or_init(|| {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: writes the calling thread's CPU clock into `t`.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+            CPU_BEFORE_MAIN.store(ns, Ordering::Relaxed);
+        }
+        (Instant::now(), ticks())
+    });
+}
+
+/// Seconds of CPU the process's first thread had used when `main` began:
+/// the `execve`, the dynamic loader, the runtime's start (and, for a
+/// process made by `fork` and `execve`, its time before the `execve`).
+pub fn cpu_before_main() -> f64 {
+    CPU_BEFORE_MAIN.load(Ordering::Relaxed) as f64 * 1e-9
+}
+
+/// The start-up reached `p` (the first time counts).
+pub fn phase(p: Phase) {
+    let ns = BORN
+        .get()
+        .map_or(0, |b| b.0.elapsed().as_nanos().max(1) as u64);
+    let _ = PHASES[p as usize].compare_exchange(0, ns, Ordering::Relaxed, Ordering::Relaxed);
+}
+
+/// Seconds from `main` to each [`Phase`], in order (0: not reached).
+pub fn phases() -> [f64; 4] {
+    std::array::from_fn(|i| PHASES[i].load(Ordering::Relaxed) as f64 * 1e-9)
 }
 
 /// Seconds since [`mark_born`] (0 if it was never called).

@@ -235,6 +235,21 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
         t["wall_seconds"].as_f64().unwrap(),
     );
     assert!(setup > 0.0 && tr > 0.0 && tr < wall, "{t}");
+    // Its steps, in order, within it; the CPU hotlift used before main.
+    let u = &t["startup"];
+    let steps: Vec<f64> = [
+        "loading_seconds",
+        "code_cache_seconds",
+        "monitor_seconds",
+        "first_thread_seconds",
+    ]
+    .iter()
+    .map(|k| u[*k].as_f64().unwrap())
+    .collect();
+    assert!(steps.iter().all(|&x| x > 0.0), "{u}");
+    assert!(steps.iter().sum::<f64>() <= setup, "{u} within {setup}");
+    let before = u["before_main_cpu_seconds"].as_f64().unwrap();
+    assert!(before > 0.0 && before < wall, "{u}");
     let translated = p["totals"]["translated_blocks"].as_u64().unwrap();
     let line = err
         .lines()
@@ -242,6 +257,8 @@ fn profile_subcommand_prints_a_summary_and_names_symbols() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!(
         line.contains(&format!("{:.1} ms of hotlift set-up", setup * 1e3))
+            && line.contains(&format!("options and loading {:.1}", steps[0] * 1e3))
+            && line.contains("of CPU before hotlift's main")
             && line.contains(&format!(
                 "{translated} blocks translated in {:.1} ms",
                 tr * 1e3

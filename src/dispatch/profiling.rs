@@ -685,6 +685,11 @@ impl super::process::Process {
             Some(l) => (&l.translations[..], l.translate_ticks, l.kept.placed),
             None => (&[][..], 0, 0),
         };
+        let setup = prof
+            .setup_seconds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or(0.0);
         let profile = Profile::build(Inputs {
             tables: &tables,
             blocks: prof.blocks.published(),
@@ -704,11 +709,13 @@ impl super::process::Process {
                     .as_secs_f64(),
                 process_cpu_seconds: process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
-                setup_seconds: prof
-                    .setup_seconds
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .unwrap_or(0.0),
+                setup_seconds: setup,
+                // A forked child's marks are its parent's (0 set-up).
+                startup: if setup > 0.0 {
+                    crate::profile::Startup::measured()
+                } else {
+                    Default::default()
+                },
                 translation_seconds: crate::clock::ticks_seconds(translate_ticks),
                 drain_seconds: (drained_at - ending_at).as_secs_f64(),
                 profile_seconds: 0.0,

@@ -155,6 +155,7 @@ impl Vm {
             }
         }
 
+        crate::clock::phase(crate::clock::Phase::Loaded);
         let mut code = CodeMem::new_near(
             image.lo.0,
             image.hi.0,
@@ -194,6 +195,7 @@ impl Vm {
             kick_stub,
         });
         let cache = CodeCache::new(code, view.clone());
+        crate::clock::phase(crate::clock::Phase::CodeCache);
 
         let sig = super::SignalState::inherited(ignored);
         // Before the monitor pins this thread: the guest sees what it
@@ -208,6 +210,7 @@ impl Vm {
             ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
         let prof = Profiling::new(&opts, images, command_line, &shared)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+        crate::clock::phase(crate::clock::Phase::Monitor);
         let paths = match (&opts.paths, &prof.paths_shared) {
             (Some(c), Some(s)) => {
                 let p = super::paths::PathsState::new(c.clone(), s.clone());
@@ -255,6 +258,7 @@ impl Vm {
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
         let ctx = ThreadCtx::alloc(entry.0, stack.sp.0);
         let vm = Vm::new_thread(proc, ctx)?;
+        crate::clock::phase(crate::clock::Phase::FirstThread);
         // The mask this process inherited is the guest's (an `execve`
         // keeps it), but hotlift's own signals must stay deliverable: the
         // guest's bits for them are recorded (signal/deliver.rs D1).

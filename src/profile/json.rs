@@ -390,6 +390,13 @@ mod tests {
                 process_cpu_seconds: 1e-9,
                 monitor_cpu_seconds: 0.0,
                 setup_seconds: 1.5,
+                startup: Startup {
+                    before_main_cpu_seconds: 0.5,
+                    loading_seconds: 0.25,
+                    code_cache_seconds: 0.125,
+                    monitor_seconds: 0.0625,
+                    first_thread_seconds: 0.03125,
+                },
                 translation_seconds: 2.0,
                 drain_seconds: 0.125,
                 profile_seconds: 3.0,

@@ -77,6 +77,8 @@ pub struct Times {
     /// From hotlift's `main` to the guest's first instruction (0 in a
     /// forked child).
     pub setup_seconds: f64,
+    /// Where the start-up went (all 0 in a forked child).
+    pub startup: Startup,
     /// Spent by guest threads translating blocks (not superblocks, which
     /// the monitor builds).
     pub translation_seconds: f64,
@@ -86,6 +88,41 @@ pub struct Times {
     /// At the end, reading the modules' symbols and building this
     /// profile (writing it comes after).
     pub profile_seconds: f64,
+}
+
+/// A process's start-up (`times.startup`), in seconds: the first
+/// before `main`, the others the steps from `main` to the guest's first
+/// instruction, in order (what follows the last is `setup_seconds` less
+/// their sum: the guest's signal state, the first dispatch).
+#[derive(Debug, Serialize, serde::Deserialize, Default, Clone, Copy, PartialEq)]
+pub struct Startup {
+    /// CPU time of hotlift's thread when `main` began: the `execve`, the
+    /// dynamic loader, the runtime's start.
+    pub before_main_cpu_seconds: f64,
+    /// Reading the options, loading the program and its interpreter,
+    /// building its stack.
+    pub loading_seconds: f64,
+    /// Code memory, its shared stubs and index.
+    pub code_cache_seconds: f64,
+    /// Profiling set up, the monitor thread started.
+    pub monitor_seconds: f64,
+    /// The first guest thread's context, ring and lookup table.
+    pub first_thread_seconds: f64,
+}
+
+impl Startup {
+    /// This process's, from the marks it passed (crate::clock).
+    pub fn measured() -> Startup {
+        let [loaded, cache, monitor, thread] = crate::clock::phases();
+        let step = |a: f64, b: f64| if a > 0.0 && b >= a { b - a } else { 0.0 };
+        Startup {
+            before_main_cpu_seconds: crate::clock::cpu_before_main(),
+            loading_seconds: loaded,
+            code_cache_seconds: step(loaded, cache),
+            monitor_seconds: step(cache, monitor),
+            first_thread_seconds: step(monitor, thread),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Default)]

@@ -70,6 +70,9 @@ pub struct Times {
     pub process_cpu_seconds: f64,
     #[serde(default)]
     pub setup_seconds: f64,
+    /// Absent before 2026-12-01: all 0.
+    #[serde(default)]
+    pub startup: super::Startup,
     #[serde(default)]
     pub translation_seconds: f64,
     #[serde(default)]
@@ -467,6 +470,7 @@ impl ProfileDoc {
                 wall_seconds: p.times.wall_seconds,
                 process_cpu_seconds: p.times.process_cpu_seconds,
                 setup_seconds: p.times.setup_seconds,
+                startup: p.times.startup,
                 translation_seconds: p.times.translation_seconds,
                 monitor_cpu_seconds: p.times.monitor_cpu_seconds,
                 drain_seconds: p.times.drain_seconds,

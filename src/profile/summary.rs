@@ -330,11 +330,36 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
 
     let t = |f: fn(&ProfileDoc) -> f64| docs.iter().map(|(d, _)| f(d)).sum::<f64>();
     let translate = t(|d| d.times.translation_seconds);
+    let setup = t(|d| d.times.setup_seconds);
+    let u = |f: fn(&super::Startup) -> f64| {
+        docs.iter().map(|(d, _)| f(&d.times.startup)).sum::<f64>() * 1e3
+    };
+    let steps = [
+        u(|u| u.loading_seconds),
+        u(|u| u.code_cache_seconds),
+        u(|u| u.monitor_seconds),
+        u(|u| u.first_thread_seconds),
+    ];
+    // Profiles before 2026-12-01 have no steps.
+    let split = if steps.iter().sum::<f64>() > 0.0 {
+        format!(
+            " (options and loading {:.1}, code cache {:.1}, profiling and monitor {:.1}, \
+             first thread {:.1}, the rest {:.1}; {:.1} ms of CPU before hotlift's main)",
+            steps[0],
+            steps[1],
+            steps[2],
+            steps[3],
+            (setup * 1e3 - steps.iter().sum::<f64>()).max(0.0),
+            u(|u| u.before_main_cpu_seconds),
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
         "start-up and translation: {:.1} ms of hotlift set-up before the first guest \
-         instruction, {translated} blocks translated in {:.1} ms ({:.2} us a block)",
-        t(|d| d.times.setup_seconds) * 1e3,
+         instruction{split}, {translated} blocks translated in {:.1} ms ({:.2} us a block)",
+        setup * 1e3,
         translate * 1e3,
         translate * 1e6 / translated.max(1) as f64,
     );
