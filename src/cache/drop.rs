@@ -135,7 +135,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let k = (x % 97) as u32;
-            if x % 5 == 0 {
+            if x.is_multiple_of(5) {
                 assert_eq!(
                     a.take(k),
                     want.remove(&k).unwrap_or_default(),

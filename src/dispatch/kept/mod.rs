@@ -378,7 +378,10 @@ impl Kept {
         // One entry a file, though it was mapped more than once (a
         // library unloaded and loaded again): their records together.
         type Loaded = Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>;
-        let mut by_key: Vec<(Vec<u8>, Vec<u8>, Loaded, Option<Indexed>)> = Vec::new();
+        /// A module file's key, records made this run, first and second
+        /// entries (K5).
+        type ByKey = (Vec<u8>, Vec<u8>, Loaded, Option<Indexed>);
+        let mut by_key: Vec<ByKey> = Vec::new();
         let mut out = Vec::new();
         for m in std::mem::take(&mut self.modules) {
             if matches!(m.loaded, Some((None, _))) && !m.marked {
