@@ -36,11 +36,10 @@
 //!     was written, rewritten whole by each run that adds to it, until
 //!     they reach K3's threshold together: then the first is written again
 //!     with them and the second emptied. A run places from the first, else
-//!     the second. (A python start varies its path with its hash seed: a
-//!     warm `python3 -c pass` lifted 1,200-2,000 blocks, each run others,
-//!     and an entry of 30,000 never reached a sixteenth new in one run; a
-//!     `/bin/true` lifted two blocks of ld.so's `strcmp` each run, which
-//!     cost the decoder's tables, 0.3 ms, in every process.)
+//!     the second. (A warm `/bin/true` lifted the same two blocks of
+//!     ld.so's `strcmp` every run, never enough to write libc's and
+//!     ld.so's entries again, and built the decoder's tables for them:
+//!     0.3 ms of every process.)
 //! K4: reading an entry opens files: in a process with more than one
 //!     guest thread that is done on a thread of hotlift's with a
 //!     descriptor table of its own (host.rs), so that no other guest
