@@ -540,3 +540,74 @@ fn a_few_new_blocks_go_to_a_second_entry_placed_by_the_next_run() {
     assert_eq!(unkept(&warm3), base);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program whose forked child runs a function its parent never does.
+const FORKER: &str = "#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n\
+    #include <sys/wait.h>\n\
+    __attribute__((noinline)) long in_child(long n) { long s = 1; for (long i = 1; i < n; i++) s = s * 3 % 1000003 + i; return s; }\n\
+    __attribute__((noinline)) long extra(long n) { long s = 7; for (long i = 1; i < n; i++) s ^= s << 3 | i; return s; }\n\
+    int main(void) {\n\
+      pid_t p = fork();\n\
+      if (p == 0) { printf(\"%ld\\n\", in_child(100)); fflush(stdout); _exit(0); }\n\
+      int st; waitpid(p, &st, 0);\n\
+      if (getenv(\"EXTRA\")) return extra(50) == 1;\n\
+      return 0;\n\
+    }\n";
+
+/// The profile a run's forked child wrote beside `out` (`out.PID`).
+fn child_profile(out: &Path) -> serde_json::Value {
+    let name = out.file_name().unwrap().to_str().unwrap().to_string();
+    let child = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_str().unwrap();
+            n.len() > name.len() + 1 && n.starts_with(&format!("{name}."))
+        })
+        .unwrap_or_else(|| panic!("no child profile beside {out:?}"));
+    serde_json::from_str(&std::fs::read_to_string(child).unwrap()).unwrap()
+}
+
+/// kept/mod.rs K3, K5: a forked child keeps the blocks it makes in its
+/// modules' second entries, and the next run's child places them; its
+/// parent's own write at its end keeps what the child wrote.
+#[test]
+fn a_forked_childs_blocks_are_kept_for_the_next_runs_child() {
+    let dir = workdir("kept-forked");
+    let exe = build(&dir, "forker", FORKER);
+    let cache = dir.join("cache");
+    let arg = ["--cache-dir", cache.to_str().unwrap()];
+    // Marks, then the parent's first entries (the child keeps nothing of
+    // a module without one), then the child's second entries, which its
+    // parent, making blocks of its own in the same module (`extra`),
+    // writes again at its end with them.
+    let extra = [("EXTRA", Path::new("1"))];
+    for (i, env) in [&[][..], &[][..], &extra[..]].iter().enumerate() {
+        let d = dir.join(format!("run{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        run(&exe, &d.join("p.json"), &arg, env);
+    }
+    let unkept_child = |n: &str| {
+        let d = dir.join(n);
+        std::fs::create_dir_all(&d).unwrap();
+        let out = d.join("p.json");
+        let (o, _) = run(&exe, &out, &arg, &extra);
+        assert_eq!(stderr(&o), "");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "277305\n");
+        unkept(&child_profile(&out))
+    };
+    let d = dir.join("cold");
+    std::fs::create_dir_all(&d).unwrap();
+    let cold_out = d.join("p.json");
+    run(&exe, &cold_out, &["--no-cache"], &[]);
+    let cold = child_profile(&cold_out);
+    let warm = unkept_child("warm");
+    assert!(
+        warm * 10 <= unkept(&cold),
+        "the child placed its own blocks: {warm} unkept, cold {}",
+        unkept(&cold)
+    );
+    let again = unkept_child("again");
+    assert_eq!(again, warm, "and goes on placing them");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -29,14 +29,18 @@
 //!     little from run to run does not write ten megabytes each time); fewer
 //!     go to the module's second, small entry (`translations-more`, K5); a
 //!     forked child places kept blocks (its parent's entries, mapped
-//!     before the fork) but records and writes nothing: fifty children
-//!     rewriting libc's entry would cost more than they save. A damaged or foreign entry is a cold
+//!     before the fork) and writes only second entries, with the blocks
+//!     it made, of modules its parent has a first entry of: fifty
+//!     children rewriting libc's entry would cost more than they save,
+//!     but each python fork child lifted the same 62 blocks of its
+//!     after-fork path in every run. A damaged or foreign entry is a cold
 //!     start for that module (persist.rs).
 //! K5: a module's second entry holds the blocks made since its first
 //!     was written, rewritten whole by each run that adds to it, until
 //!     they reach K3's threshold together: then the first is written again
 //!     with them and the second emptied. A run places from the first, else
-//!     the second. (A warm `/bin/true` lifted the same two blocks of
+//!     the second. The second is read again when it is written: the
+//!     children a process forked may have written it since it was read. (A warm `/bin/true` lifted the same two blocks of
 //!     ld.so's `strcmp` every run, never enough to write libc's and
 //!     ld.so's entries again, and built the decoder's tables for them:
 //!     0.3 ms of every process.)
@@ -127,8 +131,8 @@ pub struct Kept {
     modules: Vec<Module>,
     /// The module [`Kept::module_of`] found last.
     last: usize,
-    /// A forked child's: nothing is recorded or written (K3).
-    read_only: bool,
+    /// A forked child's: it writes second entries only (K3, K5).
+    forked: bool,
     /// Blocks placed from kept translations.
     pub placed: u64,
 }
@@ -222,9 +226,10 @@ impl Kept {
     }
 
     /// In a forked child (K3): it places what its parent's entries hold
-    /// (mapped before the fork, so shared), and keeps nothing.
+    /// (mapped before the fork, so shared), and keeps only what it makes
+    /// itself, in second entries (K5).
     pub fn forked(&mut self) {
-        self.read_only = true;
+        self.forked = true;
         for m in &mut self.modules {
             m.new = Vec::new();
             m.fresh = 0;
@@ -342,7 +347,7 @@ impl Kept {
 
     /// Keep block `made` (K2) for the end's write (K3).
     pub fn record(&mut self, images: &ImageLog, made: &Made<'_>) {
-        if self.inputs.is_none() || self.read_only {
+        if self.inputs.is_none() {
             return;
         }
         let Some(i) = self.module_of(images, made.meta.guest) else {
@@ -371,9 +376,6 @@ impl Kept {
     /// run, its kept records merged with the new (a new record replaces a
     /// kept one of the same block).
     pub fn take_entries(&mut self) -> Vec<Entry> {
-        if self.read_only {
-            return Vec::new();
-        }
         // One entry a file, though it was mapped more than once (a
         // library unloaded and loaded again): their records together.
         type Loaded = Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>;
@@ -384,7 +386,11 @@ impl Kept {
         let mut out = Vec::new();
         for m in std::mem::take(&mut self.modules) {
             if matches!(m.loaded, Some((None, _))) && !m.marked {
-                // K3: the first cold run of a module leaves its mark.
+                // K3: the first cold run of a module leaves its mark
+                // (its forked children leave that to it).
+                if self.forked {
+                    continue;
+                }
                 out.push(Entry {
                     key: m.key,
                     payload: Vec::new(),
@@ -412,10 +418,26 @@ impl Kept {
             let mut made: hashbrown::HashSet<u32> =
                 index(&payload).unwrap_or_default().into_keys().collect();
             let fresh = made.len();
-            if let Some((more, _)) = &more {
+            // K5: the second entry as it is now (this run's forked
+            // children may have written it since it was read), else as
+            // it was read.
+            let now = crate::persist::map(MORE, &key);
+            if let Some(more) = now.as_ref().or(more.as_ref().map(|(e, _)| e)) {
                 append_missing(&mut payload, &mut made, more.payload());
             }
             let kept = loaded.as_ref().map_or(0, |(_, ix)| ix.len());
+            if self.forked {
+                // K3: a forked child writes second entries only, of
+                // modules whose first its parent wrote.
+                if kept > 0 {
+                    out.push(Entry {
+                        key,
+                        payload,
+                        kind: MORE,
+                    });
+                }
+                continue;
+            }
             // K3: a few new blocks beside many kept (a program whose path
             // varies a little from run to run) are not worth writing the
             // whole entry again for: they go to the second (K5).
@@ -430,7 +452,7 @@ impl Kept {
             if let Some((Some(old), _)) = &loaded {
                 append_missing(&mut payload, &mut made, old.payload());
             }
-            if more.is_some() {
+            if more.is_some() || now.is_some() {
                 out.push(Entry {
                     key: key.clone(),
                     payload: Vec::new(),
