@@ -690,6 +690,7 @@ impl super::process::Process {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .unwrap_or(0.0);
+        let first_image = prof.process.lock().unwrap_or_else(|e| e.into_inner()).began == "program";
         let profile = Profile::build(Inputs {
             tables: &tables,
             blocks: prof.blocks.published(),
@@ -710,9 +711,15 @@ impl super::process::Process {
                 process_cpu_seconds: process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
                 setup_seconds: setup,
-                // A forked child's marks are its parent's (0 set-up).
+                // A forked child's marks are its parent's (0 set-up); the
+                // CPU clock an `execve` does not reset holds the image
+                // before's run.
                 startup: if setup > 0.0 {
-                    crate::profile::Startup::measured()
+                    let mut u = crate::profile::Startup::measured();
+                    if !first_image {
+                        u.before_main_cpu_seconds = 0.0;
+                    }
+                    u
                 } else {
                     Default::default()
                 },

@@ -97,7 +97,8 @@ pub struct Times {
 #[derive(Debug, Serialize, serde::Deserialize, Default, Clone, Copy, PartialEq)]
 pub struct Startup {
     /// CPU time of hotlift's thread when `main` began: the `execve`, the
-    /// dynamic loader, the runtime's start.
+    /// dynamic loader, the runtime's start (0 in an image an `execve`
+    /// began, whose thread's clock holds the image before's run too).
     pub before_main_cpu_seconds: f64,
     /// Reading the options, loading the program and its interpreter,
     /// building its stack.
