@@ -93,8 +93,7 @@ pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
 /// Run the program a guest image's `execve` named, as that image's
 /// successor (`--exec-state`): its options, `argv[0]`, ignored signals and
 /// process identity come from the state; PROGRAM is not searched in PATH.
-pub fn main_exec(state: &str, cli_opts: RunOptions, program: Vec<OsString>) -> i32 {
-    let _ = cli_opts;
+pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
     let state: ExecState = match serde_json::from_str(state) {
         Ok(s) => s,
         Err(e) => {
