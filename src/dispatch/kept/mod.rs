@@ -452,19 +452,22 @@ impl Kept {
             if let Some((Some(old), _)) = &loaded {
                 append_missing(&mut payload, &mut made, old.payload());
             }
-            if more.is_some() || now.is_some() {
+            debug_assert!(fresh > 0);
+            let emptied = more.is_some() || now.is_some();
+            out.push(Entry {
+                key: key.clone(),
+                payload,
+                kind: KIND,
+            });
+            // Written after the first: a run that ends between the two
+            // leaves records twice, never none.
+            if emptied {
                 out.push(Entry {
-                    key: key.clone(),
+                    key,
                     payload: Vec::new(),
                     kind: MORE,
                 });
             }
-            debug_assert!(fresh > 0);
-            out.push(Entry {
-                key,
-                payload,
-                kind: KIND,
-            });
         }
         self.seen = None;
         out
