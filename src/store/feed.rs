@@ -512,13 +512,14 @@ impl State {
             if *code != m.code {
                 return Check::Stale;
             }
-            match blocks.host(id) {
-                // Live: made since the last full flush, not dropped by a
-                // partial one (cache/shared.rs I1).
-                Some((_, g)) if (self.full_gen..=self.gen).contains(&g) => {}
-                // Dropped: its new translation will mark the trace again.
-                Some(_) => return Check::Missing,
-                None => later = true,
+            // Live as the builder sees it (cache/shared.rs I1); a block
+            // translated before and dropped since: its new translation
+            // will mark the trace again.
+            if blocks.live(id, self.full_gen, self.gen).is_none() {
+                if blocks.host(id).is_some() {
+                    return Check::Missing;
+                }
+                later = true;
             }
             path.push(id);
         }
