@@ -38,6 +38,7 @@ pub mod signal;
 pub mod status;
 pub mod store;
 pub mod strace;
+pub mod superblock;
 pub mod syscall;
 pub mod timetree;
 pub mod types;

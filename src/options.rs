@@ -103,7 +103,7 @@ pub struct RunOptions {
     pub sb_unroll: u32,
 
     /// Build a counted superblock only where its passes should cover this many blocks per ring word they cost, and take one back whose passes cover fewer than 7/8 of it (0: build every superblock selected, never take one back; for experiments and tests)
-    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = crate::monitor::superblock::select::PAYS_OFF, value_parser = parse_yield)]
+    #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = crate::superblock::select::PAYS_OFF, value_parser = parse_yield)]
     pub sb_min_yield: f64,
 
     /// Write a text dump of each superblock into DIR as it is built
@@ -312,8 +312,8 @@ impl RunOptions {
     }
 
     /// The Pisat configuration the options ask for, or None (counting).
-    pub fn pisat(&self) -> Option<crate::monitor::superblock::pisat::Config> {
-        use crate::monitor::superblock::pisat::{tree::Support, Config};
+    pub fn pisat(&self) -> Option<crate::superblock::pisat::Config> {
+        use crate::superblock::pisat::{tree::Support, Config};
         (self.selector == Selector::Pisat).then_some(Config {
             window: self.pisat_window,
             interval: self.pisat_interval,

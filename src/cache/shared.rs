@@ -25,7 +25,7 @@
 //!     code (cache/sharing.rs S1), so a forked child keeps its parent's
 //!     superblocks, heads patched, registered (I3: the registry is the
 //!     child's copy), and its monitor takes them over
-//!     (monitor/superblock/build.rs I3) and builds above them.
+//!     (superblock/build.rs I3) and builds above them.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -26,14 +26,14 @@ use super::Vm;
 use crate::backend::Prologue;
 use crate::images::ImageLog;
 use crate::ir::{IrBlock, Terminator};
-use crate::monitor::superblock::build::{BuildConfig, Prebuilder, SbDump};
-use crate::monitor::superblock::{Builder, Limits};
 use crate::monitor::{
-    BlockMeta, BlockTable, Monitor, MonitorInfo, Ring, SbConfig, Tables, ThreadRing, NR_MASK,
-    TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
+    BlockMeta, BlockTable, Monitor, MonitorInfo, Ring, SbConfig, SecondTier, Tables, ThreadRing,
+    Windows, NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 use crate::profile::count_check::CountCheck;
 use crate::profile::{Ending, Inputs, ProcessInfo, Profile, Times};
+use crate::superblock::build::{BuildConfig, Prebuilder, SbDump};
+use crate::superblock::{Builder, Limits, Tier};
 
 /// Most blocks one run may translate (ids are never reused).
 pub const BLOCK_CAPACITY: u32 = crate::contract::BLOCK_ID_LIMIT;
@@ -77,8 +77,9 @@ pub struct Profiling {
     finished: Mutex<bool>,
     /// What the monitor shares with path profiling (`hotlift paths`).
     pub paths_shared: Option<Arc<crate::monitor::paths::Shared>>,
-    /// What the monitor's builder published (superblock/build.rs I3).
-    published: crate::monitor::superblock::Published,
+    /// What the second tier published (superblock/build.rs I3) and
+    /// made (left there at the monitor's end).
+    tier: crate::superblock::Slots,
 }
 
 /// How long a forked child's monitor stays idle at most (monitor I5): a
@@ -94,7 +95,7 @@ fn start_monitor(
     shared: &Arc<crate::cache::CacheShared>,
     prebuild: Option<crate::store::feed::Prebuild>,
     paths: Option<Arc<crate::monitor::paths::Shared>>,
-    published: &crate::monitor::superblock::Published,
+    tier: &crate::superblock::Slots,
     idle: Option<std::time::Duration>,
 ) -> Option<Monitor> {
     opts.monitor().then(|| {
@@ -102,7 +103,10 @@ fn start_monitor(
             enabled: opts.superblocks(),
             block_threshold: opts.sb_threshold,
             edge_threshold: opts.sb_edge_threshold,
-            pisat: opts.pisat(),
+            windows: opts.pisat().map(|c| Windows {
+                window: c.window,
+                interval: c.interval,
+            }),
         };
         let builder = opts.superblocks().then(|| {
             let cfg = BuildConfig {
@@ -123,9 +127,11 @@ fn start_monitor(
                 }),
                 count_check: opts.count_check,
             };
-            Builder::new(cfg, shared.clone(), blocks.clone())
+            let builder = Builder::new(cfg, shared.clone(), blocks.clone())
                 .with_prebuild(prebuild.map(|p| Box::new(p) as Box<dyn Prebuilder>))
-                .with_published(published.clone())
+                .with_published(tier.published.clone());
+            let outcomes = tier.outcomes.clone();
+            Box::new(Tier::new(builder, opts.pisat(), outcomes)) as Box<dyn SecondTier>
         });
         Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths, idle)
     })
@@ -169,14 +175,14 @@ impl Profiling {
         let images = Arc::new(Mutex::new(images));
         let store = crate::store::run::RunStore::start(opts, &images);
         let prebuild = store.as_ref().and_then(|s| s.prebuild(blocks.clone()));
-        let published = crate::monitor::superblock::Published::default();
+        let tier = crate::superblock::Slots::default();
         let monitor = start_monitor(
             opts,
             &blocks,
             shared,
             prebuild,
             paths_shared.clone(),
-            &published,
+            &tier,
             None,
         );
         Ok(Profiling {
@@ -196,7 +202,7 @@ impl Profiling {
             finished: Mutex::new(false),
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
             paths_shared,
-            published,
+            tier,
         })
     }
 
@@ -256,7 +262,7 @@ impl Profiling {
             shared,
             prebuild,
             self.paths_shared.clone(),
-            &self.published,
+            &self.tier,
             Some(FORKED_MONITOR_IDLE),
         );
     }
@@ -605,6 +611,14 @@ impl super::process::Process {
                 .as_mut()
                 .map(|m| (m.finish(), m.info.clone()))
         });
+        // The second tier left what it made when the monitor finished.
+        let tier = prof
+            .tier
+            .outcomes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let records = tier.as_ref().map_or(&[][..], |o| &o.records[..]);
         let inline_counts = |n: usize| -> Vec<Vec<u64>> {
             let Some(all) = &prof.inline else {
                 return Vec::new();
@@ -658,7 +672,7 @@ impl super::process::Process {
         // The store merges after the profile is written (store/run.rs I1).
         let merge = || {
             if let Some(s) = &prof.store {
-                s.merge_at_exit(&tables, &prof.images());
+                s.merge_at_exit(&tables, records, &prof.images());
             }
         };
         if !written {
@@ -693,6 +707,7 @@ impl super::process::Process {
         let first_image = prof.process.lock().unwrap_or_else(|e| e.into_inner()).began == "program";
         let profile = Profile::build(Inputs {
             tables: &tables,
+            tier: tier.as_ref(),
             blocks: prof.blocks.published(),
             binary,
             modules,
@@ -751,7 +766,7 @@ impl super::process::Process {
             })
             .collect();
         profile.dispatcher = self.dispatch.snapshot();
-        profile.store = prof.store.as_ref().map(|s| s.report(&tables));
+        profile.store = prof.store.as_ref().map(|s| s.report(records));
         profile.process = Some(
             prof.process
                 .lock()

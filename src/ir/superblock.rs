@@ -1,7 +1,7 @@
 //! The superblock plan: a trace of translated blocks as the backend lays
 //! it out (members in layout order, how each goes on, the exits numbered
 //! in layout order). The monitor's selection makes it
-//! (monitor/superblock), `backend::emit_superblock` emits it, and the
+//! (superblock), `backend::emit_superblock` emits it, and the
 //! profile records its exits.
 //!
 //! I1: exits are numbered in layout order ([`Plan::new`]); a superblock's

@@ -34,9 +34,9 @@
 pub mod blocks;
 pub mod calltree;
 pub mod paths;
+pub mod request;
 pub mod ring;
 pub mod sampler;
-pub mod superblock;
 pub mod tables;
 pub mod trace;
 
@@ -45,8 +45,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 pub use blocks::{BlockMeta, BlockTable, ExitKind};
+pub use request::{Request, Trigger};
 pub use ring::Ring;
-pub use tables::{SbConfig, SyscallStat, Tables};
+pub use tables::{SbConfig, SyscallStat, Tables, Windows};
 
 pub use crate::contract::{
     record_words, BLOCK_ID_LIMIT, NR_MASK, TAG, TAG_LOOP, TAG_PATH, TAG_REP, TAG_SIGNAL,
@@ -125,6 +126,21 @@ fn futex_wait(word: &AtomicU32, seen: u32, ns: i64) {
     };
 }
 
+/// The second tier (src/superblock: Pisat's mining, selection, building,
+/// review, the store's pre-building): what the monitor thread runs
+/// between its drain rounds, on the tables the rounds keep. The consumer
+/// calls into it only here; it reaches the tables through their public
+/// methods (the requests they make, their counts, `add_superblock`).
+pub trait SecondTier: Send {
+    /// Before the first round (a forked child's inherited superblocks).
+    fn begin(&mut self, tables: &mut Tables);
+    /// Between two drain rounds, never after the last.
+    fn round(&mut self, tables: &mut Tables);
+    /// After the last round, the tables finished: settle, and leave what
+    /// it made where its maker reads it.
+    fn end(&mut self, tables: &mut Tables);
+}
+
 /// How the monitor ran: pinning, and its own cost.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct MonitorInfo {
@@ -176,7 +192,7 @@ impl Monitor {
     pub fn start(
         blocks: Arc<BlockTable>,
         sb: SbConfig,
-        builder: Option<superblock::Builder>,
+        tier: Option<Box<dyn SecondTier>>,
         sampling: Option<sampler::SampleConfig>,
         paths: Option<Arc<paths::Shared>>,
         idle: Option<std::time::Duration>,
@@ -223,7 +239,7 @@ impl Monitor {
             let pinned = monitor_core
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);
-            let tables = run(&s2, sb, builder, sampling, paths, nap, idle);
+            let tables = run(&s2, sb, tier, sampling, paths, nap, idle);
             (tables, thread_cpu_seconds(), pinned)
         })
         .expect("spawn the monitor thread");
@@ -317,7 +333,7 @@ const ROUND_LIMIT: usize = 1 << 15;
 fn run(
     shared: &Shared,
     sb: SbConfig,
-    mut builder: Option<superblock::Builder>,
+    mut tier: Option<Box<dyn SecondTier>>,
     sampling: Option<sampler::SampleConfig>,
     paths: Option<Arc<paths::Shared>>,
     backoff_ns: i64,
@@ -339,11 +355,8 @@ fn run(
         tables.meets_blocks_apart();
     }
     trace::start(&sb);
-    if let Some(b) = builder.as_mut() {
-        let inherited = b.take_inherited();
-        if !inherited.is_empty() {
-            tables.inherit(inherited, shared.blocks.clone());
-        }
+    if let Some(t) = tier.as_mut() {
+        t.begin(&mut tables);
     }
     tables.sampler = sampler;
     tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
@@ -363,16 +376,8 @@ fn run(
         for (t, r) in rings.iter().enumerate() {
             found += drain(&mut tables, t, r, &shared.blocks, limit);
         }
-        if !stop && tables.mining() {
-            tables.mine(&shared.blocks);
-        }
-        if let Some(b) = builder.as_mut() {
-            if !stop && b.has_work(&tables) {
-                b.work(&mut tables);
-            }
-            if !stop {
-                b.review(&tables);
-            }
+        if let Some(t) = tier.as_mut().filter(|_| !stop) {
+            t.round(&mut tables);
         }
         // Stop was seen before this round read the producer positions, so
         // the round drained everything pushed before `finish` (I1); other
@@ -386,11 +391,8 @@ fn run(
             tables.finish();
             trace::end(shared.blocks.published(), tables.totals());
             tables.thread_tids = rings.iter().map(|r| r.tid).collect();
-            if let Some(mut b) = builder {
-                b.settle();
-                tables.superblocks = b.records;
-                tables.build_stats = b.stats;
-                tables.build_stats.inherited_run = tables.adopted;
+            if let Some(mut t) = tier {
+                t.end(&mut tables);
             }
             return tables;
         }

@@ -86,7 +86,7 @@ pub fn start(sb: &SbConfig) {
     *OUT.lock().expect("monitor record") = Some(w);
     ON.store(true, Ordering::Relaxed);
     let c = Config {
-        enabled: sb.enabled && sb.pisat.is_none(),
+        enabled: sb.enabled && sb.windows.is_none(),
         block_threshold: sb.block_threshold,
         edge_threshold: sb.edge_threshold,
     };

@@ -13,8 +13,8 @@ use std::fmt::Write as _;
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::SuperblockEntry;
-use crate::monitor::superblock::record::SbRecord;
-use crate::monitor::superblock::{ExitTo, Trigger};
+use crate::superblock::record::SbRecord;
+use crate::superblock::{ExitTo, Trigger};
 
 impl SuperblockEntry {
     fn name(&self, addr: u64) -> String {
@@ -81,7 +81,7 @@ fn host_listing(out: &mut String, host: u64, code: &[u8]) {
 }
 
 /// The text dump of a superblock as it is built, before it ran
-/// (`--dump-superblocks`, monitor::superblock::build::SbDump).
+/// (`--dump-superblocks`, superblock::build::SbDump).
 pub fn render_record(rec: &SbRecord) -> String {
     render_text(&SuperblockEntry::unrun(rec.clone()))
 }

@@ -368,10 +368,11 @@ mod tests {
             enabled: false,
             block_threshold: 3000,
             edge_threshold: 5000,
-            pisat: None,
+            windows: None,
         });
         let mut p = Profile::build(Inputs {
             tables: &tables,
+            tier: None,
             blocks: &[],
             binary: Binary {
                 path: "/p\\q".into(),

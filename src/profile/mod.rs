@@ -34,10 +34,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::monitor::superblock::build::BuildStats;
-use crate::monitor::superblock::record::SbRecord;
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
 use crate::strace;
+use crate::superblock::build::BuildStats;
+use crate::superblock::record::SbRecord;
 pub use modules::{file_sha256, Module, Modules, ANON};
 pub use process::ProcessInfo;
 pub use symbols::{read_for_symbols, Symbols};
@@ -364,7 +364,7 @@ pub struct Profile {
     pub time_tree: Option<sampling::TimeTreeSection>,
     /// `--selector pisat`: what mining cost and found.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pisat: Option<crate::monitor::superblock::pisat::PisatStats>,
+    pub pisat: Option<crate::superblock::pisat::PisatStats>,
     /// `--store`: what the run read from the profile store and pre-built.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<StoreReport>,
@@ -431,6 +431,9 @@ impl StoreMode {
 #[derive(Debug)]
 pub struct Inputs<'a> {
     pub tables: &'a Tables,
+    /// What the second tier made (superblocks, their builder's and
+    /// Pisat's statistics); None without one.
+    pub tier: Option<&'a crate::superblock::Outcome>,
     pub blocks: &'a [BlockMeta],
     pub binary: Binary,
     pub modules: Modules,
@@ -644,8 +647,9 @@ impl Profile {
                 guest,
             })
             .collect();
-        let superblocks = t
-            .superblocks
+        let superblocks = inp
+            .tier
+            .map_or(&[][..], |o| &o.records[..])
             .iter()
             .map(|r| {
                 let mut e = SuperblockEntry::unrun(r.clone());
@@ -699,11 +703,7 @@ impl Profile {
             count_check: None,
             process: None,
             time_tree,
-            pisat: t.pisat.as_ref().map(|m| {
-                let mut s = m.stats.clone();
-                s.mining_ns_per_ring_entry = s.mining_seconds * 1e9 / t.entries.max(1) as f64;
-                s
-            }),
+            pisat: inp.tier.and_then(|o| o.pisat.clone()),
             store: None,
             threads: t
                 .per_thread()
@@ -717,7 +717,7 @@ impl Profile {
                 })
                 .collect(),
             superblock_stats: SuperblockStats {
-                build: t.build_stats,
+                build: inp.tier.map(|o| o.stats).unwrap_or_default(),
                 record_errors: t.sb_record_errors,
             },
         }

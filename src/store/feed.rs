@@ -48,9 +48,9 @@ use hashbrown::{HashMap, HashSet};
 
 use super::{code_hash, Loaded, TracePath};
 use crate::images::ImageLog;
-use crate::monitor::superblock::build::Prebuilder;
-use crate::monitor::superblock::{Request, Trigger};
 use crate::monitor::BlockTable;
+use crate::superblock::build::Prebuilder;
+use crate::superblock::{Request, Trigger};
 
 /// What the reader thread found.
 #[derive(Debug)]

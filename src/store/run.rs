@@ -42,12 +42,12 @@ use super::{
     Store, StoreError, TracePath,
 };
 use crate::images::{ImageKind, ImageLog, ImageRecord};
-use crate::monitor::superblock::record::SbRecord;
-use crate::monitor::superblock::Trigger;
 use crate::monitor::{BlockTable, Tables};
 use crate::options::RunOptions;
 use crate::profile::Symbols;
 use crate::profile::{StoreMode, StoreReport};
+use crate::superblock::record::SbRecord;
+use crate::superblock::Trigger;
 
 /// The program's key, computed once (by the reader thread, or at exit).
 type KeyCell = OnceLock<Result<ProgramKey, String>>;
@@ -187,7 +187,7 @@ impl RunStore {
     }
 
     /// The profile's `store` section.
-    pub fn report(&self, tables: &Tables) -> StoreReport {
+    pub fn report(&self, superblocks: &[SbRecord]) -> StoreReport {
         let mut r = StoreReport {
             url: redact(&self.url),
             mode: self.mode,
@@ -204,8 +204,7 @@ impl RunStore {
             traces_resolved: 0,
             traces_stale: 0,
             requests: 0,
-            superblocks_built: tables
-                .superblocks
+            superblocks_built: superblocks
                 .iter()
                 .filter(|s| matches!(s.trigger, Trigger::Stored { .. }))
                 .count() as u64,
@@ -235,11 +234,11 @@ impl RunStore {
 
     /// Merge this run's superblocks into the store (store I1), after the
     /// guest ended (I1); a failure is a warning.
-    pub fn merge_at_exit(&self, tables: &Tables, images: &ImageLog) {
+    pub fn merge_at_exit(&self, tables: &Tables, superblocks: &[SbRecord], images: &ImageLog) {
         if !self.mode.writes() || self.disabled.load(Ordering::SeqCst) {
             return;
         }
-        let traces = traces_of_run(tables, images);
+        let traces = traces_of_run(tables, superblocks, images);
         if traces.is_empty() {
             return;
         }
@@ -261,12 +260,17 @@ impl RunStore {
 }
 
 /// What a run contributes (I3): the path of every superblock it built by
-/// counting, or pre-built and used, as module-relative members.
-pub fn traces_of_run(tables: &Tables, images: &ImageLog) -> Vec<TracePath> {
+/// counting, or pre-built and used (`superblocks`, the second tier's
+/// records), as module-relative members.
+pub fn traces_of_run(
+    tables: &Tables,
+    superblocks: &[SbRecord],
+    images: &ImageLog,
+) -> Vec<TracePath> {
     let threshold = u64::from(tables.sb.block_threshold);
     let mut modules = ModuleCache::default();
     let mut out = Vec::new();
-    for r in &tables.superblocks {
+    for r in superblocks {
         if matches!(r.trigger, Trigger::Stored { .. }) {
             let runs = tables
                 .sb_summary(r.id)

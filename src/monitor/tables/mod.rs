@@ -49,10 +49,11 @@ mod units;
 mod words;
 
 use super::calltree::{CallTree, ROOT};
-use super::superblock::Request;
+use super::Request;
 use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
 use ecache::EdgeCache;
+pub use mine::Windows;
 use shadow::{Frame, Shadow};
 use units::UnitOp;
 pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
@@ -66,8 +67,9 @@ pub struct SbConfig {
     pub block_threshold: u32,
     /// An indirect edge taken this many times.
     pub edge_threshold: u32,
-    /// `--selector pisat`: mined patterns instead of the thresholds.
-    pub pisat: Option<super::superblock::pisat::Config>,
+    /// `--selector pisat`: windows of the block streams for the second
+    /// tier to mine (mine.rs) instead of the thresholds.
+    pub windows: Option<Windows>,
 }
 
 impl Default for SbConfig {
@@ -76,7 +78,7 @@ impl Default for SbConfig {
             enabled: false,
             block_threshold: u32::MAX,
             edge_threshold: u32::MAX,
-            pisat: None,
+            windows: None,
         }
     }
 }
@@ -84,7 +86,7 @@ impl Default for SbConfig {
 impl SbConfig {
     /// Does counting ask for superblocks (the thresholds are live)?
     fn counting(&self) -> bool {
-        self.enabled && self.pisat.is_none()
+        self.enabled && self.windows.is_none()
     }
 }
 
@@ -252,13 +254,11 @@ pub struct Tables {
     pub sb_record_errors: u64,
     /// Thread id of each ring, in registration order (filled at the end).
     pub thread_tids: Vec<i32>,
-    /// What the builder made (filled at the end).
-    pub superblocks: Vec<super::superblock::record::SbRecord>,
-    pub build_stats: super::superblock::build::BuildStats,
     /// Timed samples of the threads' calling contexts (sampler.rs).
     pub sampler: super::sampler::Sampler,
-    /// `--selector pisat`: the sequence database and PST-tree (mine.rs).
-    pub pisat: Option<Box<super::superblock::pisat::Miner>>,
+    /// `--selector pisat`: windows filled, for the second tier to take
+    /// (mine.rs).
+    windows: Vec<Vec<u32>>,
     /// Path profiling of one function (monitor/paths.rs), when asked for.
     pub paths: Option<Box<super::paths::PathsTables>>,
     /// A superblock counts its loops (contract I2): batches may hold
@@ -326,10 +326,8 @@ impl Default for Tables {
             adopted: 0,
             sb_record_errors: 0,
             thread_tids: Vec::new(),
-            superblocks: Vec::new(),
-            build_stats: Default::default(),
             sampler: Default::default(),
-            pisat: None,
+            windows: Vec::new(),
             paths: None,
             edge_threshold: u64::MAX,
             loops_counted: false,
@@ -367,7 +365,9 @@ impl Tables {
     }
 
     /// Tables that ask for superblocks as `sb` says.
-    pub fn new(sb: SbConfig) -> Tables {
+    pub fn new(mut sb: SbConfig) -> Tables {
+        // Windows only for a second tier that builds.
+        sb.windows = sb.windows.filter(|_| sb.enabled);
         Tables {
             sb,
             edge_threshold: if sb.counting() {
@@ -375,10 +375,6 @@ impl Tables {
             } else {
                 u64::MAX
             },
-            pisat: sb
-                .pisat
-                .filter(|_| sb.enabled)
-                .map(|c| Box::new(super::superblock::pisat::Miner::new(c))),
             ..Tables::default()
         }
     }
@@ -730,8 +726,8 @@ impl Tables {
 
     /// The blocks `p` went on to directly (a branch's sides, a jump's
     /// target) or was seen to go on to (indirect), for Pisat's admission
-    /// rule (mine.rs I3).
-    fn successor_blocks(&self, p: u32) -> [u32; 2] {
+    /// rule (superblock/pisat/round.rs I1).
+    pub fn successor_blocks(&self, p: u32) -> [u32; 2] {
         self.successors(p)
             .map_or([NONE; 2], |(w, _)| [w[0].0, w[1].0])
     }

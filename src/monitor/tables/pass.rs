@@ -77,7 +77,7 @@ impl Tables {
             self.threads.resize(t + 1, ThreadState::default());
         }
         let mut st = std::mem::take(&mut self.threads[t]);
-        if self.pisat.is_some() {
+        if self.sb.windows.is_some() {
             self.window_turn(&mut st);
         }
         if let Some(p) = self.paths.as_deref_mut() {
@@ -117,7 +117,7 @@ impl Tables {
             st.window.skip(n as u64);
             i += n;
         }
-        if self.pisat.is_some() {
+        if self.sb.windows.is_some() {
             self.window_turn(&mut st);
         }
         self.specials = specials;

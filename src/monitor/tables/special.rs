@@ -9,7 +9,7 @@ use super::ecache::EdgeSlot;
 use super::memo::ROTATES;
 use super::words::{End, NONE, W_BLOCKS, W_INSNS};
 use super::{Frame, Tables, ThreadState};
-use crate::monitor::superblock::{Request, Trigger};
+use crate::monitor::{Request, Trigger};
 
 impl Tables {
     /// Special word `w` (words.rs I3), whose segment's running weight sum

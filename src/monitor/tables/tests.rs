@@ -417,7 +417,7 @@ fn the_two_passes_count_as_the_general_path() {
             let indirect = |member| SbExitAcct {
                 member,
                 to_head: false,
-                to: crate::monitor::superblock::ExitTo::Indirect,
+                to: crate::ir::superblock::ExitTo::Indirect,
             };
             let sbs = [
                 (

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use super::memo;
 use super::words::{End, Ways, Word, SPECIAL, W_BLOCKS};
-use crate::monitor::superblock::ExitTo;
+use crate::ir::superblock::ExitTo;
 use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
 
 /// A call or return between two members of a superblock, replayed by

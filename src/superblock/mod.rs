@@ -1,5 +1,9 @@
-//! Superblocks: hot paths the monitor lays out as one straight-line host
-//! block (design S1: the monitor is the decision maker).
+//! The second tier: superblocks, hot paths laid out as one straight-line
+//! host block (design S1: the monitor thread is the decision maker). It
+//! runs on the monitor thread between the profile consumer's drain rounds
+//! (tier.rs, `monitor::SecondTier`), above the consumer (src/monitor),
+//! whose tables it reads and whose requests it takes; the consumer knows
+//! it only through that trait.
 //!
 //! Past a threshold (a block entered by a direct transfer 3000 times, an
 //! indirect edge taken 5000 times) the monitor asks for a superblock
@@ -18,7 +22,7 @@
 //! the dispatcher: the members from the head to that one ran. Each unit
 //! stands for a fixed path of members, so the monitor handles a pass like
 //! one block and counts every member block and every edge exactly as if
-//! the members had run one by one (tables/units.rs).
+//! the members had run one by one (monitor/tables/units.rs).
 //!
 //! I1: a superblock's members are live blocks of one code-cache
 //!     generation, and everything it links to too; it is published only if
@@ -32,67 +36,19 @@ pub mod pisat;
 pub mod record;
 mod review;
 pub mod select;
+pub mod tier;
 
 use crate::ir::Terminator;
 
 pub use crate::ir::superblock::{Exit, ExitTo, Member, Next, Plan};
 pub use build::Builder;
 pub use select::{check_path, select, Limits};
+pub use tier::{Outcome, Outcomes, Slots, Tier};
 
-/// How a superblock was asked for.
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Trigger {
-    /// The head's execution count reached `threshold`, entered by a direct
-    /// transfer.
-    Block { count: u64, threshold: u64 },
-    /// The indirect edge `from` → head was taken `threshold` times.
-    IndirectEdge {
-        from: u64,
-        count: u64,
-        threshold: u64,
-    },
-    /// A pattern mined from the block streams (`--selector pisat`, design
-    /// S2): `length` blocks, held by `sequences` of the `database`
-    /// sequences mined then, repeated `repeats` times (distinct starts) in
-    /// one of them (pisat/mod.rs).
-    Mined {
-        length: u32,
-        sequences: u32,
-        repeats: u32,
-        database: u32,
-    },
-    /// A trace from the profile store (src/store), pre-built as soon as
-    /// its blocks existed: the store's `version` for the program when
-    /// read, and `count`, the runs that had built it.
-    Stored { version: u64, count: u64 },
-}
-
-/// A superblock request from the monitor's tables, or from another
-/// selector that already knows the path it wants.
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub head: u32,
-    pub trigger: Trigger,
-    /// The members to lay out, head first (a mined pattern, a stored
-    /// trace): checked by [`select::check_path`] instead of following the
-    /// hottest successors. `None`: [`select`] chooses.
-    pub path: Option<std::sync::Arc<[u32]>>,
-}
-
-impl Request {
-    /// A request that lets [`select`] follow the hottest successors.
-    pub fn counted(head: u32, trigger: Trigger) -> Request {
-        Request {
-            head,
-            trigger,
-            path: None,
-        }
-    }
-}
+pub use crate::monitor::{Request, Trigger};
 
 /// A superblock published in code-cache generation `gen`, as a forked
-/// child's monitor takes it over (dispatch/fork.rs F2, tables/units.rs
+/// child's monitor takes it over (dispatch/fork.rs F2, monitor/tables/units.rs
 /// I4): its id, head block and account.
 #[derive(Debug, Clone)]
 pub struct Adoptable {
@@ -108,7 +64,7 @@ pub struct Adoptable {
 pub type Published = std::sync::Arc<std::sync::Mutex<Vec<Adoptable>>>;
 
 /// The calls and returns between `plan`'s members, in layout order of
-/// the member each enters (tables/units.rs replays them for every pass
+/// the member each enters (monitor/tables/units.rs replays them for every pass
 /// whose path holds them): into the next member, and into each alternate
 /// target of an indirect call or return (ir/superblock.rs I2). A loop
 /// back to the start is not among them: it is how the loop exit's unit

@@ -12,11 +12,11 @@
 
 use super::shape::Pick;
 use super::{Graph, Limits};
-use crate::monitor::superblock::Next;
+use crate::superblock::Next;
 
 /// select.rs I2: a superblock must save the monitor work: its pass should
 /// cover at least this many blocks per ring word it costs. A pass costs
-/// one word, handled like a block's (tables/units.rs), so any superblock
+/// one word, handled like a block's (monitor/tables/units.rs), so any superblock
 /// that often gets past its head saves words; the bar keeps out those
 /// that nearly always leave at once (arena space and build time for
 /// nothing).

@@ -19,6 +19,7 @@
 //!     the cursor: a fork, which holds the publish lock, sees exactly the
 //!     superblocks whose heads are patched, and the child's builder takes
 //!     them over ([`Builder::with_published`]) instead of taking them back.
+#![allow(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -251,7 +252,12 @@ impl Builder {
         self
     }
 
-    /// The superblocks taken over from a forked parent (tables/units.rs
+    /// The block table it builds from.
+    pub fn blocks(&self) -> &Arc<BlockTable> {
+        &self.blocks
+    }
+
+    /// The superblocks taken over from a forked parent (monitor/tables/units.rs
     /// I4), once.
     pub fn take_inherited(&mut self) -> Vec<(u32, SbAccount)> {
         std::mem::take(&mut self.inherited)
@@ -703,7 +709,7 @@ impl Builder {
     }
 }
 
-/// tables/units.rs I1: no `rep` string instruction after a call or return
+/// monitor/tables/units.rs I1: no `rep` string instruction after a call or return
 /// between members (its iterations come to the ring before the pass's
 /// unit, and would be charged to the context the pass started in): the
 /// members end before the first one, in layout order, after the first

@@ -4,7 +4,7 @@
 //! Where the data comes from: every guest thread's stream is cut into
 //! windows. Every `interval` ring entries of a thread, the monitor's
 //! per-entry loop copies the next `window` block ids of that thread into
-//! a buffer (tables/mine.rs: a countdown per entry, a store while a window
+//! a buffer (monitor/tables/mine.rs: a countdown per entry, a store while a window
 //! is open) — the design's fixed-size buffer of an instance, holding its
 //! latest blocks when it becomes a sequence. A finished window is offered
 //! to the [`Miner`]: it becomes a sequence of the database, which holds
@@ -13,9 +13,10 @@
 //! of each: several threads running the same code are the design's "many
 //! instances".
 //!
-//! The mining itself never runs per entry: the monitor loop gives the
-//! miner a time budget in every round, between draining the rings and
-//! building superblocks (monitor/mod.rs), and the miner feeds windows to
+//! The mining itself never runs per entry: the second tier gives the
+//! miner a time budget in every round of the monitor thread, between
+//! draining the rings and building superblocks (round.rs, tier.rs), and
+//! the miner feeds windows to
 //! the PST-tree ([`tree`]) element by element until the budget is spent.
 //! When a window has been fed to its end, the paths that became patterns
 //! while it was fed are merged ([`merge`]) and the merged patterns not yet
@@ -26,7 +27,7 @@
 //! From a pattern to a path: a sequential pattern is a subsequence, a
 //! superblock needs blocks that run one after another. The tree admits a
 //! block after another only along a transition the monitor has seen
-//! (tree.rs `Admit`; the rule is in tables/mine.rs I3), and never a block
+//! (tree.rs `Admit`; the rule is round.rs I1), and never a block
 //! ending in a syscall or trap. Every pattern is then a path `check_path`
 //! keeps whole (up to the size limits and other superblocks' heads).
 //!
@@ -39,6 +40,7 @@
 //!     the short prefixes that reach the support first.
 
 pub mod merge;
+pub mod round;
 pub mod tree;
 
 use std::collections::VecDeque;

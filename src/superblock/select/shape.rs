@@ -18,7 +18,7 @@
 //!     loop; limits, syscalls, other heads: leave; an indirect transfer
 //!     whose targets are spread, select.rs I1) and also before a block it
 //!     already holds on its own path. Calls and returns may be on any
-//!     path (tables/units.rs I1 replays each path's own).
+//!     path (monitor/monitor/tables/units.rs I1 replays each path's own).
 //! I2: a loop that is unrolled (`--sb-unroll`) may also grow its tree
 //!     over the unrolled trace ([`shape`]): a cold path then goes on
 //!     through the head into the next iteration, up to as many iterations
@@ -30,8 +30,8 @@
 //!     words -> 64 million).
 use super::cost::{go_on, words_per_iteration};
 use super::{indirect_goes_on, Graph, Limits, MAX_TARGETS};
-use crate::monitor::superblock::Next;
 use crate::monitor::{BlockMeta, ExitKind};
+use crate::superblock::Next;
 
 /// One member of a tree as selected: its block, how its hot side goes
 /// on, and the member its cold side goes on in (None: a side exit); for

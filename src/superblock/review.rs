@@ -17,6 +17,7 @@
 //!     code, which stays where it is; the monitor's accounting is the same
 //!     either way (a pass record, or the blocks' own entries).
 //! I2: a head taken back is not built again in that generation.
+#![allow(unsafe_code)]
 
 use std::time::{Duration, Instant};
 
@@ -102,7 +103,7 @@ fn yield_of(tables: &Tables, sb: u32) -> Option<(f64, u64)> {
     let blocks: u64 = s.member_runs.iter().sum();
     // A call or return between members is replayed on the shadow stack
     // by every pass that gets there: it costs the monitor about a word,
-    // unless its unit's passes are replayed in bulk (tables/memo.rs).
+    // unless its unit's passes are replayed in bulk (monitor/tables/memo.rs).
     let words = pushed + tables.sb_replays(sb);
     (words > 0).then(|| (blocks as f64 / words as f64, passes))
 }
@@ -208,7 +209,7 @@ mod tests {
         // Most passes leave after the head: 1.03 blocks a word.
         let (y, _) = yield_of(&tables_with([29_000, 1_000, 0]), 0).unwrap();
         assert!((y - 31.0 / 30.0).abs() < 1e-9, "{y}");
-        assert!(y < RETIRE_SHARE * crate::monitor::superblock::select::PAYS_OFF);
+        assert!(y < RETIRE_SHARE * crate::superblock::select::PAYS_OFF);
         assert!(yield_of(&tables_with([0, 0, 0]), 0).is_none(), "never ran");
     }
 }

@@ -1,0 +1,95 @@
+//! The second tier as the monitor thread runs it (`monitor::SecondTier`):
+//! between two drain rounds, Pisat's mining of the windows the per-entry
+//! loop cut (pisat/round.rs), then the builder's work on the requests and
+//! its review of what it published; after the last round, what it made,
+//! handed to whoever started it through an [`Outcomes`] slot.
+//!
+//! I1: the tier reaches the profile consumer only through the tables'
+//!     public methods; the consumer never reaches into the tier (the
+//!     monitor knows it as a `SecondTier`).
+
+use std::sync::{Arc, Mutex};
+
+use super::build::{BuildStats, Builder};
+use super::pisat::{round, Config, Miner, PisatStats};
+use super::record::SbRecord;
+use crate::monitor::{SecondTier, Tables};
+
+/// What the second tier made in a run, for the profile.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub records: Vec<SbRecord>,
+    pub stats: BuildStats,
+    /// `--selector pisat`: the miner's statistics.
+    pub pisat: Option<PisatStats>,
+}
+
+/// Where a run's [`Outcome`] is left at its end (I1).
+pub type Outcomes = Arc<Mutex<Option<Outcome>>>;
+
+/// What a process shares with its second tier: what the builder
+/// published (a fork's child takes it over, build.rs I3), and where the
+/// tier leaves its outcome.
+#[derive(Debug, Clone, Default)]
+pub struct Slots {
+    pub published: super::Published,
+    pub outcomes: Outcomes,
+}
+
+/// The builder, and the miner when superblocks come from Pisat.
+#[derive(Debug)]
+pub struct Tier {
+    builder: Builder,
+    miner: Option<Box<Miner>>,
+    outcome: Outcomes,
+}
+
+impl Tier {
+    pub fn new(builder: Builder, pisat: Option<Config>, outcome: Outcomes) -> Tier {
+        Tier {
+            builder,
+            miner: pisat.map(|c| Box::new(Miner::new(c))),
+            outcome,
+        }
+    }
+}
+
+impl SecondTier for Tier {
+    fn begin(&mut self, tables: &mut Tables) {
+        let inherited = self.builder.take_inherited();
+        if !inherited.is_empty() {
+            tables.inherit(inherited, self.builder.blocks().clone());
+        }
+    }
+
+    fn round(&mut self, tables: &mut Tables) {
+        if let Some(m) = self.miner.as_deref_mut() {
+            round::offer(m, tables);
+            round::mine(m, tables, self.builder.blocks().published());
+        }
+        let b = &mut self.builder;
+        if b.has_work(tables) {
+            b.work(tables);
+        }
+        b.review(tables);
+    }
+
+    fn end(&mut self, tables: &mut Tables) {
+        let b = &mut self.builder;
+        b.settle();
+        let mut stats = std::mem::take(&mut b.stats);
+        stats.inherited_run = tables.adopted;
+        let pisat = self.miner.as_deref_mut().map(|m| {
+            // The last round's windows, counted as offered (not mined).
+            round::offer(m, tables);
+            let mut s = m.stats.clone();
+            s.mining_ns_per_ring_entry = s.mining_seconds * 1e9 / tables.entries.max(1) as f64;
+            s
+        });
+        *self.outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(Outcome {
+            records: std::mem::take(&mut b.records),
+            stats,
+            pisat,
+        });
+    }
+}
