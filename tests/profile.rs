@@ -709,7 +709,7 @@ fn a_monitor_record_replays_to_the_monitors_totals() {
         .filter(|e| matches!(e, hotlift::monitor::trace::Event::Superblock(..)))
         .count();
     assert!(added > 0);
-    assert_eq!(r.tables.returns, p["returns"].as_u64().unwrap());
+    assert_eq!(r.snapshot.returns, p["returns"].as_u64().unwrap());
     // A truncated record is refused, not replayed.
     let data = std::fs::read(&path).unwrap();
     std::fs::write(&path, &data[..data.len() - 5]).unwrap();

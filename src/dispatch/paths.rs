@@ -520,7 +520,7 @@ impl PathsState {
     /// status is then 125: profiling.rs).
     pub fn report(
         &self,
-        tables: &crate::monitor::Tables,
+        snapshot: &crate::monitor::Snapshot,
         blocks: &[BlockMeta],
         modules: &crate::profile::Modules,
     ) -> bool {
@@ -549,7 +549,7 @@ impl PathsState {
                 self.config.function
             )
         });
-        let pt = tables.paths.as_deref();
+        let pt = snapshot.paths.as_deref();
         let reference = match (self.config.reference, inner.versions.last(), pt) {
             (true, Some(v), Some(t)) => {
                 Some(crate::paths::reference::compute(t.traces(), blocks, &v.cfg))

@@ -27,7 +27,7 @@ use crate::backend::Prologue;
 use crate::images::ImageLog;
 use crate::ir::{IrBlock, Terminator};
 use crate::monitor::{
-    BlockMeta, BlockTable, Monitor, MonitorInfo, Ring, SbConfig, SecondTier, Tables, ThreadRing,
+    BlockMeta, BlockTable, Monitor, MonitorInfo, Ring, SbConfig, SecondTier, Snapshot, ThreadRing,
     Windows, NR_MASK, TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
 };
 use crate::profile::count_check::CountCheck;
@@ -632,7 +632,7 @@ impl super::process::Process {
                 .map(|c| unsafe { std::slice::from_raw_parts(c.0, n) }.to_vec())
                 .collect()
         };
-        let (tables, info, counting) = if let Some((t, info)) = monitor {
+        let (snapshot, info, counting) = if let Some((t, info)) = monitor {
             (t, info, "ring")
         } else if let Some(all) = &prof.inline {
             let n = prof.blocks.len() as usize;
@@ -647,7 +647,7 @@ impl super::process::Process {
                 }
             }
             (
-                Tables::from_counts(&counts, prof.blocks.published()),
+                Snapshot::from_counts(&counts, n),
                 MonitorInfo::default(),
                 "inline",
             )
@@ -655,7 +655,7 @@ impl super::process::Process {
             // --no-monitor: nothing counted, but the perf map needs only
             // the translations and the blocks' names.
             (
-                Tables::from_counts(&[], prof.blocks.published()),
+                Snapshot::from_counts(&[], prof.blocks.len() as usize),
                 MonitorInfo::default(),
                 "none",
             )
@@ -664,15 +664,15 @@ impl super::process::Process {
         };
         let missing = self.paths.as_ref().is_some_and(|p| {
             let (_, modules) = module_table(&prof.images());
-            p.report(&tables, prof.blocks.published(), &modules)
+            p.report(&snapshot, prof.blocks.published(), &modules)
         });
         let count_check = prof
             .count_check
-            .then(|| CountCheck::of(&tables, &inline_counts(prof.blocks.len() as usize)));
+            .then(|| CountCheck::of(&snapshot, &inline_counts(prof.blocks.len() as usize)));
         // The store merges after the profile is written (store/run.rs I1).
         let merge = || {
             if let Some(s) = &prof.store {
-                s.merge_at_exit(&tables, records, &prof.images());
+                s.merge_at_exit(&snapshot, records, &prof.images());
             }
         };
         if !written {
@@ -706,7 +706,7 @@ impl super::process::Process {
             .unwrap_or(0.0);
         let first_image = prof.process.lock().unwrap_or_else(|e| e.into_inner()).began == "program";
         let profile = Profile::build(Inputs {
-            tables: &tables,
+            snapshot: &snapshot,
             tier: tier.as_ref(),
             blocks: prof.blocks.published(),
             binary,

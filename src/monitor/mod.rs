@@ -37,6 +37,7 @@ pub mod paths;
 pub mod request;
 pub mod ring;
 pub mod sampler;
+pub mod snapshot;
 pub mod tables;
 pub mod trace;
 
@@ -47,6 +48,7 @@ use std::thread::JoinHandle;
 pub use blocks::{BlockMeta, BlockTable, ExitKind};
 pub use request::{Request, Trigger};
 pub use ring::Ring;
+pub use snapshot::Snapshot;
 pub use tables::{SbConfig, SyscallStat, Tables, Windows};
 
 pub use crate::contract::{
@@ -155,7 +157,7 @@ pub struct MonitorInfo {
 #[derive(Debug)]
 pub struct Monitor {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<(Tables, f64, bool)>>,
+    thread: Option<JoinHandle<(Snapshot, f64, bool)>>,
     pub info: MonitorInfo,
 }
 
@@ -280,8 +282,8 @@ impl Monitor {
         Paused(s.clone())
     }
 
-    /// Stop after draining every ring (I1) and hand back the tables.
-    pub fn finish(&mut self) -> Tables {
+    /// Stop after draining every ring (I1) and hand back their exact profile.
+    pub fn finish(&mut self) -> Snapshot {
         self.shared.stop.store(true, Ordering::Release);
         ring::ring_doorbell(&self.shared.doorbell);
         let (tables, cpu, pinned) = self
@@ -338,7 +340,7 @@ fn run(
     paths: Option<Arc<paths::Shared>>,
     backoff_ns: i64,
     idle: Option<std::time::Duration>,
-) -> Tables {
+) -> Snapshot {
     // The sampler's clock starts with the monitor, idle or not (I5).
     let sampler = sampler::Sampler::new(sampling);
     if let Some(d) = idle {
@@ -394,7 +396,7 @@ fn run(
             if let Some(mut t) = tier {
                 t.end(&mut tables);
             }
-            return tables;
+            return tables.snapshot();
         }
         if found >= BATCH {
             continue;

@@ -183,10 +183,10 @@ pub fn read(path: &std::path::Path) -> std::io::Result<Vec<Event>> {
     Ok(events)
 }
 
-/// A record replayed into fresh tables ([`replay`]).
+/// A record replayed into fresh tables ([`replay`]), and what they hold.
 #[derive(Debug)]
 pub struct Replayed {
-    pub tables: Tables,
+    pub snapshot: super::Snapshot,
     /// How long the batches and superblocks took, the end included.
     pub seconds: f64,
     /// Ring words replayed.
@@ -237,7 +237,7 @@ pub fn replay(events: &[Event]) -> Result<Replayed, String> {
         return Err(format!("replayed totals {got:?}, the monitor's {want:?}"));
     }
     Ok(Replayed {
-        tables,
+        snapshot: tables.snapshot(),
         seconds,
         words,
     })

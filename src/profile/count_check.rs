@@ -2,7 +2,7 @@
 //! counters of the same run, recorded in the profile where they differ
 //! (dispatch/profiling.rs builds it at the end).
 
-use crate::monitor::Tables;
+use crate::monitor::Snapshot;
 
 /// `--count-check`: the monitor's counts against the inline counters of
 /// the same run.
@@ -18,7 +18,7 @@ pub struct CountCheck {
 }
 
 impl CountCheck {
-    pub fn of(t: &Tables, per_thread: &[Vec<u64>]) -> CountCheck {
+    pub fn of(t: &Snapshot, per_thread: &[Vec<u64>]) -> CountCheck {
         let n = per_thread.first().map_or(0, |v| v.len());
         let mut c = CountCheck {
             blocks_compared: n as u64,
@@ -37,7 +37,7 @@ impl CountCheck {
                 }
             }
         }
-        for (i, (_, blocks, _)) in t.per_thread().into_iter().enumerate() {
+        for (i, &(_, blocks, _)) in t.threads.iter().enumerate() {
             let inline: u64 = per_thread.get(i).map_or(0, |v| v.iter().sum());
             if inline != blocks {
                 c.thread_mismatches += 1;

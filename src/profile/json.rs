@@ -359,19 +359,14 @@ fn translation(o: &mut Vec<u8>, t: &Translation) {
 #[cfg(test)]
 mod tests {
     use super::super::*;
-    use crate::monitor::{SbConfig, Tables};
+    use crate::monitor::Snapshot;
 
     /// A profile of nothing, then records of every shape: strings that
     /// need escaping, absent and present optional fields.
     fn sample() -> Profile {
-        let tables = Tables::new(SbConfig {
-            enabled: false,
-            block_threshold: 3000,
-            edge_threshold: 5000,
-            windows: None,
-        });
+        let snapshot = Snapshot::default();
         let mut p = Profile::build(Inputs {
-            tables: &tables,
+            snapshot: &snapshot,
             tier: None,
             blocks: &[],
             binary: Binary {

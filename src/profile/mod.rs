@@ -34,7 +34,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, SyscallStat, Tables};
+use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, Snapshot, SyscallStat};
 use crate::strace;
 use crate::superblock::build::BuildStats;
 use crate::superblock::record::SbRecord;
@@ -430,7 +430,8 @@ impl StoreMode {
 /// What `Profile::build` needs.
 #[derive(Debug)]
 pub struct Inputs<'a> {
-    pub tables: &'a Tables,
+    /// What the monitor counted (or `--count-inline`'s counts).
+    pub snapshot: &'a Snapshot,
     /// What the second tier made (superblocks, their builder's and
     /// Pisat's statistics); None without one.
     pub tier: Option<&'a crate::superblock::Outcome>,
@@ -484,7 +485,7 @@ fn edge_list(mut v: Vec<((u64, u64), u64)>) -> Vec<Edge> {
 
 impl Profile {
     pub fn build(inp: Inputs<'_>) -> Profile {
-        let t = inp.tables;
+        let t = inp.snapshot;
         let mut modules = inp.modules;
         let mut totals = Totals {
             translated_blocks: inp.blocks.len().saturating_sub(inp.inherited_blocks) as u64,
@@ -563,7 +564,7 @@ impl Profile {
         }
         drop(keyed);
         let (mut all, mut indirect, mut calls) = (Vec::new(), Vec::new(), Vec::new());
-        for (&(src, to), &c) in t.edges() {
+        for (&(src, to), &c) in &t.edges {
             let m = &inp.blocks[src as usize];
             all.push(((m.guest, to), c));
             match m.exit {
@@ -658,8 +659,8 @@ impl Profile {
                 if let Some(s) = t.sb_summary(r.id) {
                     e.entries = s.entries;
                     e.loops = s.loops;
-                    e.member_runs = s.member_runs;
-                    e.exit_counts = s.exit_counts;
+                    e.member_runs = s.member_runs.clone();
+                    e.exit_counts = s.exit_counts.clone();
                     e.partial_exits = s.partial_exits;
                 }
                 e
@@ -689,7 +690,7 @@ impl Profile {
             unresolved_exits: t.unresolved_exits,
             rep_iterations: retired::rep_list(t, inp.blocks),
             unretired: retired::unretired_list(t, inp.blocks),
-            max_call_depth: t.max_shadow_depth,
+            max_call_depth: t.max_call_depth,
             call_tree,
             call_tree_truncated_calls: t.tree.truncated,
             syscalls,
@@ -706,7 +707,7 @@ impl Profile {
             pisat: inp.tier.and_then(|o| o.pisat.clone()),
             store: None,
             threads: t
-                .per_thread()
+                .threads
                 .iter()
                 .zip(&t.thread_tids)
                 .map(|(&(i, b, e), &tid)| ThreadRecord {

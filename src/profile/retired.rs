@@ -22,7 +22,7 @@ fn is_zero(n: &u64) -> bool {
 /// Per instruction address (every translation of it merged), in address
 /// order.
 pub(super) fn rep_list(
-    t: &crate::monitor::Tables,
+    t: &crate::monitor::Snapshot,
     blocks: &[crate::monitor::BlockMeta],
 ) -> Vec<RepIterations> {
     let at = |b: u32, off: u32| Some(blocks.get(b as usize)?.guest + u64::from(off));
@@ -68,7 +68,7 @@ pub struct Unretired {
 
 /// By block address and lengths (the same translations merged).
 pub(super) fn unretired_list(
-    t: &crate::monitor::Tables,
+    t: &crate::monitor::Snapshot,
     blocks: &[crate::monitor::BlockMeta],
 ) -> Vec<Unretired> {
     let mut v: Vec<(u64, u32, u32, u64)> = t

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::Modules;
 use crate::monitor::calltree::ROOT;
 use crate::monitor::sampler::Period;
-use crate::monitor::Tables;
+use crate::monitor::Snapshot;
 use crate::timetree::TimeTree;
 
 /// Name of the frame of the calling-context tree's root.
@@ -67,7 +67,7 @@ pub struct TimeTreeSection {
 
 impl TimeTreeSection {
     /// The section for the monitor's samples (None when sampling was off).
-    pub fn build(t: &Tables, modules: &mut Modules) -> Option<TimeTreeSection> {
+    pub fn build(t: &Snapshot, modules: &mut Modules) -> Option<TimeTreeSection> {
         let s = &t.sampler;
         let cfg = s.config?;
         let nodes = &t.tree.nodes;

@@ -42,7 +42,7 @@ use super::{
     Store, StoreError, TracePath,
 };
 use crate::images::{ImageKind, ImageLog, ImageRecord};
-use crate::monitor::{BlockTable, Tables};
+use crate::monitor::{BlockTable, Snapshot};
 use crate::options::RunOptions;
 use crate::profile::Symbols;
 use crate::profile::{StoreMode, StoreReport};
@@ -234,11 +234,11 @@ impl RunStore {
 
     /// Merge this run's superblocks into the store (store I1), after the
     /// guest ended (I1); a failure is a warning.
-    pub fn merge_at_exit(&self, tables: &Tables, superblocks: &[SbRecord], images: &ImageLog) {
+    pub fn merge_at_exit(&self, snapshot: &Snapshot, superblocks: &[SbRecord], images: &ImageLog) {
         if !self.mode.writes() || self.disabled.load(Ordering::SeqCst) {
             return;
         }
-        let traces = traces_of_run(tables, superblocks, images);
+        let traces = traces_of_run(snapshot, superblocks, images);
         if traces.is_empty() {
             return;
         }
@@ -263,23 +263,23 @@ impl RunStore {
 /// counting, or pre-built and used (`superblocks`, the second tier's
 /// records), as module-relative members.
 pub fn traces_of_run(
-    tables: &Tables,
+    snapshot: &Snapshot,
     superblocks: &[SbRecord],
     images: &ImageLog,
 ) -> Vec<TracePath> {
-    let threshold = u64::from(tables.sb.block_threshold);
+    let threshold = u64::from(snapshot.block_threshold);
     let mut modules = ModuleCache::default();
     let mut out = Vec::new();
     for r in superblocks {
         if matches!(r.trigger, Trigger::Stored { .. }) {
-            let runs = tables
+            let runs = snapshot
                 .sb_summary(r.id)
-                .map(|s| s.member_runs)
+                .map(|s| &s.member_runs[..])
                 .unwrap_or_default();
             let head_runs: u64 = r
                 .members
                 .iter()
-                .zip(&runs)
+                .zip(runs)
                 .filter(|(m, _)| m.addr == r.head)
                 .map(|(_, n)| n)
                 .sum();

@@ -44,6 +44,7 @@ mod pass;
 mod records;
 mod sampling;
 mod shadow;
+mod snap;
 mod special;
 mod units;
 mod words;
@@ -203,43 +204,43 @@ pub struct Tables {
     specials: Vec<(u32, u64)>,
     /// Balanced units with passes not yet replayed into `tree` (memo.rs).
     memo_words: Vec<u32>,
-    pub tree: CallTree,
-    pub returns: u64,
+    tree: CallTree,
+    returns: u64,
     /// Returns that did not go back to the shadow stack's top (longjmp, …).
-    pub unmatched_returns: u64,
+    unmatched_returns: u64,
     /// Indirect jumps into a landing site that unwound the shadow stack
     /// (longjmp, landing.rs).
-    pub unwinding_jumps: u64,
+    unwinding_jumps: u64,
     /// Landing sites and the calls' return addresses (landing.rs).
     watch: landing::Watch,
     /// Indirect exits whose target never came (I1).
-    pub unresolved_exits: u64,
-    pub syscalls: BTreeMap<u64, SyscallStat>,
-    pub syscall_log: Vec<(u64, i64)>,
+    unresolved_exits: u64,
+    syscalls: BTreeMap<u64, SyscallStat>,
+    syscall_log: Vec<(u64, i64)>,
     pub entries: u64,
-    pub max_lag: u64,
-    pub waits: u64,
-    pub wait_ns: u64,
-    pub max_shadow_depth: usize,
+    pub(super) max_lag: u64,
+    pub(super) waits: u64,
+    pub(super) wait_ns: u64,
+    max_shadow_depth: usize,
     /// Iterations of `rep` string instructions beyond their first (the
     /// block counts count each such instruction once).
-    pub rep_extra: u64,
+    rep_extra: u64,
     /// The same per instruction: (block, offset from its start), and of
     /// those the iterations that did not retire (a fault inside).
-    pub rep_sites: HashMap<(u32, u32), u64>,
-    pub rep_unretired: HashMap<(u32, u32), u64>,
+    rep_sites: HashMap<(u32, u32), u64>,
+    rep_unretired: HashMap<(u32, u32), u64>,
     /// `unretired` by where: (block, n) = the last n instructions of the
     /// block did not retire, so many times (contract I3: the rest of the
     /// block from where it stopped).
-    pub unretired_at: HashMap<(u32, u32), u64>,
+    unretired_at: HashMap<(u32, u32), u64>,
     /// Instructions of blocks that did not retire because the block
     /// stopped early (`TAG_UNRETIRED`); the block counts include them.
-    pub unretired: u64,
+    unretired: u64,
     /// Frames built for guest signal handlers (`TAG_SIGNAL`).
-    pub signals: u64,
+    signals: u64,
     threads: Vec<ThreadState>,
     finished: bool,
-    pub sb: SbConfig,
+    sb: SbConfig,
     /// Superblocks asked for since the builder last looked.
     pub requests: Vec<Request>,
     /// Per superblock id: its members, exits and units (units.rs).
@@ -251,16 +252,16 @@ pub struct Tables {
     /// Inherited superblocks whose units were made (they ran).
     pub adopted: u64,
     /// Ring words naming no block or unit (must stay 0).
-    pub sb_record_errors: u64,
+    sb_record_errors: u64,
     /// Thread id of each ring, in registration order (filled at the end).
-    pub thread_tids: Vec<i32>,
+    pub(super) thread_tids: Vec<i32>,
     /// Timed samples of the threads' calling contexts (sampler.rs).
-    pub sampler: super::sampler::Sampler,
+    pub(super) sampler: super::sampler::Sampler,
     /// `--selector pisat`: windows filled, for the second tier to take
     /// (mine.rs).
     windows: Vec<Vec<u32>>,
     /// Path profiling of one function (monitor/paths.rs), when asked for.
-    pub paths: Option<Box<super::paths::PathsTables>>,
+    pub(super) paths: Option<Box<super::paths::PathsTables>>,
     /// A superblock counts its loops (contract I2): batches may hold
     /// time-stamped loop records (sampling.rs).
     loops_counted: bool,
@@ -379,19 +380,6 @@ impl Tables {
         }
     }
 
-    /// Tables holding only block counts (`--count-inline`).
-    pub fn from_counts(counts: &[u64], blocks: &[BlockMeta]) -> Tables {
-        let mut t = Tables {
-            finished: true,
-            ..Tables::default()
-        };
-        t.grow_blocks(blocks);
-        for (id, &c) in counts.iter().enumerate().take(t.block_hw) {
-            t.words[block_word(id as u32, EXIT_FALL)].count = c;
-        }
-        t
-    }
-
     /// Execution count of block `id` (its runs to either exit, and
     /// stopped inside).
     pub fn count(&self, id: usize) -> u64 {
@@ -403,26 +391,9 @@ impl Tables {
             .sum()
     }
 
-    /// Block ids below `n` a profile lists (profile I1): every id from
-    /// `inherited` up, and below it (a forked child's parent's blocks)
-    /// those this monitor met, found in the dense list.
-    pub fn listed_blocks(&self, n: usize, inherited: usize) -> impl Iterator<Item = usize> + '_ {
-        let below = inherited.min(n);
-        (0..below)
-            .filter(move |&id| self.block_made(id))
-            .chain(below..n)
-    }
-
     /// Count of exit word `w` (a unit's passes that ended at its exit).
     fn word_count(&self, w: u32) -> u64 {
         self.words[w].n()
-    }
-
-    /// Make the words of every block of `table` that has none yet.
-    fn grow_blocks(&mut self, table: &[BlockMeta]) {
-        for id in 0..table.len() as u32 {
-            self.make_block(id, table);
-        }
     }
 
     /// Make block `id`'s words (words.rs I2) if it has none yet and the
