@@ -1,6 +1,6 @@
 //! The dispatcher's side of path profiling (src/paths): finding the
 //! function, building its graph and plan when it is first entered, and
-//! committing the instrumented translation (backend/paths.rs) as one unit
+//! committing the instrumented translation (backend/paths/mod.rs) as one unit
 //! of pieces: the instrumented copy of every node the plan instruments,
 //! plain copies of the entry and of the resume nodes (where a terminated
 //! activation or an uninstrumented return goes), the entry stub at the
@@ -24,7 +24,7 @@
 //!     of the entry, not to the entry stub: it starts no activation.
 //! I5: versions only grow the graph (learned indirect targets, leaders);
 //!     code of older versions stays valid until a flush, and their stubs
-//!     are forwarded to the newest (backend/paths.rs I3). A flush drops
+//!     are forwarded to the newest (backend/paths/mod.rs I3). A flush drops
 //!     every thread's activation frames (their host addresses die with
 //!     the code) before the thread runs translated code again.
 #![allow(unsafe_code)]

@@ -107,7 +107,7 @@ impl CallTree {
     #[inline]
     pub fn charge(&mut self, n: u32, insns: u64) {
         // Wrapping: instructions that did not retire are taken back from
-        // a count that may not have been charged yet (tables.rs).
+        // a count that may not have been charged yet (tables/mod.rs).
         let s = &mut self.nodes[n as usize].self_insns;
         *s = s.wrapping_add(insns);
     }

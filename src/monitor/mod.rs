@@ -6,7 +6,7 @@
 //!     finish the monitor drains every ring up to where it stood when
 //!     `finish` was called (everything the finishing thread pushed, and
 //!     what other threads had pushed by then) before returning.
-//! I2: the per-entry loop indexes dense tables by `BlockId` (tables.rs);
+//! I2: the per-entry loop indexes dense tables by `BlockId` (tables/);
 //!     hashing happens only when a block's successor misses its two-way
 //!     cache and when a call enters a context other than the caller's last.
 //! I3: the monitor never runs guest code and never touches a guest thread's

@@ -1,6 +1,6 @@
 //! `hotlift report --timeline FILE.svg`: the run's phases as a picture.
 //! The window is cut into equal time slices; each slice is one query of
-//! the time tree (timetree.rs) and one column, split into colored bands
+//! the time tree (src/timetree) and one column, split into colored bands
 //! by the share of its samples each function had as the innermost frame.
 //! The functions with the most samples over the window get their own
 //! colors (a legend names them, with their share); the rest is one gray

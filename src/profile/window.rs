@@ -1,5 +1,5 @@
 //! `hotlift report`'s answer for one time window: the time tree's counts
-//! (timetree.rs) turned into functions and call stacks with names
+//! (src/timetree) turned into functions and call stacks with names
 //! (sampling.rs), as text, JSON or folded stacks.
 //!
 //! I1: `samples` is the exact number of samples in the window;

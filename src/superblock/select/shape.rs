@@ -18,7 +18,7 @@
 //!     loop; limits, syscalls, other heads: leave; an indirect transfer
 //!     whose targets are spread, select.rs I1) and also before a block it
 //!     already holds on its own path. Calls and returns may be on any
-//!     path (monitor/monitor/tables/units.rs I1 replays each path's own).
+//!     path (monitor/tables/units.rs I1 replays each path's own).
 //! I2: a loop that is unrolled (`--sb-unroll`) may also grow its tree
 //!     over the unrolled trace ([`shape`]): a cold path then goes on
 //!     through the head into the next iteration, up to as many iterations
