@@ -22,7 +22,8 @@
 //!     not anonymous memory).
 //! K3: the process a run started with writes what it translated that was
 //!     not kept, with what was, at its end (one write per module, whole,
-//!     persist.rs P2), when that is a module's first entry and an earlier
+//!     persist.rs P2; one record a block, however often the run
+//!     translated it again after a flush), when that is a module's first entry and an earlier
 //!     cold run left its mark (a program run once, or a CI job starting
 //!     from an empty cache each time, pays for no write), or when it adds
 //!     at least 64 blocks and a sixteenth of it (a program whose path varies a
@@ -115,8 +116,11 @@ struct Module {
     cursor: usize,
     /// No entry, but an earlier cold run's mark (K3): this run records.
     marked: bool,
-    /// Records of blocks translated this run.
+    /// Records of blocks translated this run, one a block (a block
+    /// translated again after a flush is not recorded again), and the
+    /// offsets they have.
     new: Vec<u8>,
+    recorded: hashbrown::HashSet<u32>,
     fresh: u32,
 }
 
@@ -232,6 +236,7 @@ impl Kept {
         self.forked = true;
         for m in &mut self.modules {
             m.new = Vec::new();
+            m.recorded.clear();
             m.fresh = 0;
         }
     }
@@ -261,6 +266,7 @@ impl Kept {
                         cursor: 0,
                         marked: false,
                         new: Vec::new(),
+                        recorded: Default::default(),
                         fresh: 0,
                     });
                 }
@@ -360,6 +366,14 @@ impl Kept {
             Some((None, _)) if m.marked => {}
             _ => return,
         }
+        // Translated again (after a flush, or its code's permission
+        // changed): it has its record.
+        let Some(offset) = made.meta.guest.checked_sub(m.base) else {
+            return;
+        };
+        if u32::try_from(offset).is_ok_and(|o| m.recorded.contains(&o)) {
+            return;
+        }
         let made = Made {
             at: Placement {
                 guest: m.base,
@@ -368,6 +382,7 @@ impl Kept {
             ..*made
         };
         if encode(&mut m.new, m.base, &made) {
+            m.recorded.insert(offset as u32);
             m.fresh += 1;
         }
     }
@@ -403,7 +418,9 @@ impl Kept {
             }
             match by_key.iter_mut().find(|e| e.0 == m.key) {
                 Some(e) => {
-                    e.1.extend_from_slice(&m.new);
+                    // The same file mapped twice: its blocks once.
+                    let mut made = index(&e.1).unwrap_or_default().into_keys().collect();
+                    append_missing(&mut e.1, &mut made, &m.new);
                     if e.2.is_none() {
                         e.2 = m.loaded;
                     }
