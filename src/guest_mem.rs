@@ -14,7 +14,7 @@
 //!     guest syscall that the kernel completed.
 //! I3: `mmap_ceiling` is the top of the guest's own top-down mmap area: the
 //!     guest's mappings without a usable address hint go into the highest
-//!     free gap below it (syscall/mem.rs), as the kernel's go below its
+//!     free gap below it (syscall/mem/mod.rs), as the kernel's go below its
 //!     `mmap_base`, so they come in the kernel's order whatever hotlift
 //!     itself maps meanwhile.
 //! I4: placeholders are hotlift's own `PROT_NONE` mappings that hold

@@ -26,7 +26,7 @@
 //!   do not end it.
 //!
 //! Usage: the dispatcher starts the log with [`ImageLog::at_start`];
-//! `syscall/mem.rs` calls [`ImageLog::mapped_file`] after each executable
+//! `syscall/mem/mod.rs` calls [`ImageLog::mapped_file`] after each executable
 //! file mapping and [`ImageLog::unmapped`] before memory goes away;
 //! `dispatch/profiling.rs` turns the log into the profile's module table.
 

@@ -830,3 +830,25 @@ fn file_names_are_found_in_prose() {
     );
     assert!(file_names("https://x.org/a.rs ../shared/SEEDS.md c/NAME.c 1.5 e.g.").is_empty());
 }
+
+/// One module-file convention (issue 21, goal 6): a module with modules of
+/// its own is a folder with `mod.rs` (a binary's, `main.rs`), never a file
+/// beside a folder of the same name, and no module is found by a
+/// `#[path]` attribute.
+#[test]
+fn modules_are_files_or_folders_with_mod_rs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    collect_rs(&root.join("src"), &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        if f.with_extension("").is_dir() {
+            bad.push(format!("{}: beside a folder of its name", f.display()));
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        if strip(&text).contains("#[path") {
+            bad.push(format!("{}: a #[path] attribute", f.display()));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

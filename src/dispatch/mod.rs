@@ -132,7 +132,7 @@ pub struct Vm {
     /// The host address of that fault.
     pub fault_pc: u64,
     /// The path-profiling stub epoch this thread's lookup table matches
-    /// (dispatch/paths.rs).
+    /// (dispatch/paths/mod.rs).
     pub paths_epoch: u64,
     /// The thread asked for `PR_TSC_SIGSEGV` (syscall/control.rs C3).
     pub tsc_traps: bool,
@@ -207,7 +207,7 @@ impl Vm {
             }
             l.translate_ticks += crate::clock::ticks().saturating_sub(began);
             // Block table I3: the monitor may link superblocks to it now
-            // (not inside a path-profiled function, dispatch/paths.rs I2).
+            // (not inside a path-profiled function, dispatch/paths/mod.rs I2).
             if self.paths_allow_superblocks(addr) {
                 self.proc
                     .prof

@@ -275,7 +275,7 @@ impl Profiling {
             .profile_path()
     }
 
-    /// The image log (syscall/mem.rs records mappings in it).
+    /// The image log (syscall/mem/mod.rs records mappings in it).
     pub fn images(&self) -> std::sync::MutexGuard<'_, ImageLog> {
         self.images.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -520,7 +520,7 @@ impl super::process::Process {
     /// Drain the monitor and write the profile (I2). The process hotlift
     /// was asked to run, exiting when `hotlift paths` never found its
     /// function, exits 125 instead (cli/mod.rs: a bad option), the error
-    /// said (dispatch/paths.rs); so does one whose profile could not be
+    /// said (dispatch/paths/mod.rs); so does one whose profile could not be
     /// written (I3).
     pub fn finish(&self, ending: Ending) {
         // kept/mod.rs K3. Not if a thread stopped holding the translation
@@ -798,7 +798,7 @@ impl super::process::Process {
 /// What went wrong at the end that changes the exit status.
 #[derive(Default)]
 struct Failed {
-    /// `hotlift paths` never found its function (dispatch/paths.rs).
+    /// `hotlift paths` never found its function (dispatch/paths/mod.rs).
     missing: bool,
     /// The profile could not be written (I3).
     unwritten: bool,

@@ -133,7 +133,7 @@ impl Vm {
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
-        // W^X (syscall/mem.rs I8): the loader maps as the kernel would;
+        // W^X (syscall/mem/mod.rs I8): the loader maps as the kernel would;
         // guest code runs from the code cache only.
         for (s, r) in mem
             .regions()

@@ -184,7 +184,7 @@ impl PathsTables {
     }
 
     /// A superblock record: code outside the function ran (superblocks
-    /// never hold its blocks, dispatch/paths.rs).
+    /// never hold its blocks, dispatch/paths/mod.rs).
     pub fn other(&mut self) {
         if self.shared.reference && self.threads[self.cur].in_extent {
             self.threads[self.cur].in_extent = false;

@@ -10,7 +10,7 @@
 //! edge does for the chosen method (with `espp` for ESPP weights and probe
 //! pushing); the backend emits an instrumented translation of the
 //! function (backend/paths/mod.rs) that the dispatcher enters at the
-//! function's entry (dispatch/paths.rs); the probes push records to the
+//! function's entry (dispatch/paths/mod.rs); the probes push records to the
 //! thread's ring, which the monitor collects together with the block
 //! trace an independent reference is computed from (monitor/paths.rs,
 //! `reference`); `report` decodes, compares and prints.

@@ -112,7 +112,7 @@ pub struct Builder {
     cursor: usize,
     /// Head block id → superblock id, this generation.
     pub(super) heads: HashMap<u32, u32>,
-    /// Heads of fragments (select.rs I3): selection goes on through them.
+    /// Heads of fragments (select/mod.rs I3): selection goes on through them.
     fragments: HashSet<u32>,
     /// Heads that failed this generation (not asked again).
     pub(super) failed: HashSet<u32>,
@@ -160,7 +160,7 @@ pub trait Prebuilder: Send + std::fmt::Debug {
 }
 
 /// Selection's view: the tables' counts, the block table, the builder's
-/// heads (select.rs Graph).
+/// heads (select/mod.rs Graph).
 struct View<'a> {
     tables: &'a Tables,
     metas: &'a [BlockMeta],

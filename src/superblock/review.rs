@@ -3,7 +3,7 @@
 //! that changes its habits later (a sort's comparisons, data that turns
 //! random) can leave a superblock whose passes cover barely more blocks
 //! than the ring words they cost. The monitor then spends more on its
-//! records than it would on the plain blocks (select.rs I2), so the
+//! records than it would on the plain blocks (select/mod.rs I2), so the
 //! builder reviews what it published now and then and takes back the
 //! ones that fall below [`RETIRE_SHARE`] of the building bar
 //! (`--sb-min-yield`: 1.75 blocks per word by default; a bar of 0 takes
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use super::Builder;
 use crate::monitor::Tables;
 
-/// The share of the building bar (select.rs I2, `--sb-min-yield`) in
+/// The share of the building bar (select/mod.rs I2, `--sb-min-yield`) in
 /// blocks a pass must cover per ring word it costs (a call or return
 /// replayed between members counting as a word), once it has run
 /// [`MIN_PASSES`] times, to stay. Below the bar itself: a superblock also

@@ -30,7 +30,7 @@
 //! C5: `personality(READ_IMPLIES_EXEC)` would make the kernel add execute
 //!     to every readable mapping made after it, hotlift's own and the
 //!     guest's (an `mmap` of read and write was writable and executable in
-//!     hotlift's process, against mem.rs I8): the kernel's persona never
+//!     hotlift's process, against mem/mod.rs I8): the kernel's persona never
 //!     has the flag. hotlift keeps it for the process (the kernel keeps it
 //!     per thread; an x86-64 `execve` clears it, as a new image here
 //!     starts without it), `personality` reads it back, and the guest's

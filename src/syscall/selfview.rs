@@ -338,7 +338,7 @@ fn guest_view(
         keep_details = false;
         let labelled = KERNEL_LABELS.iter().any(|l| rest.trim_end().ends_with(l));
         // The guest's own protection where it has one (the kernel's is
-        // never executable for guest memory: syscall/mem.rs I8).
+        // never executable for guest memory: syscall/mem/mod.rs I8).
         let own = |at: u64| guest.iter().find(|g| g.0 <= at && at < g.1).map(|g| g.2);
         let parts: Vec<(u64, u64, Option<crate::loader::Prot>)> = if labelled {
             vec![(start, end, own(start))]
@@ -541,7 +541,7 @@ mod tests {
             w: true,
             x: false,
         };
-        // The guest asked for r-x (the kernel has r--: mem.rs I8).
+        // The guest asked for r-x (the kernel has r--: mem/mod.rs I8).
         let rx = Prot {
             r: true,
             w: false,

@@ -268,7 +268,7 @@ mod tests {
         s.entries.iter().map(|e| e.pattern.path.clone()).collect()
     }
 
-    /// The patterns of the three-sequence example (tree_tests.rs):
+    /// The patterns of the three-sequence example (tree/tests.rs):
     /// B,C,E (repeated in one sequence) and C,E,B (in all three) are one
     /// loop; the shorter patterns they contain go.
     #[test]

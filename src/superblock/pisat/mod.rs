@@ -27,7 +27,7 @@
 //! From a pattern to a path: a sequential pattern is a subsequence, a
 //! superblock needs blocks that run one after another. The tree admits a
 //! block after another only along a transition the monitor has seen
-//! (tree.rs `Admit`; the rule is round.rs I1), and never a block
+//! (tree/mod.rs `Admit`; the rule is round.rs I1), and never a block
 //! ending in a syscall or trap. Every pattern is then a path `check_path`
 //! keeps whole (up to the size limits and other superblocks' heads).
 //!

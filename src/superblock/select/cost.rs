@@ -2,7 +2,7 @@
 //! time: how many blocks a pass should run ([`expected_blocks`]), how
 //! many ring words it costs ([`ring_words`]), and for a loop the words
 //! per iteration with its passes pushed or counted ([`loop_costs`]).
-//! select.rs I2 builds a superblock only where a pass covers [`PAYS_OFF`]
+//! select/mod.rs I2 builds a superblock only where a pass covers [`PAYS_OFF`]
 //! blocks per word; shape.rs I2 lays a loop out the way expected to cost
 //! the fewest words per iteration; the builder counts loop passes where
 //! [`counting_pays`].
@@ -14,7 +14,7 @@ use super::shape::Pick;
 use super::{Graph, Limits};
 use crate::superblock::Next;
 
-/// select.rs I2: a superblock must save the monitor work: its pass should
+/// select/mod.rs I2: a superblock must save the monitor work: its pass should
 /// cover at least this many blocks per ring word it costs. A pass costs
 /// one word, handled like a block's (monitor/tables/units.rs), so any superblock
 /// that often gets past its head saves words; the bar keeps out those

@@ -1,4 +1,4 @@
-//! How a trace that selection chose (select.rs) is laid out: grown into
+//! How a trace that selection chose (select/mod.rs) is laid out: grown into
 //! a tree where a branch's cold side is taken often ([`grow_tree`]), its
 //! loop unrolled ([`unroll`]), or both; [`shape`] picks the layout
 //! expected to cost the fewest ring words (by select/cost.rs).
@@ -16,7 +16,7 @@
 //!     pointer that rotates among a few functions runs each iteration in
 //!     the superblock too. A cold path stops like a trace (the head: a
 //!     loop; limits, syscalls, other heads: leave; an indirect transfer
-//!     whose targets are spread, select.rs I1) and also before a block it
+//!     whose targets are spread, select/mod.rs I1) and also before a block it
 //!     already holds on its own path. Calls and returns may be on any
 //!     path (monitor/tables/units.rs I1 replays each path's own).
 //! I2: a loop that is unrolled (`--sb-unroll`) may also grow its tree

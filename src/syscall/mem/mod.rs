@@ -783,5 +783,4 @@ pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {
 }
 
 #[cfg(test)]
-#[path = "mem_tests.rs"]
 mod tests;

@@ -427,5 +427,4 @@ impl Tree {
 }
 
 #[cfg(test)]
-#[path = "tree_tests.rs"]
 mod tests;

@@ -13,7 +13,6 @@ use std::process::Command;
 use super::spawn::{spawn_traced, SpawnError};
 use super::trace::{count_instructions, End, Outcome};
 
-#[path = "tests/sigtrap.rs"]
 mod traps;
 
 const SIGILL: i32 = libc::SIGILL;

@@ -660,5 +660,4 @@ fn plt_names(
 }
 
 #[cfg(test)]
-#[path = "symbols_tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! Tests of symbols.rs: PLT stubs against objdump's, readelf's and nm's
+//! Tests of symbols/mod.rs: PLT stubs against objdump's, readelf's and nm's
 //! names, and the sparse read against whole-file parses.
 
 use super::*;

@@ -1,7 +1,7 @@
 //! Name tables for the syscall tracer, and the renderers that turn a number
 //! into the text strace prints for it: x86-64 syscall numbers with an
 //! argument signature, errno names and texts, signal names, and the flag /
-//! enum tables that `strace.rs` renders arguments with (this file is its
+//! enum tables that `strace/mod.rs` renders arguments with (this file is its
 //! child, `strace::names`).
 //!
 //! Invariants:
@@ -12,7 +12,7 @@
 //!   syscalls at all. Rows follow `arch/x86/entry/syscalls/syscall_64.tbl`.
 //! - I2: a signature has one letter per argument the kernel takes (`_` for
 //!   one that is passed but not shown); the letters are documented in
-//!   `strace.rs`. The argument counts of 0..=450 agree with strace 6.1.
+//!   `strace/mod.rs`. The argument counts of 0..=450 agree with strace 6.1.
 //! - I3: `ERRNO[e]` is errno `e` (1..=133, `EPERM`..`EHWPOISON`); the text is
 //!   glibc's `strerror` text, so no call into libc (which is neither
 //!   thread-safe nor async-signal-safe there) is needed.

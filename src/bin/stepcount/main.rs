@@ -28,8 +28,8 @@
 //!
 //! The count is the number of user-mode instructions the program retired,
 //! each iteration of a `rep`-prefixed string instruction counted once. Each
-//! rule below is pinned by tests in `stepcount/tests.rs` (the SIGTRAP ones in
-//! `stepcount/tests/sigtrap.rs`), named after it.
+//! rule below is pinned by tests in `stepcount/tests/mod.rs` (the SIGTRAP ones in
+//! `stepcount/tests/traps.rs`), named after it.
 //!
 //! - **C1 Start.** Counting starts with the instruction at the entry point of
 //!   the new image (the ELF entry, or `ld.so`'s entry for a dynamically linked
@@ -127,20 +127,13 @@
 //! context switches, three system calls); the loop is as fast as a bare
 //! step-and-wait loop in C, within the noise.
 
-// A binary's crate root resolves modules beside it, hence the paths.
-#[path = "stepcount/code.rs"]
 mod code;
-#[path = "stepcount/hide_tf.rs"]
 mod hide_tf;
-#[path = "stepcount/sigtrap.rs"]
 mod sigtrap;
-#[path = "stepcount/spawn.rs"]
 mod spawn;
-#[path = "stepcount/trace.rs"]
 mod trace;
 
 #[cfg(test)]
-#[path = "stepcount/tests.rs"]
 mod tests;
 
 use std::ffi::OsString;

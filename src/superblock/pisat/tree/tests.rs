@@ -1,5 +1,5 @@
 //! The PST-tree against hand-worked examples and against a brute-force
-//! miner that defines each pattern's timestamp set directly (tree.rs
+//! miner that defines each pattern's timestamp set directly (tree/mod.rs
 //! module docs), on small random databases.
 
 use std::collections::BTreeMap;
@@ -330,7 +330,7 @@ proptest! {
 /// Sequences coming and going while others grow (the miner's database
 /// is a sliding window of them), with small node caps, so that node ids
 /// are freed and made again: every push finds the nodes indexed for its
-/// sequence (tree.rs `push` expects it), the cap holds, and the last
+/// sequence (tree/mod.rs `push` expects it), the cap holds, and the last
 /// sequence to go takes every node with it (I4).
 #[test]
 fn sequences_come_and_go_with_a_small_cap() {
