@@ -28,7 +28,7 @@
 //! Usage: the dispatcher starts the log with [`ImageLog::at_start`];
 //! `syscall/mem/mod.rs` calls [`ImageLog::mapped_file`] after each executable
 //! file mapping and [`ImageLog::unmapped`] before memory goes away;
-//! `dispatch/profiling.rs` turns the log into the profile's module table.
+//! `dispatch/profiling/end.rs` turns the log into the profile's module table.
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! The files behind a run's images, as its profile describes them: each
 //! file's size, the program's SHA-256 and the symbols, read once per
-//! process tree where they can be (profiling.rs writes the profile; a
+//! process tree where they can be (profiling/end.rs writes the profile; a
 //! fork primes them first, fork.rs F6).
 
 use std::sync::Mutex;

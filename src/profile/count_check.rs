@@ -1,6 +1,6 @@
 //! `--count-check`: the monitor's block counts against the inline
 //! counters of the same run, recorded in the profile where they differ
-//! (dispatch/profiling.rs builds it at the end).
+//! (dispatch/profiling/end.rs builds it at the end).
 
 use crate::monitor::Snapshot;
 

@@ -5,7 +5,7 @@
 //! - I1: the guest never waits for the store: the reader thread does the
 //!   connecting, the hashing of a program without a build id and the
 //!   reading, and the merge runs after the guest has ended and after the
-//!   profile is written (dispatch/profiling.rs), so a store failure can
+//!   profile is written (dispatch/profiling/end.rs), so a store failure can
 //!   neither delay the guest nor lose the profile (store I3).
 //! - I2: "what the run has" is version 0 (a run starts with nothing
 //!   built), so it reads the traces of any program the store knows

@@ -517,7 +517,7 @@ impl PathsState {
     /// of the run; the monitor has finished). A function never found in
     /// any module the program loaded is also a one-line error on stderr,
     /// naming close matches among their functions; true then (the run's
-    /// status is then 125: profiling.rs).
+    /// status is then 125: profiling/end.rs).
     pub fn report(
         &self,
         snapshot: &crate::monitor::Snapshot,
