@@ -1,7 +1,7 @@
 //! When this hotlift process began (its `main`), for the profile's
-//! start-up figures, and a cheap tick count for timing many short pieces
-//! of work (each translation). A leaf: nothing here imports the rest of
-//! the crate.
+//! start-up figures, a cheap tick count for timing many short pieces of
+//! work (each translation), and the CPU clocks of a thread and of the
+//! process. A leaf: nothing here imports the rest of the crate.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,17 +34,33 @@ static PHASES: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 /// Mark the start of `main` (later calls change nothing).
 pub fn mark_born() {
     BORN.get_or_init(|| {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: writes the calling thread's CPU clock into `t`.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
-            let ns = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+        if let Some(ns) = cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID) {
             CPU_BEFORE_MAIN.store(ns, Ordering::Relaxed);
         }
         (Instant::now(), ticks())
     });
+}
+
+/// CPU clock `clock` (`CLOCK_THREAD_CPUTIME_ID`, `CLOCK_PROCESS_CPUTIME_ID`)
+/// in ns, if the kernel reads it.
+fn cpu_ns(clock: libc::clockid_t) -> Option<u64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes the clock into `t`.
+    (unsafe { libc::clock_gettime(clock, &mut t) } == 0)
+        .then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
+}
+
+/// Seconds of CPU the calling thread has used.
+pub fn thread_cpu_seconds() -> f64 {
+    cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID).unwrap_or(0) as f64 * 1e-9
+}
+
+/// Seconds of CPU the whole process has used.
+pub fn process_cpu_seconds() -> f64 {
+    cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID).unwrap_or(0) as f64 * 1e-9
 }
 
 /// Seconds of CPU the process's first thread had used when `main` began:

@@ -161,16 +161,6 @@ pub struct Monitor {
     pub info: MonitorInfo,
 }
 
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
 /// Whether this process pins its guest thread and its monitor to cores
 /// of their own. Only a tree's first process does: the processes of a
 /// tree (a pipeline's stages, `make -j`'s compilers) run at once, and each
@@ -242,7 +232,7 @@ impl Monitor {
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);
             let tables = run(&s2, sb, tier, sampling, paths, nap, idle);
-            (tables, thread_cpu_seconds(), pinned)
+            (tables, crate::clock::thread_cpu_seconds(), pinned)
         })
         .expect("spawn the monitor thread");
         if let Some(m) = monitor_core {

@@ -221,7 +221,7 @@ impl Process {
                     .unwrap_or_else(|e| e.into_inner())
                     .elapsed()
                     .as_secs_f64(),
-                process_cpu_seconds: process_cpu_seconds(),
+                process_cpu_seconds: crate::clock::process_cpu_seconds(),
                 monitor_cpu_seconds: info.cpu_seconds,
                 setup_seconds: setup,
                 // A forked child's marks are its parent's (0 set-up); the
@@ -300,14 +300,4 @@ struct Failed {
     missing: bool,
     /// The profile could not be written (I3).
     unwritten: bool,
-}
-
-fn process_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

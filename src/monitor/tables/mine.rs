@@ -162,23 +162,8 @@ impl Tables {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::{BlockMeta, BlockTable, ExitKind, SbConfig};
-
-    /// A loop of `n` blocks: block i branches to i + 1 or i + 2.
-    pub(crate) fn loop_table(n: u64) -> BlockTable {
-        let t = BlockTable::new(64).unwrap();
-        for i in 0..n {
-            t.push(BlockMeta {
-                guest: 0x1000 + 16 * i,
-                target: 0x1000 + 16 * ((i + 1) % n),
-                next: 0x1000 + 16 * ((i + 2) % n),
-                guest_len: 16,
-                insns: 4,
-                exit: ExitKind::Branch,
-            });
-        }
-        t
-    }
+    use crate::monitor::tables::loop_table;
+    use crate::monitor::SbConfig;
 
     fn windowed(window: u32, interval: u64) -> SbConfig {
         SbConfig {

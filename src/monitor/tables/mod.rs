@@ -725,6 +725,24 @@ fn split(w: u32) -> (u32, u32) {
     word_block(w)
 }
 
+/// A block table of a loop of `n` blocks for tests: block i branches to
+/// i + 1 or i + 2.
+#[cfg(test)]
+pub(crate) fn loop_table(n: u64) -> BlockTable {
+    let t = BlockTable::new(64).unwrap();
+    for i in 0..n {
+        t.push(BlockMeta {
+            guest: 0x1000 + 16 * i,
+            target: 0x1000 + 16 * ((i + 1) % n),
+            next: 0x1000 + 16 * ((i + 2) % n),
+            guest_len: 16,
+            insns: 4,
+            exit: ExitKind::Branch,
+        });
+    }
+    t
+}
+
 /// A xorshift generator for the property tests of the per-entry loops.
 #[cfg(test)]
 pub(super) struct TestRng(u64);

@@ -80,23 +80,8 @@ mod tests {
     use super::super::tree::Support;
     use super::super::Config;
     use super::*;
-    use crate::monitor::{BlockTable, SbConfig, Windows};
-
-    /// A loop of `n` blocks: block i branches to i + 1 or i + 2.
-    fn loop_table(n: u64) -> BlockTable {
-        let t = BlockTable::new(64).unwrap();
-        for i in 0..n {
-            t.push(BlockMeta {
-                guest: 0x1000 + 16 * i,
-                target: 0x1000 + 16 * ((i + 1) % n),
-                next: 0x1000 + 16 * ((i + 2) % n),
-                guest_len: 16,
-                insns: 4,
-                exit: ExitKind::Branch,
-            });
-        }
-        t
-    }
+    use crate::monitor::tables::loop_table;
+    use crate::monitor::{SbConfig, Windows};
 
     fn config() -> Config {
         Config {
