@@ -40,5 +40,7 @@ pub mod store;
 pub mod strace;
 pub mod superblock;
 pub mod syscall;
+#[cfg(test)]
+mod test_rng;
 pub mod timetree;
 pub mod types;

@@ -22,6 +22,8 @@
 //!   CI                              if set, a missing /bin/busybox is a failure
 //!                                   instead of a skip
 
+mod guest;
+
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::fmt::Write as _;
@@ -56,24 +58,7 @@ fn fixed_env(dir: &Path) -> Vec<(String, String)> {
 // Deterministic input generation
 // ---------------------------------------------------------------------------
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
-    }
-}
+use guest::rng::Seeded as Rng;
 
 const BASE_WORDS: &[&str] = &[
     "the",
@@ -411,7 +396,7 @@ const T0: i64 = 1_600_000_000; // 2020-09-13 12:26:40 UTC
 /// Builds every input file in `dir`. `applets` decides which derived files
 /// (compressed copies etc.) can be made.
 fn generate_inputs(dir: &Path, applets: &BTreeSet<String>, scale: usize) {
-    let mut rng = Rng(0x686f_746c_6966_7421);
+    let mut rng = Rng::new(0x686f_746c_6966_7421);
     let vocab = vocabulary(&mut rng);
 
     let text = gen_text(&mut rng, &vocab, 400_000 / scale);

@@ -653,20 +653,8 @@ fn hostile_dynamic_sections_do_not_panic() {
 
 // ---- randomized mutations (I3) ----
 
-/// A small deterministic PRNG (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// A deterministic generator (its seed fixes the mutations).
+type Rng = crate::test_rng::Seeded;
 
 /// Applies 1–4 random mutations to `f` in place, biased towards the ELF and
 /// program headers, recording the original bytes in `undo`; returns the
@@ -694,7 +682,7 @@ fn mutate(rng: &mut Rng, f: &mut [u8], undo: &mut Vec<(usize, u8)>) -> usize {
             3,
             0x6474_e551,
         ];
-        pick[rng.below(pick.len())]
+        pick[rng.index(pick.len())]
     };
     fn set(f: &mut [u8], at: usize, v: u8, undo: &mut Vec<(usize, u8)>) {
         if at < f.len() {
@@ -702,15 +690,15 @@ fn mutate(rng: &mut Rng, f: &mut [u8], undo: &mut Vec<(usize, u8)>) -> usize {
             f[at] = v;
         }
     }
-    for _ in 0..1 + rng.below(4) {
-        let at = if rng.below(10) < 8 {
-            rng.below(hot)
+    for _ in 0..1 + rng.index(4) {
+        let at = if rng.index(10) < 8 {
+            rng.index(hot)
         } else {
-            rng.below(f.len())
+            rng.index(f.len())
         };
-        match rng.below(4) {
+        match rng.index(4) {
             0 => {
-                let v = f[at] ^ (1 << rng.below(8));
+                let v = f[at] ^ (1 << rng.index(8));
                 set(f, at, v, undo);
             }
             1 => {
@@ -719,7 +707,7 @@ fn mutate(rng: &mut Rng, f: &mut [u8], undo: &mut Vec<(usize, u8)>) -> usize {
             }
             _ => {
                 let at = at & !7;
-                let width = [2, 4, 8][rng.below(3)];
+                let width = [2, 4, 8][rng.index(3)];
                 let v = interesting(rng, f.len()).to_le_bytes();
                 for (i, &b) in v.iter().take(width).enumerate() {
                     set(f, at + i, b, undo);
@@ -727,8 +715,8 @@ fn mutate(rng: &mut Rng, f: &mut [u8], undo: &mut Vec<(usize, u8)>) -> usize {
             }
         }
     }
-    if rng.below(20) == 0 {
-        rng.below(f.len() + 1)
+    if rng.index(20) == 0 {
+        rng.index(f.len() + 1)
     } else {
         f.len()
     }
@@ -738,7 +726,7 @@ fn mutate(rng: &mut Rng, f: &mut [u8], undo: &mut Vec<(usize, u8)>) -> usize {
 /// were accepted. A panic names the seed and iteration.
 pub(crate) fn mutation_loop(original: &[u8], iters: usize, seed: u64) -> usize {
     let mut f = original.to_vec();
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut undo = Vec::new();
     let mut accepted = 0;
     for i in 0..iters {

@@ -129,18 +129,8 @@ proptest! {
     }
 }
 
-/// splitmix64: a fixed pseudo-random sequence for the long streams.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+/// A fixed pseudo-random sequence for the long streams.
+type Rng = crate::test_rng::Seeded;
 
 /// A run of `n` samples about 1 ms apart in phases of 5,000 samples, each
 /// phase dominated by its own few stacks.
@@ -183,7 +173,7 @@ fn worst_cost(t: &TimeTree, k: usize, rng: &mut Rng) -> (Cost, f64) {
 /// and 1e6 samples with the design's defaults.
 #[test]
 fn query_cost_grows_with_the_logarithm() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut rows = Vec::new();
     for n in [10_000usize, 100_000, 1_000_000] {
         let t = TimeTree::build(long_stream(n, &mut rng), Params::default());

@@ -21,6 +21,8 @@
 // Each test crate that includes this module uses a different part of it.
 #![allow(dead_code)]
 
+pub mod rng;
+
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;

@@ -743,24 +743,9 @@ pub(crate) fn loop_table(n: u64) -> BlockTable {
     t
 }
 
-/// A xorshift generator for the property tests of the per-entry loops.
+/// The generator of the property tests of the per-entry loops.
 #[cfg(test)]
-pub(super) struct TestRng(u64);
-
-#[cfg(test)]
-impl TestRng {
-    pub(super) fn new(seed: u64) -> TestRng {
-        TestRng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-
-    /// A number below `n`.
-    pub(super) fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n.max(1)
-    }
-}
+pub(super) type TestRng = crate::test_rng::Seeded;
 
 #[cfg(test)]
 mod tests;
