@@ -150,12 +150,10 @@ mod tests {
         let mut t = IblTable::at(mem.as_mut_ptr());
         let stub = 0x7000_0000u64;
         t.set_empty_stub(HostAddr(stub));
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::test_rng::Seeded::new(1);
         let mut targets = vec![0, 1, u64::MAX, u64::MAX - 1, 0x1_0000, 0xffff];
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             targets.push(x);
             targets.push(x & 0xffff_ffff);
         }

@@ -7,7 +7,7 @@
 //!   provokes exactly it.
 //! - I2: every panic the mutation loop ever found has a regression test here
 //!   (section "Regressions").
-//! - I3: the mutation loop is deterministic (seeded xorshift): a failure
+//! - I3: the mutation loop is deterministic (src/test_rng.rs, seeded): a failure
 //!   prints the seed and iteration that reproduce it.
 
 use super::plan::page_regions;

@@ -125,11 +125,9 @@ mod tests {
         let mut c = EdgeCache::default();
         let mut spilled: HashMap<(u32, u32), u64> = HashMap::new();
         let mut want: HashMap<(u32, u32), u64> = HashMap::new();
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rng = crate::test_rng::Seeded::new(1);
         for _ in 0..400_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             // Few sources, many targets: past MAX / 4 distinct edges.
             let (p, e) = ((x % 61) as u32, ((x >> 20) % 700) as u32);
             *want.entry((p, e)).or_default() += 1;

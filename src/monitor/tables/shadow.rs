@@ -153,12 +153,10 @@ mod tests {
         // positions go stale and come back with the same address).
         let mut s = Shadow::default();
         let mut v: Vec<Frame> = Vec::new();
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::test_rng::Seeded::new(1);
         let mut found = 0;
         for step in 0..400_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next();
             let ret = 0x1000 + (x >> 40) % 37;
             match x % 10 {
                 0..=4 => {

@@ -334,13 +334,8 @@ proptest! {
 /// sequence to go takes every node with it (I4).
 #[test]
 fn sequences_come_and_go_with_a_small_cap() {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = crate::test_rng::Seeded::new(1);
+    let mut next = || rng.next();
     for round in 0..400 {
         let cap = 1 + (next() % 200) as usize;
         let alphabet = [3u64, 5, 70, 130][(next() % 4) as usize];
