@@ -1,7 +1,9 @@
 //! Golden listings of emitted code (STYLE: encoding tests). Each case is a
 //! guest byte sequence; the listing shows the IR block and the host code
 //! emitted for it. `HOTLIFT_BLESS=1 cargo test --lib backend` regenerates
-//! `tests/golden/backend.txt`, so a codegen change is a reviewable diff.
+//! `tests/golden/backend.txt` (blocks), `prologue.txt` (exit words and the
+//! inline counter) and `superblock.txt` (superblock layout, guards, exit
+//! units, counted loops), so a codegen change is a reviewable diff.
 
 use iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter, Register};
 
@@ -486,4 +488,105 @@ fn the_block_prefix_ends_in_the_indirect_entry() {
     assert_eq!(i.op0_register(), Register::RCX);
     assert_eq!(i.memory_segment(), Register::GS);
     assert_eq!(i.len(), back);
+}
+
+/// Superblocks as the second tier emits them (`emit_superblock`): their
+/// layout, the guards on an indirect transfer's hot target, the exits'
+/// unit pushes, and a loop closed at the head. `HOTLIFT_BLESS=1 cargo
+/// test --lib backend` regenerates `tests/golden/superblock.txt`.
+#[test]
+fn superblocks_match_golden() {
+    use crate::ir::superblock::{Member, Next, Plan};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/superblock.txt");
+    let member = |block: u32, at: u64, bytes: &[u8], next: Next| Member {
+        block,
+        ir: lift_block(bytes, GuestAddr(at), 64).expect("lift"),
+        next,
+        cold: None,
+        alt: None,
+    };
+    let cases = [
+        // add rax, 1; cmp rax, rbx; jne +7 (to member 1) | dec rcx;
+        // jnz back to the head.
+        (
+            "a loop of two members",
+            false,
+            vec![
+                member(
+                    0,
+                    0x40_1000,
+                    &[0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xd8, 0x75, 0x07],
+                    Next::Member,
+                ),
+                member(1, 0x40_1010, &[0x48, 0xff, 0xc9, 0x75, 0xeb], Next::Head),
+            ],
+        ),
+        (
+            "the same loop, its passes counted",
+            true,
+            vec![
+                member(
+                    0,
+                    0x40_1000,
+                    &[0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xd8, 0x75, 0x07],
+                    Next::Member,
+                ),
+                member(1, 0x40_1010, &[0x48, 0xff, 0xc9, 0x75, 0xeb], Next::Head),
+            ],
+        ),
+        // call f | f: xor eax, eax; ret (guarded: back to the call's
+        // return address) | add rbx, rax; ret (leaves).
+        (
+            "a call and its return inside",
+            false,
+            vec![
+                member(0, 0x40_2000, &[0xe8, 0xfb, 0x00, 0x00, 0x00], Next::Member),
+                member(1, 0x40_2100, &[0x31, 0xc0, 0xc3], Next::Member),
+                member(2, 0x40_2005, &[0x48, 0x01, 0xc3, 0xc3], Next::Leave),
+            ],
+        ),
+    ];
+    let mut out = String::new();
+    let mut f = IntelFormatter::new();
+    for (name, count_loops, members) in cases {
+        let mut plan = Plan::new(0, members);
+        plan.count_loops = count_loops;
+        assert!(plan.check(), "{name}: a valid plan");
+        let env = super::SbEmitEnv {
+            host_base: 0x2000_0000,
+            count_check: false,
+            resolve: &|_| None,
+            unit_base: 0x10_0000,
+            loop_limit: 3,
+            stubs: STUBS,
+        };
+        let em = super::emit_superblock(&plan, &env).expect("emit");
+        out.push_str(&format!("== {name}\n"));
+        for e in &plan.exits {
+            out.push_str(&format!(
+                "exit {} from member {}: {:?}\n",
+                e.index, e.member, e.to
+            ));
+        }
+        for m in &plan.members {
+            out.push_str(&format!(
+                "member {} at {:#x}: {:?}\n",
+                m.block, m.ir.start.0, m.next
+            ));
+        }
+        for insn in Decoder::with_ip(64, &em.code, env.host_base, DecoderOptions::NONE) {
+            let mut s = String::new();
+            f.format(&insn, &mut s);
+            out.push_str(&format!("    {:x}  {s}\n", insn.ip() - env.host_base));
+        }
+    }
+    if std::env::var_os("HOTLIFT_BLESS").is_some() {
+        std::fs::write(path, &out).expect("write golden");
+        return;
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        out == want,
+        "superblock code differs from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
+    );
 }
