@@ -2,8 +2,10 @@
 //! guest byte sequence; the listing shows the IR block and the host code
 //! emitted for it. `HOTLIFT_BLESS=1 cargo test --lib backend` regenerates
 //! `tests/golden/backend.txt` (blocks), `prologue.txt` (exit words and the
-//! inline counter) and `superblock.txt` (superblock layout, guards, exit
-//! units, counted loops), so a codegen change is a reviewable diff.
+//! inline counter), `superblock.txt` (superblock layout, guards, exit
+//! units, counted loops) and `probes.txt` (a `rep` instruction's ring
+//! records, path-profiling probes), so a codegen change is a reviewable
+//! diff.
 
 use iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter, Register};
 
@@ -588,5 +590,108 @@ fn superblocks_match_golden() {
     assert!(
         out == want,
         "superblock code differs from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
+    );
+}
+
+/// A `rep` string instruction's ring records (its ECX before and after,
+/// contract `TAG_REP`) and path-profiling probes (backend/paths: a
+/// branch node whose edges add to the segment or fold it, a return node
+/// recording its path). `HOTLIFT_BLESS=1 cargo test --lib backend`
+/// regenerates `tests/golden/probes.txt`.
+#[test]
+fn ring_records_and_path_probes_match_golden() {
+    use super::paths::{emit_node, EdgeSpec, Link, NodeSpec, REC_LOST};
+    use crate::ir::probe::{Check, ExitStep, Step};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/probes.txt");
+    let mut out = String::new();
+    let mut f = IntelFormatter::new();
+    let mut list = |out: &mut String, name: &str, code: &[u8], base: u64| {
+        out.push_str(&format!("== {name}\n"));
+        for insn in Decoder::with_ip(64, code, base, DecoderOptions::NONE) {
+            let mut s = String::new();
+            f.format(&insn, &mut s);
+            out.push_str(&format!("    {:x}  {s}\n", insn.ip() - base));
+        }
+    };
+    let env = EmitEnv {
+        host_base: 0x1000_0000,
+        first_site: 0,
+        prologue: super::Prologue::Ring { id: 0x1234 },
+        stubs: STUBS,
+    };
+    // rep movsb; ret
+    let rep = lift_block(&[0xf3, 0xa4, 0xc3], GuestAddr(0x40_1000), 64).expect("lift");
+    let em = emit_block(&rep, &env).expect("emit");
+    list(
+        &mut out,
+        "rep movsb; ret, pushing exit words",
+        &em.code,
+        env.host_base,
+    );
+    // test eax, eax; jne +0x10: taken adds 1, the fall-through folds.
+    let branch = lift_block(&[0x85, 0xc0, 0x75, 0x10], GuestAddr(0x40_2000), 64).expect("lift");
+    let edges = vec![
+        EdgeSpec {
+            target: GuestAddr(0x40_2014),
+            step: Step::Go {
+                add: 1,
+                check: Check::None,
+            },
+            live: false,
+            go: Link::Piece(1),
+            plain: Link::Guest(GuestAddr(0x40_2014)),
+        },
+        EdgeSpec {
+            target: GuestAddr(0x40_2004),
+            step: Step::Fold {
+                add: 2,
+                reset: 0,
+                check: Check::None,
+                after: Check::None,
+            },
+            live: true,
+            go: Link::Piece(2),
+            plain: Link::Guest(GuestAddr(0x40_2004)),
+        },
+    ];
+    let node = |ir, edges, exit| NodeSpec {
+        ir,
+        version: 1,
+        node: 0,
+        edges,
+        exit,
+        extent: (0x40_2000, 0x40_2100),
+        learn: true,
+        miss: REC_LOST,
+        radix: 4,
+    };
+    let p = emit_node(&node(&branch, edges, None), &env).expect("emit a node");
+    list(
+        &mut out,
+        "a branch node: an edge that adds, one that folds",
+        &p.em.code,
+        env.host_base,
+    );
+    // ret, recording (tot, seg + 3) if it is one of two pairs.
+    let ret = lift_block(&[0xc3], GuestAddr(0x40_2014), 64).expect("lift");
+    let exit = ExitStep::End {
+        add: 3,
+        check: Check::Pairs(vec![(0, 3), (1, 4)]),
+    };
+    let p = emit_node(&node(&ret, vec![], Some(exit)), &env).expect("emit a node");
+    list(
+        &mut out,
+        "a return node recording its path",
+        &p.em.code,
+        env.host_base,
+    );
+    if std::env::var_os("HOTLIFT_BLESS").is_some() {
+        std::fs::write(path, &out).expect("write golden");
+        return;
+    }
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        out == want,
+        "records or probes differ from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
     );
 }
