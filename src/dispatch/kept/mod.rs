@@ -23,11 +23,12 @@
 //! K3: the process a run started with writes what it translated that was
 //!     not kept, with what was, at its end (one write per module, whole,
 //!     persist.rs P2; one record a block, however often the run
-//!     translated it again after a flush), when that is a module's first entry and an earlier
-//!     cold run left its mark (a program run once, or a CI job starting
-//!     from an empty cache each time, pays for no write), or when it adds
-//!     at least 64 blocks and a sixteenth of it (a program whose path varies a
-//!     little from run to run does not write ten megabytes each time); fewer
+//!     translated it again after a flush), when that is a module's first
+//!     entry and an earlier cold run left its mark (a program run once, or
+//!     a CI job starting from an empty cache each time, pays for no
+//!     write), or when it adds at least 64 blocks and a sixteenth of it (a
+//!     program whose path varies a little from run to run does not write
+//!     ten megabytes each time); fewer
 //!     go to the module's second, small entry (`translations-more`, K5); a
 //!     forked child places kept blocks (its parent's entries, mapped
 //!     before the fork) and writes only second entries, with the blocks
