@@ -87,19 +87,25 @@ fn listing() -> String {
     out
 }
 
-#[test]
-fn emitted_code_matches_golden() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/backend.txt");
-    let got = listing();
+/// `got` against the golden file `path` (its name under tests/golden),
+/// or written there with `HOTLIFT_BLESS=1`.
+fn check_golden(path: &str, got: &str) {
     if std::env::var_os("HOTLIFT_BLESS").is_some() {
-        std::fs::write(path, &got).expect("write golden");
+        std::fs::write(path, got).expect("write golden");
         return;
     }
     let want = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         got == want,
-        "emitted code differs from {path}; review and rerun with HOTLIFT_BLESS=1\n{got}"
+        "the listing differs from {path}; review it and rerun with HOTLIFT_BLESS=1\n{got}"
     );
+}
+
+#[test]
+fn emitted_code_matches_golden() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/backend.txt");
+    let got = listing();
+    check_golden(path, &got);
 }
 
 #[test]
@@ -194,15 +200,7 @@ fn prologues_match_golden() {
             out.push_str(&format!("    {s}\n"));
         }
     }
-    if std::env::var_os("HOTLIFT_BLESS").is_some() {
-        std::fs::write(path, &out).expect("write golden");
-        return;
-    }
-    let want = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        out == want,
-        "prologue differs from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
-    );
+    check_golden(path, &out);
 }
 
 /// The `gs:[disp32]` forms written byte for byte (asm.rs) are the bytes
@@ -582,15 +580,7 @@ fn superblocks_match_golden() {
             out.push_str(&format!("    {:x}  {s}\n", insn.ip() - env.host_base));
         }
     }
-    if std::env::var_os("HOTLIFT_BLESS").is_some() {
-        std::fs::write(path, &out).expect("write golden");
-        return;
-    }
-    let want = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        out == want,
-        "superblock code differs from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
-    );
+    check_golden(path, &out);
 }
 
 /// A `rep` string instruction's ring records (its ECX before and after,
@@ -685,13 +675,5 @@ fn ring_records_and_path_probes_match_golden() {
         &p.em.code,
         env.host_base,
     );
-    if std::env::var_os("HOTLIFT_BLESS").is_some() {
-        std::fs::write(path, &out).expect("write golden");
-        return;
-    }
-    let want = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        out == want,
-        "records or probes differ from {path}; review and rerun with HOTLIFT_BLESS=1\n{out}"
-    );
+    check_golden(path, &out);
 }
