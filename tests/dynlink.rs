@@ -2,7 +2,7 @@
 //! about libraries loaded at run time, ld.so started as the program, and a
 //! program started through a symbolic link (the guest tests themselves run
 //! natively and under hotlift in `guest_diff.rs`, and are single-stepped in
-//! `stepcount_exact.rs`).
+//! `exact.rs`).
 //!
 //! Invariants:
 //! - L1. A run compared with native gets the same argv, environment, stdin

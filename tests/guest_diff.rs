@@ -92,7 +92,7 @@ const MODES: &[Mode] = &[
     },
 ];
 
-/// `hotlift run` options of the `pisat` mode (also tests/inline_exact.rs).
+/// `hotlift run` options of the `pisat` mode (also tests/exact.rs).
 const PISAT: &[&str] = &[
     "run",
     "--selector",

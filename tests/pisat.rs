@@ -5,7 +5,7 @@
 //! those of translated code counting itself (`--count-inline`), and the
 //! mining statistics are in the profile, within their bounds.
 //!
-//! (tests/guest_diff.rs and tests/inline_exact.rs run every guest test
+//! (tests/guest_diff.rs and tests/exact.rs run every guest test
 //! with an eager Pisat setting too.) Filter: `HOTLIFT_PISAT_FILTER=substr`.
 
 mod guest;

@@ -481,7 +481,10 @@ fn real_programs_match_native_and_profiles_name_libraries() {
             let inp = inp.clone();
             thread::spawn(move || {
                 let mut n = 0;
-                while let Some((c, m)) = queue.lock().unwrap().pop() {
+                // The lock released before the job runs (guest::next_job).
+                loop {
+                    let next = queue.lock().unwrap().pop();
+                    let Some((c, m)) = next else { break };
                     let case = &cases[c];
                     let profile = (m == Some(0)).then(|| inp.with_extension(format!("{c}.json")));
                     n += 1;

@@ -8,7 +8,7 @@
  * workload by default and a long one when argv[1] is "bench"; programs
  * with more than a few hundred thousand instructions also have a tiny one
  * when argv[1] is "count" (the manifest's count lines: the form
- * tests/stepcount_exact.rs single-steps).
+ * tests/exact.rs single-steps).
  */
 #ifndef GUEST_COMMON_H
 #define GUEST_COMMON_H

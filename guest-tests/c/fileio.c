@@ -8,7 +8,7 @@
  * inode or time is printed.
  *
  * "count" (argv[1]; the directory is then the working directory) is the
- * form tests/stepcount_exact.rs single-steps: smaller files, and a fixed
+ * form tests/exact.rs single-steps: smaller files, and a fixed
  * name created with O_CREAT|O_EXCL instead of mkstemp, whose name
  * generation rejects an unlucky getrandom value and draws again (about 1
  * run in 20), so its instruction count is not the same on every run.

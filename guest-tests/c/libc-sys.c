@@ -7,7 +7,7 @@
  * the fixed questions, getrandom fills its buffer, and errno is right for
  * failing calls.
  *
- * "count" (the form tests/stepcount_exact.rs single-steps) leaves out the
+ * "count" (the form tests/exact.rs single-steps) leaves out the
  * vDSO's clock_gettime(CLOCK_MONOTONIC/REALTIME) and gettimeofday: they
  * read the time under a sequence lock and retry when the kernel updates it
  * meanwhile, so how many instructions they run depends on timing (under

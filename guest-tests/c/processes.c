@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
     /* Named by the pid in fixed-width hex, not mkdtemp: its random name
      * can take another draw (rejection sampling), and a decimal pid has
      * more or fewer digits, so either would change the instruction
-     * count from run to run (stepcount_exact compares it with native). */
+     * count from run to run (tests/exact.rs compares it with native). */
     char dir[] = "/tmp/hotlift-processes-00000000";
     unsigned pid = (unsigned)getpid();
     for (int i = 0; i < 8; i++)

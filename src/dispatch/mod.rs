@@ -718,18 +718,10 @@ impl Vm {
     /// a store into code, a signal): if a superblock pass is open there,
     /// the dispatcher pushes its partial record. Async-signal-safe.
     pub(crate) fn note_leave(&mut self, pc: u64) {
-        self.note_leave_at(pc, false);
-    }
-
-    /// [`Vm::note_leave`], `killed`: a signal from outside stops the
-    /// thread wherever it is, also in a block's exit code, where its exit
-    /// word may be pushed already: there it counts as having left (a
-    /// killed run's last block is approximate).
-    pub(crate) fn note_leave_at(&mut self, pc: u64, killed: bool) {
         let view = &self.proc.view;
         if pc < view.shared.arena.rx {
             if let Some(loc) = view.index.locate(pc) {
-                if loc.counted && !(killed && loc.term && !loc.exact) {
+                if loc.counted {
                     self.partial_block = loc.block.map(|b| b.0);
                 }
             }

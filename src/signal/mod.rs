@@ -13,8 +13,8 @@
 //! I4: a signal sent to the process whose action for the guest is to end
 //!     it (SIGINT, SIGTERM, SIGHUP, SIGALRM, …; see [`ends_guest`]) never
 //!     kills hotlift directly: the handler records it in `runtime::PENDING_FATAL`
-//!     and gets the thread to the dispatcher — out of translated code
-//!     through the fatal stub, out of a guest syscall through -EINTR
+//!     and gets the thread to the dispatcher — out of translated code at
+//!     the next instruction boundary as a kick does, out of a guest syscall through -EINTR
 //!     (runtime::guest_syscall) — which writes the profile and then dies of
 //!     that signal. Signals the guest ignores are ignored by the kernel.
 #![allow(unsafe_code)]
@@ -516,16 +516,12 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
     let sig = PENDING_FATAL.load(Ordering::Acquire);
     let view = vm.proc.view.clone();
     if in_code && pc >= view.floor {
-        // Translated code may run on for ever without an exit: leave now.
-        // Inside a ring-bracketed rep a TAG_REP record may be open, which
-        // a partial record must not follow: the pass then closes at its
-        // head at the end (a killed run's last block is approximate).
-        if !view.locate(pc).is_some_and(|l| l.rep_ring) {
-            vm.note_leave_at(pc, true);
-        }
-        vm.ctx.exit_arg = sig;
-        uc.uc_mcontext.gregs[libc::REG_RIP as usize] = view.fatal_stub.0 as i64;
-        uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !TF;
+        // Translated code may run on for ever without an exit: leave at
+        // the next instruction boundary as a kick does (at once, or
+        // single-stepping out of glue), so that the last block is counted
+        // exactly; the dispatcher then finds PENDING_FATAL before it
+        // enters guest code again.
+        leave_at_boundary(vm, uc, pc, crate::runtime::exit_reason::KICKED);
         return;
     }
     match crate::runtime::stub_place(pc) {

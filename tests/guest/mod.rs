@@ -1,7 +1,7 @@
 //! What the guest-program tests share: the run list (`guest-tests/build/TESTS`,
 //! `COUNT`) and how one run of a guest program is started, watched and
 //! ended, and building one guest test (`build_one`). Used by `guest_diff.rs`
-//! (native vs hotlift output), `stepcount_exact.rs` (native single-step
+//! (native vs hotlift output), `exact.rs` (native single-step
 //! count vs hotlift's count) and the other suites that run guest tests.
 //!
 //! Invariants (the `D` rules of `guest_diff.rs` live here):
@@ -537,6 +537,14 @@ pub fn tail_text(bytes: &[u8], lines: usize) -> String {
         .iter()
         .map(|l| format!("      | {l}\n"))
         .collect()
+}
+
+/// The next job of a queue that worker threads share, the lock released
+/// before the job runs. (`while let Some(j) = q.lock().unwrap().pop_front()`
+/// holds the lock through the loop's body: the other workers wait, and
+/// the jobs run one at a time.)
+pub fn next_job<T>(queue: &std::sync::Mutex<std::collections::VecDeque<T>>) -> Option<T> {
+    queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
 }
 
 pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {

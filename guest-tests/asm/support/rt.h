@@ -26,7 +26,7 @@
  *                            count form: remembers argc for PICK
  *   PICK(reg, n, small)      reg := n, or small when the test got an
  *                            argument (the manifest's "count" line: the
- *                            tiny form tests/stepcount_exact.rs
+ *                            tiny form tests/exact.rs
  *                            single-steps); n and small are immediates
  *
  * CHECK's value is an immediate (any 64-bit number, or `offset label`).

@@ -77,7 +77,7 @@
 //! repeatable. Code that reads the time can take a different path when
 //! single-stepped (it runs ~1,000 times slower): the vDSO's
 //! `clock_gettime` retries its sequence lock in about a quarter of the
-//! calls. `tests/stepcount_exact.rs` lists the conditions it uses.
+//! calls. `tests/exact.rs` lists the conditions it uses.
 //!
 //! # What single-stepping would change, and how stepcount hides it
 //!
