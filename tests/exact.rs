@@ -15,7 +15,9 @@
 //!   [`CONFIGS`]);
 //! - **in-run**: `--count-check` counted both ways in the one run (with
 //!   superblocks everywhere) and found no difference;
-//! - every hotlift run ends as the native run did.
+//! - every hotlift run ends as the native run did, with the same stdout
+//!   and stderr (guest_diff.rs leaves these lines to this harness, its
+//!   D5).
 //!
 //! Invariants:
 //! - E1. All runs of a line see the same machine: the same argv, the same
@@ -31,7 +33,7 @@
 //! - E2. A line passes only if the native run ends as the manifest expects
 //!   and every check of every configuration holds. A failure names the
 //!   line, the configuration, both numbers and their difference.
-//! - E3. The programs in [`EXCLUDED`], whose counts cannot be the same
+//! - E3. The programs in [`COUNTS_VARY`], whose counts cannot be the same
 //!   twice (each with the reason, listed in the README's known limits
 //!   too), get the in-run check alone; an exclusion that names no program
 //!   in the list is an error.
@@ -63,30 +65,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use guest::{
-    env_or, outcome_matches, Dirs, Launch, RunResult, TestCase, ADDRESSES_VARY, THREADS_VARY,
+    diff_summary, env_or, outcome_matches, Dirs, Launch, RunResult, TestCase, COUNTS_VARY,
 };
-
-/// Programs whose counts depend on timing, with the reason (E3).
-const EXCLUDED: &[(&str, &str)] = &[
-    (
-        "asm-signal-selfjmp",
-        "it spins in `jmp .` until a 50 ms ITIMER_REAL fires, so its count is \
-     the number of jumps that fit in 50 ms: about 2,400 when single-stepped, \
-     about 470,000 under hotlift, and different on every run",
-    ),
-    ("c-mmap-reuse", THREADS_VARY),
-    ("cpie-mmap-reuse", THREADS_VARY),
-    ("c-threads", THREADS_VARY),
-    ("cpie-threads", THREADS_VARY),
-    ("c-threads-jit", THREADS_VARY),
-    ("cpie-threads-jit", THREADS_VARY),
-    ("c-threads-robust", THREADS_VARY),
-    ("cpie-threads-robust", THREADS_VARY),
-    ("c-tsc", THREADS_VARY),
-    ("cpie-tsc", THREADS_VARY),
-    ("c-selfmaps", ADDRESSES_VARY),
-    ("cpie-selfmaps", ADDRESSES_VARY),
-];
 
 /// The environment of every run besides `HOME` and `TMPDIR` (E1).
 const ENV: &[(&str, &str)] = &[
@@ -174,7 +154,7 @@ const CONFIGS: &[Config] = &[
         checks: Checks::StepsAndBlocks,
     },
     // Both ways of counting in one run (the only check the programs of
-    // EXCLUDED get, E3): superblocks everywhere, loop records every
+    // COUNTS_VARY get, E3): superblocks everywhere, loop records every
     // second pass.
     Config {
         name: "count-check",
@@ -295,6 +275,18 @@ struct Checked {
     failures: Vec<String>,
 }
 
+/// The guest's stderr of a run under stepcount: without stepcount's own
+/// lines (the children that ran uncounted, E2's count is the initial
+/// thread's).
+fn guest_stderr(stderr: &[u8]) -> Vec<u8> {
+    stderr
+        .split_inclusive(|&b| b == b'\n')
+        .filter(|l| !l.starts_with(b"stepcount: "))
+        .flatten()
+        .copied()
+        .collect()
+}
+
 fn describe(r: &RunResult) -> String {
     let err = String::from_utf8_lossy(&r.stderr);
     let last = err.lines().last().unwrap_or("").trim();
@@ -358,7 +350,7 @@ fn native(s: &Setup, w: &Worker, case: &TestCase) -> (RunResult, Result<u64, Str
 }
 
 /// Every configuration's run of one line, each checked (E2); `in_run_only`
-/// for the programs of EXCLUDED (E3).
+/// for the programs of COUNTS_VARY (E3).
 fn check(s: &Setup, w: &Worker, case: &TestCase, in_run_only: bool) -> Checked {
     let mut failures = Vec::new();
     let (native_run, native_count) = if in_run_only {
@@ -390,6 +382,17 @@ fn check(s: &Setup, w: &Worker, case: &TestCase, in_run_only: bool) -> Checked {
                     n.outcome
                 )));
                 continue;
+            }
+            // The output too (E2): guest_diff.rs leaves these lines to
+            // this harness.
+            let diff: String = diff_summary("stdout", &n.stdout, &r.stdout)
+                .into_iter()
+                .chain(diff_summary("stderr", &guest_stderr(&n.stderr), &r.stderr))
+                .collect();
+            if !diff.is_empty() {
+                failures.push(fail(format!(
+                    "its output differs from the native run's:\n{diff}"
+                )));
             }
         }
         match c.checks {
@@ -466,10 +469,10 @@ fn counts_are_exact_on_every_guest_test() {
     let dirs = Dirs::new();
     let cases = dirs.cases("COUNT", "HOTLIFT_EXACT_FILTER");
     if std::env::var("HOTLIFT_EXACT_FILTER").is_err() {
-        for (name, _) in EXCLUDED {
+        for (name, _) in COUNTS_VARY {
             assert!(
                 cases.iter().any(|c| c.name == *name),
-                "EXCLUDED names {name}, which guest-tests/build/COUNT does not list (E3)"
+                "COUNTS_VARY names {name}, which guest-tests/build/COUNT does not list (E3)"
             );
         }
     }
@@ -507,7 +510,7 @@ fn counts_are_exact_on_every_guest_test() {
                 std::fs::create_dir_all(&w.out).expect("output directory");
                 while let Some(i) = guest::next_job(&queue) {
                     let case = &cases[i];
-                    let excluded = EXCLUDED.iter().find(|(n, _)| case.name == *n);
+                    let excluded = COUNTS_VARY.iter().find(|(n, _)| case.name == *n);
                     let checked = check(&setup, &w, case, excluded.is_some());
                     let native = match (excluded, checked.native) {
                         (Some(_), _) => "excluded: in-run check only".to_string(),
@@ -544,7 +547,7 @@ fn counts_are_exact_on_every_guest_test() {
     }
     let excluded = cases
         .iter()
-        .filter(|c| EXCLUDED.iter().any(|(n, _)| c.name == *n))
+        .filter(|c| COUNTS_VARY.iter().any(|(n, _)| c.name == *n))
         .count();
     let summary = format!(
         "{} lines ({excluded} with the in-run check only), {} configurations, \
