@@ -1,8 +1,6 @@
 //! The guest's share of the address space: which pages the guest owns, with
-//! what protection, and the emulated program break; and reading guest
-//! memory without faulting ([`read_bytes`], for every layer: the monitor
-//! lifting superblock members again, the store hashing code, the syscall
-//! and signal layers).
+//! what protection, and the emulated program break; and the one way hotlift
+//! reads guest memory (G1, G2).
 //!
 //! The guest runs in hotlift's own address space. hotlift tracks every
 //! mapping the guest made (through the loader or its own syscalls) so it can
@@ -27,6 +25,20 @@
 //!     placeholder (it replaces it), never over any other page of hotlift's.
 //! I5: [`shrinks`] changes before any page stops being the guest's (one
 //!     counter for the process: hotlift runs one guest process).
+//!
+//! Reading guest memory, for every layer (the translator, the monitor
+//! lifting superblock members again, kept translations, path profiling,
+//! the store hashing code, the syscall, signal and strace layers):
+//! G1: memory that may be unmapped or unreadable (a syscall's pointer
+//!     argument, a signal frame) is read with `process_vm_readv` on this
+//!     process ([`read_bytes`], [`read_prefix`], [`copy`]): a bad address
+//!     is an error, never a fault.
+//! G2: memory known to be mapped readable (executable guest code, bounded
+//!     by [`GuestMem::exec_end`]) is copied with [`copy_mapped`], never
+//!     borrowed as a slice: another guest thread may be writing it, so it
+//!     is read with relaxed atomic loads (a race gives some mix of old and
+//!     new bytes, which the copy then holds still for decoding and
+//!     comparing; a Rust slice over it would be a data race).
 
 use std::collections::BTreeMap;
 
@@ -112,6 +124,82 @@ pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> b
         }
     };
     done == total as isize
+}
+
+/// Copy `len` bytes at `addr`, which the caller knows are mapped readable
+/// (G2): by relaxed loads of the aligned words that hold them, which lie
+/// in the same pages.
+#[allow(unsafe_code)]
+pub fn copy_mapped(addr: u64, len: usize) -> Vec<u8> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let mut out = Vec::with_capacity(len);
+    if len == 0 {
+        return out;
+    }
+    let end = addr + len as u64;
+    let mut word = addr & !7;
+    while word < end {
+        // SAFETY: the aligned word at `word` overlaps [addr, end), which
+        // the caller guarantees is mapped readable; a page is a multiple
+        // of 8 bytes, so the whole word lies in a page of that range. The
+        // load is atomic: other threads may store there (G2).
+        let v = unsafe { (*(word as *const AtomicU64)).load(Ordering::Relaxed) }.to_le_bytes();
+        let from = addr.saturating_sub(word) as usize;
+        let to = (end - word).min(8) as usize;
+        out.extend_from_slice(&v[from..to]);
+        word += 8;
+    }
+    out
+}
+
+/// Up to `len` bytes of process `pid`'s memory at `addr` (0: this
+/// process's, the guest's), the readable prefix: empty when `addr` itself
+/// is unreadable (G1). Read page by page, so that a range running into an
+/// unmapped page keeps what came before it.
+#[allow(unsafe_code)]
+pub fn read_prefix(pid: libc::pid_t, addr: u64, len: usize) -> Vec<u8> {
+    let Some(end) = addr.checked_add(len as u64) else {
+        return Vec::new();
+    };
+    // process_vm_readv transfers whole remote iovecs only: one per page.
+    let mut remote = Vec::new();
+    let mut at = addr;
+    while at < end {
+        let next = (at | (PAGE - 1)).saturating_add(1).min(end);
+        remote.push(libc::iovec {
+            iov_base: at as *mut libc::c_void,
+            iov_len: (next - at) as usize,
+        });
+        at = next;
+    }
+    let mut buf = vec![0u8; len];
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: len,
+    };
+    let pid = if pid == 0 { own_pid() } else { pid };
+    // The kernel takes at most IOV_MAX (1024) remote pieces a call.
+    let mut done = 0usize;
+    for chunk in remote.chunks(1024) {
+        let want: usize = chunk.iter().map(|r| r.iov_len).sum();
+        let piece = libc::iovec {
+            // SAFETY: `done` is at most `len`, inside `buf`.
+            iov_base: unsafe { (local.iov_base as *mut u8).add(done) } as *mut libc::c_void,
+            iov_len: want,
+        };
+        // SAFETY: `piece` lies in `buf`; the kernel checks the remote side.
+        let n =
+            unsafe { libc::process_vm_readv(pid, &piece, 1, chunk.as_ptr(), chunk.len() as _, 0) };
+        if n <= 0 {
+            break;
+        }
+        done += n as usize;
+        if (n as usize) < want {
+            break;
+        }
+    }
+    buf.truncate(done);
+    buf
 }
 
 /// Read `len` bytes of guest memory at `addr`, if all readable (through
@@ -460,5 +548,46 @@ mod tests {
         assert!(!m.owns_all(0x15000, 0x16000) && m.held_all(0x15000, 0x20000));
         m.release(0x18000, 0x19000);
         assert!(!m.claimable(0x10000, 0x20000) && m.claimable(0x19000, 0x20000));
+    }
+
+    /// G1, G2: both readers give the bytes at any alignment and length;
+    /// the page-wise reader keeps the readable prefix before an
+    /// unreadable page.
+    #[test]
+    #[allow(unsafe_code)]
+    fn readers_copy_exactly_what_is_there() {
+        let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        let base = data.as_ptr() as u64;
+        for start in [0usize, 1, 7, 8, 13] {
+            for len in [0usize, 1, 5, 8, 9, 64, 200] {
+                let want = &data[start..start + len];
+                assert_eq!(copy_mapped(base + start as u64, len), want, "{start}+{len}");
+                assert_eq!(read_prefix(0, base + start as u64, len), want);
+            }
+        }
+        // Two pages, the second unreadable: the prefix is the first's.
+        // SAFETY: a fresh private mapping of two pages, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * PAGE as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // SAFETY: the second page of the mapping above.
+        unsafe {
+            std::ptr::write_bytes(p as *mut u8, 0xab, PAGE as usize);
+            libc::mprotect(p.add(PAGE as usize), PAGE as usize, libc::PROT_NONE);
+        }
+        let at = p as u64 + PAGE - 10;
+        assert_eq!(read_prefix(0, at, 100), vec![0xab; 10]);
+        assert!(read_prefix(0, at + 10, 100).is_empty());
+        assert_eq!(read_bytes(at, 100), None);
+        // SAFETY: unmaps the mapping made above.
+        unsafe { libc::munmap(p, 2 * PAGE as usize) };
     }
 }

@@ -155,13 +155,9 @@ impl Vm {
     ) -> Result<BlockId, VmError> {
         let end = l.mem.exec_end(addr.0).unwrap_or(addr.0);
         let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
-        // SAFETY: [addr, addr+len) lies in executable guest memory, which
-        // on x86-64 is readable; an empty slice needs no memory.
-        let bytes: &[u8] = if len == 0 {
-            &[]
-        } else {
-            unsafe { std::slice::from_raw_parts(addr.0 as *const u8, len) }
-        };
+        // [addr, addr+len) lies in executable guest memory, which on
+        // x86-64 is readable (guest_mem G2).
+        let bytes = crate::guest_mem::copy_mapped(addr.0, len);
         // paths I3: a plain translation inside a path-profiled function
         // covers exactly its node.
         let max = if reusable {
@@ -176,7 +172,7 @@ impl Vm {
                 return Ok(id);
             }
         }
-        let block = lift_block(bytes, addr, max)?;
+        let block = lift_block(&bytes, addr, max)?;
         if reusable {
             // Before anything is committed: it may flush (smc.rs).
             self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));

@@ -168,11 +168,12 @@ pub(super) fn module_table(images: &ImageLog) -> (Binary, Modules) {
     for r in &images.records {
         let build_id = r.build_id.as_deref().map(hex::encode);
         let symbols = if r.kind == ImageKind::Vdso {
-            // SAFETY: the vDSO is mapped readable for the process's life.
-            let image = unsafe {
-                std::slice::from_raw_parts(r.base as *const u8, (r.end - r.base) as usize)
-            };
-            std::sync::Arc::new(Symbols::from_elf(image, r.bias))
+            // The guest may have changed the vDSO's protection: read as
+            // any guest memory (guest_mem G1); unreadable, no symbols.
+            let image = crate::guest_mem::read_bytes(r.base, (r.end - r.base) as usize);
+            std::sync::Arc::new(
+                image.map_or_else(Symbols::default, |i| Symbols::from_elf(&i, r.bias)),
+            )
         } else {
             let program = r.kind == ImageKind::Program;
             let (size, sha256, symbols) = file_facts(r, program);

@@ -1,23 +1,17 @@
 //! Guest memory as the tracer reads it: pointer arguments are followed
 //! through `process_vm_readv`, never dereferenced.
 //!
-//! I1: guest memory is read only through `read_prefix`, which uses
-//!     `process_vm_readv` on our own pid (the guest lives in our address
-//!     space; I2 for the exception). A bad guest pointer makes the kernel
-//!     return `EFAULT`, never a host fault, and the argument prints as its
-//!     hex address instead.
+//! I1: guest memory is read only through `read_prefix`, guest_mem's
+//!     `process_vm_readv` reader (its G1) on our own pid (the guest lives
+//!     in our address space; I2 for the exception). A bad guest pointer
+//!     makes the kernel return `EFAULT`, never a host fault, and the
+//!     argument prints as its hex address instead.
 //! I2: whose memory is read is this thread's choice (`with_memory_of`):
 //!     hotlift's own process by default (the guest lives in it), a traced
 //!     child for `hotlift compare`'s native syscall trace, so both sides
 //!     are rendered by the same code.
 
-use std::io::IoSliceMut;
-
-use nix::sys::uio::{process_vm_readv, RemoteIoVec};
 use nix::unistd::Pid;
-
-/// Split remote reads at this granularity so a fault keeps the prefix (I1).
-const PAGE: u64 = 4096;
 
 thread_local! {
     /// The process whose memory `read_prefix` reads; 0 = this one (I2).
@@ -34,31 +28,10 @@ pub fn with_memory_of<R>(pid: Pid, f: impl FnOnce() -> R) -> R {
 }
 
 /// Reads up to `len` bytes at guest address `addr`, returning the readable
-/// prefix (empty if `addr` itself is unmapped).
+/// prefix (empty if `addr` itself is unmapped): guest_mem's reader, of the
+/// process I2 names.
 pub(super) fn read_prefix(addr: u64, len: usize) -> Vec<u8> {
-    let Some(end) = addr.checked_add(len as u64) else {
-        return Vec::new();
-    };
-    // process_vm_readv transfers whole remote iovecs only, so one per page
-    // lets a read that runs into an unmapped page keep what came before.
-    let mut remote = Vec::new();
-    let mut at = addr;
-    while at < end {
-        let next = (at | (PAGE - 1)).saturating_add(1).min(end);
-        remote.push(RemoteIoVec {
-            base: at as usize,
-            len: (next - at) as usize,
-        });
-        at = next;
-    }
-    let mut buf = vec![0u8; len];
-    let pid = match MEMORY_OF.with(|m| m.get()) {
-        0 => Pid::this(),
-        p => Pid::from_raw(p),
-    };
-    let n = process_vm_readv(pid, &mut [IoSliceMut::new(&mut buf)], &remote).unwrap_or(0);
-    buf.truncate(n);
-    buf
+    crate::guest_mem::read_prefix(MEMORY_OF.with(|m| m.get()), addr, len)
 }
 
 pub(super) fn read_exact(addr: u64, len: usize) -> Option<Vec<u8>> {

@@ -50,10 +50,10 @@ impl Vm {
         if r.ring != self.prof.ring.is_some() || l.mem.exec_end(addr.0).is_none_or(|e| e < end) {
             return Ok(None);
         }
-        // SAFETY: [addr, end) lies in executable guest memory, which on
-        // x86-64 is readable.
-        let live = unsafe { std::slice::from_raw_parts(addr.0 as *const u8, r.guest.len()) };
-        if live != r.guest.as_slice() {
+        // [addr, end) lies in executable guest memory, which on x86-64 is
+        // readable (guest_mem G2).
+        let live = crate::guest_mem::copy_mapped(addr.0, r.guest.len());
+        if live != r.guest {
             return Ok(None);
         }
         // Before anything is committed: it may flush (smc.rs).
@@ -126,10 +126,9 @@ impl Vm {
         ) else {
             return;
         };
-        let len = (b.end.0 - b.start.0) as usize;
-        // SAFETY: the block was just lifted from these bytes of
-        // executable guest memory (translate_with).
-        let guest = unsafe { std::slice::from_raw_parts(b.start.0 as *const u8, len) };
+        // What the translation was made from (another thread may have
+        // written the code since).
+        let guest = &b.raw[..];
         let made = Made {
             meta: crate::dispatch::profiling::block_meta(b),
             ring,

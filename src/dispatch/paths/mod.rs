@@ -423,9 +423,9 @@ impl Vm {
         let read = |a: u64| -> Option<Vec<u8>> {
             let end = mem.exec_end(a)?;
             let len = (end.saturating_sub(a)).min(max as u64 * 15 + 15) as usize;
-            // SAFETY: [a, a+len) lies in executable guest memory, which
-            // is readable (as in translate_with).
-            (len > 0).then(|| unsafe { std::slice::from_raw_parts(a as *const u8, len) }.to_vec())
+            // [a, a+len) lies in executable guest memory, which is
+            // readable (guest_mem G2).
+            (len > 0).then(|| crate::guest_mem::copy_mapped(a, len))
         };
         let bad = |e: String| VmError::Host(format!("paths: {}: {e}", func.name));
         let discover = |seeds: &Seeds| {
