@@ -22,15 +22,23 @@
 //!     0.97-1.01 in paired runs, and the 2 MB the kernel zeroed at the
 //!     first insert took 3-15 ms in some runs on a VM whose freed memory
 //!     goes back to its host: Intel Xeon model 207, `perf record`.)
+//! I6: the fields the thread's signal handler writes (`rip`, `exit_arg`,
+//!     `enter_target`, `stepping`, `sb_partial`, `sb_loop`, `sig_queued`,
+//!     `sys_restart`) are atomics, and Rust reads and writes them through
+//!     `&self` methods: the handler interrupts the thread anywhere, also
+//!     in the dispatcher (dispatch/mailbox.rs M1). Emitted code and the
+//!     stubs use them as plain memory, as they do every field.
 //!
-//! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly set
-//! `enter_target` and call [`enter`]; read `exit_reason`/`exit_arg` after.
+//! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly
+//! `set_enter_target` and call [`enter`]; read `exit_reason`/`exit_arg()`
+//! after.
 #![allow(unsafe_code)]
 
 use std::alloc::{alloc_zeroed, Layout};
 use std::arch::global_asm;
 use std::mem::offset_of;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use crate::contract::{LOOP_COUNTERS, LOOP_LIMIT};
 
@@ -67,17 +75,17 @@ pub struct ThreadCtx {
     /// Guest GPRs in iced/hardware order: rax rcx rdx rbx rsp rbp rsi rdi r8..r15.
     pub gpr: [u64; 16],
     pub rflags: u64,
-    pub rip: u64,
+    pub rip: AtomicU64,
     pub fs_base: u64,
     /// The guest's GS base (emulated; the real GS base is this context).
     pub guest_gs: u64,
     pub host_rsp: u64,
     pub host_fs: u64,
     pub exit_reason: u32,
-    pub exit_arg: u32,
+    pub exit_arg: AtomicU32,
     /// Address of `hotlift_exit`; emitted code leaves with `jmp gs:[exit_fn]`.
     pub exit_fn: u64,
-    pub enter_target: u64,
+    pub enter_target: AtomicU64,
     pub xsave_ptr: u64,
     pub xsave_mask: u64,
     pub host_mxcsr: u32,
@@ -91,22 +99,22 @@ pub struct ThreadCtx {
     pub inline_counts: u64,
     /// The partial unit the dispatcher must push (0: none): the thread
     /// left a superblock pass abnormally (set by the signal handler).
-    pub sb_partial: u32,
+    pub sb_partial: AtomicU32,
     /// Non-zero while the thread single-steps (TF) through glue to an
     /// instruction boundary, with the exit reason it will leave with.
-    pub stepping: u32,
-    /// The thread's `dispatch::Vm` (set when it starts running guest code),
-    /// for the signal handler.
-    pub vm: u64,
+    pub stepping: AtomicU32,
+    /// The thread's `dispatch::Mailbox` (set when it starts running guest
+    /// code): all the signal handler reaches of the thread (mailbox.rs M1).
+    pub mail: AtomicU64,
     /// Signals queued for delivery to guest handlers (bit `sig - 1`), set
     /// by the signal handler on this thread, cleared by the dispatcher as
     /// it delivers them (signal/deliver.rs). Read by the guest-syscall stub.
-    pub sig_queued: u64,
+    pub sig_queued: AtomicU64,
     /// Set by the guest-syscall stub when it skipped the syscall because a
     /// signal was queued, and by the handler when the kernel rewound an
     /// interrupted syscall to restart it: the syscall instruction runs
     /// again after the guest's handler (signal/deliver.rs D3).
-    pub sys_restart: u32,
+    pub sys_restart: AtomicU32,
     pub _pad2: u32,
     /// Path profiling (src/paths, backend/paths/mod.rs): the running id of the
     /// thread's current instrumented activation (`seg`, `tot`), its serial
@@ -129,7 +137,7 @@ pub struct ThreadCtx {
     /// left abnormally with its loops counted (set with `sb_partial`;
     /// zero: none): the dispatcher pushes the counters before the partial
     /// unit.
-    pub sb_loop: [u32; 2],
+    pub sb_loop: [AtomicU32; 2],
 }
 
 /// Spill slots path-profiling probes use (backend/paths/mod.rs).
@@ -442,16 +450,16 @@ impl ThreadCtx {
         let ctx = ThreadCtx {
             gpr,
             rflags: 0x202,
-            rip,
+            rip: AtomicU64::new(rip),
             fs_base: 0,
             guest_gs: 0,
             host_rsp: 0,
             // A signal before the first entry must find hotlift's FS base.
             host_fs: current_fs_base(),
             exit_reason: 0,
-            exit_arg: 0,
+            exit_arg: AtomicU32::new(0),
             exit_fn: hotlift_exit as *const () as u64,
-            enter_target: 0,
+            enter_target: AtomicU64::new(0),
             xsave_ptr: area as u64,
             xsave_mask: mask,
             host_mxcsr: 0x1f80,
@@ -459,11 +467,11 @@ impl ThreadCtx {
             scratch: [0; SCRATCH_SLOTS],
             ring_pos: 0,
             inline_counts: 0,
-            sb_partial: 0,
-            stepping: 0,
-            vm: 0,
-            sig_queued: 0,
-            sys_restart: 0,
+            sb_partial: AtomicU32::new(0),
+            stepping: AtomicU32::new(0),
+            mail: AtomicU64::new(0),
+            sig_queued: AtomicU64::new(0),
+            sys_restart: AtomicU32::new(0),
             _pad2: 0,
             path_seg: 0,
             path_tot: 0,
@@ -474,7 +482,7 @@ impl ThreadCtx {
             path_scratch: [0; PATH_SCRATCH],
             loop_left: [LOOP_LIMIT; LOOP_COUNTERS],
             loop_limit: LOOP_LIMIT,
-            sb_loop: [0; 2],
+            sb_loop: [AtomicU32::new(0), AtomicU32::new(0)],
         };
         // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
         unsafe { p.write(ctx) };
@@ -486,7 +494,7 @@ impl ThreadCtx {
     pub fn copy_guest_state(&mut self, other: &ThreadCtx) {
         self.gpr = other.gpr;
         self.rflags = other.rflags;
-        self.rip = other.rip;
+        self.set_rip(other.rip());
         self.fs_base = other.fs_base;
         self.guest_gs = other.guest_gs;
         let (_, size) = xsave_geometry();
@@ -508,10 +516,69 @@ impl ThreadCtx {
     }
 
     /// The queued-signal bits, shared with this thread's signal handler.
-    pub fn sig_queued(&self) -> &std::sync::atomic::AtomicU64 {
-        // SAFETY: an aligned u64 in the context's mapping, accessed only
-        // atomically (by this thread and its signal handler).
-        unsafe { &*(&self.sig_queued as *const u64 as *const std::sync::atomic::AtomicU64) }
+    pub fn sig_queued(&self) -> &AtomicU64 {
+        &self.sig_queued
+    }
+
+    // The fields the signal handler writes are atomics (I6); the thread
+    // reads and writes them through these. Relaxed: the handler runs on
+    // the thread itself, between two of its instructions.
+
+    /// The guest's RIP while hotlift runs (translated code keeps it in
+    /// the real register).
+    pub fn rip(&self) -> u64 {
+        self.rip.load(Relaxed)
+    }
+
+    pub fn set_rip(&self, v: u64) {
+        self.rip.store(v, Relaxed)
+    }
+
+    pub fn exit_arg(&self) -> u32 {
+        self.exit_arg.load(Relaxed)
+    }
+
+    pub fn set_exit_arg(&self, v: u32) {
+        self.exit_arg.store(v, Relaxed)
+    }
+
+    pub fn set_enter_target(&self, v: u64) {
+        self.enter_target.store(v, Relaxed)
+    }
+
+    pub fn stepping(&self) -> u32 {
+        self.stepping.load(Relaxed)
+    }
+
+    pub fn set_stepping(&self, v: u32) {
+        self.stepping.store(v, Relaxed)
+    }
+
+    /// The partial unit to push, taken (0: none).
+    pub fn take_sb_partial(&self) -> u32 {
+        take32(&self.sb_partial, 0)
+    }
+
+    /// A superblock pass left abnormally: its partial unit and loop
+    /// record words (superblock/mod.rs).
+    pub fn set_sb_partial(&self, unit: u32, sb_loop: [u32; 2]) {
+        self.sb_loop[0].store(sb_loop[0], Relaxed);
+        self.sb_loop[1].store(sb_loop[1], Relaxed);
+        self.sb_partial.store(unit, Relaxed)
+    }
+
+    /// The loop record words, taken.
+    pub fn take_sb_loop(&self) -> [u32; 2] {
+        [take32(&self.sb_loop[0], 0), take32(&self.sb_loop[1], 0)]
+    }
+
+    /// Whether the syscall runs again (signal/deliver.rs D3), taken.
+    pub fn take_sys_restart(&self) -> bool {
+        take32(&self.sys_restart, 0) != 0
+    }
+
+    pub fn set_sys_restart(&self) {
+        self.sys_restart.store(1, Relaxed)
     }
 
     /// Counted loops start from `limit` (contract I2; before the thread
@@ -534,6 +601,18 @@ impl ThreadCtx {
         // glibc on x86-64 uses GS.
         unsafe { std::arch::asm!("wrgsbase {}", in(reg) p, options(nostack, preserves_flags)) };
     }
+}
+
+/// Take the value of `slot`, leaving `empty`: a load, and a store only when
+/// there is something (no locked instruction on the dispatcher's path).
+/// The handler writes these only while the thread runs translated code,
+/// never between this load and store (dispatch/mailbox.rs M1).
+pub fn take32(slot: &AtomicU32, empty: u32) -> u32 {
+    let v = slot.load(Relaxed);
+    if v != empty {
+        slot.store(empty, Relaxed);
+    }
+    v
 }
 
 /// Owner of a [`ThreadCtx`] in its own mapping (I4); never unmapped.

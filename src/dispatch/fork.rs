@@ -90,7 +90,7 @@ impl Vm {
 
     fn fork_with_room(&mut self, a: [u64; 6], nr: u64) -> Result<i64, VmError> {
         let (flags, stack, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
-        let at = GuestAddr(self.ctx.rip - 2);
+        let at = GuestAddr(self.ctx.rip() - 2);
         let unsupported = |why: &'static str| VmError::UnsupportedSyscall { name: why, nr, at };
         let vm_shared = flags & libc::CLONE_VM as u64 != 0;
         let vfork = flags & libc::CLONE_VFORK as u64 != 0;
@@ -259,8 +259,8 @@ impl Vm {
         // the parent's handlers stays the parent's.
         let mask = self.guest_mask();
         self.ctx.sig_queued().store(0, Ordering::Release);
-        self.sig.held.store(0, Ordering::Release);
-        self.sig.pending_own.store(0, Ordering::Release);
+        self.mail.sig.held.store(0, Ordering::Release);
+        self.mail.sig.pending_own.store(0, Ordering::Release);
         self.set_guest_mask(mask);
         if stack != 0 {
             self.ctx.gpr[4] = stack;

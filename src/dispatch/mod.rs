@@ -22,6 +22,7 @@ mod fork;
 mod guest_access;
 mod icebp;
 pub mod kept;
+mod mailbox;
 mod module_files;
 mod os;
 mod own_signals;
@@ -60,10 +61,11 @@ struct BlockFacts {
 }
 
 pub use guest_access::Reach;
+pub use mailbox::Mailbox;
 pub use os::{set_os, Flow, Os};
 pub use own_signals::{hotlift_owns, FAULT_SIGNALS, OWN_MASK};
 use process::{DispatchCounts, Locked, ThreadEntry};
-pub use sigstate::{SignalState, ThreadSignals};
+pub use sigstate::{SigInfo, SignalState, ThreadSignals};
 pub use threads::ThreadEnd;
 
 /// Why the dispatcher cannot go on; each names the guest address involved.
@@ -100,37 +102,17 @@ pub struct Vm {
     pub ibl_gen: u64,
     pub prof: ThreadProfiling,
     pub entry: Arc<ThreadEntry>,
-    /// Counted instructions of the block that just left for a store into
-    /// code that did not retire (smc.rs); set by the signal handler,
-    /// reported to the monitor by the dispatcher.
-    pub unretired_pending: u32,
-    /// The block the thread left before its end (a fault, a kick at an
-    /// instruction boundary, a store into code, a signal): its `PARTIAL`
-    /// word goes to the ring before the `TAG_UNRETIRED` record (contract
-    /// I3); set with `unretired_pending` or `fault` by the signal handler.
-    pub partial_block: Option<u32>,
-    /// Where translated code faulted fatally, and the guest's RCX then;
-    /// set by the signal handler, reported by [`Vm::record_fault`].
-    pub fault: Option<(crate::cache::PcLocation, u64)>,
-    /// The last write fault retried as one on a page another thread gave
-    /// back meanwhile (smc.rs I5): host pc, page, pages given back then.
-    stale_write: Option<(u64, u64, u64)>,
+    /// What the signal handler writes: unretired instructions, the block
+    /// left, faults, queued signals (mailbox.rs).
+    pub mail: Box<Mailbox>,
     /// `set_tid_address`/`CLONE_CHILD_CLEARTID`: cleared and woken when the
     /// thread ends.
     pub clear_tid: u64,
-    pub sig: ThreadSignals,
-    /// The dispatcher is about to enter a one-instruction block that is
-    /// not the block for its address (a store into code, smc.rs): a signal
-    /// must not turn the entry into a kick (signal/deliver.rs D2).
-    pub entering_single: bool,
+    /// The guest's `sigaltstack` (ss_sp, ss_flags, ss_size).
+    pub altstack: [u64; 3],
     /// The signal mask a new thread takes once it can handle signals
     /// (threads.rs I4).
     pub start_mask: Option<libc::sigset_t>,
-    /// Error code, trap number and address of the last fault in
-    /// translated code (signal/deliver.rs D5).
-    pub fault_regs: [u64; 3],
-    /// The host address of that fault.
-    pub fault_pc: u64,
     /// The path-profiling stub epoch this thread's lookup table matches
     /// (dispatch/paths/mod.rs).
     pub paths_epoch: u64,
@@ -407,7 +389,7 @@ impl Vm {
             // SAFETY: sets this thread's mask from a local.
             unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
         }
-        let mut next = self.host_for(GuestAddr(self.ctx.rip))?;
+        let mut next = self.host_for(GuestAddr(self.ctx.rip()))?;
         loop {
             if let Some(sig) = crate::runtime::pending_fatal() {
                 // signal I4: a signal that ends the guest arrived while
@@ -422,13 +404,14 @@ impl Vm {
                 != 0
             {
                 // Signals for the guest's handlers (signal/deliver.rs).
-                if std::mem::take(&mut self.entering_single) {
+                if self.mail.entering_single() {
+                    self.mail.set_entering_single(false);
                     // The store into code did not run (smc.rs): it runs
                     // again, counted, after the handler.
                     self.record_unretired(1);
                 }
                 self.deliver_queued()?;
-                next = self.host_for(GuestAddr(self.ctx.rip))?;
+                next = self.host_for(GuestAddr(self.ctx.rip()))?;
             }
             // I3 and process.rs I2: enter only code of the generation the
             // lookup table and `next` belong to.
@@ -438,19 +421,19 @@ impl Vm {
                 .store(gen, std::sync::atomic::Ordering::SeqCst);
             if !self.proc.threads.enter(&self.entry) || gen != self.ibl_gen {
                 self.proc.threads.leave(&self.entry);
-                next = self.host_for(GuestAddr(self.ctx.rip))?;
+                next = self.host_for(GuestAddr(self.ctx.rip()))?;
                 continue;
             }
             if self.proc.view.gen() != gen {
                 self.proc.threads.leave(&self.entry);
-                next = self.host_for(GuestAddr(self.ctx.rip))?;
+                next = self.host_for(GuestAddr(self.ctx.rip()))?;
                 continue;
             }
-            self.ctx.enter_target = next.0;
+            self.ctx.set_enter_target(next.0);
             // signal/deliver.rs D2: a signal queued from here on finds
             // `enter_target` set and points it at the kick stub.
             std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
-            if !self.entering_single
+            if !self.mail.entering_single()
                 && self
                     .ctx
                     .sig_queued()
@@ -469,19 +452,20 @@ impl Vm {
                 // end: close it before anything else reaches the ring
                 // (superblock/mod.rs, contract I3; a fault's record_fault
                 // does it in its own order).
-                if self.ctx.sb_partial != 0 {
-                    let w = std::mem::take(&mut self.ctx.sb_partial);
+                let w = self.ctx.take_sb_partial();
+                if w != 0 {
                     self.push_loop_counters();
                     self.push_words(&[w]);
                 }
                 self.push_partial_block();
             }
-            let unretired = std::mem::take(&mut self.unretired_pending);
+            let unretired = self.mail.take_unretired();
             self.record_unretired(unretired);
             // Out only now: a thread stopped for the end of the process has
             // told the monitor what its last block did not run.
             self.proc.threads.leave(&self.entry);
-            self.entering_single = self.ctx.exit_reason == exit_reason::CODE_WRITE;
+            self.mail
+                .set_entering_single(self.ctx.exit_reason == exit_reason::CODE_WRITE);
             next = match self.ctx.exit_reason {
                 exit_reason::SITE => match self.handle_site(gen)? {
                     Some(host) => host,
@@ -490,16 +474,16 @@ impl Vm {
                 exit_reason::INDIRECT_MISS => {
                     DispatchCounts::add(&self.proc.dispatch.indirect_misses);
                     self.exit_flush_pending();
-                    self.host_for(GuestAddr(self.ctx.rip))?
+                    self.host_for(GuestAddr(self.ctx.rip()))?
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
                 exit_reason::PATH_MISS => self.path_miss()?,
                 // Stopped for another thread (process.rs I3), or by a
-                // signal: the state is exact at ctx.rip.
-                exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip))?,
+                // signal: the state is exact at ctx.rip().
+                exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip()))?,
                 exit_reason::FATAL_SIGNAL => {
-                    let sig = self.ctx.exit_arg as i32;
-                    let fault_at = self.fault.as_ref().map(|(l, _)| *l);
+                    let sig = self.ctx.exit_arg() as i32;
+                    let fault_at = self.mail.fault_at();
                     self.record_fault();
                     if let Some(loc) = fault_at {
                         if let Some(host) = self.fault_to_handler(sig, loc)? {
@@ -515,14 +499,14 @@ impl Vm {
         }
     }
 
-    /// Continue after exit site `ctx.exit_arg` of code of generation
+    /// Continue after exit site `ctx.exit_arg()` of code of generation
     /// `gen` (a flush since then keeps the site readable, cache I6, and it
     /// is not linked); None when the thread exited.
     fn handle_site(&mut self, gen: u64) -> Result<Option<HostAddr>, VmError> {
         let proc = self.proc.clone();
-        let site = proc.lock().cache.site(gen, self.ctx.exit_arg);
+        let site = proc.lock().cache.site(gen, self.ctx.exit_arg());
         self.exit_flush_pending();
-        self.ctx.rip = site.target.0;
+        self.ctx.set_rip(site.target.0);
         match site.kind {
             SiteKind::Direct { field } => {
                 DispatchCounts::add(&proc.dispatch.direct_exits);
@@ -547,7 +531,7 @@ impl Vm {
                 if let Flow::ThreadExit = (os::os()?.syscall)(self)? {
                     return Ok(None);
                 }
-                self.host_for(GuestAddr(self.ctx.rip)).map(Some)
+                self.host_for(GuestAddr(self.ctx.rip())).map(Some)
             }
             SiteKind::Trap(kind) => self.trap(kind, site.target).map(Some),
         }
@@ -568,14 +552,14 @@ impl Vm {
         if !loc.exact {
             // backend/recreate.rs: undo what hotlift's glue did before the
             // fault.
-            let fix = (loc.start_exact && self.fault_pc > loc.host_start)
+            let fix = (loc.start_exact && self.mail.fault_pc() > loc.host_start)
                 .then(|| {
-                    let len = (self.fault_pc - loc.host_start) as usize + 15;
+                    let len = (self.mail.fault_pc() - loc.host_start) as usize + 15;
                     // SAFETY: translated code stays mapped and readable
                     // (cache I6); the walk stops at the fault.
                     let code =
                         unsafe { std::slice::from_raw_parts(loc.host_start as *const u8, len) };
-                    crate::backend::recreate::walk(code, loc.host_start, self.fault_pc)
+                    crate::backend::recreate::walk(code, loc.host_start, self.mail.fault_pc())
                 })
                 .flatten();
             let Some(fix) = fix else {
@@ -592,12 +576,12 @@ impl Vm {
             }
             self.ctx.gpr[4] = self.ctx.gpr[4].wrapping_sub(fix.rsp_moved as u64);
         }
-        self.ctx.rip = at.0;
-        let info = self.sig.info[sig as usize];
-        if !self.deliver_sync(sig, &info, self.fault_regs)? {
+        self.ctx.set_rip(at.0);
+        let info = self.mail.sig.info(sig as usize);
+        if !self.deliver_sync(sig, &info, self.mail.fault_regs())? {
             return Ok(None);
         }
-        self.host_for(GuestAddr(self.ctx.rip)).map(Some)
+        self.host_for(GuestAddr(self.ctx.rip())).map(Some)
     }
 
     /// A trap instruction at `at`: the guest's handler runs, or the guest
@@ -639,9 +623,9 @@ impl Vm {
         } else {
             0
         };
-        self.ctx.rip = rip;
+        self.ctx.set_rip(rip);
         if self.deliver_sync(sig, &info, [err, trapno, addr])? {
-            return self.host_for(GuestAddr(self.ctx.rip));
+            return self.host_for(GuestAddr(self.ctx.rip()));
         }
         self.die_of_trap(kind, at)
     }
@@ -674,8 +658,8 @@ impl Vm {
         };
         self.ctx.gpr[0] = tsc & 0xffff_ffff;
         self.ctx.gpr[2] = tsc >> 32;
-        self.ctx.rip = insn.next_ip();
-        self.host_for(GuestAddr(self.ctx.rip))
+        self.ctx.set_rip(insn.next_ip());
+        self.host_for(GuestAddr(self.ctx.rip()))
     }
 
     /// si_code of a fetch from `at`: SEGV_MAPERR where nothing is mapped,
@@ -708,29 +692,6 @@ impl Vm {
             signal: kind.signal(),
         });
         crate::status::die_with(kind.signal())
-    }
-
-    /// The thread leaves translated code abnormally at host `pc` (a fault,
-    /// a store into code, a signal): if a superblock pass is open there,
-    /// the dispatcher pushes its partial record. Async-signal-safe.
-    pub(crate) fn note_leave(&mut self, pc: u64) {
-        let view = &self.proc.view;
-        if pc < view.shared.arena.rx {
-            if let Some(loc) = view.index.locate(pc) {
-                if loc.counted {
-                    self.partial_block = loc.block.map(|b| b.0);
-                }
-            }
-            return;
-        }
-        if let Some(w) = view.shared.registry.find(view.gen(), pc) {
-            if w.pc.member != u16::MAX {
-                // The partial unit of that member (monitor/tables/units.rs),
-                // after the loops counted so far (contract I2).
-                self.ctx.sb_partial = w.ids.partial_unit + w.pc.member as u32;
-                self.ctx.sb_loop = [w.ids.loop_hdr, w.ids.unit_base];
-            }
-        }
     }
 
     /// Guest memory [start, end) changed under translated code: drop it

@@ -23,7 +23,7 @@ pub type InstallSignals = fn(bool, (u64, u64), &dyn Fn(i32) -> bool) -> Result<(
 /// The OS layer's entry points the engine calls.
 #[derive(Debug, Clone, Copy)]
 pub struct Os {
-    /// Handle the syscall the guest stopped at (`ctx.rip` is the next
+    /// Handle the syscall the guest stopped at (`ctx.rip()` is the next
     /// instruction).
     pub syscall: fn(&mut Vm) -> Result<Flow, VmError>,
     /// Install hotlift's signal handlers ([`InstallSignals`]).

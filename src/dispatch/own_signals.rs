@@ -9,7 +9,7 @@
 use std::sync::atomic::Ordering;
 
 use super::process::KICK;
-use super::Vm;
+use super::{Mailbox, Vm};
 use crate::host::syscall6;
 
 /// hotlift's fault signals.
@@ -57,14 +57,14 @@ impl Vm {
                 ],
             )
         };
-        (kernel & !self.sig.held.load(Ordering::Acquire) & !OWN_MASK)
-            | self.sig.blocked_own.load(Ordering::Acquire)
+        (kernel & !self.mail.sig.held.load(Ordering::Acquire) & !OWN_MASK)
+            | self.mail.sig.blocked_own.load(Ordering::Acquire)
     }
 
     /// Make `mask` the guest's signal mask (D1); hotlift's own signals are
     /// recorded, the rest goes to the kernel with the held bits.
     pub fn set_guest_mask(&self, mask: u64) {
-        let kernel = (mask & !OWN_MASK) | self.sig.held.load(Ordering::Acquire);
+        let kernel = (mask & !OWN_MASK) | self.mail.sig.held.load(Ordering::Acquire);
         // SAFETY: sets this thread's mask from a local.
         unsafe {
             syscall6(
@@ -79,15 +79,19 @@ impl Vm {
                 ],
             )
         };
-        self.sig
+        self.mail
+            .sig
             .blocked_own
             .store(mask & OWN_MASK, Ordering::Release);
     }
 
-    /// Let the signal handler see this thread's translation state. The Vm
-    /// must stay at this address while the thread runs guest code.
+    /// Let the signal handler find this thread's mailbox (mailbox.rs M2).
     pub fn publish(&mut self) {
-        self.ctx.vm = self as *mut Vm as u64;
+        let mail: &Mailbox = &self.mail;
+        self.ctx.mail.store(
+            mail as *const Mailbox as u64,
+            std::sync::atomic::Ordering::Release,
+        );
     }
 }
 

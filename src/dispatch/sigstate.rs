@@ -70,7 +70,9 @@ impl SignalState {
     }
 }
 
-/// One thread's signal state that the kernel does not keep for it.
+/// One thread's signal state that the kernel does not keep for it and its
+/// signal handler writes (in its mailbox, mailbox.rs M1; the alternate
+/// stack, which only the thread itself sets, is the Vm's).
 #[derive(Debug)]
 pub struct ThreadSignals {
     /// The guest's blocked bits for the signals hotlift must keep
@@ -80,23 +82,48 @@ pub struct ThreadSignals {
     /// Those of them sent while the guest had them blocked: pending until
     /// it unblocks them (set by the signal handler).
     pub pending_own: AtomicU64,
-    /// The guest's `sigaltstack` (ss_sp, ss_flags, ss_size).
-    pub altstack: [u64; 3],
     /// Signals queued for the guest's handlers that hotlift keeps blocked
     /// in the kernel until they are delivered (deliver.rs D1).
     pub held: AtomicU64,
-    /// The siginfo of each queued signal (written by the handler).
-    pub info: Box<[[u8; 128]; 65]>,
+    /// The siginfo of each queued signal (written by the handler), as
+    /// words.
+    info: Box<[[AtomicU64; 16]; 65]>,
 }
+
+/// A signal's siginfo: the kernel's 128 bytes.
+pub type SigInfo = [u8; 128];
 
 impl Default for ThreadSignals {
     fn default() -> Self {
         ThreadSignals {
             blocked_own: AtomicU64::new(0),
             pending_own: AtomicU64::new(0),
-            altstack: [0, libc::SS_DISABLE as u64, 0],
             held: AtomicU64::new(0),
-            info: Box::new([[0; 128]; 65]),
+            info: Box::new(std::array::from_fn(|_| Default::default())),
         }
+    }
+}
+
+impl ThreadSignals {
+    /// Keep the kernel's siginfo of `sig`. Async-signal-safe.
+    ///
+    /// # Safety
+    /// `info` points at 128 readable bytes (the kernel's siginfo).
+    #[allow(unsafe_code)]
+    pub unsafe fn set_info(&self, sig: usize, info: *const u8) {
+        for (i, slot) in self.info[sig].iter().enumerate() {
+            // SAFETY: 16 words inside the caller's 128 bytes.
+            let w = unsafe { (info as *const u64).add(i).read_unaligned() };
+            slot.store(w, Ordering::Relaxed);
+        }
+    }
+
+    /// The siginfo kept for `sig`.
+    pub fn info(&self, sig: usize) -> SigInfo {
+        let mut out = [0u8; 128];
+        for (chunk, slot) in out.chunks_exact_mut(8).zip(self.info[sig].iter()) {
+            chunk.copy_from_slice(&slot.load(Ordering::Relaxed).to_le_bytes());
+        }
+        out
     }
 }

@@ -12,7 +12,7 @@
 //! I2: on a store to a protected page, the signal handler restores the page
 //!     and, when the faulting host instruction is the first of a guest
 //!     instruction (the machine state is exactly the guest's), sends the
-//!     thread to the `CODE_WRITE` stub with `ctx.rip` = that instruction.
+//!     thread to the `CODE_WRITE` stub with `ctx.rip()` = that instruction.
 //!     The dispatcher flushes and runs that one instruction from an
 //!     unprotected, unlisted translation, so the store completes before any
 //!     code after it is translated again — also when it rewrites its own
@@ -98,29 +98,37 @@ impl Vm {
         }
     }
 
-    /// The guest is about to store into translated code at `ctx.rip` (I2).
+    /// The guest is about to store into translated code at `ctx.rip()` (I2).
     pub(super) fn code_written(&mut self) -> Result<HostAddr, VmError> {
         super::process::DispatchCounts::add(&self.proc.dispatch.code_writes);
         let proc = self.proc.clone();
         let mut l = proc.lock();
         self.flush(&mut l, super::process::FlushCause::CodeWritten);
-        let id = self.translate_with(&mut l, GuestAddr(self.ctx.rip), 1, false)?;
+        let id = self.translate_with(&mut l, GuestAddr(self.ctx.rip()), 1, false)?;
         Ok(l.cache.block(id).host)
     }
+}
 
+impl super::Mailbox {
     /// Called from the signal handler for a write fault at `addr` by host
-    /// code at `pc` in the code cache. Returns the host address to resume
-    /// at, or None when the fault is not a store into protected code.
+    /// code at `pc` in the code cache, on the thread of context `ctx`.
+    /// Returns the host address to resume at, or None when the fault is
+    /// not a store into protected code.
     ///
     /// Async-signal-safe: the protected-page table and the code view are
     /// lock-free (process.rs); no allocation.
-    pub(crate) fn on_write_fault(&mut self, addr: u64, pc: u64) -> Option<u64> {
+    pub(crate) fn on_write_fault(
+        &self,
+        ctx: &crate::runtime::ThreadCtx,
+        addr: u64,
+        pc: u64,
+    ) -> Option<u64> {
         let page = addr & !(PAGE - 1);
         let Some(_) = self.proc.protected.restore(page) else {
             // I5: retried once for each time pages were given back since.
-            let seen = (pc, page, self.proc.protected.restored());
-            if seen.2 != 0 && self.stale_write != Some(seen) {
-                self.stale_write = Some(seen);
+            let seen = [pc, page, self.proc.protected.restored()];
+            if seen[2] != 0 && self.stale_write() != seen {
+                self.set_stale_write(seen);
                 return Some(pc);
             }
             return None;
@@ -128,11 +136,11 @@ impl Vm {
         let view = self.proc.view.clone();
         match view.locate(pc).filter(|l| l.exact) {
             Some(loc) => {
-                self.ctx.rip = loc.guest.0;
+                ctx.set_rip(loc.guest.0);
                 // The store re-runs alone, uncounted (its block counted
                 // it); the rest of its block did not run.
-                self.unretired_pending = view.counted_after(loc);
-                self.note_leave(pc);
+                self.set_unretired(view.counted_after(loc));
+                self.note_leave(ctx, pc);
                 Some(view.code_write_stub.0)
             }
             None => {

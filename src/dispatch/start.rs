@@ -286,6 +286,7 @@ impl Vm {
         ctx.install_gs();
         (super::os::os()?.install_thread)().map_err(VmError::Host)?;
         let entry = proc.threads.add(tid);
+        let mail = Box::new(super::Mailbox::new(proc.clone(), prof.ring.clone()));
         Ok(Vm {
             ibl_gen: proc.view.gen(),
             proc,
@@ -293,16 +294,10 @@ impl Vm {
             ibl,
             prof,
             entry,
-            unretired_pending: 0,
-            partial_block: None,
-            fault: None,
-            stale_write: None,
+            mail,
             clear_tid: 0,
-            sig: super::ThreadSignals::default(),
-            entering_single: false,
+            altstack: [0, libc::SS_DISABLE as u64, 0],
             start_mask: None,
-            fault_regs: [0; 3],
-            fault_pc: 0,
             paths_epoch: 0,
             tsc_traps: false,
         })

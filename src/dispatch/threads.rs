@@ -50,7 +50,7 @@ impl Vm {
     /// the child's tid, or the kernel's error.
     pub(crate) fn clone_thread(&mut self, a: [u64; 6]) -> Result<i64, VmError> {
         let (flags, stack, ptid, ctid, tls) = (a[0], a[1], a[2], a[3], a[4]);
-        let at = GuestAddr(self.ctx.rip - 2);
+        let at = GuestAddr(self.ctx.rip() - 2);
         let unsupported = |why: &'static str| VmError::UnsupportedSyscall {
             name: why,
             nr: libc::SYS_clone as u64,
@@ -69,10 +69,10 @@ impl Vm {
         }
         // The child starts where the parent returns, with RAX = 0 and the
         // syscall's RCX/R11, on its own stack and TLS.
-        let mut child = ThreadCtx::alloc(self.ctx.rip, self.ctx.gpr[4]);
+        let mut child = ThreadCtx::alloc(self.ctx.rip(), self.ctx.gpr[4]);
         child.copy_guest_state(&self.ctx);
         child.gpr[0] = 0;
-        child.gpr[1] = self.ctx.rip;
+        child.gpr[1] = self.ctx.rip();
         child.gpr[11] = self.ctx.rflags;
         if stack != 0 {
             child.gpr[4] = stack;
@@ -83,7 +83,7 @@ impl Vm {
         let proc = self.proc.clone();
         // The child inherits the signal mask: the kernel's part comes with
         // the host thread, the recorded part (hotlift's own signals) here.
-        let blocked_own = self.sig.blocked_own.load(Ordering::Relaxed);
+        let blocked_own = self.mail.sig.blocked_own.load(Ordering::Relaxed);
         let (tx, rx) = mpsc::channel::<i64>();
         // I4.
         // SAFETY: sigset operations on locals; the calling thread's mask
@@ -96,7 +96,7 @@ impl Vm {
         }
         let mut start_mask = parent_mask;
         let tsc_traps = self.tsc_traps;
-        let held = self.sig.held.load(Ordering::Acquire);
+        let held = self.mail.sig.held.load(Ordering::Acquire);
         for sig in (1..=64).filter(|s| held & (1u64 << (s - 1)) != 0) {
             // Held for this thread's own queue (signal/deliver.rs D1).
             // SAFETY: a valid sigset and signal number.
@@ -117,7 +117,10 @@ impl Vm {
                         return;
                     }
                 };
-                vm.sig.blocked_own.store(blocked_own, Ordering::Relaxed);
+                vm.mail
+                    .sig
+                    .blocked_own
+                    .store(blocked_own, Ordering::Relaxed);
                 vm.tsc_traps = tsc_traps;
                 // Where the guest's threads may run, not the one core its
                 // first thread is pinned to (the monitor has the other):

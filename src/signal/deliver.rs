@@ -16,7 +16,7 @@
 //!     stub through -EINTR, and anywhere else in hotlift through
 //!     `enter_target`, which the dispatcher sets before its last look at
 //!     `sig_queued` and the handler points at the kick stub after it. The
-//!     dispatcher keeps `ctx.rip` at the guest address of the block it
+//!     dispatcher keeps `ctx.rip()` at the guest address of the block it
 //!     enters, so that a kick at entry is exact.
 //! D3: a guest syscall interrupted before it ran, or one the kernel rewound
 //!     to restart with the guest's `SA_RESTART`, is rewound to its
@@ -44,9 +44,9 @@
 use std::sync::atomic::Ordering;
 
 use crate::contract::{TAG_SIGNAL, TAG_SIGRETURN};
-use crate::dispatch::{Vm, VmError};
+use crate::dispatch::{Mailbox, Vm, VmError};
 use crate::host::syscall6;
-use crate::runtime::{exit_reason, stub_place, StubPlace};
+use crate::runtime::{exit_reason, stub_place, StubPlace, ThreadCtx};
 use crate::strace::SA_RESTORER;
 
 const SA_RESTART: u64 = 0x1000_0000;
@@ -128,8 +128,10 @@ fn bit(sig: usize) -> u64 {
 ///
 /// # Safety
 /// Called by the signal handler with the kernel's `info` and `uc`.
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn queue(
-    vm: &mut Vm,
+    mail: &Mailbox,
+    ctx: &ThreadCtx,
     sig: i32,
     info: *const libc::siginfo_t,
     uc: &mut libc::ucontext_t,
@@ -138,22 +140,23 @@ pub(super) unsafe fn queue(
 ) {
     let s = sig as usize;
     // SAFETY: the kernel's siginfo is 128 bytes.
-    unsafe { std::ptr::copy_nonoverlapping(info as *const u8, vm.sig.info[s].as_mut_ptr(), 128) };
+    unsafe { mail.sig.set_info(s, info as *const u8) };
     if !crate::dispatch::hotlift_owns(sig) {
         // SAFETY: a valid sigset in the kernel's ucontext.
         unsafe { libc::sigaddset(&mut uc.uc_sigmask, sig) };
-        vm.sig.held.fetch_or(bit(s), Ordering::AcqRel);
+        mail.sig.held.fetch_or(bit(s), Ordering::AcqRel);
     }
-    vm.ctx.sig_queued().fetch_or(bit(s), Ordering::AcqRel);
-    let view = vm.proc.view.clone();
+    ctx.sig_queued().fetch_or(bit(s), Ordering::AcqRel);
+    let view = &mail.proc.view;
     let kick = view.kick_stub.0;
     if in_code {
         if pc >= view.floor {
-            super::leave_at_boundary(vm, uc, pc, exit_reason::KICKED);
+            let here = super::Here { mail, ctx };
+            super::leave_at_boundary(here, uc, pc, exit_reason::KICKED);
         } else {
             // In a shared stub (lookup, exit): step to the next block or
             // out to the dispatcher (the stubs never touch TF).
-            vm.ctx.stepping = exit_reason::KICKED;
+            ctx.set_stepping(exit_reason::KICKED);
             uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF as i64;
         }
         return;
@@ -164,18 +167,18 @@ pub(super) unsafe fn queue(
             // RCX = 0 before the syscall ran (entry.S); the kernel rewound
             // it otherwise (D3).
             let rewound = at_insn && g[libc::REG_RCX as usize] != 0;
-            let restart_flag = vm.proc.sig.action(s)[1] & SA_RESTART != 0;
+            let restart_flag = mail.proc.sig.action(s)[1] & SA_RESTART != 0;
             if !rewound || restart_flag {
-                vm.ctx.sys_restart = 1;
+                ctx.set_sys_restart();
             }
             g[libc::REG_RIP as usize] = done as i64;
             g[libc::REG_RAX as usize] = -(libc::EINTR as i64);
         }
         StubPlace::Entering | StubPlace::Elsewhere => {
-            if !vm.entering_single {
-                // SAFETY: a plain store the interrupted dispatcher reads
-                // only after this handler returns (D2).
-                unsafe { std::ptr::write_volatile(&mut vm.ctx.enter_target, kick) };
+            if !mail.entering_single() {
+                // The interrupted dispatcher reads it only after this
+                // handler returns (D2).
+                ctx.set_enter_target(kick);
             }
         }
     }
@@ -183,7 +186,7 @@ pub(super) unsafe fn queue(
 
 /// Stop holding `sig` blocked in the kernel for the guest (D1).
 fn release_held(vm: &Vm, sig: usize) {
-    if vm.sig.held.fetch_and(!bit(sig), Ordering::AcqRel) & bit(sig) != 0 {
+    if vm.mail.sig.held.fetch_and(!bit(sig), Ordering::AcqRel) & bit(sig) != 0 {
         let set = bit(sig);
         // SAFETY: unblocks one signal for this thread.
         unsafe {
@@ -213,7 +216,7 @@ impl Vm {
             }
             let sig = q.trailing_zeros() as usize + 1;
             self.ctx.sig_queued().fetch_and(!bit(sig), Ordering::AcqRel);
-            let info = self.sig.info[sig];
+            let info = self.mail.sig.info(sig);
             let act = self.proc.sig.action(sig);
             let mask = self.guest_mask();
             if mask & bit(sig) != 0 {
@@ -239,7 +242,10 @@ impl Vm {
     /// A queued signal the guest now blocks goes back to pending.
     fn requeue(&mut self, sig: usize, info: &[u8; 128]) {
         if crate::dispatch::hotlift_owns(sig as i32) {
-            self.sig.pending_own.fetch_or(bit(sig), Ordering::AcqRel);
+            self.mail
+                .sig
+                .pending_own
+                .fetch_or(bit(sig), Ordering::AcqRel);
             return;
         }
         // SAFETY: queues the same siginfo to this thread, where the signal
@@ -253,7 +259,7 @@ impl Vm {
                 info.as_ptr(),
             )
         };
-        self.sig.held.fetch_and(!bit(sig), Ordering::AcqRel);
+        self.mail.sig.held.fetch_and(!bit(sig), Ordering::AcqRel);
     }
 
     /// D5: a synchronous signal of the guest's own making — a fault at a
@@ -270,7 +276,7 @@ impl Vm {
     ) -> Result<bool, VmError> {
         let s = sig as usize;
         let act = self.proc.sig.action(s);
-        if act[0] <= 1 || self.sig.blocked_own.load(Ordering::Acquire) & bit(s) != 0 {
+        if act[0] <= 1 || self.mail.sig.blocked_own.load(Ordering::Acquire) & bit(s) != 0 {
             return Ok(false);
         }
         let mask = self.guest_mask();
@@ -290,7 +296,7 @@ impl Vm {
         old_mask: u64,
     ) -> Result<(), VmError> {
         let [handler, flags, restorer, sa_mask] = act;
-        let at = crate::types::GuestAddr(self.ctx.rip);
+        let at = crate::types::GuestAddr(self.ctx.rip());
         if flags & SA_RESTORER == 0 {
             // The x86-64 kernel cannot build a frame without it either.
             eprintln!(
@@ -303,7 +309,7 @@ impl Vm {
         }
         let xsize = crate::runtime::xsave_size() as u64;
         let rsp = self.ctx.gpr[4];
-        let [ss_sp, ss_flags, ss_size] = self.sig.altstack;
+        let [ss_sp, ss_flags, ss_size] = self.altstack;
         let alt_on = ss_flags & SS_DISABLE == 0 && ss_size != 0;
         let on_alt = alt_on && rsp > ss_sp && rsp - ss_sp <= ss_size;
         let mut sp = if flags & SA_ONSTACK != 0 && alt_on && !on_alt {
@@ -332,7 +338,7 @@ impl Vm {
         for (slot, &g) in SC_GPR.iter().enumerate() {
             put(&mut f, sc + 8 * slot, self.ctx.gpr[g]);
         }
-        put(&mut f, sc + 8 * SC_RIP, self.ctx.rip);
+        put(&mut f, sc + 8 * SC_RIP, self.ctx.rip());
         put(&mut f, sc + 8 * SC_EFLAGS, self.ctx.rflags);
         // cs, gs, fs, ss.
         put(&mut f, sc + 8 * SC_SEGS, 0x33 | 0x2b << 48);
@@ -378,7 +384,7 @@ impl Vm {
         self.ctx.gpr[2] = frame + UC_AT;
         self.ctx.gpr[0] = 0;
         self.ctx.gpr[4] = frame;
-        self.ctx.rip = handler;
+        self.ctx.set_rip(handler);
         self.ctx.rflags &= !(0x400 | 0x1_0000 | TF);
         crate::runtime::xsave_init(self.ctx.xsave_ptr);
 
@@ -386,14 +392,14 @@ impl Vm {
         if flags & SA_NODEFER == 0 {
             mask |= bit(sig);
         }
-        self.sig.held.fetch_and(!bit(sig), Ordering::AcqRel);
+        self.mail.sig.held.fetch_and(!bit(sig), Ordering::AcqRel);
         self.set_guest_mask(mask);
         if flags & SA_RESETHAND != 0 {
             self.proc.sig.set_action(sig, [0, 0, 0, 0]);
             super::reset_host_action(sig as i32);
         }
         if flags & SA_ONSTACK != 0 && ss_flags & SS_AUTODISARM != 0 {
-            self.sig.altstack = [0, SS_DISABLE, 0];
+            self.altstack = [0, SS_DISABLE, 0];
         }
         self.push_words(&[
             TAG_SIGNAL | sig as u32,
@@ -410,7 +416,7 @@ impl Vm {
     /// (the kernel then kills with SIGSEGV).
     pub(crate) fn sigreturn(&mut self) -> Result<(), VmError> {
         let uc = self.ctx.gpr[4];
-        let at = crate::types::GuestAddr(self.ctx.rip - 2);
+        let at = crate::types::GuestAddr(self.ctx.rip() - 2);
         let frame = FrameBytes::read(uc);
         let Some(u) = frame.get(uc, 304) else {
             return self.die_of_bad_frame(uc, at);
@@ -435,15 +441,15 @@ impl Vm {
         for (slot, &g) in SC_GPR.iter().enumerate() {
             self.ctx.gpr[g] = word(sc + 8 * slot);
         }
-        self.ctx.rip = word(sc + 8 * SC_RIP);
+        self.ctx.set_rip(word(sc + 8 * SC_RIP));
         self.ctx.rflags = (self.ctx.rflags & !FIX_EFLAGS) | (eflags & FIX_EFLAGS) | 2;
         // The alternate stack as saved, unless the thread is on the
         // current one (the kernel's restore_altstack).
-        let [ss_sp, ss_flags, ss_size] = self.sig.altstack;
+        let [ss_sp, ss_flags, ss_size] = self.altstack;
         let on_alt = ss_flags & SS_DISABLE == 0 && uc > ss_sp && uc - ss_sp <= ss_size;
         if !on_alt {
             let flags = word(UC_STACK + 8) & 0xffff_ffff;
-            self.sig.altstack = if flags & SS_DISABLE != 0 {
+            self.altstack = if flags & SS_DISABLE != 0 {
                 [0, SS_DISABLE, 0]
             } else {
                 [word(UC_STACK), flags, word(UC_STACK + 16)]

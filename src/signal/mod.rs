@@ -17,6 +17,11 @@
 //!     the next instruction boundary as a kick does, out of a guest syscall through -EINTR
 //!     (runtime::guest_syscall) — which writes the profile and then dies of
 //!     that signal. Signals the guest ignores are ignored by the kernel.
+//! I5: the handler never forms a reference to the thread's `Vm`, which
+//!     the interrupted dispatcher may hold mutably: it reaches the thread
+//!     through its context's `mail` (dispatch/mailbox.rs), writing only
+//!     atomics there and in the context (runtime I6), and the process's
+//!     shared state.
 #![allow(unsafe_code)]
 
 pub mod deliver;
@@ -25,8 +30,9 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::dispatch::process::KICK;
-use crate::dispatch::Vm;
 use crate::dispatch::{hotlift_owns, FAULT_SIGNALS};
+use crate::dispatch::{Mailbox, Vm};
+use crate::runtime::ThreadCtx;
 use crate::runtime::PENDING_FATAL;
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
@@ -238,17 +244,33 @@ pub fn install_thread() -> Result<(), String> {
     Ok(())
 }
 
-/// The calling thread's Vm, found through its context (the GS base), or
-/// null on a thread that runs no guest code.
-fn current_vm() -> *mut Vm {
+/// What the handler reaches of the thread it runs on (I5): its mailbox
+/// and its context, whose fields the handler writes are atomics (runtime
+/// I6). Never the thread's `Vm`.
+#[derive(Clone, Copy)]
+struct Here<'a> {
+    mail: &'a Mailbox,
+    ctx: &'a ThreadCtx,
+}
+
+/// The calling thread's mailbox and context, found through its context
+/// (the GS base); None on a thread that runs no guest code, or before its
+/// mailbox is published (mailbox.rs M2).
+fn here<'a>() -> Option<Here<'a>> {
     let gs: u64;
     // SAFETY: FSGSBASE is enabled (runtime::check_cpu).
     unsafe { std::arch::asm!("rdgsbase {}", out(reg) gs, options(nostack, preserves_flags)) };
     if gs == 0 {
-        return std::ptr::null_mut();
+        return None;
     }
-    // SAFETY: a non-zero GS base is this thread's ThreadCtx (runtime I2).
-    unsafe { (*(gs as *const crate::runtime::ThreadCtx)).vm as *mut Vm }
+    // SAFETY: a non-zero GS base is this thread's ThreadCtx (runtime I2),
+    // which lives as long as the thread; only atomics of it are written
+    // through this reference (runtime I6).
+    let ctx = unsafe { &*(gs as *const ThreadCtx) };
+    let mail = ctx.mail.load(Ordering::Acquire) as *const Mailbox;
+    // SAFETY: the thread's boxed mailbox, published before the thread can
+    // take signals and alive for its life (mailbox.rs M2).
+    unsafe { mail.as_ref() }.map(|mail| Here { mail, ctx })
 }
 
 /// si_code of a single-step trap.
@@ -260,15 +282,16 @@ const TF: i64 = 1 << 8;
 /// translated code: at an instruction boundary (then it leaves for the
 /// dispatcher with `reason`), or in glue (then it single-steps, with TF,
 /// to the next boundary). True when it left.
-fn leave_at_boundary(vm: &mut Vm, uc: &mut libc::ucontext_t, pc: u64, reason: u32) -> bool {
-    let view = vm.proc.view.clone();
+fn leave_at_boundary(h: Here, uc: &mut libc::ucontext_t, pc: u64, reason: u32) -> bool {
+    let view = &h.mail.proc.view;
     match view.locate(pc) {
         Some(loc) if loc.exact => {
-            vm.note_leave(pc);
+            h.mail.note_leave(h.ctx, pc);
             // The instruction here and the rest of its block did not run.
-            vm.unretired_pending += if loc.counted { loc.after + 1 } else { 0 };
-            vm.ctx.rip = loc.guest.0;
-            vm.ctx.stepping = 0;
+            h.mail
+                .add_unretired(if loc.counted { loc.after + 1 } else { 0 });
+            h.ctx.set_rip(loc.guest.0);
+            h.ctx.set_stepping(0);
             let stub = match reason {
                 crate::runtime::exit_reason::KICKED => view.kick_stub,
                 _ => view.kick_stub,
@@ -278,7 +301,7 @@ fn leave_at_boundary(vm: &mut Vm, uc: &mut libc::ucontext_t, pc: u64, reason: u3
             true
         }
         _ => {
-            vm.ctx.stepping = reason;
+            h.ctx.set_stepping(reason);
             uc.uc_mcontext.gregs[libc::REG_EFL as usize] |= TF;
             false
         }
@@ -310,53 +333,46 @@ pub unsafe extern "C" fn handle_host_signal(
     };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
-    let vm = current_vm();
-    // SAFETY: the thread's own Vm (Vm::publish); the handler runs on it.
-    let vm_ref = unsafe { vm.as_ref() };
-    let floor = vm_ref.map_or(0, |v| v.proc.view.floor);
-    let stepping = vm_ref.is_some_and(|v| v.ctx.stepping != 0);
+    let h = here();
+    let floor = h.map_or(0, |h| h.mail.proc.view.floor);
+    let stepping = h.is_some_and(|h| h.ctx.stepping() != 0);
     let ignored_by_guest =
-        vm_ref.is_some_and(|v| v.proc.sig.handler(sig as usize) == libc::SIG_IGN as u64);
+        h.is_some_and(|h| h.mail.proc.sig.handler(sig as usize) == libc::SIG_IGN as u64);
     let blocked_by_guest =
-        vm_ref.is_some_and(|v| v.sig.blocked_own.load(Ordering::Acquire) & (1 << (sig - 1)) != 0);
+        h.is_some_and(|h| h.mail.sig.blocked_own.load(Ordering::Acquire) & (1 << (sig - 1)) != 0);
     if sig == KICK || (sig == libc::SIGTRAP && code == TRAP_TRACE && stepping) {
         // process.rs I3: leave translated code at the next boundary.
-        // SAFETY: as above.
-        if let Some(vm) = unsafe { vm.as_mut() } {
+        if let Some(h) = h {
             if in_code && pc >= floor {
                 let reason = crate::runtime::exit_reason::KICKED;
-                leave_at_boundary(vm, uc, pc, reason);
+                leave_at_boundary(h, uc, pc, reason);
             } else {
                 // Out of translated code already (on its way to the
                 // dispatcher, which looks before it enters again).
-                vm.ctx.stepping = 0;
+                h.ctx.set_stepping(0);
                 uc.uc_mcontext.gregs[libc::REG_EFL as usize] &= !TF;
             }
         }
         return;
     }
-    let guest_handler = vm_ref.map_or(0, |v| v.proc.sig.handler(sig as usize));
+    let guest_handler = h.map_or(0, |h| h.mail.proc.sig.handler(sig as usize));
     let real_fault = code > 0 && FAULT_SIGNALS.contains(&sig);
     if guest_handler > 1 && !real_fault {
-        // SAFETY: as above.
-        match unsafe { vm.as_mut() } {
-            Some(v) if blocked_by_guest => {
+        match h {
+            Some(h) if blocked_by_guest => {
                 // One of hotlift's own signals, blocked by the guest: pending
                 // until it unblocks it (syscall/signals.rs I1).
-                // SAFETY: the kernel's 128-byte siginfo into the slot.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        info as *const u8,
-                        v.sig.info[sig as usize].as_mut_ptr(),
-                        128,
-                    )
-                };
-                v.sig.pending_own.fetch_or(1 << (sig - 1), Ordering::AcqRel);
+                // SAFETY: the kernel's 128-byte siginfo.
+                unsafe { h.mail.sig.set_info(sig as usize, info as *const u8) };
+                h.mail
+                    .sig
+                    .pending_own
+                    .fetch_or(1 << (sig - 1), Ordering::AcqRel);
             }
             // SAFETY: the kernel's info; uc is this handler's.
-            Some(v) => unsafe { deliver::queue(v, sig, info, uc, pc, in_code) },
+            Some(h) => unsafe { deliver::queue(h.mail, h.ctx, sig, info, uc, pc, in_code) },
             None => {
-                // Guest threads block every signal until their Vm is
+                // Guest threads block every signal until their mailbox is
                 // published (threads.rs), so this cannot happen.
                 let mut msg = StackBuf {
                     buf: [0; 256],
@@ -372,8 +388,7 @@ pub unsafe extern "C" fn handle_host_signal(
         return;
     }
     if ends_guest(sig) {
-        // SAFETY: see Vm::publish; the handler is the only one touching it.
-        end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
+        end_guest(sig, uc, pc, in_code, h);
         return;
     }
     // A fault signal sent with kill/tgkill (si_code <= 0), not a fault: it
@@ -381,43 +396,31 @@ pub unsafe extern "C" fn handle_host_signal(
     // Ignored if the guest ignores it, else its default action.
     if code <= 0 {
         let (ignored, blocked) = (ignored_by_guest, blocked_by_guest);
-        if blocked && !ignored {
+        if let Some(h) = h.filter(|_| blocked && !ignored) {
             // The guest blocked it (hotlift keeps it unblocked): pending
             // until the guest unblocks it (syscall/signals.rs I1).
-            // SAFETY: as above; an atomic update.
-            unsafe {
-                (*vm)
-                    .sig
-                    .pending_own
-                    .fetch_or(1 << (sig - 1), Ordering::AcqRel)
-            };
+            h.mail
+                .sig
+                .pending_own
+                .fetch_or(1 << (sig - 1), Ordering::AcqRel);
             return;
         }
         if !ignored {
-            // SAFETY: as above.
-            end_guest(sig, uc, pc, in_code, unsafe { vm.as_mut() });
+            end_guest(sig, uc, pc, in_code, h);
         }
         return;
     }
     // A fault in a shared stub (e.g. the guest broke GS) cannot go through
     // the stubs again: die at once.
-    let in_stubs = in_code && !vm.is_null() && pc < floor;
+    let in_stubs = in_code && h.is_some() && pc < floor;
     let in_code = in_code && !in_stubs;
-    // SAFETY: the Vm is published once and never moves (Vm::publish); while
-    // translated code runs the dispatcher does not (dispatch I1), so the
-    // handler is the only one touching it.
-    let vm_ptr = if in_code && !vm.is_null() {
-        Some(vm)
-    } else {
-        None
-    };
-    // SAFETY: see above; one &mut at a time.
-    if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
+    let in_guest_code = h.filter(|_| in_code);
+    if let Some(h) = in_guest_code {
         if sig == libc::SIGSEGV {
             // A block prologue ran into the ring's guard page: the segment
             // is full (monitor/ring.rs). The prologue's store goes through
             // RAX: point it at the next segment and retry.
-            if let Some(tr) = vm.prof.ring.as_ref() {
+            if let Some(tr) = h.mail.ring.as_ref() {
                 if let Some(seg) = tr.ring.guard_segment(fault_addr) {
                     uc.uc_mcontext.gregs[libc::REG_RAX as usize] = tr.ring.wrap(seg) as i64;
                     return;
@@ -425,21 +428,21 @@ pub unsafe extern "C" fn handle_host_signal(
             }
         }
         if sig == libc::SIGSEGV && code == SEGV_ACCERR {
-            if let Some(resume) = vm.on_write_fault(fault_addr, pc) {
+            if let Some(resume) = h.mail.on_write_fault(h.ctx, fault_addr, pc) {
                 uc.uc_mcontext.gregs[libc::REG_RIP as usize] = resume as i64;
                 return;
             }
         }
         // A fault the guest handles is not its end: the dispatcher runs
         // its handler (or says why it cannot).
-        let handled = code > 0 && sig != libc::SIGTRAP && vm.proc.sig.handler(sig as usize) > 1;
+        let handled = code > 0 && sig != libc::SIGTRAP && h.mail.proc.sig.handler(sig as usize) > 1;
         if VERBOSE.load(Ordering::Relaxed) && !handled {
             let mut msg = StackBuf {
                 buf: [0; 256],
                 len: 0,
             };
             let name = crate::strace::sig_name(sig);
-            let _ = match vm.proc.view.guest_at(pc) {
+            let _ = match h.mail.proc.view.guest_at(pc) {
                 Some(g) if sig == libc::SIGSEGV || sig == libc::SIGBUS => {
                     writeln!(msg, "hotlift: guest killed by SIG{name} at guest {g} (data address {fault_addr:#x})")
                 }
@@ -465,33 +468,28 @@ pub unsafe extern "C" fn handle_host_signal(
     // A fault in translated code: leave through the dispatcher, which writes
     // the profile and then dies of the same signal (I3). Sent signals are
     // delivered as before.
-    // SAFETY: as above; the earlier borrow has ended.
-    if let Some(vm) = vm_ptr.map(|p| unsafe { &mut *p }) {
+    if let Some(h) = in_guest_code {
         if code > 0 && sig != libc::SIGTRAP {
-            vm.note_leave(pc);
-            vm.ctx.exit_arg = sig as u32;
+            h.mail.note_leave(h.ctx, pc);
+            h.ctx.set_exit_arg(sig as u32);
             // For a guest handler (deliver.rs D5).
-            // SAFETY: the kernel's 128-byte siginfo into the slot.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    info as *const u8,
-                    vm.sig.info[sig as usize].as_mut_ptr(),
-                    128,
-                )
-            };
-            vm.fault_pc = pc;
+            // SAFETY: the kernel's 128-byte siginfo.
+            unsafe { h.mail.sig.set_info(sig as usize, info as *const u8) };
             let g = &uc.uc_mcontext.gregs;
-            vm.fault_regs = [
+            let regs = [
                 g[libc::REG_ERR as usize] as u64,
                 g[libc::REG_TRAPNO as usize] as u64,
                 g[libc::REG_CR2 as usize] as u64,
             ];
-            if let Some(loc) = vm.proc.view.locate(pc) {
-                vm.ctx.rip = loc.guest.0;
-                // For the count: the dispatcher leaves out what never ran.
-                vm.fault = Some((loc, uc.uc_mcontext.gregs[libc::REG_RCX as usize] as u64));
+            let view = &h.mail.proc.view;
+            let located = view.locate(pc);
+            if let Some(loc) = located {
+                h.ctx.set_rip(loc.guest.0);
             }
-            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = vm.proc.view.fatal_stub.0 as i64;
+            // For the count: the dispatcher leaves out what never ran.
+            let rcx = located.map(|_| g[libc::REG_RCX as usize] as u64);
+            h.mail.set_fault(pc, regs, rcx);
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = view.fatal_stub.0 as i64;
             return;
         }
     }
@@ -507,27 +505,27 @@ pub unsafe extern "C" fn handle_host_signal(
 
 /// I4: record `sig` and get the thread to the dispatcher, which writes the
 /// profile and dies of it.
-fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Option<&mut Vm>) {
+fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, h: Option<Here>) {
     // The first such signal is the one the guest dies of.
     let _ = PENDING_FATAL.compare_exchange(0, sig as u32, Ordering::AcqRel, Ordering::Acquire);
-    let Some(vm) = vm else {
+    let Some(h) = h else {
         return;
     };
     let sig = PENDING_FATAL.load(Ordering::Acquire);
-    let view = vm.proc.view.clone();
+    let view = &h.mail.proc.view;
     if in_code && pc >= view.floor {
         // Translated code may run on for ever without an exit: leave at
         // the next instruction boundary as a kick does (at once, or
         // single-stepping out of glue), so that the last block is counted
         // exactly; the dispatcher then finds PENDING_FATAL before it
         // enters guest code again.
-        leave_at_boundary(vm, uc, pc, crate::runtime::exit_reason::KICKED);
+        leave_at_boundary(h, uc, pc, crate::runtime::exit_reason::KICKED);
         return;
     }
     match crate::runtime::stub_place(pc) {
         crate::runtime::StubPlace::Entering => {
-            vm.ctx.exit_arg = sig;
-            vm.ctx.enter_target = view.fatal_stub.0;
+            h.ctx.set_exit_arg(sig);
+            h.ctx.set_enter_target(view.fatal_stub.0);
         }
         crate::runtime::StubPlace::BeforeSyscall { done, .. } => {
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = done as i64;
@@ -543,12 +541,15 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, vm: Op
 /// pending by the handler, mod.rs): to its handler, or the default action.
 pub fn release_own_pending(vm: &mut Vm) {
     use std::sync::atomic::Ordering;
-    let pending =
-        vm.sig.pending_own.load(Ordering::Acquire) & !vm.sig.blocked_own.load(Ordering::Acquire);
+    let pending = vm.mail.sig.pending_own.load(Ordering::Acquire)
+        & !vm.mail.sig.blocked_own.load(Ordering::Acquire);
     if pending == 0 {
         return;
     }
-    vm.sig.pending_own.fetch_and(!pending, Ordering::AcqRel);
+    vm.mail
+        .sig
+        .pending_own
+        .fetch_and(!pending, Ordering::AcqRel);
     for sig in (1..=64).filter(|s| pending & (1 << (s - 1)) != 0) {
         match vm.proc.sig.handler(sig as usize) {
             0 => {

@@ -218,7 +218,7 @@ pub fn os() -> crate::dispatch::Os {
     }
 }
 
-/// Handle the syscall the guest stopped at (`ctx.rip` is the next
+/// Handle the syscall the guest stopped at (`ctx.rip()` is the next
 /// instruction).
 pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     let g = &vm.ctx.gpr;
@@ -228,7 +228,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     if vm.opts().strace {
         strace::log(&strace::format_call(nr, &a));
     }
-    let at = GuestAddr(vm.ctx.rip - 2);
+    let at = GuestAddr(vm.ctx.rip() - 2);
     let own_exe = match nr as i64 {
         libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
         libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
@@ -348,15 +348,15 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             _ => unreachable!("syscall {nr} planned as emulated without an emulation"),
         },
     };
-    if std::mem::take(&mut vm.ctx.sys_restart) != 0 {
+    if vm.ctx.take_sys_restart() {
         // signal/deliver.rs D3: the syscall instruction runs again after
         // the guest's handler; it did not retire now.
         if vm.opts().strace {
             strace::log(" = ? (restarted after a signal handler)\n");
         }
-        vm.ctx.gpr[1] = vm.ctx.rip;
+        vm.ctx.gpr[1] = vm.ctx.rip();
         vm.ctx.gpr[11] = vm.ctx.rflags;
-        vm.ctx.rip -= 2;
+        vm.ctx.set_rip(vm.ctx.rip() - 2);
         vm.record_unretired(1);
         return Ok(Flow::Continue);
     }
@@ -366,7 +366,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     }
     // I2.
     vm.ctx.gpr[0] = ret as u64;
-    vm.ctx.gpr[1] = vm.ctx.rip;
+    vm.ctx.gpr[1] = vm.ctx.rip();
     vm.ctx.gpr[11] = vm.ctx.rflags;
     Ok(Flow::Continue)
 }

@@ -469,7 +469,7 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
         SAID.call_once(|| {
             eprintln!(
                 "hotlift: the guest at {} opened its /proc/self/mem for writing: refused with EACCES (writes there would reach hotlift's memory and pass its view of guest code by; said once)",
-                crate::types::GuestAddr(vm.ctx.rip - 2)
+                crate::types::GuestAddr(vm.ctx.rip() - 2)
             )
         });
         return Some(-(libc::EACCES as i64));

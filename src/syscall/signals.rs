@@ -61,7 +61,8 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
         }
         if handler == libc::SIG_IGN as u64 {
             // Setting SIG_IGN discards a pending signal (as the kernel does).
-            vm.sig
+            vm.mail
+                .sig
                 .pending_own
                 .fetch_and(!(1u64 << (sig - 1)), Ordering::AcqRel);
         }
@@ -91,7 +92,7 @@ pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     } else {
         None
     };
-    let held = vm.sig.held.load(Ordering::Acquire);
+    let held = vm.mail.sig.held.load(Ordering::Acquire);
     let kernel_set = new.map(|v| match how {
         libc::SIG_UNBLOCK => v & !OWN_MASK & !held,
         libc::SIG_SETMASK => (v & !OWN_MASK) | held,
@@ -109,7 +110,7 @@ pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if r != 0 {
         return r;
     }
-    let blocked_own = vm.sig.blocked_own.load(Ordering::Acquire);
+    let blocked_own = vm.mail.sig.blocked_own.load(Ordering::Acquire);
     let prev_guest = (prev & !OWN_MASK & !held) | blocked_own;
     if let Some(v) = new {
         let own = v & OWN_MASK;
@@ -118,7 +119,7 @@ pub(super) fn rt_sigprocmask(vm: &mut Vm, a: [u64; 6]) -> i64 {
             libc::SIG_UNBLOCK => blocked_own & !own,
             _ => own,
         };
-        vm.sig.blocked_own.store(now, Ordering::Release);
+        vm.mail.sig.blocked_own.store(now, Ordering::Release);
     }
     if old != 0 && !guest_write(vm, old, &prev_guest) {
         return EFAULT;
@@ -145,6 +146,7 @@ pub(super) fn rt_sigpending(vm: &mut Vm, a: [u64; 6]) -> i64 {
         return r;
     }
     set |= vm
+        .mail
         .sig
         .pending_own
         .load(std::sync::atomic::Ordering::Acquire);
@@ -161,7 +163,7 @@ pub(super) fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
     const SS_ONSTACK: u64 = 1;
     const SS_DISABLE: u64 = 2;
     const SS_AUTODISARM: u64 = 1 << 31;
-    let [sp, flags, size] = vm.sig.altstack;
+    let [sp, flags, size] = vm.altstack;
     let rsp = vm.ctx.gpr[4];
     let on_it = flags & SS_AUTODISARM == 0 && size != 0 && rsp > sp && rsp - sp <= size;
     let reported = if size == 0 {
@@ -183,7 +185,7 @@ pub(super) fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
         if mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0 {
             return EINVAL;
         }
-        vm.sig.altstack = if mode == SS_DISABLE {
+        vm.altstack = if mode == SS_DISABLE {
             [0, SS_DISABLE, 0]
         } else if nsize < libc::MINSIGSTKSZ as u64 {
             return -(libc::ENOMEM as i64);
@@ -234,7 +236,8 @@ pub(super) fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
         )
     };
     let blocked = (blocked & !OWN_MASK)
-        | vm.sig
+        | vm.mail
+            .sig
             .blocked_own
             .load(std::sync::atomic::Ordering::Acquire);
     (blocked & (1 << (sig - 1)) == 0).then_some(sig)

@@ -324,15 +324,15 @@ impl Vm {
         Ok(inner.unit.as_ref().map(|u| HostAddr(u.plain_entry)))
     }
 
-    /// An instrumented indirect jump went to `ctx.rip`, unknown to its
+    /// An instrumented indirect jump went to `ctx.rip()`, unknown to its
     /// version's graph: learn the edge for the next version and go on
     /// plain (the activation was recorded as lost or terminated).
     pub(super) fn path_miss(&mut self) -> Result<HostAddr, VmError> {
-        let target = self.ctx.rip;
+        let target = self.ctx.rip();
         if let Some(p) = self.paths() {
             let (version, node) = (
-                (self.ctx.exit_arg >> 16) as usize,
-                self.ctx.exit_arg & 0xffff,
+                (self.ctx.exit_arg() >> 16) as usize,
+                self.ctx.exit_arg() & 0xffff,
             );
             let mut inner = p.lock();
             let jump = inner

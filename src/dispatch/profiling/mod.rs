@@ -408,7 +408,7 @@ impl Vm {
     /// set with `sb_partial`): push the counters and reset them, before
     /// the partial unit (contract I2).
     pub(super) fn push_loop_counters(&mut self) {
-        let [hdr, base] = std::mem::take(&mut self.ctx.sb_loop);
+        let [hdr, base] = self.ctx.take_sb_loop();
         if hdr == 0 {
             return;
         }
@@ -435,7 +435,7 @@ impl Vm {
     /// The block the thread left before its end ran as far as it got: its
     /// `PARTIAL` word (contract I3).
     pub(super) fn push_partial_block(&mut self) {
-        if let Some(b) = self.partial_block.take() {
+        if let Some(b) = self.mail.take_partial() {
             let w = crate::contract::block_word(b, crate::contract::PARTIAL);
             self.push_words(&[w]);
         }
@@ -458,8 +458,8 @@ impl Vm {
     /// then a superblock's partial record closes its pass, then the
     /// unretired count.
     pub(super) fn record_fault(&mut self) {
-        let partial = std::mem::take(&mut self.ctx.sb_partial);
-        let Some((loc, rcx)) = self.fault.take() else {
+        let partial = self.ctx.take_sb_partial();
+        let Some((loc, rcx)) = self.mail.take_fault() else {
             if partial != 0 {
                 self.push_loop_counters();
                 self.push_words(&[partial]);
