@@ -132,23 +132,26 @@ pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> b
 #[allow(unsafe_code)]
 pub fn copy_mapped(addr: u64, len: usize) -> Vec<u8> {
     use std::sync::atomic::{AtomicU64, Ordering};
-    let mut out = Vec::with_capacity(len);
     if len == 0 {
-        return out;
+        return Vec::new();
     }
     let end = addr + len as u64;
-    let mut word = addr & !7;
-    while word < end {
+    let first = addr & !7;
+    let words = ((end + 7 - first) / 8) as usize;
+    let mut out = Vec::with_capacity(words * 8);
+    for k in 0..words {
+        let word = first + 8 * k as u64;
         // SAFETY: the aligned word at `word` overlaps [addr, end), which
         // the caller guarantees is mapped readable; a page is a multiple
         // of 8 bytes, so the whole word lies in a page of that range. The
         // load is atomic: other threads may store there (G2).
-        let v = unsafe { (*(word as *const AtomicU64)).load(Ordering::Relaxed) }.to_le_bytes();
-        let from = addr.saturating_sub(word) as usize;
-        let to = (end - word).min(8) as usize;
-        out.extend_from_slice(&v[from..to]);
-        word += 8;
+        let v = unsafe { (*(word as *const AtomicU64)).load(Ordering::Relaxed) };
+        out.extend_from_slice(&v.to_le_bytes());
     }
+    // The words' bytes before `addr` and after `end` go.
+    let head = (addr - first) as usize;
+    out.truncate(head + len);
+    out.drain(..head);
     out
 }
 

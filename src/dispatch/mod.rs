@@ -45,7 +45,7 @@ use thiserror::Error;
 
 use crate::backend::{emit_block, EmitEnv, EmitError, Emitted, EmittedSiteKind};
 use crate::cache::{BlockInfo, CacheError, ExitSite, IblTable, SiteKind};
-use crate::frontend::{lift_block, Unsupported};
+use crate::frontend::{lift_copy, Unsupported};
 use crate::ir::{ExitClass, IrBlock, TrapKind};
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
@@ -135,11 +135,6 @@ impl Vm {
         max: usize,
         reusable: bool,
     ) -> Result<BlockId, VmError> {
-        let end = l.mem.exec_end(addr.0).unwrap_or(addr.0);
-        let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
-        // [addr, addr+len) lies in executable guest memory, which on
-        // x86-64 is readable (guest_mem G2).
-        let bytes = crate::guest_mem::copy_mapped(addr.0, len);
         // paths I3: a plain translation inside a path-profiled function
         // covers exactly its node.
         let max = if reusable {
@@ -154,7 +149,12 @@ impl Vm {
                 return Ok(id);
             }
         }
-        let block = lift_block(&bytes, addr, max)?;
+        let end = l.mem.exec_end(addr.0).unwrap_or(addr.0);
+        let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
+        // [addr, addr+len) lies in executable guest memory, which on
+        // x86-64 is readable (guest_mem G2): decoded from this copy.
+        let bytes = crate::guest_mem::copy_mapped(addr.0, len);
+        let block = lift_copy(bytes, addr, max)?;
         if reusable {
             // Before anything is committed: it may flush (smc.rs).
             self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));

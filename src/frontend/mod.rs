@@ -298,10 +298,19 @@ pub fn lift_block(
     start: GuestAddr,
     max_insns: usize,
 ) -> Result<IrBlock, Unsupported> {
-    // Decoded from a copy: another guest thread may be writing the code,
-    // and the raw bytes kept for the emitter must be what was decoded.
     let take = bytes.len().min(max_insns.max(1).saturating_mul(15) + 15);
-    let raw = bytes[..take].to_vec();
+    lift_copy(bytes[..take].to_vec(), start, max_insns)
+}
+
+/// [`lift_block`] of a copy of the guest's bytes (guest_mem G2), kept as
+/// the block's `raw`: another guest thread may be writing the code, and
+/// the raw bytes kept for the emitter must be what was decoded.
+pub fn lift_copy(
+    mut raw: Vec<u8>,
+    start: GuestAddr,
+    max_insns: usize,
+) -> Result<IrBlock, Unsupported> {
+    raw.truncate(max_insns.max(1).saturating_mul(15) + 15);
     let mut decoder = Decoder::with_ip(64, &raw, start.0, DecoderOptions::NONE);
     let mut body = Vec::new();
     let mut insn = Instruction::default();
