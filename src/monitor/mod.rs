@@ -144,7 +144,7 @@ pub trait SecondTier: Send {
 }
 
 /// How the monitor ran: pinning, and its own cost.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct MonitorInfo {
     pub pinned: bool,
     pub monitor_core: Option<usize>,

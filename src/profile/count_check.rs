@@ -6,7 +6,7 @@ use crate::monitor::Snapshot;
 
 /// `--count-check`: the monitor's counts against the inline counters of
 /// the same run.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CountCheck {
     pub blocks_compared: u64,
     /// Blocks whose counts differ: (block id, monitor, inline), at most 20.

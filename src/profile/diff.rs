@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
 use super::export::images::Images;
-use super::read::ProfileDoc;
+use super::Profile;
 
 #[derive(Debug, Error)]
 pub enum DiffError {
@@ -77,7 +77,7 @@ pub struct ProfileDiff {
     pub syscall_total: Change<&'static str>,
 }
 
-fn loc(doc: &ProfileDoc, addr: u64) -> Loc {
+fn loc(doc: &Profile, addr: u64) -> Loc {
     match doc
         .modules
         .iter()
@@ -110,7 +110,7 @@ fn changes<K: Ord + Clone>(a: &BTreeMap<K, u64>, b: &BTreeMap<K, u64>) -> Vec<Ch
     v
 }
 
-fn functions(doc: &ProfileDoc, images: &Images) -> BTreeMap<String, u64> {
+fn functions(doc: &Profile, images: &Images) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
     for b in &doc.blocks {
         let (entry, name) = images.function_name(b.addr, b.symbol.as_deref());
@@ -125,12 +125,12 @@ fn functions(doc: &ProfileDoc, images: &Images) -> BTreeMap<String, u64> {
     m
 }
 
-fn blocks(doc: &ProfileDoc) -> BTreeMap<(Loc, Option<String>), u64> {
+fn blocks(doc: &Profile) -> BTreeMap<(Loc, Option<String>), u64> {
     doc.blocks
         .iter()
         .map(|b| {
             let l = Loc {
-                module: b.module.clone(),
+                module: b.module.to_string(),
                 offset: b.offset,
             };
             ((l, b.symbol.clone()), b.count)
@@ -144,7 +144,7 @@ fn blocks(doc: &ProfileDoc) -> BTreeMap<(Loc, Option<String>), u64> {
 /// that has the block; None for code outside every module.
 fn named_blocks(
     changed: Vec<Change<(Loc, Option<String>)>>,
-    docs: [(&ProfileDoc, &Images); 2],
+    docs: [(&Profile, &Images); 2],
 ) -> Vec<Change<(Loc, Option<String>)>> {
     let index: Vec<std::collections::HashMap<(&str, u64), u64>> = docs
         .iter()
@@ -173,7 +173,7 @@ fn named_blocks(
         .collect()
 }
 
-fn edges(doc: &ProfileDoc) -> BTreeMap<(String, Loc, Loc), u64> {
+fn edges(doc: &Profile) -> BTreeMap<(String, Loc, Loc), u64> {
     let mut m = BTreeMap::new();
     let mut add = |kind: &str, from: u64, to: u64, n: u64| {
         *m.entry((kind.to_string(), loc(doc, from), loc(doc, to)))
@@ -201,7 +201,7 @@ fn edges(doc: &ProfileDoc) -> BTreeMap<(String, Loc, Loc), u64> {
     m
 }
 
-fn syscalls(doc: &ProfileDoc) -> BTreeMap<String, u64> {
+fn syscalls(doc: &Profile) -> BTreeMap<String, u64> {
     doc.syscalls
         .iter()
         .map(|s| (s.name.clone(), s.count))
@@ -221,7 +221,7 @@ fn pct(delta: i128, base: u64) -> String {
 
 impl ProfileDiff {
     /// Compare profile `a` (the baseline) with `b` (I1, I2).
-    pub fn new(a: &ProfileDoc, b: &ProfileDoc) -> Result<ProfileDiff, DiffError> {
+    pub fn new(a: &Profile, b: &Profile) -> Result<ProfileDiff, DiffError> {
         if a.binary.sha256 != b.binary.sha256 {
             return Err(DiffError::DifferentBinary {
                 a: a.binary.path.clone(),
@@ -230,7 +230,7 @@ impl ProfileDiff {
                 sb: b.binary.sha256.clone(),
             });
         }
-        let syscall_total = |d: &ProfileDoc| d.syscalls.iter().map(|s| s.count).sum::<u64>();
+        let syscall_total = |d: &Profile| d.syscalls.iter().map(|s| s.count).sum::<u64>();
         let images = (Images::open(a), Images::open(b));
         Ok(ProfileDiff {
             binary: a.binary.path.clone(),

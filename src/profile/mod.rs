@@ -8,9 +8,17 @@
 //!     ran them (and `translated_blocks` counts its own translations;
 //!     `totals.exits` the exit kinds of the blocks it lists).
 //! I2: `schema_version` changes whenever a field changes meaning or goes
-//!     away; docs/PROFILE.md describes every field.
+//!     away; docs/PROFILE.md describes every field. One set of types
+//!     (schema.rs) is both what the run writes and what `read` gives back.
+//! I3: a built profile is already what `read` makes of a document (read
+//!     I3, I4): its blocks are in address order (merged from keys sorted
+//!     by address) and every block's module is in `modules` (each record
+//!     names the module `Modules::index` listed, `ANON` included), so the
+//!     run's own profile is read in place at its end (summary.rs
+//!     `at_exit`).
 //!
-//! Usage: `Profile::build(&inputs)`, then `write_json(path)` / `summary()`.
+//! Usage: `Profile::build(inputs)`, then `write_json(path)`;
+//! `read::read_file(path)` gives a written one back.
 
 pub mod count_check;
 pub mod diff;
@@ -23,409 +31,30 @@ mod process;
 pub mod read;
 mod retired;
 pub mod sampling;
+mod schema;
 pub mod summary;
 mod symbols;
 pub mod timeline;
 pub mod window;
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 
-use serde::Serialize;
-
 use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, Snapshot, SyscallStat};
 use crate::strace;
-use crate::superblock::build::BuildStats;
-use crate::superblock::record::SbRecord;
 pub use modules::{file_sha256, Module, Modules, ANON};
 pub use process::ProcessInfo;
+pub use schema::{
+    Binary, BlockRecord, ContextRecord, Dispatcher, Edge, Ending, Profile, RingStats, Startup,
+    StoreMode, StoreReport, SuperblockEntry, SuperblockStats, SyscallRecord, ThreadRecord, Times,
+    Totals, Translation,
+};
 pub use symbols::{read_for_symbols, Symbols};
 
 pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest schema the reader takes: 2 differs from 3 only in what
 /// `edges` leaves out (docs/PROFILE.md) and has no `unresolved_exits`.
 pub const OLDEST_READABLE: u32 = 2;
-
-#[derive(Debug, Serialize)]
-pub struct Binary {
-    pub path: String,
-    pub sha256: String,
-    pub build_id: Option<String>,
-    pub size: u64,
-}
-
-/// How the guest ended.
-#[derive(Debug, Serialize, Clone, Copy)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Ending {
-    Exit {
-        code: i32,
-    },
-    Signal {
-        signal: i32,
-    },
-    /// The image was replaced by an `execve` (`process` says by what).
-    Exec,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Times {
-    pub wall_seconds: f64,
-    pub process_cpu_seconds: f64,
-    pub monitor_cpu_seconds: f64,
-    /// From hotlift's `main` to the guest's first instruction (0 in a
-    /// forked child).
-    pub setup_seconds: f64,
-    /// Where the start-up went (all 0 in a forked child).
-    pub startup: Startup,
-    /// Spent by guest threads translating blocks (not superblocks, which
-    /// the monitor builds).
-    pub translation_seconds: f64,
-    /// At the end, waiting for the monitor to take in what was left in
-    /// the rings.
-    pub drain_seconds: f64,
-    /// At the end, reading the modules' symbols and building this
-    /// profile (writing it comes after).
-    pub profile_seconds: f64,
-}
-
-/// A process's start-up (`times.startup`), in seconds: the first
-/// before `main`, the others the steps from `main` to the guest's first
-/// instruction, in order (what follows the last is `setup_seconds` less
-/// their sum: the guest's signal state, the first dispatch).
-#[derive(Debug, Serialize, serde::Deserialize, Default, Clone, Copy, PartialEq)]
-pub struct Startup {
-    /// CPU time of hotlift's thread when `main` began: the `execve`, the
-    /// dynamic loader, the runtime's start (0 in an image an `execve`
-    /// began, whose thread's clock holds the image before's run too).
-    pub before_main_cpu_seconds: f64,
-    /// Reading the options, loading the program and its interpreter,
-    /// building its stack.
-    pub loading_seconds: f64,
-    /// Code memory, its shared stubs and index.
-    pub code_cache_seconds: f64,
-    /// Profiling set up, the monitor thread started.
-    pub monitor_seconds: f64,
-    /// The first guest thread's context, ring and lookup table.
-    pub first_thread_seconds: f64,
-}
-
-impl Startup {
-    /// This process's, from the marks it passed (crate::clock).
-    pub fn measured() -> Startup {
-        let [loaded, cache, monitor, thread] = crate::clock::phases();
-        let step = |a: f64, b: f64| if a > 0.0 && b >= a { b - a } else { 0.0 };
-        Startup {
-            before_main_cpu_seconds: crate::clock::cpu_before_main(),
-            loading_seconds: loaded,
-            code_cache_seconds: step(loaded, cache),
-            monitor_seconds: step(cache, monitor),
-            first_thread_seconds: step(monitor, thread),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, Default)]
-pub struct Totals {
-    pub guest_instructions: u64,
-    /// Of those, iterations of `rep` string instructions beyond the first.
-    pub rep_extra_iterations: u64,
-    /// Instructions of entered blocks that did not retire (the block
-    /// stopped early at a fault, a trap that does not retire, or a store
-    /// into translated code); left out of `guest_instructions`.
-    pub unretired_instructions: u64,
-    /// Frames built for the guest's signal handlers.
-    pub signals_delivered: u64,
-    pub block_executions: u64,
-    pub translated_blocks: u64,
-    /// Of those, blocks placed from translations kept by an earlier run
-    /// (dispatch/kept/), not lifted and emitted again.
-    pub kept_blocks: u64,
-    /// Block executions by how the block ended.
-    pub exits: BTreeMap<&'static str, u64>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct BlockRecord {
-    pub addr: u64,
-    /// One string shared by the module's blocks.
-    pub module: std::sync::Arc<str>,
-    pub offset: u64,
-    pub symbol: Option<String>,
-    pub size: u32,
-    pub instructions: u32,
-    pub count: u64,
-    pub exit: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub taken: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fallthrough: Option<u64>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SyscallRecord {
-    pub nr: u64,
-    pub name: String,
-    pub count: u64,
-    pub errors: u64,
-    pub seconds: f64,
-}
-
-/// Why guest threads left translated code for the dispatcher (each one
-/// a round trip through hotlift): the counts a cold start pays per new
-/// block and a steady run should keep near zero.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Dispatcher {
-    /// Every return to the dispatcher, whatever the reason.
-    pub entries: u64,
-    /// Direct exits not yet linked to their target (the next translated
-    /// block, or its translation).
-    pub direct_exits: u64,
-    /// Of those, exits then linked (jumping straight to their target from
-    /// then on; not with `--no-chain`).
-    pub links: u64,
-    /// Direct exits linked as their block was translated, their target
-    /// translated already: never a round trip (not with `--no-chain`, nor
-    /// under `hotlift paths`).
-    #[serde(default)]
-    pub prelinks: u64,
-    /// Indirect jumps, calls and returns whose target the inline lookup
-    /// did not find.
-    pub indirect_misses: u64,
-    /// Guest syscalls.
-    pub syscalls: u64,
-    /// Stores into translated code (dispatch/smc.rs).
-    pub code_writes: u64,
-}
-
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct RingStats {
-    pub capacity_entries: u64,
-    pub entries: u64,
-    pub waits: u64,
-    pub wait_seconds: f64,
-    pub peak_lag_entries: u64,
-    /// `entries` over `totals.block_executions`: what the profile cost the
-    /// guest in ring words per block it ran (superblocks and counted loops
-    /// bring it below 1).
-    pub words_per_block: f64,
-    /// The monitor's CPU time (all of it: tables, the calling-context
-    /// tree, sampling, building superblocks) over `entries`, in ns.
-    pub monitor_ns_per_word: f64,
-}
-
-/// A block-to-block transition, or an indirect/call edge, by guest address.
-#[derive(Debug, Serialize)]
-pub struct Edge {
-    pub from: u64,
-    pub to: u64,
-    pub count: u64,
-}
-
-/// One calling context (monitor/calltree.rs).
-#[derive(Debug, Serialize)]
-pub struct ContextRecord {
-    pub id: u32,
-    pub parent: Option<u32>,
-    pub function: u64,
-    pub module: Option<String>,
-    pub offset: u64,
-    pub symbol: Option<String>,
-    pub calls: u64,
-    pub self_instructions: u64,
-}
-
-/// A superblock as the profile records it: what was built, and how it ran.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct SuperblockEntry {
-    #[serde(flatten)]
-    pub record: SbRecord,
-    pub head_symbol: Option<String>,
-    /// Dropped by a code-cache flush before the end of the run.
-    pub flushed: bool,
-    /// Entries from outside the superblock.
-    pub entries: u64,
-    /// Passes that ran to the end and looped back to the start.
-    pub loops: u64,
-    /// Passes that ran each member.
-    pub member_runs: Vec<u64>,
-    pub exit_counts: Vec<u64>,
-    /// Passes that stopped inside (a fault, a store into code, a signal).
-    pub partial_exits: u64,
-    /// Names of guest addresses, for dumps (not stored): one map shared
-    /// by every superblock of a profile (a copy each was 3.7 s of
-    /// python's 482-superblock dump).
-    #[serde(skip)]
-    pub names: std::sync::Arc<std::collections::HashMap<u64, String>>,
-}
-
-impl SuperblockEntry {
-    /// An entry for a superblock that has not run yet (dumps as built).
-    pub fn unrun(record: SbRecord) -> SuperblockEntry {
-        SuperblockEntry {
-            head_symbol: None,
-            flushed: false,
-            entries: 0,
-            loops: 0,
-            member_runs: vec![0; record.members.len()],
-            exit_counts: vec![0; record.exits.len()],
-            partial_exits: 0,
-            names: Default::default(),
-            record,
-        }
-    }
-}
-
-/// What building superblocks came to.
-#[derive(Debug, Serialize)]
-pub struct SuperblockStats {
-    #[serde(flatten)]
-    pub build: BuildStats,
-    /// Superblock records that did not fit the protocol (0 unless hotlift
-    /// has a bug).
-    pub record_errors: u64,
-}
-
-/// What one guest thread executed.
-#[derive(Debug, Serialize)]
-pub struct ThreadRecord {
-    pub tid: i32,
-    pub guest_instructions: u64,
-    pub block_executions: u64,
-    pub ring_entries: u64,
-}
-
-/// A piece of host code in the code cache and the guest block it runs.
-#[derive(Debug, Serialize)]
-pub struct Translation {
-    pub host: u64,
-    pub host_size: u32,
-    pub guest: u64,
-}
-
-/// The whole profile document (schema in docs/PROFILE.md).
-#[derive(Debug, Serialize)]
-pub struct Profile {
-    pub schema_version: u32,
-    pub tool: String,
-    pub pid: u32,
-    pub binary: Binary,
-    pub command_line: Vec<String>,
-    pub options: serde_json::Value,
-    /// "ring" (the monitor) or "inline" (`--count-inline`).
-    pub counting: &'static str,
-    pub monitor: MonitorInfo,
-    pub ending: Ending,
-    pub times: Times,
-    pub totals: Totals,
-    pub modules: Vec<Module>,
-    pub blocks: Vec<BlockRecord>,
-    pub edges: Vec<Edge>,
-    pub indirect_edges: Vec<Edge>,
-    pub call_edges: Vec<Edge>,
-    pub returns: u64,
-    pub unmatched_returns: u64,
-    /// Indirect jumps into a landing site that unwound the shadow stack
-    /// (longjmp; monitor tables/landing.rs).
-    pub unwinding_jumps: u64,
-    /// Indirect exits whose target never came (monitor tables I1).
-    pub unresolved_exits: u64,
-    /// Σ extra = `totals.rep_extra_iterations`.
-    pub rep_iterations: Vec<retired::RepIterations>,
-    /// Σ instructions × times + Σ `rep_iterations[].unretired` =
-    /// `totals.unretired_instructions`.
-    pub unretired: Vec<retired::Unretired>,
-    pub max_call_depth: usize,
-    pub call_tree: Vec<ContextRecord>,
-    pub call_tree_truncated_calls: u64,
-    pub syscalls: Vec<SyscallRecord>,
-    /// Every syscall in order as [number, result] (the first 2^20).
-    pub syscall_log: Vec<(u64, i64)>,
-    pub ring: Option<RingStats>,
-    pub code_cache_flushes: u64,
-    /// The flushes by why they happened (`dispatch::process::FlushCause`;
-    /// every cause listed, zeros too).
-    pub code_cache_flushes_by_cause: std::collections::BTreeMap<&'static str, u64>,
-    pub dispatcher: Dispatcher,
-    pub translations: Vec<Translation>,
-    pub superblocks: Vec<SuperblockEntry>,
-    pub superblock_stats: SuperblockStats,
-    /// Per guest thread, in the order they started (ring counting only).
-    pub threads: Vec<ThreadRecord>,
-    /// `--count-check`: the monitor's counts against inline counting.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub count_check: Option<count_check::CountCheck>,
-    /// Which process and image of a process tree (process.rs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub process: Option<ProcessInfo>,
-    /// Timed call-stack samples and their time tree (sampling.rs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub time_tree: Option<sampling::TimeTreeSection>,
-    /// `--selector pisat`: what mining cost and found.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pisat: Option<crate::superblock::pisat::PisatStats>,
-    /// `--store`: what the run read from the profile store and pre-built.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub store: Option<StoreReport>,
-}
-
-/// The `store` section of the profile (store/run.rs fills it).
-#[derive(Debug, serde::Serialize)]
-pub struct StoreReport {
-    /// The URL without its password.
-    pub url: String,
-    pub mode: StoreMode,
-    /// The program's identity (null when it could not be computed).
-    pub identity: Option<String>,
-    /// `loaded`, `nothing` (the store does not know this program),
-    /// `pending` (the reader had not finished when the guest ended),
-    /// `failed`, or `off` (the run does not read the store).
-    pub read: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_error: Option<String>,
-    /// The store's version for the program when read (0: nothing).
-    pub version: u64,
-    pub traces_read: u64,
-    pub traces_unreadable: u64,
-    /// Traces whose modules were all mapped in this run.
-    pub traces_resolved: u64,
-    /// Traces with a member that no longer matches (store/feed.rs I1).
-    pub traces_stale: u64,
-    pub requests: u64,
-    /// Superblocks built from stored traces.
-    pub superblocks_built: u64,
-}
-
-/// What a run does with its `--store` (`--store-mode`: options.rs; the
-/// profile records it, so it is declared here, below both).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreMode {
-    #[default]
-    Both,
-    Read,
-    Write,
-}
-
-impl StoreMode {
-    pub fn reads(self) -> bool {
-        self != StoreMode::Write
-    }
-    pub fn writes(self) -> bool {
-        self != StoreMode::Read
-    }
-}
 
 /// What `Profile::build` needs.
 #[derive(Debug)]
@@ -525,7 +154,7 @@ impl Profile {
         }
         for (c, kind) in exits {
             if let Some(k) = kind {
-                totals.exits.insert(exit_name(k), c);
+                totals.exits.insert(exit_name(k).into(), c);
             }
         }
         keyed.sort_unstable();
@@ -553,7 +182,7 @@ impl Profile {
                     size: m.guest_len,
                     instructions: m.insns,
                     count: 0,
-                    exit: exit_name(m.exit),
+                    exit: exit_name(m.exit).into(),
                     taken: branch.then_some(0),
                     fallthrough: branch.then_some(0),
                 });
@@ -646,6 +275,7 @@ impl Profile {
                 host,
                 host_size,
                 guest,
+                superblock: None,
             })
             .collect();
         let superblocks = inp
@@ -674,7 +304,7 @@ impl Profile {
             binary: inp.binary,
             command_line: inp.command_line,
             options: inp.options,
-            counting: inp.counting,
+            counting: inp.counting.into(),
             monitor: inp.monitor,
             ending: inp.ending,
             times: inp.times,

@@ -16,25 +16,32 @@
 //!     later image of the same name (a library loaded, unloaded and loaded
 //!     again), so a block's `module` names one entry of `modules[]`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Symbols;
 
 /// Name of the pseudo-module for code outside every mapped image.
 pub const ANON: &str = "[anon]";
 
-/// One mapped image.
-#[derive(Debug, Serialize)]
+/// One mapped image. Read back (profile/schema.rs I2), it may lack what
+/// the exports do without (`path`, `kind`, `build_id`, `unmapped`), and
+/// what the profile does not store is empty (its symbols) or unknown
+/// (its block ids: all).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Module {
     pub name: String,
+    #[serde(default)]
     pub path: String,
     /// `program`, `interpreter`, `vdso`, `mapped` (a file the guest mapped
     /// executable: a library), or `anon`.
+    #[serde(default)]
     pub kind: String,
     pub base: u64,
     pub end: u64,
+    #[serde(default)]
     pub build_id: Option<String>,
     /// Unmapped before the guest ended (its code ran before that).
+    #[serde(default)]
     pub unmapped: bool,
     #[serde(skip)]
     pub symbols: std::sync::Arc<Symbols>,

@@ -1,18 +1,23 @@
-//! The reading side of the profile: a tolerant model of the JSON document
-//! that `diff` and `export` load, independent of the writer's types.
+//! The reading side of the profile: the JSON document read back into the
+//! writer's own [`Profile`] (schema.rs), for `diff`, `export`, `summary`
+//! and `report`.
 //!
 //! I1: `read_bytes` never panics, whatever the bytes (fuzzed by
 //!     `fuzz/fuzz_targets/profile_read.rs`); every failure is a `ReadError`
 //!     whose `Display` is one line.
 //! I2: a document is accepted only with `schema_version` from
-//!     `super::OLDEST_READABLE` to `super::SCHEMA_VERSION`; unknown fields are ignored (additions within
-//!     one schema version are additive, docs/PROFILE.md), and fields added
-//!     after the first version of schema 1 (`pid`, `modules`, `edges`,
-//!     `call_tree`, `translations`) are optional.
+//!     `super::OLDEST_READABLE` to `super::SCHEMA_VERSION`; unknown fields
+//!     are ignored (additions within one schema version are additive,
+//!     docs/PROFILE.md), and fields a readable profile may lack (added
+//!     later, or left out of a hand-made one: `pid`, `modules`, `edges`,
+//!     `call_tree`, `translations`…) read as empty (schema.rs I2).
 //! I3: after `read_*`, every block's module is in `modules` (a profile
 //!     without a module table gets one built from `binary` and the blocks'
 //!     `addr - offset`), so exporters never look a module up and miss.
 //! I4: `blocks` are sorted by address, so `block_at` is a binary search.
+//!
+//! A profile the run built holds I3 and I4 already (profile I3): the
+//! methods below serve it as they serve one read back.
 //!
 //! Usage: `let p = hotlift::profile::read::read_file(path)?;`
 
@@ -21,7 +26,7 @@ use std::path::Path;
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::SCHEMA_VERSION;
+use super::{BlockRecord, Module, Profile, SCHEMA_VERSION};
 
 /// Why a profile could not be read.
 #[derive(Debug, Error)]
@@ -42,225 +47,6 @@ pub enum ReadError {
     WrongVersion { path: String, found: u64 },
 }
 
-/// The binary the profile was taken of.
-#[derive(Debug, Clone, Deserialize, Default)]
-pub struct Binary {
-    pub path: String,
-    pub sha256: String,
-    #[serde(default)]
-    pub build_id: Option<String>,
-    #[serde(default)]
-    pub size: u64,
-}
-
-/// How the guest ended.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Ending {
-    Exit { code: i32 },
-    Signal { signal: i32 },
-    Exec,
-}
-
-#[derive(Debug, Clone, Deserialize, Default)]
-pub struct Times {
-    #[serde(default)]
-    pub wall_seconds: f64,
-    #[serde(default)]
-    pub process_cpu_seconds: f64,
-    #[serde(default)]
-    pub setup_seconds: f64,
-    /// Absent before 2026-12-01: all 0.
-    #[serde(default)]
-    pub startup: super::Startup,
-    #[serde(default)]
-    pub translation_seconds: f64,
-    #[serde(default)]
-    pub monitor_cpu_seconds: f64,
-    #[serde(default)]
-    pub drain_seconds: f64,
-    #[serde(default)]
-    pub profile_seconds: f64,
-}
-
-#[derive(Debug, Clone, Deserialize, Default)]
-pub struct Totals {
-    pub guest_instructions: u64,
-    #[serde(default)]
-    pub rep_extra_iterations: u64,
-    /// Instructions of entered blocks that did not retire (newer profiles).
-    #[serde(default)]
-    pub unretired_instructions: u64,
-    #[serde(default)]
-    pub block_executions: u64,
-    #[serde(default)]
-    pub translated_blocks: u64,
-    /// Block executions by exit kind.
-    #[serde(default)]
-    pub exits: std::collections::BTreeMap<String, u64>,
-}
-
-/// A loaded module (the main program, `[vdso]`, later libraries).
-#[derive(Debug, Clone, Deserialize)]
-pub struct Module {
-    pub name: String,
-    #[serde(default)]
-    pub path: String,
-    pub base: u64,
-    pub end: u64,
-    #[serde(default)]
-    pub build_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Block {
-    pub addr: u64,
-    pub module: String,
-    pub offset: u64,
-    #[serde(default)]
-    pub symbol: Option<String>,
-    pub size: u32,
-    pub instructions: u32,
-    pub count: u64,
-    pub exit: String,
-    #[serde(default)]
-    pub taken: Option<u64>,
-    #[serde(default)]
-    pub fallthrough: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct Edge {
-    pub from: u64,
-    pub to: u64,
-    pub count: u64,
-}
-
-/// A `rep` string instruction's iterations beyond its first, and those of
-/// its iterations that did not retire.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RepIterations {
-    pub addr: u64,
-    pub extra: u64,
-    #[serde(default)]
-    pub unretired: u64,
-}
-
-/// The last `instructions` of a translation of the block at `block`
-/// holding `block_instructions` did not retire, `times` times.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Unretired {
-    pub block: u64,
-    pub block_instructions: u32,
-    pub instructions: u32,
-    pub times: u64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Syscall {
-    pub nr: u64,
-    pub name: String,
-    pub count: u64,
-    #[serde(default)]
-    pub errors: u64,
-    #[serde(default)]
-    pub seconds: f64,
-}
-
-/// One node of the calling-context tree (docs/PROFILE.md).
-#[derive(Debug, Clone, Deserialize)]
-pub struct CallNode {
-    pub id: u64,
-    pub parent: Option<u64>,
-    pub function: u64,
-    #[serde(default)]
-    pub module: Option<String>,
-    #[serde(default)]
-    pub offset: Option<u64>,
-    #[serde(default)]
-    pub symbol: Option<String>,
-    #[serde(default)]
-    pub calls: u64,
-    pub self_instructions: u64,
-}
-
-/// One piece of translated host code: a block (`guest`) or a superblock.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Translation {
-    pub host: u64,
-    pub host_size: u64,
-    #[serde(default)]
-    pub guest: Option<u64>,
-    #[serde(default)]
-    pub superblock: Option<serde_json::Value>,
-}
-
-/// Where a superblock's code is (`superblocks[]`; what exports use of it).
-#[derive(Debug, Clone, Deserialize)]
-pub struct SuperblockCode {
-    pub id: u64,
-    pub head: u64,
-    #[serde(default)]
-    pub host: u64,
-    #[serde(default)]
-    pub host_size: u64,
-}
-
-/// A profile as read back (schema in docs/PROFILE.md).
-#[derive(Debug, Clone, Deserialize)]
-pub struct ProfileDoc {
-    pub schema_version: u64,
-    #[serde(default)]
-    pub tool: String,
-    pub binary: Binary,
-    #[serde(default)]
-    pub command_line: Vec<String>,
-    #[serde(default)]
-    pub pid: Option<u64>,
-    pub ending: Ending,
-    #[serde(default)]
-    pub times: Times,
-    pub totals: Totals,
-    #[serde(default)]
-    pub modules: Vec<Module>,
-    pub blocks: Vec<Block>,
-    /// Every block-to-block transition (newer profiles).
-    #[serde(default)]
-    pub edges: Vec<Edge>,
-    #[serde(default)]
-    pub indirect_edges: Vec<Edge>,
-    #[serde(default)]
-    pub call_edges: Vec<Edge>,
-    /// Per instruction (profiles since 2026-12-01; older ones have only
-    /// the total).
-    #[serde(default)]
-    pub rep_iterations: Vec<RepIterations>,
-    /// Where `totals.unretired_instructions` were (since 2026-12-01).
-    #[serde(default)]
-    pub unretired: Vec<Unretired>,
-    #[serde(default)]
-    pub syscalls: Vec<Syscall>,
-    #[serde(default)]
-    pub syscall_log: Vec<(u64, i64)>,
-    #[serde(default)]
-    pub call_tree: Vec<CallNode>,
-    #[serde(default)]
-    pub translations: Vec<Translation>,
-    #[serde(default)]
-    pub superblocks: Vec<SuperblockCode>,
-    #[serde(default)]
-    pub ring: Option<super::RingStats>,
-    /// Zeros in profiles written before it was.
-    #[serde(default)]
-    pub dispatcher: super::Dispatcher,
-    #[serde(default)]
-    pub process: Option<super::process::ProcessInfo>,
-    /// Timed call-stack samples and their time tree (newer profiles;
-    /// validated on reading: sampling.rs I3).
-    #[serde(default)]
-    pub time_tree: Option<super::sampling::TimeTreeSection>,
-}
-
 /// Only the version, read first so a future document that no longer fits
 /// the model still gets the version error (I2).
 #[derive(Deserialize)]
@@ -269,7 +55,7 @@ struct VersionOnly {
 }
 
 /// Read and check the profile at `path` (I1, I2, I3).
-pub fn read_file(path: &Path) -> Result<ProfileDoc, ReadError> {
+pub fn read_file(path: &Path) -> Result<Profile, ReadError> {
     let shown = path.display().to_string();
     let bytes = read_input(path).map_err(|error| ReadError::Io {
         path: shown.clone(),
@@ -291,7 +77,7 @@ pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Parse a profile from memory; `path` only names it in errors.
-pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
+pub fn read_bytes(bytes: &[u8], path: &str) -> Result<Profile, ReadError> {
     let path = path.to_string();
     let json_error = |e: serde_json::Error, path: String| {
         if e.is_eof() {
@@ -327,7 +113,7 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
         }
         Some(_) => {}
     }
-    let mut doc: ProfileDoc =
+    let mut doc: Profile =
         serde_json::from_slice(bytes).map_err(|e| json_error(e, path.clone()))?;
     if let Some(t) = &doc.time_tree {
         t.validate().map_err(|e| ReadError::NotAProfile {
@@ -341,22 +127,23 @@ pub fn read_bytes(bytes: &[u8], path: &str) -> Result<ProfileDoc, ReadError> {
     Ok(doc)
 }
 
-impl ProfileDoc {
+impl Profile {
     /// I3: make sure every block's module is in the module table.
     fn complete_modules(&mut self) {
         for b in &self.blocks {
-            if self.modules.iter().any(|m| m.name == b.module) {
+            if self.modules.iter().any(|m| *m.name == *b.module) {
                 continue;
             }
             let base = b.addr.wrapping_sub(b.offset);
-            let main = self.binary.path.rsplit('/').next() == Some(b.module.as_str());
+            let main = self.binary.path.rsplit('/').next() == Some(&*b.module);
             self.modules.push(Module {
-                name: b.module.clone(),
+                name: b.module.to_string(),
                 path: if main {
                     self.binary.path.clone()
                 } else {
-                    b.module.clone()
+                    b.module.to_string()
                 },
+                kind: String::new(),
                 base,
                 end: base,
                 build_id: if main {
@@ -364,6 +151,10 @@ impl ProfileDoc {
                 } else {
                     None
                 },
+                unmapped: false,
+                symbols: Default::default(),
+                first_block: 0,
+                end_block: None,
             });
         }
         // A synthesised module ends after its last block.
@@ -371,7 +162,7 @@ impl ProfileDoc {
             let last = self
                 .blocks
                 .iter()
-                .filter(|b| b.module == m.name)
+                .filter(|b| *b.module == *m.name)
                 .map(|b| b.addr.saturating_add(b.size as u64))
                 .max()
                 .unwrap_or(m.end);
@@ -387,7 +178,7 @@ impl ProfileDoc {
     }
 
     /// The block starting at guest address `addr`, if any (I4).
-    pub fn block_at(&self, addr: u64) -> Option<&Block> {
+    pub fn block_at(&self, addr: u64) -> Option<&BlockRecord> {
         let i = self.blocks.binary_search_by_key(&addr, |b| b.addr).ok()?;
         Some(&self.blocks[i])
     }
@@ -395,7 +186,7 @@ impl ProfileDoc {
     /// The block whose code holds `addr` (an instruction's address): of
     /// those starting at or below it, the nearest (a block is at most a
     /// few KB).
-    pub fn block_holding(&self, addr: u64) -> Option<&Block> {
+    pub fn block_holding(&self, addr: u64) -> Option<&BlockRecord> {
         let i = self.blocks.partition_point(|b| b.addr <= addr);
         self.blocks[..i]
             .iter()
@@ -416,9 +207,7 @@ impl ProfileDoc {
         }
         m
     }
-}
 
-impl ProfileDoc {
     /// The calling-context tree's shape: each node's parent (by index in
     /// `call_tree`) and its subtree's instructions (its own and everything
     /// below it), children summed before parents by decreasing id (a
@@ -426,7 +215,7 @@ impl ProfileDoc {
     /// malformed tree gets incomplete sums, never a loop.
     pub fn call_tree_sums(&self) -> (Vec<Option<usize>>, Vec<u64>) {
         let tree = &self.call_tree;
-        let index: std::collections::HashMap<u64, usize> =
+        let index: std::collections::HashMap<u32, usize> =
             tree.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         let parent: Vec<Option<usize>> = tree
             .iter()
@@ -442,163 +231,6 @@ impl ProfileDoc {
             }
         }
         (parent, sums)
-    }
-
-    /// What the summary and the perf map read of a profile still in
-    /// memory (the run's own, at its end): the same fields [`read_bytes`]
-    /// would give them from the written document, without writing and
-    /// parsing megabytes of JSON (python's start-up profile: 17 MB,
-    /// 0.15 s). Sections neither reads are left empty.
-    pub fn at_exit(p: &super::Profile) -> ProfileDoc {
-        ProfileDoc {
-            schema_version: u64::from(p.schema_version),
-            tool: p.tool.clone(),
-            binary: Binary {
-                path: p.binary.path.clone(),
-                sha256: p.binary.sha256.clone(),
-                build_id: p.binary.build_id.clone(),
-                size: p.binary.size,
-            },
-            command_line: p.command_line.clone(),
-            pid: Some(u64::from(p.pid)),
-            ending: match p.ending {
-                super::Ending::Exit { code } => Ending::Exit { code },
-                super::Ending::Signal { signal } => Ending::Signal { signal },
-                super::Ending::Exec => Ending::Exec,
-            },
-            times: Times {
-                wall_seconds: p.times.wall_seconds,
-                process_cpu_seconds: p.times.process_cpu_seconds,
-                setup_seconds: p.times.setup_seconds,
-                startup: p.times.startup,
-                translation_seconds: p.times.translation_seconds,
-                monitor_cpu_seconds: p.times.monitor_cpu_seconds,
-                drain_seconds: p.times.drain_seconds,
-                profile_seconds: p.times.profile_seconds,
-            },
-            totals: Totals {
-                guest_instructions: p.totals.guest_instructions,
-                rep_extra_iterations: p.totals.rep_extra_iterations,
-                unretired_instructions: p.totals.unretired_instructions,
-                block_executions: p.totals.block_executions,
-                translated_blocks: p.totals.translated_blocks,
-                exits: p
-                    .totals
-                    .exits
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), *v))
-                    .collect(),
-            },
-            modules: p
-                .modules
-                .iter()
-                .map(|m| Module {
-                    name: m.name.clone(),
-                    path: m.path.clone(),
-                    base: m.base,
-                    end: m.end,
-                    build_id: m.build_id.clone(),
-                })
-                .collect(),
-            blocks: p
-                .blocks
-                .iter()
-                .map(|b| Block {
-                    addr: b.addr,
-                    module: b.module.to_string(),
-                    offset: b.offset,
-                    symbol: b.symbol.clone(),
-                    size: b.size,
-                    instructions: b.instructions,
-                    count: b.count,
-                    exit: b.exit.to_string(),
-                    taken: b.taken,
-                    fallthrough: b.fallthrough,
-                })
-                .collect(),
-            edges: Vec::new(),
-            // Where PLT stubs went: the summary names calls through them
-            // by it (export/images.rs I6).
-            indirect_edges: p
-                .indirect_edges
-                .iter()
-                .map(|e| Edge {
-                    from: e.from,
-                    to: e.to,
-                    count: e.count,
-                })
-                .collect(),
-            call_edges: Vec::new(),
-            rep_iterations: p
-                .rep_iterations
-                .iter()
-                .map(|r| RepIterations {
-                    addr: r.addr,
-                    extra: r.extra,
-                    unretired: r.unretired,
-                })
-                .collect(),
-            unretired: p
-                .unretired
-                .iter()
-                .map(|u| Unretired {
-                    block: u.block,
-                    block_instructions: u.block_instructions,
-                    instructions: u.instructions,
-                    times: u.times,
-                })
-                .collect(),
-            syscalls: p
-                .syscalls
-                .iter()
-                .map(|c| Syscall {
-                    nr: c.nr,
-                    name: c.name.clone(),
-                    count: c.count,
-                    errors: c.errors,
-                    seconds: c.seconds,
-                })
-                .collect(),
-            syscall_log: Vec::new(),
-            call_tree: p
-                .call_tree
-                .iter()
-                .map(|c| CallNode {
-                    id: u64::from(c.id),
-                    parent: c.parent.map(u64::from),
-                    function: c.function,
-                    module: c.module.clone(),
-                    offset: Some(c.offset),
-                    symbol: c.symbol.clone(),
-                    calls: c.calls,
-                    self_instructions: c.self_instructions,
-                })
-                .collect(),
-            translations: p
-                .translations
-                .iter()
-                .map(|t| Translation {
-                    host: t.host,
-                    host_size: u64::from(t.host_size),
-                    guest: Some(t.guest),
-                    superblock: None,
-                })
-                .collect(),
-            superblocks: p
-                .superblocks
-                .iter()
-                .map(|s| SuperblockCode {
-                    id: u64::from(s.record.id),
-                    head: s.record.head,
-                    host: s.record.host,
-                    host_size: u64::from(s.record.host_size),
-                })
-                .collect(),
-            ring: p.ring.clone(),
-            dispatcher: p.dispatcher,
-            process: p.process.clone(),
-            time_tree: None,
-        }
     }
 }
 
@@ -622,6 +254,52 @@ mod tests {
         let m = p.module("prog").unwrap();
         assert_eq!((m.base, m.end), (4198400 - 4096, 4198403));
         assert_eq!(m.path, "/x/prog");
+    }
+
+    /// What the reader took before it shared the writer's types still
+    /// reads (schema.rs I2, I3): `null` where the writer has a number,
+    /// a translation naming a superblock, a module with only its range,
+    /// sections from before fields were added to them.
+    #[test]
+    fn older_and_hand_made_shapes_read() {
+        let doc = r#"{"schema_version": 2, "pid": null,
+            "binary": {"path": "/x/prog", "sha256": "ab", "build_id": null},
+            "ending": {"kind": "signal", "signal": 11},
+            "times": {"wall_seconds": 0.5},
+            "totals": {"guest_instructions": 9, "exits": {"jump": 3}},
+            "modules": [{"name": "prog", "base": 4096, "end": 8192}],
+            "blocks": [{"addr": 5000, "module": "prog", "offset": 904, "symbol": null,
+                "size": 4, "instructions": 3, "count": 3, "exit": "branch", "taken": 2}],
+            "call_tree": [{"id": 0, "parent": null, "function": 0, "offset": null,
+                "self_instructions": 9}],
+            "translations": [{"host": 1, "host_size": 2, "superblock": 0},
+                {"host": 3, "host_size": 4, "guest": null}],
+            "ring": {"capacity_entries": 1, "entries": 2, "waits": 0,
+                "wait_seconds": 0.0, "peak_lag_entries": 0},
+            "superblock_stats": {"requests": 1, "built": 1, "single_member": 0,
+                "stale": 0, "lift_mismatch": 0, "emit_errors": 0, "arena_full": 0,
+                "registry_full": 0, "exits_linked": 0, "build_seconds": 0.0,
+                "record_errors": 0}}"#;
+        let p = read_bytes(doc.as_bytes(), "p.json").unwrap();
+        assert_eq!(
+            (p.pid, p.call_tree[0].offset, p.call_tree[0].calls),
+            (0, 0, 0)
+        );
+        assert_eq!(p.ending, super::super::Ending::Signal { signal: 11 });
+        assert_eq!(p.totals.exits["jump"], 3);
+        assert_eq!(p.times.wall_seconds, 0.5);
+        let t = &p.translations;
+        assert_eq!((t[0].guest, t[0].superblock.as_ref()), (0, Some(&0.into())));
+        assert_eq!((t[1].guest, t[1].superblock.as_ref()), (0, None));
+        assert_eq!(p.module("prog").map(|m| m.path.as_str()), Some(""));
+        let b = p.block_at(5000).unwrap();
+        assert_eq!(
+            (&*b.exit, b.taken, b.fallthrough),
+            ("branch", Some(2), None)
+        );
+        assert_eq!(p.ring.map(|r| r.words_per_block), Some(0.0));
+        assert_eq!(p.superblock_stats.build.retired, 0);
+        assert!(p.threads.is_empty() && p.monitor.note.is_empty());
     }
 
     #[test]

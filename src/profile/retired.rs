@@ -3,15 +3,16 @@
 //! did not retire (monitor tables: `rep_sites`, `rep_unretired`,
 //! `unretired_at`), by guest address.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The iterations of one `rep` string instruction beyond its first, and
 /// of all its iterations those that did not retire (a fault inside).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct RepIterations {
     pub addr: u64,
     pub extra: u64,
-    #[serde(skip_serializing_if = "is_zero")]
+    /// Written only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub unretired: u64,
 }
 
@@ -58,7 +59,7 @@ pub(super) fn rep_list(
 /// a translation of the block at `block` that holds `block_instructions`,
 /// `times` times (a block's translations may differ in length: after a
 /// store into code, the store runs again alone).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Unretired {
     pub block: u64,
     pub block_instructions: u32,

@@ -32,7 +32,7 @@ use std::fmt::Write as _;
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::export::images::Images;
-use super::read::{Ending, ProfileDoc};
+use super::{Ending, Profile};
 
 /// Blocks shown, and instructions shown of each.
 const TOP_BLOCKS: usize = 10;
@@ -49,7 +49,7 @@ struct Cost {
 }
 
 /// Function name → costs, for one profile (I1, I2).
-fn functions(doc: &ProfileDoc, images: &Images) -> HashMap<String, Cost> {
+fn functions(doc: &Profile, images: &Images) -> HashMap<String, Cost> {
     let mut out: HashMap<String, Cost> = HashMap::new();
     if doc.call_tree.is_empty() {
         for b in doc.blocks.iter().filter(|b| b.count > 0) {
@@ -146,15 +146,16 @@ fn share(part: u64, all: u64) -> f64 {
 
 /// At the end of a run: the summary on stderr (`summary`, what `hotlift
 /// summary` prints from the saved profile) and `/tmp/perf-PID.map`
-/// (`perf_map`, export/perfmap.rs), from one reading of the profile and
-/// its modules.
-pub fn at_exit(profile: &super::Profile, summary: bool, perf_map: bool) {
-    let doc = ProfileDoc::at_exit(profile);
-    let images = Images::open(&doc);
+/// (`perf_map`, export/perfmap.rs), from one opening of the profile's
+/// modules. The profile is the run's own, as built: what reading the
+/// written one back would give (profile I3), without parsing megabytes
+/// of JSON (python's start-up profile: 17 MB, 0.15 s).
+pub fn at_exit(profile: &Profile, summary: bool, perf_map: bool) {
+    let images = Images::open(profile);
     if perf_map {
         let path = format!("/tmp/perf-{}.map", std::process::id());
         let mut map = Vec::new();
-        let written = super::export::perfmap::write(&doc, &images, &mut map)
+        let written = super::export::perfmap::write(profile, &images, &mut map)
             .map_err(|e| e.to_string())
             .and_then(|()| std::fs::write(&path, map).map_err(|e| e.to_string()));
         if let Err(e) = written {
@@ -165,7 +166,7 @@ pub fn at_exit(profile: &super::Profile, summary: bool, perf_map: bool) {
         // A process tree's summary: the profiles its other images wrote
         // before this one, the tree's first process, ended.
         let mine = profile.process.as_ref();
-        let others: Vec<ProfileDoc> = mine
+        let others: Vec<Profile> = mine
             .map(|m| {
                 m.tree_paths()
                     .iter()
@@ -175,7 +176,7 @@ pub fn at_exit(profile: &super::Profile, summary: bool, perf_map: bool) {
             })
             .unwrap_or_default();
         let others_images: Vec<Images> = others.iter().map(Images::open).collect();
-        let mut pairs: Vec<(&ProfileDoc, &Images)> = vec![(&doc, &images)];
+        let mut pairs: Vec<(&Profile, &Images)> = vec![(profile, &images)];
         pairs.extend(others.iter().zip(&others_images));
         pairs.sort_by_key(|(d, _)| began(d));
         eprint!("{}", self::summary(&pairs, TOP_FUNCTIONS));
@@ -184,7 +185,7 @@ pub fn at_exit(profile: &super::Profile, summary: bool, perf_map: bool) {
 
 /// Where a profile stands in its tree's order (the order its images
 /// began, the tree's first process first).
-fn began(d: &ProfileDoc) -> (bool, u32, u32) {
+fn began(d: &Profile) -> (bool, u32, u32) {
     d.process
         .as_ref()
         .map_or((false, 0, 0), |p| (p.pid != p.root_pid, p.pid, p.image))
@@ -194,8 +195,8 @@ fn began(d: &ProfileDoc) -> (bool, u32, u32) {
 /// profile base), each tree in the order its images began; a profile
 /// without a `process` section is a tree of its own. Trees keep the
 /// order of their first profile in `docs`.
-pub fn trees(docs: Vec<ProfileDoc>) -> Vec<Vec<ProfileDoc>> {
-    let mut out: Vec<Vec<ProfileDoc>> = Vec::new();
+pub fn trees(docs: Vec<Profile>) -> Vec<Vec<Profile>> {
+    let mut out: Vec<Vec<Profile>> = Vec::new();
     for d in docs {
         let at = d.process.as_ref().and_then(|p| {
             out.iter()
@@ -214,7 +215,7 @@ pub fn trees(docs: Vec<ProfileDoc>) -> Vec<Vec<ProfileDoc>> {
 
 /// The summary of `docs` (one profile, or a process tree's), each with
 /// its opened modules; at most `top` functions.
-pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
+pub fn summary(docs: &[(&Profile, &Images)], top: usize) -> String {
     let mut s = String::new();
     let insns: u64 = docs.iter().map(|(d, _)| d.totals.guest_instructions).sum();
     let runs: u64 = docs.iter().map(|(d, _)| d.totals.block_executions).sum();
@@ -225,7 +226,9 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
         for (d, _) in docs {
             let (pid, how) = match &d.process {
                 Some(p) => (p.pid.to_string(), p.began.clone()),
-                None => (d.pid.map_or("?".into(), |p| p.to_string()), "?".into()),
+                // 0: a profile that does not say.
+                None if d.pid == 0 => ("?".into(), "?".into()),
+                None => (d.pid.to_string(), "?".into()),
             };
             let _ = writeln!(
                 s,
@@ -247,7 +250,7 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
     let mut exits: std::collections::BTreeMap<&str, u64> = Default::default();
     for (d, _) in docs {
         for (k, v) in &d.totals.exits {
-            *exits.entry(k.as_str()).or_insert(0) += v;
+            *exits.entry(&**k).or_insert(0) += v;
         }
     }
     s.push_str("exits:");
@@ -328,7 +331,7 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
         }
     }
 
-    let t = |f: fn(&ProfileDoc) -> f64| docs.iter().map(|(d, _)| f(d)).sum::<f64>();
+    let t = |f: fn(&Profile) -> f64| docs.iter().map(|(d, _)| f(d)).sum::<f64>();
     let translate = t(|d| d.times.translation_seconds);
     let setup = t(|d| d.times.setup_seconds);
     let u = |f: fn(&super::Startup) -> f64| {
@@ -417,11 +420,11 @@ pub fn summary(docs: &[(&ProfileDoc, &Images)], top: usize) -> String {
 
 /// The blocks that ran the most instructions, with their code from the
 /// module files.
-fn top_blocks(s: &mut String, d: &ProfileDoc, images: &Images) {
+fn top_blocks(s: &mut String, d: &Profile, images: &Images) {
     let all = d.totals.guest_instructions;
     // A `rep` string instruction's iterations are its block's.
     let reps = d.rep_by_block();
-    let insns = |b: &super::read::Block| {
+    let insns = |b: &super::BlockRecord| {
         b.count * u64::from(b.instructions) + reps.get(&b.addr).copied().unwrap_or(0)
     };
     let mut top: Vec<_> = d.blocks.iter().filter(|b| b.count > 0).collect();
@@ -480,7 +483,7 @@ mod tests {
     /// one order, not the order of a hash map seeded per process.
     #[test]
     fn ties_print_in_one_order() {
-        let doc = |calls: &[&str]| -> ProfileDoc {
+        let doc = |calls: &[&str]| -> Profile {
             let syscalls: Vec<_> = calls
                 .iter()
                 .enumerate()

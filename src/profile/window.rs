@@ -20,8 +20,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::export::images::{Images, SourceLine};
-use super::read::CallNode;
 use super::sampling::TimeTreeSection;
+use super::ContextRecord;
 use crate::timetree::Cost;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -76,12 +76,16 @@ pub struct Report {
 /// stand for (sampling.rs I1): the profile's own names were made when it
 /// was written, from the module's symbols alone. A frame no context
 /// stands for keeps its name, and so do the root and elided markers.
-pub fn frame_names(sec: &TimeTreeSection, call_tree: &[CallNode], images: &Images) -> Vec<String> {
-    let nodes: HashMap<u64, &CallNode> = call_tree.iter().map(|n| (n.id, n)).collect();
+pub fn frame_names(
+    sec: &TimeTreeSection,
+    call_tree: &[ContextRecord],
+    images: &Images,
+) -> Vec<String> {
+    let nodes: HashMap<u32, &ContextRecord> = call_tree.iter().map(|n| (n.id, n)).collect();
     let mut names = sec.functions.clone();
     let mut named = vec![false; names.len()];
     for st in &sec.stack_types {
-        let mut node = nodes.get(&u64::from(st.context)).copied();
+        let mut node = nodes.get(&st.context).copied();
         // Innermost first; indices 0 and 1 are the markers.
         for &f in st.frames.iter().rev().take_while(|&&f| f > 1) {
             let Some(n) = node else {
@@ -200,15 +204,15 @@ impl Report {
     pub fn locate(
         &mut self,
         sec: &TimeTreeSection,
-        call_tree: &[CallNode],
+        call_tree: &[ContextRecord],
         images: &Images,
         top: usize,
     ) {
-        let nodes: HashMap<u64, &CallNode> = call_tree.iter().map(|n| (n.id, n)).collect();
+        let nodes: HashMap<u32, &ContextRecord> = call_tree.iter().map(|n| (n.id, n)).collect();
         // Frame name → the context node of its first frame.
-        let mut first: HashMap<&str, &CallNode> = HashMap::new();
+        let mut first: HashMap<&str, &ContextRecord> = HashMap::new();
         for st in &sec.stack_types {
-            let mut node = nodes.get(&u64::from(st.context)).copied();
+            let mut node = nodes.get(&st.context).copied();
             // Innermost first; indices 0 and 1 are the root and elided
             // markers, which stand for no function.
             for &f in st.frames.iter().rev().take_while(|&&f| f > 1) {

@@ -196,7 +196,7 @@ impl RunStore {
                 .get()
                 .and_then(|k| k.as_ref().ok())
                 .map(|k| k.identity.clone()),
-            read: "off",
+            read: "off".into(),
             read_error: None,
             version: 0,
             traces_read: 0,
@@ -212,7 +212,7 @@ impl RunStore {
         let Some(feed) = &self.feed else {
             return r;
         };
-        r.read = match feed.loaded.get() {
+        let read = match feed.loaded.get() {
             None => "pending",
             Some(LoadResult::Nothing) => "nothing",
             Some(LoadResult::Failed(e)) => {
@@ -226,6 +226,7 @@ impl RunStore {
                 "loaded"
             }
         };
+        r.read = read.into();
         r.traces_resolved = feed.stats.resolved.load(Ordering::Relaxed);
         r.traces_stale = feed.stats.stale.load(Ordering::Relaxed);
         r.requests = feed.stats.requests.load(Ordering::Relaxed);

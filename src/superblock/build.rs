@@ -61,7 +61,7 @@ pub struct SbDump {
 }
 
 /// Why nothing was built for a request.
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct BuildStats {
     pub requests: u64,
     pub built: u64,
@@ -84,7 +84,8 @@ pub struct BuildStats {
     #[serde(default)]
     pub inherited_run: u64,
     /// Superblocks taken back for covering too few blocks per ring word
-    /// (review.rs).
+    /// (review.rs; absent before 2026-11-25).
+    #[serde(default)]
     pub retired: u64,
     pub build_seconds: f64,
 }

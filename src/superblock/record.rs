@@ -40,7 +40,12 @@ pub struct SbRecord {
     #[serde(default)]
     pub spine: Option<u32>,
     pub exits: Vec<Exit>,
+    /// Where its code is: 0 where a hand-made profile leaves it out, as
+    /// the profile reader has always allowed (the perf map then leaves
+    /// the superblock out).
+    #[serde(default)]
     pub host: u64,
+    #[serde(default)]
     pub host_size: u32,
     /// The host code (hex in the profile).
     #[serde(

@@ -260,7 +260,7 @@ impl Process {
             .iter()
             .map(|&c| {
                 let n = self.flush_causes[c as usize].load(std::sync::atomic::Ordering::Relaxed);
-                (c.name(), n)
+                (c.name().into(), n)
             })
             .collect();
         profile.dispatcher = self.dispatch.snapshot();

@@ -56,7 +56,7 @@ use iced_x86::{Decoder, DecoderOptions, FlowControl};
 
 use super::images::Images;
 use super::ExportError;
-use crate::profile::read::{Block, ProfileDoc};
+use crate::profile::{BlockRecord, Profile};
 
 /// One decoded block: instruction addresses and the direct target of its
 /// last instruction.
@@ -66,7 +66,7 @@ struct Shape {
 }
 
 /// Decode block `b` from its module's file (I2).
-fn shape(images: &Images, b: &Block) -> Option<Shape> {
+fn shape(images: &Images, b: &BlockRecord) -> Option<Shape> {
     let code = images.by_name(&b.module)?.code(b.addr, b.size as usize)?;
     let mut dec = Decoder::with_ip(64, code, b.addr, DecoderOptions::NONE);
     let mut ips = Vec::new();
@@ -94,7 +94,7 @@ fn shape(images: &Images, b: &Block) -> Option<Shape> {
 
 /// The block the guest ended in: the one whose outgoing edges add up to
 /// less than its count (docs/PROFILE.md, `edges[]`).
-fn final_block(doc: &ProfileDoc) -> Option<&Block> {
+fn final_block(doc: &Profile) -> Option<&BlockRecord> {
     if doc.edges.is_empty() {
         return None;
     }
@@ -140,7 +140,7 @@ struct Func {
 /// name, callee entry) and by callee entry alone.
 type Inclusive = (HashMap<(String, u64), (u64, u64)>, HashMap<u64, (u64, u64)>);
 
-fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
+fn inclusive_costs(doc: &Profile, images: &Images) -> Option<Inclusive> {
     if doc.call_tree.is_empty() {
         return None;
     }
@@ -168,7 +168,7 @@ fn inclusive_costs(doc: &ProfileDoc, images: &Images) -> Option<Inclusive> {
 /// The file being built: functions with their lines, and the decoded
 /// shape of every block that could be decoded.
 struct Build<'a> {
-    doc: &'a ProfileDoc,
+    doc: &'a Profile,
     images: &'a Images,
     funcs: BTreeMap<String, Func>,
     shapes: HashMap<u64, Shape>,
@@ -188,7 +188,7 @@ impl Build<'_> {
     }
 
     /// Where a block's exit is: its last instruction, or its start (I2).
-    fn exit_ip(&self, b: &Block) -> u64 {
+    fn exit_ip(&self, b: &BlockRecord) -> u64 {
         self.shapes
             .get(&b.addr)
             .and_then(|s| s.ips.last().copied())
@@ -203,7 +203,7 @@ impl Build<'_> {
                 .images
                 .by_name(&b.module)
                 .map(|i| i.path.clone())
-                .unwrap_or_else(|| b.module.clone());
+                .unwrap_or_else(|| b.module.to_string());
             let sh = shape(self.images, b);
             let f = self.funcs.entry(name).or_default();
             f.object = object;
@@ -243,7 +243,7 @@ impl Build<'_> {
     }
 
     /// Take `n` off the cost at `ip` in the function of block `b`.
-    fn take_off(&mut self, b: &Block, ip: u64, n: u64) {
+    fn take_off(&mut self, b: &BlockRecord, ip: u64, n: u64) {
         let name = self.fn_of(b.addr, b.symbol.as_deref());
         if let Some(c) = self.funcs.get_mut(&name).and_then(|f| f.costs.get_mut(&ip)) {
             *c = c.saturating_sub(n);
@@ -353,7 +353,7 @@ impl Build<'_> {
                     continue;
                 };
                 let next = b.addr + b.size as u64;
-                let (n, exe) = match b.exit.as_str() {
+                let (n, exe) = match &*b.exit {
                     "branch" if e.to != next => (e.count, Some(b.count)),
                     "branch" | "jump" | "fallthrough" | "indirect_jump" => (e.count, None),
                     _ => continue,
@@ -366,7 +366,7 @@ impl Build<'_> {
                 let (src, next) = (self.exit_ip(b), b.addr + b.size as u64);
                 let target = self.shapes.get(&b.addr).and_then(|s| s.target);
                 let f = self.fn_of(b.addr, b.symbol.as_deref());
-                match b.exit.as_str() {
+                match &*b.exit {
                     "branch" => {
                         if let Some(t) = target {
                             jumps.push((f.clone(), (src, t, b.taken.unwrap_or(0), Some(b.count))));
@@ -403,7 +403,7 @@ impl Build<'_> {
     /// Calls with their inclusive costs (I3).
     fn add_calls(&mut self, incl: Option<&Inclusive>) {
         let doc = self.doc;
-        let caller_of = |e: &crate::profile::read::Edge| match doc.block_at(e.from) {
+        let caller_of = |e: &crate::profile::Edge| match doc.block_at(e.from) {
             Some(b) => self.fn_of(b.addr, b.symbol.as_deref()),
             None => self.fn_of(e.from, None),
         };
@@ -456,8 +456,9 @@ impl Build<'_> {
         let mut s = String::new();
         s.push_str("# callgrind format\nversion: 1\n");
         s.push_str(&format!("creator: hotlift {}\n", env!("CARGO_PKG_VERSION")));
-        if let Some(pid) = doc.pid {
-            s.push_str(&format!("pid: {pid}\n"));
+        // 0: a profile that does not say.
+        if doc.pid != 0 {
+            s.push_str(&format!("pid: {}\n", doc.pid));
         }
         s.push_str(&format!("cmd: {}\n", doc.command_line.join(" ")));
         s.push_str("positions: instr line\nevents: Ir\n");
@@ -546,7 +547,7 @@ impl Build<'_> {
 }
 
 /// Write `doc` in the callgrind format (I1–I4).
-pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
+pub fn write(doc: &Profile, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
     let mut b = Build {
         doc,
         images,

@@ -47,7 +47,7 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, Event};
 use super::images::{Image, Images};
 use super::ExportError;
 use crate::profile::names::display;
-use crate::profile::read::ProfileDoc;
+use crate::profile::Profile;
 
 /// Line and function counts per source file.
 #[derive(Debug, Default)]
@@ -100,9 +100,9 @@ impl FileCoverage {
 
 /// (taken, not taken) of the conditional jumps that ended executed
 /// blocks, by the address after the jump (I5).
-fn jump_counts(doc: &ProfileDoc, img: &Image) -> HashMap<u64, (u64, u64)> {
+fn jump_counts(doc: &Profile, img: &Image) -> HashMap<u64, (u64, u64)> {
     let mut m: HashMap<u64, (u64, u64)> = HashMap::new();
-    for b in doc.blocks.iter().filter(|b| b.module == img.name) {
+    for b in doc.blocks.iter().filter(|b| *b.module == *img.name) {
         if let (Some(t), Some(f)) = (b.taken, b.fallthrough) {
             let e = m
                 .entry(b.addr.saturating_add(u64::from(b.size)))
@@ -142,12 +142,12 @@ struct Runs {
 }
 
 impl Runs {
-    fn of(doc: &ProfileDoc, img: &Image) -> Runs {
+    fn of(doc: &Profile, img: &Image) -> Runs {
         let mut ev: Vec<(u64, i128)> = Vec::new();
         for b in doc
             .blocks
             .iter()
-            .filter(|b| b.count > 0 && b.module == img.name)
+            .filter(|b| b.count > 0 && *b.module == *img.name)
         {
             ev.push((b.addr, i128::from(b.count)));
             ev.push((
@@ -190,7 +190,7 @@ impl Runs {
 
 impl Coverage {
     /// Add the counts of one process's profile (I1, I2, I3).
-    pub fn add(&mut self, doc: &ProfileDoc, images: &Images) {
+    pub fn add(&mut self, doc: &Profile, images: &Images) {
         if self.program.is_empty() {
             self.program = doc.binary.path.clone();
         }

@@ -25,7 +25,7 @@ use std::io::Write;
 
 use super::images::Images;
 use super::ExportError;
-use crate::profile::read::ProfileDoc;
+use crate::profile::Profile;
 
 /// One BB-table entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,7 +55,7 @@ pub struct Drcov {
 }
 
 /// Build the coverage of `doc` (I1, I2).
-pub fn build(doc: &ProfileDoc, images: &Images) -> Drcov {
+pub fn build(doc: &Profile, images: &Images) -> Drcov {
     let mut d = Drcov::default();
     for (id, img) in images.images.iter().enumerate() {
         d.modules.push(ModuleRow {
@@ -71,7 +71,7 @@ pub fn build(doc: &ProfileDoc, images: &Images) -> Drcov {
         });
     }
     for b in doc.blocks.iter().filter(|b| b.count > 0) {
-        let Some(id) = images.images.iter().position(|i| i.name == b.module) else {
+        let Some(id) = images.images.iter().position(|i| *i.name == *b.module) else {
             d.skipped += 1;
             continue;
         };

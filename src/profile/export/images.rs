@@ -45,8 +45,7 @@ use std::path::{Path, PathBuf};
 use goblin::elf::{program_header::PT_LOAD, Elf};
 
 use super::lines::{DebugFacts, Lines};
-use crate::profile::read::{Module, ProfileDoc};
-use crate::profile::Symbols;
+use crate::profile::{Module, Profile, Symbols};
 
 /// One module's file, as far as it could be opened.
 #[derive(Debug)]
@@ -136,7 +135,7 @@ impl Image {
     }
 
     /// Open module `m` of `doc` (I1, I2).
-    pub fn open(doc: &ProfileDoc, m: &Module) -> Image {
+    pub fn open(doc: &Profile, m: &Module) -> Image {
         let mut img = Image::empty(m);
         let Ok(bytes) = std::fs::read(&m.path) else {
             return img;
@@ -403,7 +402,7 @@ pub struct Images {
 }
 
 impl Images {
-    pub fn open(doc: &ProfileDoc) -> Images {
+    pub fn open(doc: &Profile) -> Images {
         let images: Vec<Image> = doc.modules.iter().map(|m| Image::open(doc, m)).collect();
         let mut entries: Vec<u64> = doc.call_edges.iter().map(|e| e.to).collect();
         entries.extend(doc.call_tree.iter().map(|n| n.function).filter(|&f| f != 0));
@@ -422,7 +421,7 @@ impl Images {
     /// The PLT stubs of `doc` whose indirect jump went to exactly one
     /// address outside every PLT section (I6; a lazily bound stub's first
     /// jump to its own next instruction does not count).
-    fn stub_targets(&self, doc: &ProfileDoc) -> HashMap<u64, (u64, Option<String>)> {
+    fn stub_targets(&self, doc: &Profile) -> HashMap<u64, (u64, Option<String>)> {
         let in_plt = |a: u64| self.containing(a).is_some_and(|i| i.in_plt(a));
         let mut to: HashMap<u64, Option<u64>> = HashMap::new();
         for e in doc.indirect_edges.iter().filter(|e| in_plt(e.from)) {

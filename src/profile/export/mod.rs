@@ -3,8 +3,9 @@
 //! folded stacks and flame graph SVGs, `perf` maps, and exact line
 //! coverage (lcov, Cobertura) of one profile or a process tree's.
 //!
-//! I1: exporters read only the profile (`read::ProfileDoc`) and the files
-//!     of its modules (`images.rs`); they never run the program.
+//! I1: exporters read only the profile (a [`Profile`]: read back, or the
+//!     run's own at its end) and the files of its modules (`images.rs`);
+//!     they never run the program.
 //! I2: a format that needs a section the profile lacks (`call_tree` for
 //!     folded/svg, `translations` for perfmap) is an `ExportError::Missing`,
 //!     never an empty file; so is coverage without a source line to show
@@ -25,7 +26,7 @@ use std::io::Write;
 
 use thiserror::Error;
 
-use crate::profile::read::ProfileDoc;
+use crate::profile::Profile;
 use images::Images;
 
 /// The export formats (`hotlift export --format`).
@@ -83,7 +84,7 @@ pub struct Options {
 /// formats that merge ([`Format::merges`]) any number. Returns warnings to
 /// show the user (e.g. drcov blocks that do not fit the format).
 pub fn export(
-    docs: &[ProfileDoc],
+    docs: &[Profile],
     format: Format,
     opts: Options,
     out: &mut dyn Write,
@@ -126,7 +127,7 @@ pub fn export(
 
 /// Line coverage of one or more profiles (coverage.rs).
 fn export_coverage(
-    docs: &[ProfileDoc],
+    docs: &[Profile],
     format: Format,
     opts: Options,
     out: &mut dyn Write,

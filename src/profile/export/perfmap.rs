@@ -20,10 +20,10 @@ use std::io::Write;
 
 use super::images::Images;
 use super::ExportError;
-use crate::profile::read::ProfileDoc;
+use crate::profile::Profile;
 
 /// Write the perf map of `doc` (I1).
-pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
+pub fn write(doc: &Profile, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
     if doc.translations.is_empty() {
         return Err(ExportError::Missing("translations"));
     }
@@ -38,16 +38,19 @@ pub fn write(doc: &ProfileDoc, images: &Images, out: &mut dyn Write) -> Result<(
     };
     let mut s = String::new();
     for t in doc.translations.iter().filter(|t| t.host_size > 0) {
+        // Guest 0: none given (a hand-made profile's superblock or code).
         let name = match (t.guest, &t.superblock) {
-            (Some(g), _) => named(g),
-            (None, Some(sb)) => format!("hotlift:superblock {sb}"),
-            (None, None) => "hotlift:code".to_string(),
+            (0, Some(sb)) => format!("hotlift:superblock {sb}"),
+            (0, None) => "hotlift:code".to_string(),
+            (g, _) => named(g),
         };
         s.push_str(&format!("{:x} {:x} {name}\n", t.host, t.host_size));
     }
-    for sb in doc.superblocks.iter().filter(|sb| sb.host_size > 0) {
-        let name = format!("{} superblock {}", named(sb.head), sb.id);
-        s.push_str(&format!("{:x} {:x} {name}\n", sb.host, sb.host_size));
+    for sb in doc.superblocks.iter().map(|sb| &sb.record) {
+        if sb.host_size > 0 {
+            let name = format!("{} superblock {}", named(sb.head), sb.id);
+            s.push_str(&format!("{:x} {:x} {name}\n", sb.host, sb.host_size));
+        }
     }
     out.write_all(s.as_bytes())?;
     Ok(())

@@ -19,17 +19,17 @@ use std::io::Write;
 
 use super::images::Images;
 use super::ExportError;
-use crate::profile::read::ProfileDoc;
+use crate::profile::Profile;
 
 /// Deepest stack written (I3).
 pub const MAX_FRAMES: usize = 512;
 
 /// The folded lines of `doc`, sorted (I1, I2).
-pub fn folded(doc: &ProfileDoc, images: &Images) -> Result<Vec<String>, ExportError> {
+pub fn folded(doc: &Profile, images: &Images) -> Result<Vec<String>, ExportError> {
     if doc.call_tree.is_empty() {
         return Err(ExportError::Missing("call_tree"));
     }
-    let index: HashMap<u64, usize> = doc
+    let index: HashMap<u32, usize> = doc
         .call_tree
         .iter()
         .enumerate()
@@ -110,7 +110,7 @@ pub fn folded(doc: &ProfileDoc, images: &Images) -> Result<Vec<String>, ExportEr
 
 /// Write the folded stacks.
 pub fn write_folded(
-    doc: &ProfileDoc,
+    doc: &Profile,
     images: &Images,
     out: &mut dyn Write,
 ) -> Result<(), ExportError> {
@@ -121,11 +121,7 @@ pub fn write_folded(
 }
 
 /// Write a flame graph SVG of the folded stacks.
-pub fn write_svg(
-    doc: &ProfileDoc,
-    images: &Images,
-    out: &mut dyn Write,
-) -> Result<(), ExportError> {
+pub fn write_svg(doc: &Profile, images: &Images, out: &mut dyn Write) -> Result<(), ExportError> {
     let lines = folded(doc, images)?;
     let mut opts = inferno::flamegraph::Options::default();
     let prog = doc

@@ -134,7 +134,7 @@ pub struct Entry {
 }
 
 /// What inserting a pattern did, by rule (for the profile's statistics).
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct MergeStats {
     pub inserted: u64,
     /// New patterns contained in a stored one.

@@ -77,7 +77,7 @@ pub struct Config {
 }
 
 /// What mining cost and found (the profile's `pisat` section).
-#[derive(Debug, Default, Clone, serde::Serialize)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PisatStats {
     pub windows_captured: u64,
     /// Windows pushed out of the queue unmined (I1).
