@@ -251,10 +251,13 @@ impl Vm {
             // SAFETY: descriptors hotlift opened and the guest never saw.
             unsafe { libc::close(fd) };
         }
-        self.prof =
+        let prof =
             self.proc.prof.thread(&mut self.ctx, tid).map_err(|e| {
                 VmError::Host(format!("forked child: cannot set up profiling: {e}"))
             })?;
+        // The handler's ring first, then the parent's goes (mailbox.rs M4).
+        self.mail.set_ring(prof.ring.as_ref());
+        self.prof = prof;
         // A child starts with no pending signals: what hotlift queued for
         // the parent's handlers stays the parent's.
         let mask = self.guest_mask();

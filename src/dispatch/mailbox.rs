@@ -18,9 +18,14 @@
 //!     the host pc (the code there cannot change before the dispatcher
 //!     runs: the thread has not left translated code for other threads'
 //!     flushes, process.rs I3).
+//! M4: `ring` is the ring of the Vm's profiling, which holds it: set again
+//!     when a forked child's profiling replaces the parent's
+//!     ([`Mailbox::set_ring`]), before the old one is dropped, so a
+//!     handler never sees a ring that is gone (it runs on the thread, so
+//!     it sees the pointer before or after the store, never the drop).
 
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 use super::{Process, ThreadSignals};
@@ -34,9 +39,9 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct Mailbox {
     pub proc: Arc<Process>,
-    /// The thread's ring: the handler moves a prologue that reached its
-    /// guard page to the other segment (monitor/ring.rs).
-    pub ring: Option<Arc<ThreadRing>>,
+    /// The thread's ring (M4): the handler moves a prologue that reached
+    /// its guard page to the other segment (monitor/ring.rs).
+    ring: AtomicPtr<ThreadRing>,
     pub sig: ThreadSignals,
     /// Counted instructions of the block the thread left that did not
     /// retire (a kick at a boundary, a store into code), for the monitor.
@@ -62,10 +67,10 @@ pub struct Mailbox {
 }
 
 impl Mailbox {
-    pub fn new(proc: Arc<Process>, ring: Option<Arc<ThreadRing>>) -> Mailbox {
-        Mailbox {
+    pub fn new(proc: Arc<Process>, ring: Option<&Arc<ThreadRing>>) -> Mailbox {
+        let m = Mailbox {
             proc,
-            ring,
+            ring: AtomicPtr::new(std::ptr::null_mut()),
             sig: ThreadSignals::default(),
             unretired: AtomicU32::new(0),
             partial: AtomicU32::new(NONE),
@@ -75,7 +80,22 @@ impl Mailbox {
             fault_rcx: AtomicU64::new(0),
             stale_write: Default::default(),
             entering_single: AtomicBool::new(false),
-        }
+        };
+        m.set_ring(ring);
+        m
+    }
+
+    /// The thread's ring from now on (M4).
+    pub fn set_ring(&self, ring: Option<&Arc<ThreadRing>>) {
+        let p = ring.map_or(std::ptr::null_mut(), |r| Arc::as_ptr(r) as *mut ThreadRing);
+        self.ring.store(p, Relaxed);
+    }
+
+    /// The thread's ring, if it has one (M4).
+    #[allow(unsafe_code)]
+    pub fn ring(&self) -> Option<&ThreadRing> {
+        // SAFETY: the Vm's profiling holds the ring while it is set (M4).
+        unsafe { self.ring.load(Relaxed).as_ref() }
     }
 
     /// `n` more counted instructions did not retire.

@@ -286,7 +286,7 @@ impl Vm {
         ctx.install_gs();
         (super::os::os()?.install_thread)().map_err(VmError::Host)?;
         let entry = proc.threads.add(tid);
-        let mail = Box::new(super::Mailbox::new(proc.clone(), prof.ring.clone()));
+        let mail = Box::new(super::Mailbox::new(proc.clone(), prof.ring.as_ref()));
         Ok(Vm {
             ibl_gen: proc.view.gen(),
             proc,

@@ -420,7 +420,7 @@ pub unsafe extern "C" fn handle_host_signal(
             // A block prologue ran into the ring's guard page: the segment
             // is full (monitor/ring.rs). The prologue's store goes through
             // RAX: point it at the next segment and retry.
-            if let Some(tr) = h.mail.ring.as_ref() {
+            if let Some(tr) = h.mail.ring() {
                 if let Some(seg) = tr.ring.guard_segment(fault_addr) {
                     uc.uc_mcontext.gregs[libc::REG_RAX as usize] = tr.ring.wrap(seg) as i64;
                     return;
