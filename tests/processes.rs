@@ -431,3 +431,110 @@ fn forked_children_are_exact_however_long_they_live() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// `hotlift summary` of a process tree's profiles.
+
+/// `hotlift ARGS BASE -- /bin/sh -c "/bin/true; /bin/true"` (a tree of
+/// five images), checked to succeed.
+fn summary_tree(args: &[&str], base: &Path) -> std::process::Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(args)
+        .arg(base)
+        .args(["--", "/bin/sh", "-c", "/bin/true; /bin/true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    o
+}
+
+/// The profiles of the process tree whose first profile is `base`, in
+/// `dir` (`base`, `base.PID`, `base.PID.N`).
+fn summary_tree_files(dir: &Path, base: &Path) -> Vec<PathBuf> {
+    let name = base.file_name().unwrap().to_str().unwrap().to_string();
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&name) && !n.contains("tmp"))
+        })
+        .collect()
+}
+
+#[test]
+fn summary_of_a_process_tree_has_a_line_per_process_and_their_totals() {
+    let dir = scratch("summary-a");
+    let base = dir.join("tree-summary.json");
+    summary_tree(&["run", "--profile"], &base);
+    let files = summary_tree_files(&dir, &base);
+    assert!(files.len() >= 3, "{files:?}");
+    let s = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("summary")
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{s:?}");
+    let text = String::from_utf8_lossy(&s.stdout);
+    assert!(text.starts_with(&format!("hotlift profile: {} processes\n", files.len())));
+    let per_process = text.lines().filter(|l| l.starts_with("  pid ")).count();
+    assert_eq!(per_process, files.len(), "{text}");
+    let sum: u64 = files
+        .iter()
+        .map(|f| {
+            let p: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            p["totals"]["guest_instructions"].as_u64().unwrap()
+        })
+        .sum();
+    assert!(
+        text.contains(&format!("hotlift profile: {sum} guest instructions")),
+        "{text}"
+    );
+}
+
+/// `profile` ends a tree's first process with the tree's summary, and
+/// `summary` of profiles of two runs prints one summary for each.
+#[test]
+fn profile_prints_the_trees_summary_and_summary_keeps_runs_apart() {
+    let dir = scratch("summary-b");
+    let base = dir.join("tree-at-exit.json");
+    let o = summary_tree(&["profile", "-o"], &base);
+    let files = summary_tree_files(&dir, &base);
+    assert!(files.len() >= 3, "{files:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("hotlift profile: {} processes\n", files.len())),
+        "{err}"
+    );
+    let per_process = err.lines().filter(|l| l.starts_with("  pid ")).count();
+    assert_eq!(per_process, files.len(), "{err}");
+    // Another run beside it: its own summary, not a seventh process.
+    let single = dir.join("tree-at-exit-other.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(&single)
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("processes"), "{err}");
+    let s = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("summary")
+        .arg(&single)
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{s:?}");
+    let text = String::from_utf8_lossy(&s.stdout);
+    let heads = text
+        .lines()
+        .filter(|l| l.starts_with("hotlift profile: ") && l.contains("guest instructions"))
+        .count();
+    assert_eq!(heads, 2, "{text}");
+    assert!(
+        text.contains(&format!("hotlift profile: {} processes\n", files.len())),
+        "{text}"
+    );
+}

@@ -2,7 +2,11 @@
 //! `paths` and the `store` subcommands are generated from their clap
 //! declarations (src/cli/); this test keeps them equal. `HOTLIFT_BLESS=1
 //! cargo test --test readme_tools` rewrites them. docs/PROFILE.md's field
-//! table and a profile hotlift writes name the same fields.
+//! table and a profile hotlift writes name the same fields. Every file a
+//! doc or a comment names exists.
+
+use std::collections::BTreeSet;
+use std::path::Path;
 
 fn check(sub: &str) {
     check_table(sub, hotlift::cli::options_markdown(sub));
@@ -135,4 +139,159 @@ fn profile_md_documents_every_field_of_a_profile() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Files comments and docs name that the repository does not hold: the
+/// shared design documents beside it, the kernel's sources, and examples
+/// of a user's own files. (A name whose stem is in capitals, `NAME.c`, is
+/// a placeholder.)
+const NAMED_ELSEWHERE: &[&str] = &[
+    "SEEDS.md",
+    "STYLE.md",
+    "shared/FACTS.md",
+    "fs/exec.c",
+    "fs/binfmt_elf.c",
+    "hotlift/Cargo.toml",
+    "demo.c",
+    "main.c",
+    "loop.c",
+    "name.c",
+    "m.c",
+    "coverage.py",
+];
+
+/// Every file a doc (`*.md`) or a comment in `src/` or `tests/` names
+/// exists: as a path from the repository's root or `src/`, from the
+/// naming file's folder or one above it, or as the end of a path in the
+/// repository (`tables/units.rs` for `src/monitor/tables/units.rs`). A
+/// file moved or split (`backend/paths.rs`, now a folder) leaves no
+/// reference behind (issue 21, goal 8).
+#[test]
+fn every_file_a_doc_or_a_comment_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    walk(root, root, &mut all);
+    let known: BTreeSet<String> = all
+        .iter()
+        .flat_map(|p| {
+            let mut v = vec![p.clone()];
+            let mut d = Path::new(p).parent();
+            while let Some(x) = d.filter(|x| !x.as_os_str().is_empty()) {
+                v.push(x.to_string_lossy().into_owned());
+                d = x.parent();
+            }
+            v
+        })
+        .collect();
+    let exists = |name: &str, from: &str| -> bool {
+        let name = name.trim_end_matches('/');
+        if known.contains(name) || known.contains(&format!("src/{name}")) {
+            return true;
+        }
+        let mut dir = Path::new(from).parent();
+        while let Some(d) = dir {
+            let p = normalize(&d.join(name));
+            if known.contains(&p) {
+                return true;
+            }
+            dir = d.parent();
+        }
+        let tail = format!("/{name}");
+        known.iter().any(|k| k.ends_with(&tail))
+    };
+    let mut stale = Vec::new();
+    for f in &all {
+        let (md, rs) = (f.ends_with(".md"), f.ends_with(".rs"));
+        let ours = f.starts_with("src/") || f.starts_with("tests/");
+        // This file and layers.rs hold made-up names in their own tests.
+        if !(md || rs && ours) || matches!(f.as_str(), "tests/readme_tools.rs" | "tests/layers.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(root.join(f)).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let part = if md {
+                line
+            } else {
+                match line.find("//") {
+                    Some(k) => &line[k..],
+                    None => continue,
+                }
+            };
+            for name in file_names(part) {
+                if !NAMED_ELSEWHERE.contains(&name) && !exists(name, f) {
+                    stale.push(format!("{f}:{}: {name}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "files named that do not exist:\n{}",
+        stale.join("\n")
+    );
+}
+
+/// Every path in the repository (`target/` and `.git/` aside), from the
+/// root.
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "target" || name == ".git" || name == "node_modules" {
+            continue;
+        }
+        let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            out.push(rel);
+            walk(root, &p, out);
+        } else {
+            out.push(rel);
+        }
+    }
+}
+
+/// `a/b/../c` as `a/c`.
+fn normalize(p: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => parts.push(c.as_os_str().to_string_lossy().into_owned()),
+        }
+    }
+    parts.join("/")
+}
+
+/// The file names in `text`: words of path characters ending in an
+/// extension of the repository's sources and docs, not a URL, not outside
+/// the repository (`../`), not a placeholder (`NAME.c`).
+fn file_names(text: &str) -> Vec<&str> {
+    const EXT: &[&str] = &[".rs", ".md", ".S", ".c", ".py", ".sh", ".toml", ".list"];
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    text.split(|c: char| !path_char(c))
+        .map(|w| w.trim_end_matches('.'))
+        .filter(|w| EXT.iter().any(|e| w.ends_with(e) && w.len() > e.len()))
+        .filter(|w| !w.starts_with('.') && !w.starts_with('/') && !w.contains("//"))
+        .filter(|w| {
+            let file = w.rsplit('/').next().unwrap_or(w);
+            let stem = file.split('.').next().unwrap_or(file);
+            !stem.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        })
+        .collect()
+}
+
+#[test]
+fn file_names_are_found_in_prose() {
+    assert_eq!(
+        file_names("see backend/paths.rs I3, (tables.rs) and `src/a.rs`."),
+        ["backend/paths.rs", "tables.rs", "src/a.rs"]
+    );
+    assert!(file_names("https://x.org/a.rs ../shared/SEEDS.md c/NAME.c 1.5 e.g.").is_empty());
 }

@@ -568,3 +568,193 @@ fn bad_input_is_a_one_line_error_with_status_2() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+// The summaries: `hotlift profile`'s at the end of a run, and `hotlift
+// summary` of saved profiles (a process tree's too).
+
+fn summary_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hotlift-summary-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// tests/profile/workload.c, static (fib, setjmp/longjmp, exits by arg).
+fn summary_workload(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/workload.c");
+    let exe = dir.join("summary-exec");
+    guest::gcc(&src, &exe, &["-static"]);
+    exe
+}
+
+/// `hotlift profile -o OUT -- EXE`.
+fn profile_command(out: &Path, exe: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["profile", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(exe)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn profile_subcommand_prints_a_summary_and_names_symbols() {
+    let dir = summary_dir();
+    let exe = summary_workload(&dir);
+    let out = dir.join("sub.json");
+    let o = profile_command(&out, &exe);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("guest instructions") && err.contains("top blocks"),
+        "{err}"
+    );
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(p["schema_version"], 3);
+    assert_eq!(p["binary"]["sha256"].as_str().unwrap().len(), 64);
+    // The monitor's cost, in the profile and the summary (issue 17 goal 4).
+    let ring = &p["ring"];
+    let words = ring["entries"].as_u64().unwrap();
+    let blocks = p["totals"]["block_executions"].as_u64().unwrap();
+    let per_block = ring["words_per_block"].as_f64().unwrap();
+    assert!((per_block - words as f64 / blocks as f64).abs() < 1e-9);
+    let cpu = p["times"]["monitor_cpu_seconds"].as_f64().unwrap();
+    let ns = ring["monitor_ns_per_word"].as_f64().unwrap();
+    assert!((ns - cpu * 1e9 / words as f64).abs() < 1e-6 * ns.max(1.0));
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("monitor: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("{words} ring words"))
+            && line.contains(&format!("{per_block:.3} per block run"))
+            && line.contains("ns per word")
+            && line.contains("guest waited"),
+        "{line}"
+    );
+    // Start-up figures (issue 18): set-up before the first guest
+    // instruction and translation time, both within the run's wall time,
+    // on the summary's start-up line.
+    let t = &p["times"];
+    let (setup, tr, wall) = (
+        t["setup_seconds"].as_f64().unwrap(),
+        t["translation_seconds"].as_f64().unwrap(),
+        t["wall_seconds"].as_f64().unwrap(),
+    );
+    assert!(setup > 0.0 && tr > 0.0 && tr < wall, "{t}");
+    // Its steps, in order, within it; the CPU hotlift used before main.
+    let u = &t["startup"];
+    let steps: Vec<f64> = [
+        "loading_seconds",
+        "code_cache_seconds",
+        "monitor_seconds",
+        "first_thread_seconds",
+    ]
+    .iter()
+    .map(|k| u[*k].as_f64().unwrap())
+    .collect();
+    assert!(steps.iter().all(|&x| x > 0.0), "{u}");
+    assert!(steps.iter().sum::<f64>() <= setup, "{u} within {setup}");
+    let before = u["before_main_cpu_seconds"].as_f64().unwrap();
+    assert!(before > 0.0 && before < wall, "{u}");
+    let translated = p["totals"]["translated_blocks"].as_u64().unwrap();
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("start-up and translation: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("{:.1} ms of hotlift set-up", setup * 1e3))
+            && line.contains(&format!("options and loading {:.1}", steps[0] * 1e3))
+            && line.contains("of CPU before hotlift's main")
+            && line.contains(&format!(
+                "{translated} blocks translated in {:.1} ms",
+                tr * 1e3
+            )),
+        "{line}"
+    );
+    let syms: Vec<&str> = p["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["symbol"].as_str())
+        .collect();
+    assert!(syms.contains(&"fib"), "fib is named");
+    let calls = p["call_edges"].as_array().unwrap();
+    assert!(!calls.is_empty());
+    // Five longjmps back to one setjmp: the first leaves its frames until
+    // main returns (an unmatched return), the four after it unwind them
+    // (monitor tables/landing.rs).
+    assert_eq!(p["unwinding_jumps"], 4, "longjmps that unwound");
+    assert_eq!(p["unmatched_returns"], 1, "main's return past the first");
+    // The deepest stack: the first longjmp's frames under the last
+    // recursion (33), not all five jumps' frames on top of each other (78).
+    let depth = p["max_call_depth"].as_u64().unwrap();
+    assert!(depth < 40, "max_call_depth {depth}");
+}
+
+#[test]
+fn summary_prints_the_exit_summary_again_with_exact_function_costs() {
+    // Issue 20 goal 5: `hotlift summary` from the saved profile prints what
+    // `profile` printed at the end, with a per-function table from the
+    // calling-context tree.
+    let dir = summary_dir();
+    let exe = guest::build_one("c-recursion");
+    let out = dir.join("rec-summary.json");
+    let o = profile_command(&out, &exe);
+    assert!(o.status.success(), "{o:?}");
+    let at_exit = String::from_utf8_lossy(&o.stderr).into_owned();
+    let again = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("summary")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{again:?}");
+    let again = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(
+        at_exit.contains(&again),
+        "the same summary:\n{again}\n--- at exit:\n{at_exit}"
+    );
+    // `deep` recursed 100,000 times below main: 100,001 calls, one
+    // inclusive cost (its nested contexts counted once) equal to its own.
+    let row = |name: &str| -> Vec<String> {
+        again
+            .lines()
+            .find(|l| l.split_whitespace().last() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{again}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    // The top blocks carry their source lines (the guest tests are -g).
+    assert!(
+        again.contains(" deep at recursion.c:"),
+        "file:line of deep's blocks:\n{again}"
+    );
+    let deep = row("deep");
+    let (inclusive, own, calls) = (&deep[0], &deep[2], &deep[4]);
+    assert_eq!(calls, "100001", "{deep:?}");
+    assert_eq!(inclusive, own, "deep calls nothing else: {deep:?}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let total = p["totals"]["guest_instructions"].as_u64().unwrap();
+    let main = row("main");
+    let main_incl: u64 = main[0].parse().unwrap();
+    assert!(main_incl > own.parse::<u64>().unwrap() && main_incl < total);
+    // --top, and a bad profile.
+    let top = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["summary", "--top", "2"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&top.stdout);
+    assert!(
+        text.contains("functions by inclusive instructions (2 of "),
+        "{text}"
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["summary", "/nonexistent/p.json"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -21,6 +21,7 @@
 // Each test crate that includes this module uses a different part of it.
 #![allow(dead_code)]
 
+pub mod postgres;
 pub mod rng;
 
 use std::ffi::OsString;
