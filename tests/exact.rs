@@ -66,6 +66,7 @@ use std::time::{Duration, Instant};
 
 use guest::{
     diff_summary, env_or, outcome_matches, Dirs, Launch, RunResult, TestCase, COUNTS_VARY,
+    PISAT_EAGER, SB_EVERYWHERE,
 };
 
 /// The environment of every run besides `HOME` and `TMPDIR` (E1).
@@ -88,69 +89,48 @@ enum Checks {
     InRun,
 }
 
-/// A hotlift configuration: its name, `hotlift` options, checks.
+/// A hotlift configuration: its name, `hotlift` options (groups, joined),
+/// checks.
 struct Config {
     name: &'static str,
-    opts: &'static [&'static str],
+    opts: &'static [&'static [&'static str]],
     checks: Checks,
 }
-
-/// Superblocks at nearly every block, counted loops pushing their record
-/// every third pass (the flush paths run often: contract I2).
-const SB_ALL: &[&str] = &[
-    "run",
-    "--sb-threshold",
-    "1",
-    "--sb-edge-threshold",
-    "1",
-    "--sb-min-yield",
-    "0",
-    "--sb-loop-limit",
-    "3",
-];
 
 /// Every configuration, once per line; the block-count reference first.
 const CONFIGS: &[Config] = &[
     Config {
         name: "inline",
-        opts: &["run", "--count-inline"],
+        opts: &[&["run", "--count-inline"]],
         checks: Checks::Blocks,
     },
     Config {
         name: "inline no-chain",
-        opts: &["run", "--count-inline", "--no-chain"],
+        opts: &[&["run", "--count-inline", "--no-chain"]],
         checks: Checks::Blocks,
     },
     Config {
         name: "hotlift",
-        opts: &["run"],
+        opts: &[&["run"]],
         checks: Checks::StepsAndBlocks,
     },
     Config {
         name: "no-chain",
-        opts: &["run", "--no-chain"],
+        opts: &[&["run", "--no-chain"]],
         checks: Checks::StepsAndBlocks,
     },
+    // Superblocks at nearly every block, counted loops pushing their
+    // record every third pass (the flush paths run often: contract I2).
     Config {
         name: "sb-all",
-        opts: SB_ALL,
+        opts: &[&["run"], SB_EVERYWHERE, &["--sb-loop-limit", "3"]],
         checks: Checks::StepsAndBlocks,
     },
     // Superblocks from mined patterns (as tests/guest_diff.rs's pisat):
     // the monitor expands their passes back into blocks.
     Config {
         name: "pisat",
-        opts: &[
-            "run",
-            "--selector",
-            "pisat",
-            "--pisat-window",
-            "128",
-            "--pisat-interval",
-            "512",
-            "--pisat-support2",
-            "3",
-        ],
+        opts: &[&["run"], PISAT_EAGER],
         checks: Checks::StepsAndBlocks,
     },
     // Both ways of counting in one run (the only check the programs of
@@ -159,16 +139,9 @@ const CONFIGS: &[Config] = &[
     Config {
         name: "count-check",
         opts: &[
-            "run",
-            "--count-check",
-            "--sb-threshold",
-            "1",
-            "--sb-edge-threshold",
-            "1",
-            "--sb-min-yield",
-            "0",
-            "--sb-loop-limit",
-            "2",
+            &["run", "--count-check"],
+            SB_EVERYWHERE,
+            &["--sb-loop-limit", "2"],
         ],
         checks: Checks::InRun,
     },
@@ -371,7 +344,7 @@ fn check(s: &Setup, w: &Worker, case: &TestCase, in_run_only: bool) -> Checked {
     {
         let fail = |why: String| format!("FAIL ({}, {}): {why}", case.line, c.name);
         guest::remove_profiles(&profile);
-        let mut pre: Vec<OsString> = c.opts.iter().map(OsString::from).collect();
+        let mut pre: Vec<OsString> = c.opts.concat().into_iter().map(OsString::from).collect();
         pre.extend(["--profile".into(), profile.clone().into(), "--".into()]);
         let r = run(s, w, case, (&s.hotlift, &pre));
         if let Some(n) = &native_run {

@@ -53,15 +53,15 @@ use std::time::Duration;
 
 use guest::{
     diff_summary, env_or, exact_compares_output, outcome_matches, parse_tests, tail_text, Dirs,
-    Expect, Launch, RunResult, TestCase,
+    Expect, Launch, RunResult, TestCase, PISAT_EAGER, SB_EVERYWHERE,
 };
 
 /// How a run is started: natively, or through hotlift with these arguments
-/// before the program path.
+/// before the program path (groups, joined).
 #[derive(Debug, Clone, Copy)]
 struct Mode {
     name: &'static str,
-    hotlift_args: Option<&'static [&'static str]>,
+    hotlift_args: Option<&'static [&'static [&'static str]]>,
 }
 
 const MODES: &[Mode] = &[
@@ -71,46 +71,20 @@ const MODES: &[Mode] = &[
     },
     Mode {
         name: "hotlift",
-        hotlift_args: Some(&["run", "--"]),
+        hotlift_args: Some(&[&["run", "--"]]),
     },
     Mode {
         name: "no-chain",
-        hotlift_args: Some(&["run", "--no-chain", "--"]),
+        hotlift_args: Some(&[&["run", "--no-chain", "--"]]),
     },
-    // Superblocks at nearly every block: thresholds of 1.
     Mode {
         name: "sb-all",
-        hotlift_args: Some(&[
-            "run",
-            "--sb-threshold",
-            "1",
-            "--sb-edge-threshold",
-            "1",
-            "--sb-min-yield",
-            "0",
-            "--",
-        ]),
+        hotlift_args: Some(&[&["run"], SB_EVERYWHERE, &["--"]]),
     },
-    // The Pisat selector, mining often and with a low support, so that
-    // even short tests run in mined superblocks.
     Mode {
         name: "pisat",
-        hotlift_args: Some(PISAT),
+        hotlift_args: Some(&[&["run"], PISAT_EAGER, &["--"]]),
     },
-];
-
-/// `hotlift run` options of the `pisat` mode (also tests/exact.rs).
-const PISAT: &[&str] = &[
-    "run",
-    "--selector",
-    "pisat",
-    "--pisat-window",
-    "128",
-    "--pisat-interval",
-    "512",
-    "--pisat-support2",
-    "3",
-    "--",
 ];
 
 /// The fixed environment every run gets (plus `HOME`/`TMPDIR`, see D1).
@@ -126,7 +100,8 @@ fn run_case(case: &TestCase, mode: Mode, dirs: &Dirs, timeout: Duration) -> RunR
     let pre: Vec<OsString> = mode
         .hotlift_args
         .unwrap_or_default()
-        .iter()
+        .concat()
+        .into_iter()
         .map(OsString::from)
         .collect();
     let stdin = case.stdin.as_ref().map(|rel| dirs.guest.join(rel));

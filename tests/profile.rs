@@ -389,14 +389,7 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
         let reference = exact_view(&off);
         for extra in [
             &[][..],
-            &[
-                "--sb-threshold",
-                "1",
-                "--sb-edge-threshold",
-                "1",
-                "--sb-min-yield",
-                "0",
-            ][..],
+            guest::SB_EVERYWHERE,
             &[
                 "--sb-threshold",
                 "50",

@@ -41,26 +41,15 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use guest::{diff_summary, tail_text, Launch, RunResult};
+use guest::{diff_summary, tail_text, Launch, RunResult, SB_EVERYWHERE};
 
 const LD_SO: &str = "/lib64/ld-linux-x86-64.so.2";
 
-/// The hotlift modes of R1.
-const MODES: &[(&str, &[&str])] = &[
-    ("hotlift", &["run"]),
-    ("no-chain", &["run", "--no-chain"]),
-    (
-        "sb-all",
-        &[
-            "run",
-            "--sb-threshold",
-            "1",
-            "--sb-edge-threshold",
-            "1",
-            "--sb-min-yield",
-            "0",
-        ],
-    ),
+/// The hotlift modes of R1 (option groups, joined).
+const MODES: &[(&str, &[&[&str]])] = &[
+    ("hotlift", &[&["run"]]),
+    ("no-chain", &[&["run", "--no-chain"]]),
+    ("sb-all", &[&["run"], SB_EVERYWHERE]),
 ];
 
 const ENV: &[(&str, &str)] = &[("PATH", "/usr/bin:/bin"), ("LC_ALL", "C"), ("TZ", "UTC")];
@@ -490,7 +479,7 @@ fn real_programs_match_native_and_profiles_name_libraries() {
                     n += 1;
                     let r = run_case(
                         case,
-                        m.map(|m| MODES[m].1),
+                        m.map(|m| MODES[m].1.concat()).as_deref(),
                         profile.as_deref(),
                         w * 1000 + n,
                     );

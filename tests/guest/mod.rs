@@ -60,6 +60,30 @@ pub const ADDRESSES_VARY: &str = "it parses its own /proc/self/maps, whose addre
     (and so the instructions that read them) differ from run to run with \
     address-space randomisation (natively too)";
 
+/// `hotlift run` options that build superblocks nearly everywhere
+/// (thresholds of 1, any yield): the suites' stress setting.
+pub const SB_EVERYWHERE: &[&str] = &[
+    "--sb-threshold",
+    "1",
+    "--sb-edge-threshold",
+    "1",
+    "--sb-min-yield",
+    "0",
+];
+
+/// `hotlift run` options of the Pisat selector mining often and with a
+/// low support, so that even short tests run in mined superblocks.
+pub const PISAT_EAGER: &[&str] = &[
+    "--selector",
+    "pisat",
+    "--pisat-window",
+    "128",
+    "--pisat-interval",
+    "512",
+    "--pisat-support2",
+    "3",
+];
+
 /// Guest programs whose counts depend on timing, with the reason: the
 /// exact-count checks (`exact.rs`) give them the in-run check alone, and
 /// `guest_diff.rs` compares their output itself.
