@@ -13,7 +13,9 @@
 //!     after translated code returned, when no handler writes it.
 //! M2: the mailbox is boxed and owned by its `Vm`; the context's `mail`
 //!     points at it from `Vm::publish`, before the thread can take a
-//!     signal for its guest (threads.rs I4), for the thread's life.
+//!     signal for its guest (threads.rs I4), until the Vm goes: its drop
+//!     takes the pointer back, so a signal on the host thread after that
+//!     finds no mailbox.
 //! M3: a fault's location is not sent: the dispatcher finds it again from
 //!     the host pc (the code there cannot change before the dispatcher
 //!     runs: the thread has not left translated code for other threads'
@@ -200,5 +202,19 @@ impl Mailbox {
 
     pub fn set_entering_single(&self, on: bool) {
         self.entering_single.store(on, Relaxed);
+    }
+}
+
+impl Drop for super::Vm {
+    /// M2: the context no longer names the mailbox about to go (unless it
+    /// names a newer Vm's already).
+    fn drop(&mut self) {
+        let mine: &Mailbox = &self.mail;
+        let _ = self.ctx.mail.compare_exchange(
+            mine as *const Mailbox as u64,
+            0,
+            std::sync::atomic::Ordering::AcqRel,
+            std::sync::atomic::Ordering::Acquire,
+        );
     }
 }
