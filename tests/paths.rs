@@ -7,6 +7,8 @@
 //! and with chaining off; ids of long loops do not overflow; bad input
 //! gets a one-line error.
 
+mod guest;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -317,14 +319,7 @@ fn builds_superblocks_and_chaining_do_not_change_the_paths() {
     let base = paths(&prog, "rec", &["rec", "200"], "none", None, &[]);
     for extra in [
         &["--no-chain"][..],
-        &[
-            "--sb-threshold",
-            "1",
-            "--sb-edge-threshold",
-            "1",
-            "--sb-min-yield",
-            "0",
-        ][..],
+        guest::SB_EVERYWHERE,
         &["--no-superblocks"][..],
     ] {
         let r = paths(&prog, "rec", &["rec", "200"], "none", None, extra);

@@ -505,35 +505,22 @@ fn superblocks_match_golden() {
         cold: None,
         alt: None,
     };
+    // add rax, 1; cmp rax, rbx; jne +7 (to member 1) | dec rcx; jnz back
+    // to the head.
+    let two_member_loop = || {
+        vec![
+            member(
+                0,
+                0x40_1000,
+                &[0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xd8, 0x75, 0x07],
+                Next::Member,
+            ),
+            member(1, 0x40_1010, &[0x48, 0xff, 0xc9, 0x75, 0xeb], Next::Head),
+        ]
+    };
     let cases = [
-        // add rax, 1; cmp rax, rbx; jne +7 (to member 1) | dec rcx;
-        // jnz back to the head.
-        (
-            "a loop of two members",
-            false,
-            vec![
-                member(
-                    0,
-                    0x40_1000,
-                    &[0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xd8, 0x75, 0x07],
-                    Next::Member,
-                ),
-                member(1, 0x40_1010, &[0x48, 0xff, 0xc9, 0x75, 0xeb], Next::Head),
-            ],
-        ),
-        (
-            "the same loop, its passes counted",
-            true,
-            vec![
-                member(
-                    0,
-                    0x40_1000,
-                    &[0x48, 0x83, 0xc0, 0x01, 0x48, 0x39, 0xd8, 0x75, 0x07],
-                    Next::Member,
-                ),
-                member(1, 0x40_1010, &[0x48, 0xff, 0xc9, 0x75, 0xeb], Next::Head),
-            ],
-        ),
+        ("a loop of two members", false, two_member_loop()),
+        ("the same loop, its passes counted", true, two_member_loop()),
         // call f | f: xor eax, eax; ret (guarded: back to the call's
         // return address) | add rbx, rax; ret (leaves).
         (

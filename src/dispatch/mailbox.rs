@@ -151,15 +151,6 @@ impl Mailbox {
         Some((loc, self.fault_rcx.load(Relaxed)))
     }
 
-    /// Whether the open fault, if any, is at a known location: its
-    /// location without taking it.
-    pub fn fault_at(&self) -> Option<PcLocation> {
-        if !self.fault_open.load(Relaxed) {
-            return None;
-        }
-        self.proc.view.locate(self.fault_pc())
-    }
-
     pub fn stale_write(&self) -> [u64; 3] {
         std::array::from_fn(|i| self.stale_write[i].load(Relaxed))
     }

@@ -452,12 +452,8 @@ impl Vm {
                 // end: close it before anything else reaches the ring
                 // (superblock/mod.rs, contract I3; a fault's record_fault
                 // does it in its own order).
-                let w = self.ctx.take_sb_partial();
-                if w != 0 {
-                    self.push_loop_counters();
-                    self.push_words(&[w]);
-                }
-                self.push_partial_block();
+                let partial = self.ctx.take_sb_partial();
+                self.close_left(partial);
             }
             let unretired = self.mail.take_unretired();
             self.record_unretired(unretired);
@@ -483,9 +479,7 @@ impl Vm {
                 exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip()))?,
                 exit_reason::FATAL_SIGNAL => {
                     let sig = self.ctx.exit_arg() as i32;
-                    let fault_at = self.mail.fault_at();
-                    self.record_fault();
-                    if let Some(loc) = fault_at {
+                    if let Some(loc) = self.record_fault() {
                         if let Some(host) = self.fault_to_handler(sig, loc)? {
                             next = host;
                             continue;

@@ -432,15 +432,6 @@ impl Vm {
         self.push_words(&words);
     }
 
-    /// The block the thread left before its end ran as far as it got: its
-    /// `PARTIAL` word (contract I3).
-    pub(super) fn push_partial_block(&mut self) {
-        if let Some(b) = self.mail.take_partial() {
-            let w = crate::contract::block_word(b, crate::contract::PARTIAL);
-            self.push_words(&[w]);
-        }
-    }
-
     /// Tell the monitor that `n` counted instructions of the code whose
     /// exit word came last did not retire (monitor `TAG_UNRETIRED`).
     pub fn record_unretired(&mut self, n: u32) {
@@ -457,35 +448,41 @@ impl Vm {
     /// Order matters: the ECX word closes an open `TAG_REP` record first,
     /// then a superblock's partial record closes its pass, then the
     /// unretired count.
-    pub(super) fn record_fault(&mut self) {
+    /// Where it faulted, if at a known guest instruction.
+    pub(super) fn record_fault(&mut self) -> Option<crate::cache::PcLocation> {
         let partial = self.ctx.take_sb_partial();
-        let Some((loc, rcx)) = self.mail.take_fault() else {
-            if partial != 0 {
-                self.push_loop_counters();
-                self.push_words(&[partial]);
-            }
-            self.push_partial_block();
-            return;
-        };
-        let in_rep = !loc.exact && loc.rep_ring;
-        if in_rep {
+        let fault = self.mail.take_fault();
+        let in_rep = fault.is_some_and(|(loc, _)| !loc.exact && loc.rep_ring);
+        if let Some((_, rcx)) = fault.filter(|_| in_rep) {
             // A fault inside a ring-bracketed rep (past its ECX-before
             // words).
             self.push_words(&[rcx as u32]);
         }
+        self.close_left(partial);
+        let (loc, _) = fault?;
+        if loc.counted {
+            let after = self.proc.view.counted_after(loc);
+            if in_rep {
+                self.push_words(&[TAG_UNRETIRED_REP, after]);
+            } else {
+                self.record_unretired(after + 1);
+            }
+        }
+        Some(loc)
+    }
+
+    /// The thread left translated code before the end of what it ran:
+    /// the superblock pass's `partial` unit (0: none) after its loop
+    /// counters, then the `PARTIAL` word of the block it left, if any
+    /// (superblock/mod.rs, contract I3).
+    pub(super) fn close_left(&mut self, partial: u32) {
         if partial != 0 {
             self.push_loop_counters();
             self.push_words(&[partial]);
         }
-        self.push_partial_block();
-        if !loc.counted {
-            return;
-        }
-        let after = self.proc.view.counted_after(loc);
-        if in_rep {
-            self.push_words(&[TAG_UNRETIRED_REP, after]);
-        } else {
-            self.record_unretired(after + 1);
+        if let Some(b) = self.mail.take_partial() {
+            let w = crate::contract::block_word(b, crate::contract::PARTIAL);
+            self.push_words(&[w]);
         }
     }
 
