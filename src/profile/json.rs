@@ -33,7 +33,7 @@ pub(super) fn write_profile(p: &Profile, w: &mut impl Write) -> io::Result<()> {
         // thread of their own while the sections before them are
         // written, and here too once those are (no thread: here alone).
         // python3 -c pass's 18 MB profile: 61 -> 50 ms with the thread
-        // rendering all of them (medians of 10, AMD EPYC), then 39 -> 25
+        // rendering all of them (medians of 10, AMD EPYC), then 39 -> 15
         // ms with both threads taking them (Intel Xeon model 207).
         let helper = (!p.superblocks.is_empty())
             .then(|| {
