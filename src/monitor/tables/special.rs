@@ -211,10 +211,25 @@ impl Tables {
 
     /// A direct entry of word `w` into its target, toward the target's
     /// superblock trigger (`--sb-threshold`); once it fired, `w` stops
-    /// counting (words.rs I3).
+    /// counting (words.rs I3). Inline up to the count: at a start-up most
+    /// words count (a python start-up's 5 M), and the call alone was a
+    /// tenth of the monitor's time there.
+    #[inline(always)]
+    pub(super) fn warm_entry(&mut self, w: u32) {
+        let slot = self.words[w].warm_at;
+        let n = &mut self.warm_n[slot as usize];
+        if *n < self.sb.block_threshold.saturating_sub(1) {
+            *n += 1;
+            return;
+        }
+        self.warm_reached(w);
+    }
+
+    /// [`Tables::warm_entry`] at its target's threshold, or past its
+    /// trigger.
     #[cold]
     #[inline(never)]
-    fn warm_entry(&mut self, w: u32) {
+    fn warm_reached(&mut self, w: u32) {
         let (target, slot) = (self.words[w].target, self.words[w].warm_at);
         let threshold = self.sb.block_threshold;
         let n = &mut self.warm_n[slot as usize];
