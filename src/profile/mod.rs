@@ -168,11 +168,13 @@ impl Profile {
             if last != Some((addr, module)) {
                 last = Some((addr, module));
                 let m = &inp.blocks[id as usize];
-                let (name, offset, symbol) = modules.describe(module, addr);
+                let (offset, symbol) = modules.place(module, addr);
                 if names.len() <= module {
                     names.resize(module + 1, None);
                 }
-                let name = names[module].get_or_insert_with(|| name.into()).clone();
+                let name = names[module]
+                    .get_or_insert_with(|| modules.name(module).into())
+                    .clone();
                 let branch = m.exit == ExitKind::Branch;
                 blocks.push(BlockRecord {
                     addr,

@@ -111,9 +111,24 @@ impl Modules {
 
     /// (module name, offset, symbol) of `addr` in the module at `index`.
     pub fn describe(&self, index: usize, addr: u64) -> (String, u64, Option<String>) {
+        let (offset, symbol) = self.place(index, addr);
+        (self.name(index).to_string(), offset, symbol)
+    }
+
+    /// The name of the module at `index`.
+    pub fn name(&self, index: usize) -> &str {
+        self.list
+            .get(index)
+            .or(self.anon.as_ref())
+            .map_or(ANON, |m| &m.name)
+    }
+
+    /// (offset, symbol) of `addr` in the module at `index`: [`Modules::describe`]
+    /// without the name.
+    pub fn place(&self, index: usize, addr: u64) -> (u64, Option<String>) {
         match self.list.get(index).or(self.anon.as_ref()) {
-            Some(m) => (m.name.clone(), addr - m.base, m.symbols.name(addr)),
-            None => (ANON.into(), addr, None),
+            Some(m) => (addr - m.base, m.symbols.name(addr)),
+            None => (addr, None),
         }
     }
 

@@ -189,6 +189,12 @@ fn names_plt_entries() {
     let (at, _, name) = plt[0];
     assert_eq!(syms.name(*at).as_deref(), Some(name.as_str()));
     assert_eq!(syms.name(at + 4), Some(format!("{name}+0x4")));
+    // Offsets as `{:#x}` writes them, within the function.
+    let (start, size, name) = all.iter().find(|f| f.1 > 0x1000).expect("a large function");
+    for off in [1, 0xa, 0xf, 0x10, 0x9f0, 0xfff] {
+        assert!(off < *size);
+        assert_eq!(syms.name(start + off), Some(format!("{name}+{off:#x}")));
+    }
 }
 
 /// The sparse read gives the symbols a whole read gives, and those are
