@@ -23,6 +23,9 @@
 //!                                   instead of a skip
 
 mod cases;
+/// The suites' shared settings (tests/guest/mod.rs).
+#[path = "../guest/mod.rs"]
+mod guest;
 mod inputs;
 /// The tests' one random generator (tests/guest/rng.rs includes it too).
 mod rng {
@@ -96,22 +99,12 @@ impl Mode {
                     "--".into(),
                 ]
             }
-            Mode::HotliftSbAll => [
-                "run",
-                "--sb-threshold",
-                "1",
-                "--sb-edge-threshold",
-                "1",
-                "--sb-min-yield",
-                "0",
-                "--",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .fold(vec![HOTLIFT.to_string()], |mut v, s| {
-                v.push(s);
-                v
-            }),
+            Mode::HotliftSbAll => [HOTLIFT, "run"]
+                .into_iter()
+                .chain(guest::SB_EVERYWHERE.iter().copied())
+                .chain(["--"])
+                .map(str::to_string)
+                .collect(),
         };
         v.push(BUSYBOX.into());
         v.extend(args.iter().cloned());
