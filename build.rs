@@ -30,8 +30,8 @@ fn main() {
 /// program that carries DT_RELR (an old binutils rejects the flag; one
 /// whose glibc lacks DT_RELR support ignores it).
 fn links_with_relr() -> bool {
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default())
-        .join("relr-probe");
+    let out =
+        std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("relr-probe");
     let child = Command::new("cc")
         .args(["-x", "c", "-", "-pie", "-fPIE", "-o"])
         .arg(&out)
