@@ -4,11 +4,11 @@
 //! loader walked at every start, writing into (and so copying) the pages
 //! they patch. Every process of a guest's tree starts hotlift again (an
 //! `execve` under translation is one), so that was paid per process:
-//! `hotlift --version` took 2.1 ms, 1.7 ms with RELR; a shell running
-//! `/bin/true` 20 times under hotlift 346-376 -> 322-332 ms (docs/
-//! PERFORMANCE.md, 2026-12-02). The linker (binutils 2.38, with glibc
-//! 2.36 or later) is probed first: where it cannot, the binary links as
-//! before.
+//! `hotlift --version` 2.1 -> 1.7 ms; `hotlift run -- /bin/true` 0.99 and
+//! a shell running `/bin/true` 20 times 0.98 of the time (paired medians
+//! of 40, docs/PERFORMANCE.md, 2026-12-02). The linker (binutils 2.38,
+//! with glibc 2.36 or later) is probed first: where it cannot, the
+//! binary links as before.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
