@@ -157,9 +157,30 @@ impl Default for ThreadState {
     }
 }
 
-/// Indirect words' targets beyond their two ways, by word: (block,
-/// transitions).
-type TargetsByWord = HashMap<u32, Vec<(u32, u64)>>;
+/// Indirect words' targets beyond their two ways, by word: the word's
+/// count when they were taken, and (block, transitions).
+type TargetsByWord = HashMap<u32, (u64, Vec<(u32, u64)>)>;
+
+/// [`Tables::targets`]: the edge cache's entries by source word, as of
+/// the `entries` count `at` (None: never made), made again once twice as
+/// many words came: an estimate for selection, one scan of the cache for
+/// many builds (rebuilt at every eighth more words, the scans cost a
+/// short python run 8 % of its wall time).
+///
+/// A word's entries are taken again (one scan of the filled slots)
+/// when asked for after it got a slot it had not (`new`), or after it
+/// was taken twice as often as when they were taken. A whole index made
+/// as a loop started held its rotating calls' third targets with the
+/// counts of their first few transitions, or not at all, until twice as
+/// many words came: c-qsort's loop was built without them in a third of
+/// its runs (a third of its passes looping, 121 M ring words against
+/// 6.3 M).
+#[derive(Debug, Default)]
+struct TargetsIndex {
+    at: Option<u64>,
+    by_word: TargetsByWord,
+    new: hashbrown::HashSet<u32>,
+}
 
 /// Exact profile tables, indexed by exit word where dense.
 #[derive(Debug)]
@@ -184,12 +205,8 @@ pub struct Tables {
     unit_ops: Vec<UnitOp>,
     /// Indirect successors beyond a word's two ways (I1).
     ecache: EdgeCache,
-    /// [`Tables::targets`]: the edge cache's entries by source word, as
-    /// of the `entries` count it holds (None: never made), made again once
-    /// twice as many words came: an estimate for selection, one scan of
-    /// the cache for many builds (rebuilt at every eighth more words, the
-    /// scans cost a short python run 8 % of its wall time).
-    targets_index: std::cell::RefCell<(Option<u64>, TargetsByWord)>,
+    /// [`Tables::targets`]'s index of the edge cache (`TargetsIndex`).
+    targets_index: std::cell::RefCell<TargetsIndex>,
     /// (source block id, target guest address) → transitions evicted from
     /// the edge cache, syscall edges, and at the end everything (I1).
     edges: HashMap<(u32, u64), u64>,
@@ -606,16 +623,33 @@ impl Tables {
         // ways are taken.
         if w.to[1] != NONE {
             let mut index = self.targets_index.borrow_mut();
-            if index.0.is_none_or(|at| self.entries > 2 * at.max(1 << 16)) {
+            let count = self.words[fall].n();
+            if index.at.is_none_or(|at| self.entries > 2 * at.max(1 << 16)) {
                 let mut by_word = TargetsByWord::new();
                 for slot in self.ecache.entries() {
                     if slot.n > 0 {
-                        by_word.entry(slot.p).or_default().push((slot.e, slot.n));
+                        let (_, v) = by_word
+                            .entry(slot.p)
+                            .or_insert_with(|| (self.words[slot.p].n(), Vec::new()));
+                        v.push((slot.e, slot.n));
                     }
                 }
-                *index = (Some(self.entries), by_word);
+                *index = TargetsIndex {
+                    at: Some(self.entries),
+                    by_word,
+                    new: Default::default(),
+                };
+            } else {
+                // Its entries again if they are stale (`TargetsIndex`).
+                let then = index.by_word.get(&fall).map(|e| e.0);
+                let grown = then.is_some_and(|c| count > 2 * c.max(1 << 10));
+                if index.new.remove(&fall) || grown {
+                    let now = self.ecache.entries().filter(|s| s.p == fall && s.n > 0);
+                    let now = now.map(|s| (s.e, s.n)).collect();
+                    index.by_word.insert(fall, (count, now));
+                }
             }
-            for &(e, n) in index.1.get(&fall).into_iter().flatten() {
+            for &(e, n) in index.by_word.get(&fall).map(|e| &e.1).into_iter().flatten() {
                 if !out.iter().any(|t| t.0 == e) {
                     out.push((e, n));
                 }

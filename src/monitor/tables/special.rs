@@ -205,6 +205,10 @@ impl Tables {
         if let Some(old) = self.ecache.put(EdgeSlot { p, e, n: 1 }) {
             self.add_edge(old.p, old.e, old.n);
         }
+        let index = self.targets_index.get_mut();
+        if index.at.is_some() {
+            index.new.insert(p);
+        }
         self.new_target(p, e);
         1
     }

@@ -165,6 +165,39 @@ fn every_exit_is_counted_once_through_the_edge_cache() {
     }
 }
 
+/// A call through a pointer rotating among `targets` (blocks of
+/// [`table`]), `rounds` times.
+fn rotate(t: &mut Tables, blocks: &BlockTable, targets: &[u32], rounds: u32) {
+    let mut stream = vec![];
+    for round in 0..rounds {
+        stream.extend_from_slice(&[fall(3), fall(targets[(round as usize) % targets.len()])]);
+    }
+    for chunk in stream.chunks(64) {
+        t.process(0, chunk, blocks);
+    }
+}
+
+#[test]
+fn selection_sees_an_indirect_exits_targets_as_they_are_now() {
+    // mod.rs `TargetsIndex`: the index of the edge cache is made once
+    // and kept while few words come; a target the exit took only since,
+    // and the counts of those it had, are what selection reads.
+    let blocks = table();
+    let mut t = Tables::new(SbConfig::default());
+    rotate(&mut t, &blocks, &[4, 5, 6], 30);
+    let (got, _) = t.targets(3).expect("an indirect exit");
+    assert_eq!(got, vec![(4, 10), (5, 10), (6, 10)], "the index made");
+    // A fourth target, into the edge cache: asked for again at once.
+    rotate(&mut t, &blocks, &[7], 1);
+    let (got, _) = t.targets(3).unwrap();
+    assert_eq!(got, vec![(4, 10), (5, 10), (6, 10), (7, 1)], "a new target");
+    // The edge cache's counts again once the exit ran twice as often.
+    rotate(&mut t, &blocks, &[6, 7], 4000);
+    let (got, total) = t.targets(3).unwrap();
+    assert_eq!(got, vec![(6, 2010), (7, 2001), (4, 10), (5, 10)], "grown");
+    assert_eq!(total, 4031);
+}
+
 #[test]
 fn call_tree_charges_every_instruction_once() {
     let blocks = table();
