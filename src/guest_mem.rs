@@ -129,30 +129,47 @@ pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> b
 /// Copy `len` bytes at `addr`, which the caller knows are mapped readable
 /// (G2): by relaxed loads of the aligned words that hold them, which lie
 /// in the same pages.
-#[allow(unsafe_code)]
 pub fn copy_mapped(addr: u64, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    mapped_pieces(addr, len, |p| {
+        out.extend_from_slice(p);
+        true
+    });
+    out
+}
+
+/// Are the bytes at `addr`, which the caller knows are mapped readable
+/// (G2), `bytes`? [`copy_mapped`] compared, without the copy.
+pub fn mapped_equals(addr: u64, bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    mapped_pieces(addr, bytes.len(), |p| {
+        let (here, after) = rest.split_at(p.len());
+        rest = after;
+        here == p
+    })
+}
+
+/// Call `f` with the bytes of [addr, addr+len) in order, a piece of an
+/// aligned word at a time, each read by one relaxed load (G2: other
+/// threads may store there); stop at the first piece `f` refuses (false).
+#[allow(unsafe_code)]
+fn mapped_pieces(addr: u64, len: usize, mut f: impl FnMut(&[u8]) -> bool) -> bool {
     use std::sync::atomic::{AtomicU64, Ordering};
-    if len == 0 {
-        return Vec::new();
-    }
     let end = addr + len as u64;
-    let first = addr & !7;
-    let words = ((end + 7 - first) / 8) as usize;
-    let mut out = Vec::with_capacity(words * 8);
-    for k in 0..words {
-        let word = first + 8 * k as u64;
+    let mut word = addr & !7;
+    while word < end {
         // SAFETY: the aligned word at `word` overlaps [addr, end), which
         // the caller guarantees is mapped readable; a page is a multiple
-        // of 8 bytes, so the whole word lies in a page of that range. The
-        // load is atomic: other threads may store there (G2).
-        let v = unsafe { (*(word as *const AtomicU64)).load(Ordering::Relaxed) };
-        out.extend_from_slice(&v.to_le_bytes());
+        // of 8 bytes, so the whole word lies in a page of that range.
+        let v = unsafe { (*(word as *const AtomicU64)).load(Ordering::Relaxed) }.to_le_bytes();
+        let from = addr.saturating_sub(word) as usize;
+        let to = (end - word).min(8) as usize;
+        if !f(&v[from..to]) {
+            return false;
+        }
+        word += 8;
     }
-    // The words' bytes before `addr` and after `end` go.
-    let head = (addr - first) as usize;
-    out.truncate(head + len);
-    out.drain(..head);
-    out
+    true
 }
 
 /// Up to `len` bytes of process `pid`'s memory at `addr` (0: this
@@ -553,7 +570,8 @@ mod tests {
         assert!(!m.claimable(0x10000, 0x20000) && m.claimable(0x19000, 0x20000));
     }
 
-    /// G1, G2: both readers give the bytes at any alignment and length;
+    /// G1, G2: both readers give the bytes at any alignment and length, and
+    /// the comparison finds any byte that differs;
     /// the page-wise reader keeps the readable prefix before an
     /// unreadable page.
     #[test]
@@ -566,6 +584,18 @@ mod tests {
                 let want = &data[start..start + len];
                 assert_eq!(copy_mapped(base + start as u64, len), want, "{start}+{len}");
                 assert_eq!(read_prefix(0, base + start as u64, len), want);
+                assert!(mapped_equals(base + start as u64, want));
+                for k in [0, len / 2, len.saturating_sub(1)]
+                    .into_iter()
+                    .filter(|&k| k < len)
+                {
+                    let mut other = want.to_vec();
+                    other[k] ^= 1;
+                    assert!(
+                        !mapped_equals(base + start as u64, &other),
+                        "{start}+{len}: {k}"
+                    );
+                }
             }
         }
         // Two pages, the second unreadable: the prefix is the first's.

@@ -108,7 +108,7 @@ pub struct EmittedSite {
     pub target: GuestAddr,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Emitted {
     pub code: Vec<u8>,
     pub pc_map: Vec<(u32, GuestAddr)>,

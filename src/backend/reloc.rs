@@ -45,7 +45,7 @@ pub struct Reloc {
 
 /// Where a block is and what it was given: a relocation moves a field by
 /// the difference of two of these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Placement {
     pub host: u64,
     /// The guest code's load address (any fixed point of its module).

@@ -45,7 +45,7 @@ use thiserror::Error;
 
 use crate::backend::{emit_block, EmitEnv, EmitError, Emitted, EmittedSiteKind};
 use crate::cache::{BlockInfo, CacheError, ExitSite, IblTable, SiteKind};
-use crate::frontend::{lift_copy, Unsupported};
+use crate::frontend::{lift_guest, Unsupported};
 use crate::ir::{ExitClass, IrBlock, TrapKind};
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
@@ -152,9 +152,8 @@ impl Vm {
         let end = l.mem.exec_end(addr.0).unwrap_or(addr.0);
         let len = (end - addr.0).min(max as u64 * 15 + 15) as usize;
         // [addr, addr+len) lies in executable guest memory, which on
-        // x86-64 is readable (guest_mem G2): decoded from this copy.
-        let bytes = crate::guest_mem::copy_mapped(addr.0, len);
-        let block = lift_copy(bytes, addr, max)?;
+        // x86-64 is readable (guest_mem G2).
+        let block = lift_guest(addr, len, max)?;
         if reusable {
             // Before anything is committed: it may flush (smc.rs).
             self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));
@@ -179,7 +178,7 @@ impl Vm {
             if keep {
                 self.keep(l, &block, &env, &em);
             }
-            let (id, host) = self.commit_block(l, &block, em, reusable, reusable)?;
+            let (id, host) = self.commit_block(l, &block, &em, reusable, reusable)?;
             if reusable {
                 self.prelink(l, first_site)?;
             }
@@ -235,7 +234,7 @@ impl Vm {
         &mut self,
         l: &mut Locked,
         ir: &IrBlock,
-        em: Emitted,
+        em: &Emitted,
         listed: bool,
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
@@ -254,7 +253,7 @@ impl Vm {
         &mut self,
         l: &mut Locked,
         ir: &BlockFacts,
-        em: Emitted,
+        em: &Emitted,
         listed: bool,
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
@@ -297,9 +296,9 @@ impl Vm {
             host,
             host_len: em.code.len() as u32,
             class: ir.class,
-            pc_map: em.pc_map.into_boxed_slice(),
+            pc_map: em.pc_map[..].into(),
             counted,
-            rep_ring: em.rep_ring.into_boxed_slice(),
+            rep_ring: em.rep_ring[..].into(),
         };
         let got = if listed {
             l.cache.insert(info)

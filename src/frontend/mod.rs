@@ -365,12 +365,60 @@ pub fn lift_copy(
     }
 }
 
+/// [`lift_copy`] of the guest's block at `addr`, `len` of whose bytes are
+/// mapped (guest_mem G2). A window of them is copied first, made larger
+/// only for a block whose end comes within 15 bytes of the window's (an
+/// instruction there could have needed bytes past it): most blocks are a
+/// few dozen bytes and `len` is up to 1,935 (copying it all took 0.4-0.8
+/// µs a block, a sixth of translating, Intel Xeon model 207).
+pub fn lift_guest(addr: GuestAddr, len: usize, max_insns: usize) -> Result<IrBlock, Unsupported> {
+    let mut window = len.min(256);
+    loop {
+        let raw = crate::guest_mem::copy_mapped(addr.0, window);
+        let block = lift_copy(raw, addr, max_insns)?;
+        // Decoding reads an instruction's own bytes, at most 15: a block
+        // that ends 15 or more bytes before the window's end is the one
+        // the whole range gives.
+        if window == len || block.end.0 + 15 <= addr.0 + window as u64 {
+            return Ok(block);
+        }
+        window = (window * 4).min(len);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn lift(bytes: &[u8]) -> IrBlock {
         lift_block(bytes, GuestAddr(0x401000), 64).expect("lift")
+    }
+
+    /// A block longer than the first window, one whose last instruction
+    /// straddles it, and one cut at the end of the bytes lift from the
+    /// guest's memory as from all its bytes.
+    #[test]
+    fn a_window_of_guest_bytes_lifts_as_all_of_them() {
+        // 40 `mov rax, imm64` (10 bytes each), then `ret`.
+        let mut movs: Vec<u8> = (0..40u8)
+            .flat_map(|k| [0x48, 0xb8, k, 0, 0, 0, 0, 0, 0, 0])
+            .collect();
+        movs.push(0xc3);
+        let nops = vec![0x90u8; 600];
+        let cut = [0x90, 0x90, 0x48, 0xb8, 1, 2];
+        for (bytes, max) in [
+            (&movs[..], 128),
+            (&movs[..], 26),
+            (&nops[..], 128),
+            (&cut[..], 8),
+        ] {
+            let at = GuestAddr(bytes.as_ptr() as u64);
+            let got = lift_guest(at, bytes.len(), max).unwrap();
+            let want = lift_block(bytes, at, max).unwrap();
+            assert_eq!((got.end, got.raw.len()), (want.end, want.raw.len()));
+            assert_eq!(got.term.to_string(), want.term.to_string());
+            assert_eq!(got.body.len(), want.body.len());
+        }
     }
 
     #[test]

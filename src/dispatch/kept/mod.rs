@@ -62,7 +62,7 @@ use hashbrown::HashMap;
 use crate::backend::reloc::Placement;
 use crate::images::{ImageKind, ImageLog};
 
-use record::{decode, encode, index, record_at};
+use record::{decode_into, encode, index, record_at};
 pub use record::{Made, Recipe};
 
 /// `persist` kind of the entries.
@@ -140,6 +140,9 @@ pub struct Kept {
     forked: bool,
     /// Blocks placed from kept translations.
     pub placed: u64,
+    /// The recipe placing decodes into, taken and given back
+    /// (kept/place.rs).
+    pub spare: Recipe,
 }
 
 /// The CPU's identity and features (K1): what decides whether an
@@ -295,8 +298,8 @@ impl Kept {
         Some(i)
     }
 
-    /// The kept block at `addr`, if its module has one (K1: the caller
-    /// checks the guest bytes and relocates).
+    /// Decode the kept block at `addr` into `into`, if its module has one
+    /// (K1: the caller checks the guest bytes and relocates); false if not.
     /// `alone`: whether the process has one guest thread (K4), asked only
     /// when an entry is read.
     pub fn find(
@@ -304,7 +307,19 @@ impl Kept {
         images: &ImageLog,
         addr: u64,
         alone: impl FnOnce() -> bool,
-    ) -> Option<Recipe> {
+        into: &mut Recipe,
+    ) -> bool {
+        self.record_of(images, addr, alone)
+            .is_some_and(|(rec, base)| decode_into(rec, base, into))
+    }
+
+    /// The record of the kept block at `addr` and its module's base now.
+    fn record_of(
+        &mut self,
+        images: &ImageLog,
+        addr: u64,
+        alone: impl FnOnce() -> bool,
+    ) -> Option<(&[u8], u64)> {
         self.inputs.as_ref()?;
         let i = self.module_of(images, addr)?;
         let m = &mut self.modules[i];
@@ -342,14 +357,12 @@ impl Kept {
         let Some(at) = at else {
             // K5.
             let (more, ix) = m.more.as_ref()?;
-            return decode(
-                record_at(more.payload(), *ix.get(&offset)? as usize)?,
-                m.base,
-            );
+            let rec = record_at(more.payload(), *ix.get(&offset)? as usize)?;
+            return Some((rec, m.base));
         };
         let rec = record_at(payload, at)?;
         m.cursor = at + 4 + rec.len();
-        decode(rec, m.base)
+        Some((rec, m.base))
     }
 
     /// Keep block `made` (K2) for the end's write (K3).

@@ -1,7 +1,7 @@
 //! Placing kept blocks and keeping new ones: the dispatcher's side of
 //! kept translations (kept/mod.rs K1-K4).
 
-use super::{Inputs, Made};
+use super::{Inputs, Made, Recipe};
 use crate::backend::reloc::{relocate, Placement};
 use crate::backend::{EmitEnv, Emitted, Prologue};
 use crate::dispatch::process::Locked;
@@ -38,27 +38,41 @@ impl Vm {
         addr: GuestAddr,
         began: u64,
     ) -> Result<Option<BlockId>, VmError> {
+        // Decoded into the one recipe kept for it (no allocation a block).
+        let mut r = std::mem::take(&mut l.kept.spare);
+        let placed = self.place_recipe(l, addr, began, &mut r);
+        l.kept.spare = r;
+        placed
+    }
+
+    fn place_recipe(
+        &mut self,
+        l: &mut Locked,
+        addr: GuestAddr,
+        began: u64,
+        r: &mut Recipe,
+    ) -> Result<Option<BlockId>, VmError> {
         let found = {
             let proc = &self.proc;
             let images = proc.prof.images();
-            l.kept.find(&images, addr.0, || proc.threads.count() <= 1)
+            l.kept
+                .find(&images, addr.0, || proc.threads.count() <= 1, r)
         };
-        let Some(r) = found else {
+        if !found {
             return Ok(None);
-        };
+        }
         let end = addr.0 + r.guest.len() as u64;
         if r.ring != self.prof.ring.is_some() || l.mem.exec_end(addr.0).is_none_or(|e| e < end) {
             return Ok(None);
         }
         // [addr, end) lies in executable guest memory, which on x86-64 is
         // readable (guest_mem G2).
-        let live = crate::guest_mem::copy_mapped(addr.0, r.guest.len());
-        if live != r.guest {
+        if !crate::guest_mem::mapped_equals(addr.0, &r.guest) {
             return Ok(None);
         }
         // Before anything is committed: it may flush (smc.rs).
         self.protect_code(l, addr.0, end.max(addr.0 + 1));
-        if r.code.len() + 64 > l.cache.mem.remaining() {
+        if r.em.code.len() + 64 > l.cache.mem.remaining() {
             // The translator makes room.
             return Ok(None);
         }
@@ -70,8 +84,7 @@ impl Vm {
             first_site: first_site as u32,
             stubs: l.cache.view.shared.stubs.site,
         };
-        let mut code = r.code;
-        if !relocate(&mut code, &r.relocs, &r.from, &to) {
+        if !relocate(&mut r.em.code, &r.em.relocs, &r.from, &to) {
             return Ok(None);
         }
         let prologue = self.publish_meta(r.meta, true)?;
@@ -82,21 +95,13 @@ impl Vm {
             ) || matches!((prologue, r.ring), (Prologue::None, false)),
             "a kept block's prologue is the one its translation would have"
         );
-        let em = Emitted {
-            code,
-            pc_map: r.pc_map,
-            sites: r.sites,
-            rep_ring: r.rep_ring,
-            relocs: Vec::new(),
-            relocatable: false,
-        };
         let facts = BlockFacts {
             start: addr,
             end: GuestAddr(end),
             insns: r.meta.insns,
             class: r.meta.exit.class(),
         };
-        let (id, host) = self.commit_facts(l, &facts, em, true, true)?;
+        let (id, host) = self.commit_facts(l, &facts, &r.em, true, true)?;
         self.prelink(l, first_site)?;
         l.translate_ticks += crate::clock::ticks().saturating_sub(began);
         l.kept.placed += 1;

@@ -4,12 +4,14 @@
 use hashbrown::HashMap;
 
 use crate::backend::reloc::{Placement, Reloc, RelocKind};
-use crate::backend::{EmittedSite, EmittedSiteKind};
+use crate::backend::{Emitted, EmittedSite, EmittedSiteKind};
 use crate::monitor::{BlockMeta, ExitKind};
 use crate::types::GuestAddr;
 
-/// A kept block, decoded (K1).
-#[derive(Debug)]
+/// A kept block, decoded (K1). Made once and decoded into again for every
+/// block placed (`decode_into`): its vectors keep their room, so placing
+/// allocates nothing for them.
+#[derive(Debug, Default)]
 pub struct Recipe {
     /// Its module's base now (the placement's guest base).
     pub base: u64,
@@ -17,12 +19,11 @@ pub struct Recipe {
     pub meta: BlockMeta,
     pub ring: bool,
     pub from: Placement,
-    pub code: Vec<u8>,
+    /// Its code as emitted, with its relocations, sites, pc map and `rep`
+    /// ring words (`relocatable` unset: placed once relocated, not kept
+    /// again).
+    pub em: Emitted,
     pub guest: Vec<u8>,
-    pub relocs: Vec<Reloc>,
-    pub sites: Vec<EmittedSite>,
-    pub pc_map: Vec<(u32, GuestAddr)>,
-    pub rep_ring: Vec<u32>,
 }
 
 /// Little-endian reads over a record, `None` past its end.
@@ -151,33 +152,40 @@ pub(super) fn encode(out: &mut Vec<u8>, base: u64, m: &Made<'_>) -> bool {
 }
 
 /// Decode the record `rec` (its length taken off) of a module based at
-/// `base` now; None if it does not hold together.
-pub(super) fn decode(rec: &[u8], base: u64) -> Option<Recipe> {
+/// `base` now into `r`; false if it does not hold together.
+pub(super) fn decode_into(rec: &[u8], base: u64, r: &mut Recipe) -> bool {
+    decode_fields(rec, base, r).is_some()
+}
+
+fn decode_fields(rec: &[u8], base: u64, r: &mut Recipe) -> Option<()> {
     let mut c = Cursor(rec);
     let offset = c.u32()?;
     let (guest_len, insns) = (c.u32()?, c.u32()?);
     let exit = exit_kind(c.u8()?)?;
-    let ring = c.u8()? != 0;
+    r.ring = c.u8()? != 0;
     let (target, next) = (c.u64()?, c.u64()?);
     let (host, guest_base, stubs) = (c.u64()?, c.u64()?, c.u64()?);
     let (block, first_site) = (c.u32()?, c.u32()?);
     let code_len = c.u32()? as usize;
-    let code = c.take(code_len)?.to_vec();
-    let guest = c.take(guest_len as usize)?.to_vec();
+    let em = &mut r.em;
+    em.relocatable = false;
+    em.code.clear();
+    em.code.extend_from_slice(c.take(code_len)?);
+    r.guest.clear();
+    r.guest.extend_from_slice(c.take(guest_len as usize)?);
     let dg = base.wrapping_sub(guest_base);
     let moved = |v: u64| if v == 0 { 0 } else { v.wrapping_add(dg) };
     let start = base + u64::from(offset);
-    let mut relocs = Vec::with_capacity(c.count(5)?);
-    for _ in 0..relocs.capacity() {
+    em.relocs.clear();
+    for _ in 0..c.count(5)? {
         let at = c.u32()?;
-        relocs.push(Reloc {
+        em.relocs.push(Reloc {
             at,
             kind: reloc_kind(c.u8()?)?,
         });
     }
-    let n = c.count(13)?;
-    let mut sites = Vec::with_capacity(n);
-    for _ in 0..n {
+    em.sites.clear();
+    for _ in 0..c.count(13)? {
         let kind = match (c.u8()?, c.u32()?) {
             (0, field) => EmittedSiteKind::Direct {
                 field: field as usize,
@@ -185,51 +193,41 @@ pub(super) fn decode(rec: &[u8], base: u64) -> Option<Recipe> {
             (1, _) => EmittedSiteKind::Syscall,
             _ => return None,
         };
-        sites.push(EmittedSite {
+        em.sites.push(EmittedSite {
             kind,
             target: GuestAddr(moved(c.u64()?)),
         });
     }
-    let n = c.count(8)?;
-    let mut pc_map = Vec::with_capacity(n);
-    for _ in 0..n {
+    em.pc_map.clear();
+    for _ in 0..c.count(8)? {
         let (h, g) = (c.u32()?, c.u32()?);
-        pc_map.push((h, GuestAddr(start + u64::from(g))));
+        em.pc_map.push((h, GuestAddr(start + u64::from(g))));
     }
-    let n = c.count(4)?;
-    let mut rep_ring = Vec::with_capacity(n);
-    for _ in 0..n {
-        rep_ring.push(c.u32()?);
+    em.rep_ring.clear();
+    for _ in 0..c.count(4)? {
+        em.rep_ring.push(c.u32()?);
     }
     if !c.0.is_empty() {
         return None;
     }
-    Some(Recipe {
-        base,
-        start,
-        meta: BlockMeta {
-            guest: start,
-            target: moved(target),
-            next: moved(next),
-            guest_len,
-            insns,
-            exit,
-        },
-        ring,
-        from: Placement {
-            host,
-            guest: guest_base,
-            block,
-            first_site,
-            stubs,
-        },
-        code,
-        guest,
-        relocs,
-        sites,
-        pc_map,
-        rep_ring,
-    })
+    r.base = base;
+    r.start = start;
+    r.meta = BlockMeta {
+        guest: start,
+        target: moved(target),
+        next: moved(next),
+        guest_len,
+        insns,
+        exit,
+    };
+    r.from = Placement {
+        host,
+        guest: guest_base,
+        block,
+        first_site,
+        stubs,
+    };
+    Some(())
 }
 
 /// Where each record of `payload` starts, by block offset; None if the
@@ -299,22 +297,28 @@ mod tests {
         assert!(encode(&mut out, 0x40_0000, &m));
         let ix = index(&out).unwrap();
         let rec = record_at(&out, ix[&0x1000] as usize).unwrap();
-        // The module is at 0x50_0000 now.
-        let r = decode(rec, 0x50_0000).unwrap();
+        // The module is at 0x50_0000 now. One recipe decoded into again
+        // and again, as placing does: every shorter piece of the record is
+        // refused, not misread, and leaves nothing behind in it.
+        let mut r = Recipe::default();
+        for n in (0..rec.len()).rev() {
+            assert!(!decode_into(&rec[..n], 0x50_0000, &mut r), "cut at {n}");
+        }
+        assert!(decode_into(rec, 0x50_0000, &mut r));
         assert_eq!(r.start, 0x50_1000);
         assert_eq!(r.meta.target, meta.target + 0x10_0000);
         assert_eq!(r.meta.next, meta.next + 0x10_0000);
-        assert_eq!(r.code, em.code);
+        assert_eq!(r.em.code, em.code);
         assert_eq!(r.guest, guest);
-        assert_eq!(r.relocs, em.relocs);
+        assert_eq!(r.em.relocs, em.relocs);
         assert_eq!(r.from, at);
-        assert_eq!(r.sites.len(), em.sites.len());
-        assert_eq!(r.sites[0].target.0, em.sites[0].target.0 + 0x10_0000);
-        assert_eq!(r.pc_map[0].1 .0, 0x50_1000);
-        // Every shorter piece of the record is refused, not misread.
-        for n in 0..rec.len() {
-            assert!(decode(&rec[..n], 0x50_0000).is_none(), "cut at {n}");
-        }
+        assert_eq!(r.em.sites.len(), em.sites.len());
+        assert_eq!(r.em.sites[0].target.0, em.sites[0].target.0 + 0x10_0000);
+        assert_eq!(
+            (r.em.pc_map.len(), r.em.pc_map[0].1),
+            (em.pc_map.len(), GuestAddr(0x50_1000))
+        );
+        assert_eq!(r.em.rep_ring, em.rep_ring);
         assert!(index(&out[..out.len() - 1]).is_none());
     }
 }

@@ -235,7 +235,7 @@ impl Vm {
                 }
             };
             links.extend(piece.links.iter().map(|&(f, to)| (k, f, to)));
-            let (id, host) = self.commit_block(l, ir, piece.em, listed, counted)?;
+            let (id, host) = self.commit_block(l, ir, &piece.em, listed, counted)?;
             hosts[k] = host.0;
             ids[k] = id.0;
         }
