@@ -614,7 +614,8 @@ fn a_forked_childs_blocks_are_kept_for_the_next_runs_child() {
 
 /// Offsets of the records of a translations entry (persist.rs: magic,
 /// then identity, key and payload after their lengths, then a CRC;
-/// kept/record.rs: each record's length, then its block's offset).
+/// kept/record.rs: each record's length, then its block's offset; after
+/// the records, their table: 8 bytes a record, then its `u32` count).
 fn record_offsets(entry: &Path) -> Vec<u32> {
     let b = std::fs::read(entry).unwrap();
     let mut at = 8;
@@ -623,7 +624,10 @@ fn record_offsets(entry: &Path) -> Vec<u32> {
         at += 8 + n;
         &b[at - n..at]
     };
-    let (_, _, payload) = (part(), part(), part());
+    let (_, _, sealed) = (part(), part(), part());
+    let count = sealed.len() - 4;
+    let n = u32::from_le_bytes(sealed[count..].try_into().unwrap()) as usize;
+    let payload = &sealed[..count - 8 * n];
     let mut offsets = Vec::new();
     let mut i = 0;
     while i < payload.len() {
@@ -633,6 +637,7 @@ fn record_offsets(entry: &Path) -> Vec<u32> {
         ));
         i += 4 + len;
     }
+    assert_eq!(offsets.len(), n, "{entry:?}: the table's count");
     offsets
 }
 

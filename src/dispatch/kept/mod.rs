@@ -52,17 +52,16 @@
 //!     thread's `open` gets another number than natively.
 //!
 //! Format of an entry's payload: records one after another, each `u32`
-//! length then the fields [`Recipe`] reads, little-endian.
+//! length then the fields [`Recipe`] reads, little-endian; then the
+//! table of where each starts (record.rs `Index`).
 
 mod place;
 mod record;
 
-use hashbrown::HashMap;
-
 use crate::backend::reloc::Placement;
 use crate::images::{ImageKind, ImageLog};
 
-use record::{decode_into, encode, index, record_at};
+use record::{decode_into, encode, index, record_at, seal, Index};
 pub use record::{Made, Recipe};
 
 /// `persist` kind of the entries.
@@ -73,7 +72,7 @@ const SEEN: &str = "translations-seen";
 const MORE: &str = "translations-more";
 
 /// An entry mapped, and where each block's record starts in it.
-type Indexed = (crate::persist::Mapped, HashMap<u32, u32>);
+type Indexed = (crate::persist::Mapped, Index);
 
 /// An entry to write ([`Kept::write`]).
 #[derive(Debug)]
@@ -107,7 +106,7 @@ struct Module {
     key: Vec<u8>,
     /// The entry read (K1; None: there is none), and where each block's
     /// record starts in it; None before it is looked for.
-    loaded: Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>,
+    loaded: Option<(Option<crate::persist::Mapped>, Index)>,
     /// The module's second entry (K5), read with the first.
     more: Option<Indexed>,
     /// Where the record after the last one found starts: a run places
@@ -219,8 +218,9 @@ fn append_missing(out: &mut Vec<u8>, made: &mut hashbrown::HashSet<u32>, from: &
 /// whether a first cold run left the module's mark (K3: without an entry,
 /// blocks are recorded only then).
 fn load(key: &[u8]) -> (Option<Indexed>, Option<Indexed>, bool) {
-    let indexed =
-        |kind| crate::persist::map(kind, key).and_then(|e| index(e.payload()).map(|ix| (e, ix)));
+    let indexed = |kind| {
+        crate::persist::map(kind, key).and_then(|e| Index::of(e.payload()).map(|ix| (e, ix)))
+    };
     let found = indexed(KIND);
     let more = found.as_ref().and_then(|_| indexed(MORE));
     let marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
@@ -341,28 +341,30 @@ impl Kept {
             m.more = more;
             m.loaded = Some(match found {
                 Some((e, ix)) => (Some(e), ix),
-                None => (None, HashMap::new()),
+                None => (None, Index::default()),
             });
         }
         let (entry, ix) = m.loaded.as_ref()?;
         let offset = u32::try_from(addr.checked_sub(m.base)?).ok()?;
         let payload = entry.as_ref()?.payload();
-        let next = payload
+        let records = ix.records(payload);
+        let next = records
             .get(m.cursor + 4..m.cursor + 8)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
         let at = match next {
             Some(o) if o == offset => Some(m.cursor),
-            _ => ix.get(&offset).map(|&at| at as usize),
+            _ => ix.get(payload, offset),
         };
         let Some(at) = at else {
             // K5.
             let (more, ix) = m.more.as_ref()?;
-            let rec = record_at(more.payload(), *ix.get(&offset)? as usize)?;
-            return Some((rec, m.base));
+            let at = ix.get(more.payload(), offset)?;
+            let rec = record_at(ix.records(more.payload()), at)?;
+            return (rec.get(..4)? == offset.to_le_bytes()).then_some((rec, m.base));
         };
-        let rec = record_at(payload, at)?;
+        let rec = record_at(records, at)?;
         m.cursor = at + 4 + rec.len();
-        Some((rec, m.base))
+        (rec.get(..4)? == offset.to_le_bytes()).then_some((rec, m.base))
     }
 
     /// Keep block `made` (K2) for the end's write (K3).
@@ -407,7 +409,7 @@ impl Kept {
     pub fn take_entries(&mut self) -> Vec<Entry> {
         // One entry a file, though it was mapped more than once (a
         // library unloaded and loaded again): their records together.
-        type Loaded = Option<(Option<crate::persist::Mapped>, HashMap<u32, u32>)>;
+        type Loaded = Option<(Option<crate::persist::Mapped>, Index)>;
         /// A module file's key, records made this run, first and second
         /// entries (K5).
         type ByKey = (Vec<u8>, Vec<u8>, Loaded, Option<Indexed>);
@@ -452,9 +454,10 @@ impl Kept {
             // K5: the second entry as it is now (this run's forked
             // children may have written it since it was read), else as
             // it was read.
-            let now = crate::persist::map(MORE, &key);
-            if let Some(more) = now.as_ref().or(more.as_ref().map(|(e, _)| e)) {
-                append_missing(&mut payload, &mut made, more.payload());
+            let now = crate::persist::map(MORE, &key)
+                .and_then(|e| Index::of(e.payload()).map(|ix| (e, ix)));
+            if let Some((e, ix)) = now.as_ref().or(more.as_ref()) {
+                append_missing(&mut payload, &mut made, ix.records(e.payload()));
             }
             let kept = loaded.as_ref().map_or(0, |(_, ix)| ix.len());
             if self.forked {
@@ -480,8 +483,8 @@ impl Kept {
                 });
                 continue;
             }
-            if let Some((Some(old), _)) = &loaded {
-                append_missing(&mut payload, &mut made, old.payload());
+            if let Some((Some(old), ix)) = &loaded {
+                append_missing(&mut payload, &mut made, ix.records(old.payload()));
             }
             debug_assert!(fresh > 0);
             let emptied = more.is_some() || now.is_some();
@@ -506,7 +509,10 @@ impl Kept {
 
     /// Write `entries` (K3).
     pub fn write(entries: Vec<Entry>) {
-        for e in entries {
+        for mut e in entries {
+            if e.kind != SEEN && seal(&mut e.payload).is_none() {
+                continue;
+            }
             crate::persist::put(e.kind, &e.key, &e.payload);
         }
     }
