@@ -155,6 +155,10 @@ pub fn mapped_equals(addr: u64, bytes: &[u8]) -> bool {
 #[allow(unsafe_code)]
 fn mapped_pieces(addr: u64, len: usize, mut f: impl FnMut(&[u8]) -> bool) -> bool {
     use std::sync::atomic::{AtomicU64, Ordering};
+    if len == 0 {
+        // Nothing is promised mapped: no word is read.
+        return true;
+    }
     let end = addr + len as u64;
     let mut word = addr & !7;
     while word < end {
@@ -620,6 +624,8 @@ mod tests {
         assert_eq!(read_prefix(0, at, 100), vec![0xab; 10]);
         assert!(read_prefix(0, at + 10, 100).is_empty());
         assert_eq!(read_bytes(at, 100), None);
+        // Nothing at all, in the unreadable page: nothing is read.
+        assert!(copy_mapped(at + 13, 0).is_empty() && mapped_equals(at + 13, &[]));
         // SAFETY: unmaps the mapping made above.
         unsafe { libc::munmap(p, 2 * PAGE as usize) };
     }

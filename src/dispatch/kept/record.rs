@@ -336,9 +336,23 @@ pub(super) fn record_at(payload: &[u8], at: usize) -> Option<&[u8]> {
 mod tests {
     use super::*;
 
+    /// mov rax, [rip+0x10]; call +0x100
+    const GUEST: [u8; 12] = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xe8, 0, 1, 0, 0];
+
+    /// Append the record of `em`, made from [`GUEST`] at `meta.guest` in
+    /// a module based at 0x40_0000, to `out`.
+    fn encode_made(out: &mut Vec<u8>, em: &Emitted, meta: BlockMeta, at: Placement) {
+        let m = Made {
+            meta,
+            ring: true,
+            at,
+            em,
+            guest: &GUEST,
+        };
+        assert!(encode(out, 0x40_0000, &m));
+    }
+
     fn made_block() -> (crate::backend::Emitted, BlockMeta, Placement) {
-        // mov rax, [rip+0x10]; call +0x100
-        let bytes = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xe8, 0, 1, 0, 0];
         let at = Placement {
             host: 0x1000_0000,
             guest: 0x40_0000,
@@ -346,7 +360,7 @@ mod tests {
             first_site: 9,
             stubs: 0x0fff_0000,
         };
-        let b = crate::frontend::lift_block(&bytes, GuestAddr(0x40_1000), 64).unwrap();
+        let b = crate::frontend::lift_block(&GUEST, GuestAddr(0x40_1000), 64).unwrap();
         let env = crate::backend::EmitEnv {
             host_base: at.host,
             first_site: at.first_site,
@@ -364,16 +378,8 @@ mod tests {
     #[test]
     fn a_record_decodes_to_the_block_moved_with_its_module() {
         let (em, meta, at) = made_block();
-        let guest = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xe8, 0, 1, 0, 0];
         let mut out = Vec::new();
-        let m = Made {
-            meta,
-            ring: true,
-            at,
-            em: &em,
-            guest: &guest,
-        };
-        assert!(encode(&mut out, 0x40_0000, &m));
+        encode_made(&mut out, &em, meta, at);
         let ix = index(&out).unwrap();
         let rec = record_at(&out, ix[&0x1000] as usize).unwrap();
         // The module is at 0x50_0000 now. One recipe decoded into again
@@ -388,7 +394,7 @@ mod tests {
         assert_eq!(r.meta.target, meta.target + 0x10_0000);
         assert_eq!(r.meta.next, meta.next + 0x10_0000);
         assert_eq!(r.em.code, em.code);
-        assert_eq!(r.guest, guest);
+        assert_eq!(r.guest, GUEST);
         assert_eq!(r.em.relocs, em.relocs);
         assert_eq!(r.from, at);
         assert_eq!(r.em.sites.len(), em.sites.len());
@@ -407,7 +413,6 @@ mod tests {
     #[test]
     fn a_sealed_entry_finds_its_records_by_offset() {
         let (em, meta, at) = made_block();
-        let guest = [0x48, 0x8b, 0x05, 0x10, 0, 0, 0, 0xe8, 0, 1, 0, 0];
         let mut out = Vec::new();
         // Recorded out of order, as a run translates them.
         for off in [0x3000u64, 0x1000, 0x2000] {
@@ -415,14 +420,7 @@ mod tests {
                 guest: 0x40_0000 + off,
                 ..meta
             };
-            let m = Made {
-                meta,
-                ring: true,
-                at,
-                em: &em,
-                guest: &guest,
-            };
-            assert!(encode(&mut out, 0x40_0000, &m));
+            encode_made(&mut out, &em, meta, at);
         }
         let records = out.len();
         seal(&mut out).unwrap();
