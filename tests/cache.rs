@@ -367,6 +367,25 @@ fn kept_translations_count_what_a_cold_run_counts() {
         kept_blocks(&warm)
     );
     assert_eq!(counts(&warm), counts(&cold));
+    // The summary says how many were placed, and only when some were.
+    let said = |json: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("summary")
+            .arg(dir.join(json))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+    };
+    let placed = format!(
+        "; {} of them placed from the cache directory)",
+        kept_blocks(&warm)
+    );
+    assert!(said("warm.json").contains(&placed), "{}", said("warm.json"));
+    assert!(
+        !said("cold.json").contains("placed from"),
+        "{}",
+        said("cold.json")
+    );
     // Without the monitor the blocks push no words: entries of their
     // own, and the two kinds of run do not take each other's.
     let plain = Command::new(env!("CARGO_BIN_EXE_hotlift"))
