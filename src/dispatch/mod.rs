@@ -166,7 +166,7 @@ impl Vm {
                 prologue,
                 stubs: l.cache.view.shared.stubs,
             };
-            let em = emit_block(&block, &env)?;
+            let mut em = emit_block(&block, &env)?;
             if em.code.len() + 64 > l.cache.mem.remaining() {
                 if attempt == 1 {
                     return Err(VmError::BlockTooLarge(addr));
@@ -178,7 +178,7 @@ impl Vm {
             if keep {
                 self.keep(l, &block, &env, &em);
             }
-            let (id, host) = self.commit_block(l, &block, &em, reusable, reusable)?;
+            let (id, host) = self.commit_block(l, &block, &mut em, reusable, reusable)?;
             if reusable {
                 self.prelink(l, first_site)?;
             }
@@ -234,7 +234,7 @@ impl Vm {
         &mut self,
         l: &mut Locked,
         ir: &IrBlock,
-        em: &Emitted,
+        em: &mut Emitted,
         listed: bool,
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
@@ -253,7 +253,7 @@ impl Vm {
         &mut self,
         l: &mut Locked,
         ir: &BlockFacts,
-        em: &Emitted,
+        em: &mut Emitted,
         listed: bool,
         counted: bool,
     ) -> Result<(BlockId, HostAddr), CacheError> {
@@ -296,9 +296,11 @@ impl Vm {
             host,
             host_len: em.code.len() as u32,
             class: ir.class,
-            pc_map: em.pc_map[..].into(),
+            // Taken, not copied: the block keeps them (a kept block's
+            // recipe makes its pc map again for the next).
+            pc_map: std::mem::take(&mut em.pc_map).into_boxed_slice(),
             counted,
-            rep_ring: em.rep_ring[..].into(),
+            rep_ring: std::mem::take(&mut em.rep_ring).into_boxed_slice(),
         };
         let got = if listed {
             l.cache.insert(info)

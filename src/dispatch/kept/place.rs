@@ -101,7 +101,7 @@ impl Vm {
             insns: r.meta.insns,
             class: r.meta.exit.class(),
         };
-        let (id, host) = self.commit_facts(l, &facts, &r.em, true, true)?;
+        let (id, host) = self.commit_facts(l, &facts, &mut r.em, true, true)?;
         self.prelink(l, first_site)?;
         l.translate_ticks += crate::clock::ticks().saturating_sub(began);
         l.kept.placed += 1;

@@ -10,7 +10,8 @@ use crate::types::GuestAddr;
 
 /// A kept block, decoded (K1). Made once and decoded into again for every
 /// block placed (`decode_into`): its vectors keep their room, so placing
-/// allocates nothing for them.
+/// allocates nothing for them but the pc map, which the placed block
+/// takes.
 #[derive(Debug, Default)]
 pub struct Recipe {
     /// Its module's base now (the placement's guest base).

@@ -141,7 +141,7 @@ impl Vm {
         for (k, kind) in kinds.iter().enumerate() {
             let cursor = l.cache.mem.next_block().0;
             let first_site = l.cache.sites.len() as u32;
-            let (piece, ir, listed, counted) = match *kind {
+            let (mut piece, ir, listed, counted) = match *kind {
                 PieceKind::Node(u) => {
                     let x = &cfg.nodes[u as usize];
                     let edges = cfg.graph.succs[u as usize]
@@ -235,7 +235,7 @@ impl Vm {
                 }
             };
             links.extend(piece.links.iter().map(|&(f, to)| (k, f, to)));
-            let (id, host) = self.commit_block(l, ir, &piece.em, listed, counted)?;
+            let (id, host) = self.commit_block(l, ir, &mut piece.em, listed, counted)?;
             hosts[k] = host.0;
             ids[k] = id.0;
         }
