@@ -15,14 +15,18 @@
 //!     thread stops at the top of its loop, where it holds no lock and is
 //!     inside no one-time initialisation (a lazily built table of a crate
 //!     it uses), and stays there until told to go on: a forked child gets
-//!     no state half changed by a thread it does not have.
+//!     no state half changed by a thread it does not have. A monitor
+//!     sleeping on its doorbell (between rounds, or idle) holds nothing
+//!     either: a pause takes it as it is (CLAIMED) without waking it, and
+//!     it does not leave its nap until given back. One pause at a time.
 //! I5: a monitor started idle ([`Monitor::start`] with `idle`: a forked
 //!     child's) makes no tables and reads no ring until a ring fills (its
-//!     producer rings the doorbell), a `fork` or the end asks for it, or
-//!     the idle time has passed; then it goes on as any monitor, from the
-//!     first entry (I1). A child that calls `execve` or exits at once
-//!     costs no tables, no page of them and no drain: each forked python
-//!     child's monitor had been about 7 ms of its fork's 16. Its time tree
+//!     producer rings the doorbell), the end asks for it, or the idle time
+//!     has passed; then it goes on as any monitor, from the first entry
+//!     (I1). A child that calls `execve` or exits at once costs no tables,
+//!     no page of them and no drain: each forked python child's monitor
+//!     had been about 7 ms of its fork's 16. A fork of its own does not
+//!     end the idleness (I4: it takes the sleeping monitor). Its time tree
 //!     places the samples of that first stretch by interpolation over it
 //!     (sampler.rs: one interval from the monitor's start).
 //!
@@ -80,22 +84,38 @@ struct Shared {
     /// The monitor naps on this futex word when every ring is empty; a
     /// waiting producer and `finish` ring it.
     doorbell: AtomicU32,
-    /// I4: PAUSE_ASKED while a guest thread wants the monitor still
-    /// (a `fork`), PAUSED once it is, 0 when it may go on.
+    /// I4: the monitor's state for pauses (RUNNING, PAUSE_ASKED, PAUSED,
+    /// NAPPING, CLAIMED below).
     pause: AtomicU32,
 }
 
+/// The monitor may be anywhere in its loop.
+const RUNNING: u32 = 0;
+/// A guest thread wants the monitor still (a `fork`): it stops at the top
+/// of its loop.
 const PAUSE_ASKED: u32 = 1;
+/// The monitor stopped there for the guest thread that asked.
 const PAUSED: u32 = 2;
+/// The monitor is at a point where it holds nothing and is about to
+/// sleep, or sleeping, on its doorbell (between rounds, or idle: I5).
+const NAPPING: u32 = 3;
+/// A guest thread took a napping monitor as paused, without waking it:
+/// it goes on napping, and does not leave its nap until given back.
+const CLAIMED: u32 = 4;
 
 /// A paused monitor (I4); it goes on when this is dropped.
 #[derive(Debug)]
-pub struct Paused(Arc<Shared>);
+pub struct Paused {
+    shared: Arc<Shared>,
+    /// What the monitor goes back to: RUNNING after PAUSED, NAPPING after
+    /// CLAIMED.
+    back: u32,
+}
 
 impl Drop for Paused {
     fn drop(&mut self) {
-        self.0.pause.store(0, Ordering::Release);
-        futex_wake(&self.0.pause);
+        self.shared.pause.store(self.back, Ordering::Release);
+        futex_wake(&self.shared.pause);
     }
 }
 
@@ -258,18 +278,41 @@ impl Monitor {
 
     /// I4: wait until the monitor thread is between rounds, holding
     /// nothing (no lock, no one-time initialisation half done), and keep
-    /// it there until the result is dropped: a `fork` copies it so.
+    /// it there until the result is dropped: a `fork` copies it so. A
+    /// napping monitor is taken as it is, without waking it (a fork used
+    /// to wait 0.1 ms, and up to 2, for a sleeping monitor to wake, answer
+    /// and wake it in turn); one pause at a time.
     pub fn pause(&self) -> Paused {
         let s = &self.shared;
-        s.pause.store(PAUSE_ASKED, Ordering::Release);
-        ring::ring_doorbell(&s.doorbell);
-        while s.pause.load(Ordering::Acquire) != PAUSED {
-            if self.thread.as_ref().is_none_or(|t| t.is_finished()) {
-                break;
+        let gone = || self.thread.as_ref().is_none_or(|t| t.is_finished());
+        loop {
+            let cur = s.pause.load(Ordering::Acquire);
+            let (to, back) = match cur {
+                NAPPING => (CLAIMED, NAPPING),
+                RUNNING => (PAUSE_ASKED, RUNNING),
+                // Another thread's pause: wait until it is given back.
+                _ => {
+                    futex_wait(&s.pause, cur, 1_000_000);
+                    continue;
+                }
+            };
+            if s.pause
+                .compare_exchange(cur, to, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                continue;
             }
-            futex_wait(&s.pause, PAUSE_ASKED, 1_000_000);
+            if to == PAUSE_ASKED {
+                ring::ring_doorbell(&s.doorbell);
+                while s.pause.load(Ordering::Acquire) != PAUSED && !gone() {
+                    futex_wait(&s.pause, PAUSE_ASKED, 1_000_000);
+                }
+            }
+            return Paused {
+                shared: s.clone(),
+                back,
+            };
         }
-        Paused(s.clone())
     }
 
     /// Stop after draining every ring (I1) and hand back their exact profile.
@@ -353,14 +396,8 @@ fn run(
     tables.sampler = sampler;
     tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
     loop {
-        if shared.pause.load(Ordering::Acquire) == PAUSE_ASKED {
-            // I4: here the monitor holds nothing.
-            shared.pause.store(PAUSED, Ordering::Release);
-            futex_wake(&shared.pause);
-            while shared.pause.load(Ordering::Acquire) == PAUSED {
-                futex_wait(&shared.pause, PAUSED, 10_000_000);
-            }
-        }
+        // I4: here the monitor holds nothing.
+        pause_point(shared);
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
         let mut found = 0usize;
@@ -395,41 +432,63 @@ fn run(
         if shared.stop.load(Ordering::Acquire) {
             continue;
         }
-        let nap = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: backoff_ns,
-        };
-        // SAFETY: futex wait on a live atomic word, bounded by `nap`.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                shared.doorbell.as_ptr(),
-                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                seen,
-                &nap as *const libc::timespec,
-            )
-        };
+        nap(shared, seen, backoff_ns);
     }
 }
 
-/// I5: return once a ring has filled, a pause or the stop is asked for
-/// (each rings the doorbell), or `d` has passed.
+/// I4 at the top of the loop: stop while a guest thread that asked for a
+/// pause holds it.
+fn pause_point(shared: &Shared) {
+    if shared.pause.load(Ordering::Acquire) == PAUSE_ASKED {
+        shared.pause.store(PAUSED, Ordering::Release);
+        futex_wake(&shared.pause);
+        while shared.pause.load(Ordering::Acquire) == PAUSED {
+            futex_wait(&shared.pause, PAUSED, 10_000_000);
+        }
+    }
+}
+
+/// Sleep on the doorbell (which still holds `seen`) for at most `ns`,
+/// holding nothing: a pause may take the monitor meanwhile without
+/// waking it (I4), and it leaves its nap only once given back. Returns at
+/// once when a pause was asked for (the caller's next pause point takes
+/// it).
+fn nap(shared: &Shared, seen: u32, ns: i64) {
+    if shared
+        .pause
+        .compare_exchange(RUNNING, NAPPING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    futex_wait(&shared.doorbell, seen, ns);
+    loop {
+        match shared
+            .pause
+            .compare_exchange(NAPPING, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => return,
+            Err(cur) => futex_wait(&shared.pause, cur, 10_000_000),
+        }
+    }
+}
+
+/// I5: return once a ring has filled or the stop is asked for (each
+/// rings the doorbell), or `d` has passed. A fork meanwhile takes the
+/// idle monitor as paused (I4) without ending its idleness: a shell's
+/// monitor stays idle across the children it forks.
 fn wait_idle(shared: &Shared, d: std::time::Duration) {
     let until = std::time::Instant::now() + d;
     let seen = shared.doorbell.load(Ordering::Acquire);
     loop {
-        let asked = shared.stop.load(Ordering::Acquire)
-            || shared.pause.load(Ordering::Acquire) == PAUSE_ASKED
-            || shared.doorbell.load(Ordering::Acquire) != seen;
+        pause_point(shared);
+        let asked =
+            shared.stop.load(Ordering::Acquire) || shared.doorbell.load(Ordering::Acquire) != seen;
         let left = until.saturating_duration_since(std::time::Instant::now());
         if asked || left.is_zero() {
             return;
         }
-        futex_wait(
-            &shared.doorbell,
-            seen,
-            left.as_nanos().min(999_999_999) as i64,
-        );
+        nap(shared, seen, left.as_nanos().min(999_999_999) as i64);
     }
 }
 
@@ -475,5 +534,82 @@ fn drain(
         tables.process(t, entries, blocks);
         r.ring.release(entries.len());
         n += entries.len();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(m: &Monitor) -> u32 {
+        m.shared.pause.load(Ordering::Acquire)
+    }
+
+    fn wait_for(m: &Monitor, want: u32) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while state(m) != want {
+            assert!(std::time::Instant::now() < until, "state {}", state(m));
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// I4 and I5: a pause takes a sleeping monitor as it is, idle or
+    /// between rounds, and gives it back to its nap; pauses come one at a
+    /// time; an idle monitor stays idle across them, and the end still
+    /// finds it.
+    #[test]
+    fn a_pause_takes_a_sleeping_monitor_without_waking_it() {
+        let blocks = Arc::new(BlockTable::new(64).unwrap());
+        let idle = Some(std::time::Duration::from_secs(600));
+        let mut m = Monitor::start(blocks, SbConfig::default(), None, None, None, idle);
+        wait_for(&m, NAPPING);
+        let p = m.pause();
+        assert_eq!(state(&m), CLAIMED);
+        // A second pause waits for the first to be given back.
+        let second = std::thread::scope(|s| {
+            let h = s.spawn(|| {
+                let q = m.pause();
+                let got = state(&m);
+                drop(q);
+                got
+            });
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(state(&m), CLAIMED, "the second pause is waiting");
+            drop(p);
+            h.join().unwrap()
+        });
+        assert_eq!(second, CLAIMED);
+        // Given back, it naps on (idle: no doorbell rang).
+        wait_for(&m, NAPPING);
+        let snap = m.finish();
+        assert_eq!(snap.entries, 0);
+    }
+
+    /// I4: a running monitor is asked, stops at the top of its loop, and
+    /// runs on once given back.
+    #[test]
+    fn a_pause_asked_of_a_running_monitor_waits_for_its_loop_top() {
+        let blocks = Arc::new(BlockTable::new(64).unwrap());
+        let mut m = Monitor::start(blocks, SbConfig::default(), None, None, None, None);
+        // Not napping: it cannot be claimed.
+        let p = loop {
+            wait_for(&m, RUNNING);
+            if m.shared
+                .pause
+                .compare_exchange(RUNNING, PAUSE_ASKED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                ring::ring_doorbell(&m.shared.doorbell);
+                wait_for(&m, PAUSED);
+                break Paused {
+                    shared: m.shared.clone(),
+                    back: RUNNING,
+                };
+            }
+        };
+        assert_eq!(state(&m), PAUSED);
+        drop(p);
+        assert_ne!(state(&m), PAUSED);
+        let _ = m.finish();
     }
 }
