@@ -26,9 +26,26 @@
 //!     (I1). A child that calls `execve` or exits at once costs no tables,
 //!     no page of them and no drain: each forked python child's monitor
 //!     had been about 7 ms of its fork's 16. A fork of its own does not
-//!     end the idleness (I4: it takes the sleeping monitor). Its time tree
+//!     end the idleness (I4: it takes the sleeping monitor). Its thread is
+//!     born on its starter's core and copies no descriptor table until it
+//!     wakes: a thread that had run on another core kept that core in the
+//!     process's TLB shoot-downs, and every copy-on-write fault of the
+//!     child then interrupted it (about 0.4 ms of each python fork child,
+//!     its own start-up included, on a 2-vCPU VM). Its time tree
 //!     places the samples of that first stretch by interpolation over it
 //!     (sampler.rs: one interval from the monitor's start).
+//!
+//! I6: after a fork (its pause given back) the monitor keeps still for
+//!     [`FORK_QUIET_NS`] unless a ring fills or the end comes (the
+//!     doorbell moves). A fork write-protects every private page of the
+//!     process, and each first write after it is a copy-on-write fault
+//!     whose TLB shoot-down interrupts every other core running the
+//!     process: the guest's writes after `fork` interrupted a monitor that
+//!     was draining, and the monitor's writes to its tables interrupted
+//!     the guest (each a VM exit on a VM; 1.4 ms of CPU a python fork, more
+//!     than the child cost). A parent that waits for its child lets the
+//!     monitor catch up meanwhile, on a core where the process no longer
+//!     runs.
 //!
 //! Ring entries: the words of `crate::contract` (units, and tagged
 //! records: syscalls, `rep` iterations, instructions that did not retire,
@@ -87,6 +104,24 @@ struct Shared {
     /// I4: the monitor's state for pauses (RUNNING, PAUSE_ASKED, PAUSED,
     /// NAPPING, CLAIMED below).
     pause: AtomicU32,
+    /// I6: the monitor sleeps until this time (monotonic ns; 0: it need
+    /// not), unless the doorbell moves from `quiet_bell`.
+    quiet_until: AtomicU64,
+    quiet_bell: AtomicU32,
+}
+
+/// I6: how long a monitor keeps still after its process forked.
+const FORK_QUIET_NS: u64 = 1_000_000;
+
+/// CLOCK_MONOTONIC in nanoseconds.
+fn mono_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: the kernel (vDSO) writes our own timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// The monitor may be anywhere in its loop.
@@ -114,6 +149,12 @@ pub struct Paused {
 
 impl Drop for Paused {
     fn drop(&mut self) {
+        // I6: the fork is done; keep still a moment.
+        let s = &self.shared;
+        s.quiet_bell
+            .store(s.doorbell.load(Ordering::Acquire), Ordering::Release);
+        s.quiet_until
+            .store(mono_ns() + FORK_QUIET_NS, Ordering::Release);
         self.shared.pause.store(self.back, Ordering::Release);
         futex_wake(&self.shared.pause);
     }
@@ -215,6 +256,8 @@ impl Monitor {
             stop: AtomicBool::new(false),
             doorbell: AtomicU32::new(0),
             pause: AtomicU32::new(0),
+            quiet_until: AtomicU64::new(0),
+            quiet_bell: AtomicU32::new(0),
         });
         // FACTS: get_core_ids reports the calling thread's current mask;
         // read it before pinning anything.
@@ -242,19 +285,25 @@ impl Monitor {
             BACKOFF_NS
         };
         let s2 = shared.clone();
+        // I5: an idle monitor is born on the starter's core (it inherits
+        // its mask, given back to the starter at once).
+        let idle = idle.map(|time| Idle {
+            time,
+            widen: stay_here(),
+        });
+        let widen = idle.and_then(|i| i.widen);
         // Born with every signal blocked: they belong to the guest threads.
         let thread = crate::own_thread::spawn_blocked("hotlift-monitor", move || {
-            // Files it writes (`--dump-superblocks`, a monitor record)
-            // take no descriptor number from the guest's next `open`; if
-            // the kernel refuses, it shares the table as before.
-            let _ = crate::host::private_fd_table();
             let pinned = monitor_core
                 .map(core_affinity::set_for_current)
                 .unwrap_or(false);
             let tables = run(&s2, sb, tier, sampling, paths, nap, idle);
             (tables, crate::clock::thread_cpu_seconds(), pinned)
-        })
-        .expect("spawn the monitor thread");
+        });
+        if let Some(mask) = &widen {
+            set_mask(mask);
+        }
+        let thread = thread.expect("spawn the monitor thread");
         if let Some(m) = monitor_core {
             info.monitor_core = Some(m.id);
             info.pinned = info.guest_core.is_some();
@@ -372,13 +421,22 @@ fn run(
     sampling: Option<sampler::SampleConfig>,
     paths: Option<Arc<paths::Shared>>,
     backoff_ns: i64,
-    idle: Option<std::time::Duration>,
+    idle: Option<Idle>,
 ) -> Snapshot {
     // The sampler's clock starts with the monitor, idle or not (I5).
     let sampler = sampler::Sampler::new(sampling);
-    if let Some(d) = idle {
-        wait_idle(shared, d);
+    if let Some(i) = idle {
+        wait_idle(shared, i.time);
+        // I5: awake, it runs where its starter could.
+        if let Some(mask) = &i.widen {
+            set_mask(mask);
+        }
     }
+    // Files it writes (`--dump-superblocks`, a monitor record) take no
+    // descriptor number from the guest's next `open`; if the kernel
+    // refuses, it shares the table as before. (An idle monitor copies the
+    // table only once awake, I5.)
+    let _ = crate::host::private_fd_table();
     let mut tables = Tables::new(sb);
     // A forked child's monitor (started idle, I5) meets its parent's
     // blocks far apart. Any other may start after the guest published
@@ -398,6 +456,9 @@ fn run(
     loop {
         // I4: here the monitor holds nothing.
         pause_point(shared);
+        if keep_still(shared) {
+            continue;
+        }
         let stop = shared.stop.load(Ordering::Acquire);
         let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
         let mut found = 0usize;
@@ -436,6 +497,42 @@ fn run(
     }
 }
 
+/// An idle start (I5): for how long, and the mask its starter had when it
+/// was born on the starter's core (None: it was not pinned there).
+#[derive(Debug, Clone, Copy)]
+struct Idle {
+    time: std::time::Duration,
+    widen: Option<libc::cpu_set_t>,
+}
+
+/// Pin the calling thread to the core it is on; its mask before, to give
+/// back with [`set_mask`] (None: it could not be read or set, and nothing
+/// changed).
+fn stay_here() -> Option<libc::cpu_set_t> {
+    // SAFETY: the kernel fills and reads cpu_set_t values of our own;
+    // sched_getcpu has no preconditions.
+    unsafe {
+        let mut old: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(0, size, &mut old) != 0 {
+            return None;
+        }
+        let cpu = libc::sched_getcpu();
+        if cpu < 0 || !libc::CPU_ISSET(cpu as usize, &old) || libc::CPU_COUNT(&old) < 2 {
+            return None;
+        }
+        let mut here: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut here);
+        (libc::sched_setaffinity(0, size, &here) == 0).then_some(old)
+    }
+}
+
+/// Give the calling thread the affinity mask `mask`.
+fn set_mask(mask: &libc::cpu_set_t) {
+    // SAFETY: the kernel reads our own cpu_set_t.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) };
+}
+
 /// I4 at the top of the loop: stop while a guest thread that asked for a
 /// pause holds it.
 fn pause_point(shared: &Shared) {
@@ -446,6 +543,27 @@ fn pause_point(shared: &Shared) {
             futex_wait(&shared.pause, PAUSED, 10_000_000);
         }
     }
+}
+
+/// I6: after a fork, nap until the quiet time is over, unless a producer
+/// or the end rang the doorbell since the fork began (then the quiet is
+/// over too); whether it napped.
+fn keep_still(shared: &Shared) -> bool {
+    let until = shared.quiet_until.load(Ordering::Acquire);
+    if until == 0 {
+        return false;
+    }
+    let now = mono_ns();
+    let seen = shared.quiet_bell.load(Ordering::Acquire);
+    if now >= until
+        || shared.stop.load(Ordering::Acquire)
+        || shared.doorbell.load(Ordering::Acquire) != seen
+    {
+        shared.quiet_until.store(0, Ordering::Release);
+        return false;
+    }
+    nap(shared, seen, (until - now) as i64);
+    true
 }
 
 /// Sleep on the doorbell (which still holds `seen`) for at most `ns`,
@@ -583,6 +701,69 @@ mod tests {
         wait_for(&m, NAPPING);
         let snap = m.finish();
         assert_eq!(snap.entries, 0);
+    }
+
+    fn shared() -> Shared {
+        Shared {
+            rings: Mutex::new(Vec::new()),
+            blocks: Arc::new(BlockTable::new(4).unwrap()),
+            stop: AtomicBool::new(false),
+            doorbell: AtomicU32::new(0),
+            pause: AtomicU32::new(RUNNING),
+            quiet_until: AtomicU64::new(0),
+            quiet_bell: AtomicU32::new(0),
+        }
+    }
+
+    /// I6: after a fork the monitor naps until the quiet time is over; a
+    /// doorbell rung since the fork began, or the time past, ends it.
+    #[test]
+    fn a_monitor_keeps_still_after_a_fork_until_rung() {
+        let s = shared();
+        assert!(!keep_still(&s), "no fork: no quiet");
+        s.quiet_until
+            .store(mono_ns() + 2_000_000, Ordering::Release);
+        let t0 = std::time::Instant::now();
+        while keep_still(&s) {}
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(2));
+        assert_eq!(s.quiet_until.load(Ordering::Acquire), 0, "over");
+        assert_eq!(s.pause.load(Ordering::Acquire), RUNNING);
+        s.quiet_until
+            .store(mono_ns() + 60_000_000_000, Ordering::Release);
+        ring::ring_doorbell(&s.doorbell);
+        assert!(!keep_still(&s), "a ring since the fork: at once");
+        assert_eq!(s.quiet_until.load(Ordering::Acquire), 0);
+    }
+
+    /// I5: an idle monitor's thread is born on its starter's core: the
+    /// starter pins itself where it is and gets its mask back.
+    #[test]
+    fn staying_here_pins_to_this_core_and_gives_the_mask_back() {
+        let mask = || {
+            // SAFETY: the kernel fills our own set.
+            unsafe {
+                let mut m: libc::cpu_set_t = std::mem::zeroed();
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut m);
+                m
+            }
+        };
+        std::thread::spawn(move || {
+            let before = mask();
+            // SAFETY: reads our own set.
+            let n = unsafe { libc::CPU_COUNT(&before) };
+            match stay_here() {
+                None => assert!(n < 2, "{n} cores but not pinned"),
+                Some(old) => {
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { libc::CPU_COUNT(&mask()) }, 1);
+                    set_mask(&old);
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { libc::CPU_COUNT(&mask()) }, n);
+                }
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     /// I4: a running monitor is asked, stops at the top of its loop, and
