@@ -135,7 +135,7 @@ pub struct Builder {
     published: super::Published,
     /// Superblocks taken over from a forked parent, for the tables
     /// (taken once, [`Builder::take_inherited`]).
-    inherited: Vec<(u32, SbAccount)>,
+    inherited: Vec<(u32, Arc<SbAccount>)>,
     /// `published` may hold a forked parent's superblocks, not taken over
     /// yet ([`Builder::take_over`]).
     inherit_pending: bool,
@@ -262,6 +262,7 @@ impl Builder {
         if !l.is_empty() {
             self.cursor = self.shared.arena_used();
             self.next_id = l.iter().map(|a| a.id + 1).max().unwrap_or(0);
+            self.heads.reserve(l.len());
             for a in l.iter() {
                 self.heads.insert(a.head, a.id);
                 if a.acc.members.len() <= FRAGMENT {
@@ -280,7 +281,7 @@ impl Builder {
 
     /// The superblocks taken over from a forked parent (monitor/tables/units.rs
     /// I4), once, before the first round.
-    pub fn take_inherited(&mut self) -> Vec<(u32, SbAccount)> {
+    pub fn take_inherited(&mut self) -> Vec<(u32, Arc<SbAccount>)> {
         self.take_over();
         std::mem::take(&mut self.inherited)
     }
@@ -588,7 +589,7 @@ impl Builder {
         self.cursor += size;
         self.shared.set_arena_used(self.cursor);
         self.next_id += 1;
-        let adoptable = acc.clone();
+        let adoptable = Arc::new(acc.clone());
         crate::monitor::trace::superblock(id, &acc);
         tables.add_superblock(id, acc, metas);
         let Some((head_host, _)) = self.blocks.host(head) else {

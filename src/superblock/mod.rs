@@ -49,13 +49,14 @@ pub use crate::monitor::{Request, Trigger};
 
 /// A superblock published in code-cache generation `gen`, as a forked
 /// child's monitor takes it over (dispatch/fork.rs F2, monitor/tables/units.rs
-/// I4): its id, head block and account.
+/// I4): its id, head block and account (shared: a child takes every one
+/// over and copies only those whose units run in it).
 #[derive(Debug, Clone)]
 pub struct Adoptable {
     pub id: u32,
     pub gen: u64,
     pub head: u32,
-    pub acc: crate::monitor::tables::SbAccount,
+    pub acc: std::sync::Arc<crate::monitor::tables::SbAccount>,
 }
 
 /// What a process's builder has published (build.rs I3), where a fork

@@ -123,7 +123,9 @@ pub struct SbAccount {
 pub(super) struct Inherited {
     id: u32,
     units: std::ops::Range<u32>,
-    acc: Option<SbAccount>,
+    /// Shared with the process's log of what was published (a fork of
+    /// this child takes them over too): copied when the units are made.
+    acc: Option<Arc<SbAccount>>,
 }
 
 /// How a superblock's passes ended, from its unit counts.
@@ -275,9 +277,11 @@ impl Tables {
     /// makes those, and no page of the word table for the rest. Their
     /// heads' triggers are done at once, as [`Tables::add_superblock`]
     /// does.
-    pub fn inherit(&mut self, mut sbs: Vec<(u32, SbAccount)>, blocks: Arc<BlockTable>) {
+    pub fn inherit(&mut self, mut sbs: Vec<(u32, Arc<SbAccount>)>, blocks: Arc<BlockTable>) {
         let metas = blocks.published();
         sbs.sort_by_key(|(_, a)| a.unit_base);
+        self.warm.reserve(sbs.len());
+        self.warm_n.reserve(sbs.len());
         for (_, acc) in &sbs {
             let head_guest = metas.get(acc.members[0] as usize).map_or(0, |m| m.guest);
             let s = self.warm_slot(head_guest);
@@ -315,7 +319,7 @@ impl Tables {
         let Some(blocks) = self.inherited_blocks.clone() else {
             return false;
         };
-        self.place_superblock(id, acc, blocks.published(), false);
+        self.place_superblock(id, Arc::unwrap_or_clone(acc), blocks.published(), false);
         self.adopted += 1;
         true
     }

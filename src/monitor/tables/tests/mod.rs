@@ -325,7 +325,10 @@ fn loop_tables_as(inherited: bool, stream: impl Fn(u32) -> Vec<u32>) -> String {
     let mut t = Tables::new(SbConfig::default());
     let base = if inherited {
         let base = t.next_units(5).unwrap();
-        t.inherit(vec![(0, tree_account(base))], blocks.clone());
+        t.inherit(
+            vec![(0, std::sync::Arc::new(tree_account(base)))],
+            blocks.clone(),
+        );
         // A superblock of its own takes units above the inherited ones.
         assert_eq!(t.next_units(1), Some(base + 5));
         base
