@@ -31,9 +31,13 @@
 //!     wakes: a thread that had run on another core kept that core in the
 //!     process's TLB shoot-downs, and every copy-on-write fault of the
 //!     child then interrupted it (about 0.4 ms of each python fork child,
-//!     its own start-up included, on a 2-vCPU VM). Its time tree
-//!     places the samples of that first stretch by interpolation over it
-//!     (sampler.rs: one interval from the monitor's start).
+//!     its own start-up included, on a 2-vCPU VM). The child itself then
+//!     tends to move to the other core, where a tree's first process
+//!     pins its monitor: that monitor naps longer once it finds nothing
+//!     ([`IDLE_ROUNDS`]), or a shell's `fork` + `exec` of `/bin/true` took
+//!     1.5 ms more. Its time tree places the samples of that first stretch
+//!     by interpolation over it (sampler.rs: one interval from the
+//!     monitor's start).
 //!
 //! I6: after a fork (its pause given back) the monitor keeps still for
 //!     [`FORK_QUIET_NS`] unless a ring fills or the end comes (the
@@ -396,6 +400,16 @@ const BACKOFF_NS: i64 = 50_000;
 /// 0.92, `c-nest 6 1` 0.90, c-recursion 0.97, c-switch 0.98; 10 ms was no
 /// better than 2 (1.01–1.06).
 const SHARED_CORE_BACKOFF_NS: i64 = 2_000_000;
+/// Rounds in a row that found nothing before the monitor naps longer
+/// ([`IDLE_NAP_NS`]): its process is blocked or sleeping (a shell waiting
+/// for its child, a parent in `waitpid`). A monitor waking every 50 µs
+/// took the core from whatever else ran there (the child, on a tree's
+/// first process's monitor's core: a shell's `/bin/true` was switched
+/// out 50 times). A producer facing a full segment rings the doorbell
+/// anyway; the first round after the guest goes on starts up to a nap
+/// late.
+const IDLE_ROUNDS: u32 = 20;
+const IDLE_NAP_NS: i64 = 1_000_000;
 /// Most entries of one ring a round processes before the builder gets a
 /// turn (except in the last round, I1): a monitor that has fallen far
 /// behind (an interpreter's indirect edges) still builds what was asked
@@ -453,6 +467,7 @@ fn run(
     }
     tables.sampler = sampler;
     tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
+    let mut empty = 0u32;
     loop {
         // I4: here the monitor holds nothing.
         pause_point(shared);
@@ -487,13 +502,24 @@ fn run(
             return tables.snapshot();
         }
         if found >= BATCH {
+            empty = 0;
             continue;
         }
+        empty = if found == 0 {
+            empty.saturating_add(1)
+        } else {
+            0
+        };
         let seen = shared.doorbell.load(Ordering::Acquire);
         if shared.stop.load(Ordering::Acquire) {
             continue;
         }
-        nap(shared, seen, backoff_ns);
+        let ns = if empty >= IDLE_ROUNDS {
+            backoff_ns.max(IDLE_NAP_NS)
+        } else {
+            backoff_ns
+        };
+        nap(shared, seen, ns);
     }
 }
 
