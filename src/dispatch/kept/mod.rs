@@ -239,8 +239,11 @@ impl Kept {
     pub fn forked(&mut self) {
         self.forked = true;
         for m in &mut self.modules {
+            // Dropped, not emptied: emptying a table writes every one of
+            // its control bytes, pages the child shares copy-on-write with
+            // its parent (a cold parent records every block).
             m.new = Vec::new();
-            m.recorded.clear();
+            m.recorded = Default::default();
             m.fresh = 0;
         }
     }
