@@ -159,8 +159,8 @@ impl Drop for Paused {
             .store(s.doorbell.load(Ordering::Acquire), Ordering::Release);
         s.quiet_until
             .store(mono_ns() + FORK_QUIET_NS, Ordering::Release);
-        self.shared.pause.store(self.back, Ordering::Release);
-        futex_wake(&self.shared.pause);
+        s.pause.store(self.back, Ordering::Release);
+        futex_wake(&s.pause);
     }
 }
 
@@ -176,10 +176,11 @@ fn futex_wake(word: &AtomicU32) {
     };
 }
 
+/// Wait on `word` while it holds `seen`, at most `ns` nanoseconds.
 fn futex_wait(word: &AtomicU32, seen: u32, ns: i64) {
     let t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: ns,
+        tv_sec: ns / 1_000_000_000,
+        tv_nsec: ns % 1_000_000_000,
     };
     // SAFETY: futex wait on a live atomic word, bounded by `t`.
     unsafe {
@@ -682,141 +683,4 @@ fn drain(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn state(m: &Monitor) -> u32 {
-        m.shared.pause.load(Ordering::Acquire)
-    }
-
-    fn wait_for(m: &Monitor, want: u32) {
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while state(m) != want {
-            assert!(std::time::Instant::now() < until, "state {}", state(m));
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-
-    /// I4 and I5: a pause takes a sleeping monitor as it is, idle or
-    /// between rounds, and gives it back to its nap; pauses come one at a
-    /// time; an idle monitor stays idle across them, and the end still
-    /// finds it.
-    #[test]
-    fn a_pause_takes_a_sleeping_monitor_without_waking_it() {
-        let blocks = Arc::new(BlockTable::new(64).unwrap());
-        let idle = Some(std::time::Duration::from_secs(600));
-        let mut m = Monitor::start(blocks, SbConfig::default(), None, None, None, idle);
-        wait_for(&m, NAPPING);
-        let p = m.pause();
-        assert_eq!(state(&m), CLAIMED);
-        // A second pause waits for the first to be given back.
-        let second = std::thread::scope(|s| {
-            let h = s.spawn(|| {
-                let q = m.pause();
-                let got = state(&m);
-                drop(q);
-                got
-            });
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            assert_eq!(state(&m), CLAIMED, "the second pause is waiting");
-            drop(p);
-            h.join().unwrap()
-        });
-        assert_eq!(second, CLAIMED);
-        // Given back, it naps on (idle: no doorbell rang).
-        wait_for(&m, NAPPING);
-        let snap = m.finish();
-        assert_eq!(snap.entries, 0);
-    }
-
-    fn shared() -> Shared {
-        Shared {
-            rings: Mutex::new(Vec::new()),
-            blocks: Arc::new(BlockTable::new(4).unwrap()),
-            stop: AtomicBool::new(false),
-            doorbell: AtomicU32::new(0),
-            pause: AtomicU32::new(RUNNING),
-            quiet_until: AtomicU64::new(0),
-            quiet_bell: AtomicU32::new(0),
-        }
-    }
-
-    /// I6: after a fork the monitor naps until the quiet time is over; a
-    /// doorbell rung since the fork began, or the time past, ends it.
-    #[test]
-    fn a_monitor_keeps_still_after_a_fork_until_rung() {
-        let s = shared();
-        assert!(!keep_still(&s), "no fork: no quiet");
-        s.quiet_until
-            .store(mono_ns() + 2_000_000, Ordering::Release);
-        let t0 = std::time::Instant::now();
-        while keep_still(&s) {}
-        assert!(t0.elapsed() >= std::time::Duration::from_millis(2));
-        assert_eq!(s.quiet_until.load(Ordering::Acquire), 0, "over");
-        assert_eq!(s.pause.load(Ordering::Acquire), RUNNING);
-        s.quiet_until
-            .store(mono_ns() + 60_000_000_000, Ordering::Release);
-        ring::ring_doorbell(&s.doorbell);
-        assert!(!keep_still(&s), "a ring since the fork: at once");
-        assert_eq!(s.quiet_until.load(Ordering::Acquire), 0);
-    }
-
-    /// I5: an idle monitor's thread is born on its starter's core: the
-    /// starter pins itself where it is and gets its mask back.
-    #[test]
-    fn staying_here_pins_to_this_core_and_gives_the_mask_back() {
-        let mask = || {
-            // SAFETY: the kernel fills our own set.
-            unsafe {
-                let mut m: libc::cpu_set_t = std::mem::zeroed();
-                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut m);
-                m
-            }
-        };
-        std::thread::spawn(move || {
-            let before = mask();
-            // SAFETY: reads our own set.
-            let n = unsafe { libc::CPU_COUNT(&before) };
-            match stay_here() {
-                None => assert!(n < 2, "{n} cores but not pinned"),
-                Some(old) => {
-                    // SAFETY: as above.
-                    assert_eq!(unsafe { libc::CPU_COUNT(&mask()) }, 1);
-                    set_mask(&old);
-                    // SAFETY: as above.
-                    assert_eq!(unsafe { libc::CPU_COUNT(&mask()) }, n);
-                }
-            }
-        })
-        .join()
-        .unwrap();
-    }
-
-    /// I4: a running monitor is asked, stops at the top of its loop, and
-    /// runs on once given back.
-    #[test]
-    fn a_pause_asked_of_a_running_monitor_waits_for_its_loop_top() {
-        let blocks = Arc::new(BlockTable::new(64).unwrap());
-        let mut m = Monitor::start(blocks, SbConfig::default(), None, None, None, None);
-        // Not napping: it cannot be claimed.
-        let p = loop {
-            wait_for(&m, RUNNING);
-            if m.shared
-                .pause
-                .compare_exchange(RUNNING, PAUSE_ASKED, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                ring::ring_doorbell(&m.shared.doorbell);
-                wait_for(&m, PAUSED);
-                break Paused {
-                    shared: m.shared.clone(),
-                    back: RUNNING,
-                };
-            }
-        };
-        assert_eq!(state(&m), PAUSED);
-        drop(p);
-        assert_ne!(state(&m), PAUSED);
-        let _ = m.finish();
-    }
-}
+mod tests;

@@ -18,7 +18,7 @@
 //!     section, and the arena's use ([`CacheShared::arena_used`]) follows
 //!     the cursor: a fork, which holds the publish lock, sees exactly the
 //!     superblocks whose heads are patched, and the child's builder takes
-//!     them over ([`Builder::take_over`]) instead of taking them back.
+//!     them over ([`Builder::take_inherited`]) instead of taking them back.
 #![allow(unsafe_code)]
 
 use std::sync::Arc;
@@ -133,11 +133,8 @@ pub struct Builder {
     prebuild: Option<Box<dyn Prebuilder>>,
     /// I3: everything published this generation, for a fork.
     published: super::Published,
-    /// Superblocks taken over from a forked parent, for the tables
-    /// (taken once, [`Builder::take_inherited`]).
-    inherited: Vec<(u32, Arc<SbAccount>)>,
     /// `published` may hold a forked parent's superblocks, not taken over
-    /// yet ([`Builder::take_over`]).
+    /// yet ([`Builder::take_inherited`]).
     inherit_pending: bool,
 }
 
@@ -226,52 +223,17 @@ impl Builder {
             stats: BuildStats::default(),
             prebuild: None,
             published: super::Published::default(),
-            inherited: Vec::new(),
             inherit_pending: false,
         }
     }
 
     /// I3: record what is published in `log` (a fork reads it); in a
-    /// forked child, `log` holds the superblocks of the parent's builder,
-    /// which this one takes over when the tables first ask
-    /// ([`Builder::take_inherited`]).
+    /// forked child it holds the parent's builder's superblocks, which
+    /// [`Builder::take_inherited`] takes over.
     pub fn with_published(mut self, log: super::Published) -> Builder {
         self.published = log;
         self.inherit_pending = true;
         self
-    }
-
-    /// I3, a forked child's side: take over the superblocks the log holds
-    /// from the parent's builder: their code stays where the arena's use
-    /// ended (cache/shared.rs I4), their heads stay patched, and this
-    /// builder goes on above them, with ids and units of its own. Done on
-    /// the monitor thread when its first round is about to begin, not at
-    /// the fork: a child that execs or exits before its monitor wakes
-    /// (monitor I5) never pays for it (cloning a python parent's
-    /// superblocks was 0.63 ms of each forked child). Nothing but this
-    /// builder moves the arena's use or the ids meanwhile; a flush in
-    /// between is met by the first round's `sync_gen`, as it was when the
-    /// takeover came first.
-    fn take_over(&mut self) {
-        if !std::mem::take(&mut self.inherit_pending) {
-            return;
-        }
-        let log = self.published.clone();
-        let mut l = log.lock().unwrap_or_else(|e| e.into_inner());
-        l.retain(|a| a.gen == self.gen);
-        if !l.is_empty() {
-            self.cursor = self.shared.arena_used();
-            self.next_id = l.iter().map(|a| a.id + 1).max().unwrap_or(0);
-            self.heads.reserve(l.len());
-            for a in l.iter() {
-                self.heads.insert(a.head, a.id);
-                if a.acc.members.len() <= FRAGMENT {
-                    self.fragments.insert(a.head);
-                }
-            }
-            self.inherited = l.iter().map(|a| (a.id, a.acc.clone())).collect();
-            self.stats.inherited = l.len() as u64;
-        }
     }
 
     /// The block table it builds from.
@@ -279,11 +241,37 @@ impl Builder {
         &self.blocks
     }
 
-    /// The superblocks taken over from a forked parent (monitor/tables/units.rs
-    /// I4), once, before the first round.
+    /// I3, a forked child's side, once, as its monitor's first round is
+    /// about to begin (never, for a child that execs or exits before its
+    /// monitor wakes: done at the fork it was 0.63 ms of each python
+    /// child): take over the superblocks the log holds from the parent's
+    /// builder. Their code stays where the arena's use ended
+    /// (cache/shared.rs I4), their heads stay patched, and this builder
+    /// goes on above them with ids and units of its own (nothing else
+    /// moves the arena's use or the ids meanwhile; a flush meanwhile is
+    /// met by the first round's `sync_gen`). Their accounts, for the
+    /// tables (monitor/tables/units.rs I4).
     pub fn take_inherited(&mut self) -> Vec<(u32, Arc<SbAccount>)> {
-        self.take_over();
-        std::mem::take(&mut self.inherited)
+        if !std::mem::take(&mut self.inherit_pending) {
+            return Vec::new();
+        }
+        let log = self.published.clone();
+        let mut l = log.lock().unwrap_or_else(|e| e.into_inner());
+        l.retain(|a| a.gen == self.gen);
+        if l.is_empty() {
+            return Vec::new();
+        }
+        self.cursor = self.shared.arena_used();
+        self.next_id = l.iter().map(|a| a.id + 1).max().unwrap_or(0);
+        self.heads.reserve(l.len());
+        for a in l.iter() {
+            self.heads.insert(a.head, a.id);
+            if a.acc.members.len() <= FRAGMENT {
+                self.fragments.insert(a.head);
+            }
+        }
+        self.stats.inherited = l.len() as u64;
+        l.iter().map(|a| (a.id, a.acc.clone())).collect()
     }
 
     /// Also build the stored traces `p` finds (store/feed.rs).
