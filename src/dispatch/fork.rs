@@ -226,6 +226,16 @@ impl Vm {
         }
         if vfork {
             wait_for_exec(fds);
+            // Monitor I6: this thread's copy-on-write faults begin now.
+            if let Some(m) = proc
+                .prof
+                .monitor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            {
+                m.keep_still();
+            }
         }
         Ok(pid as i64)
     }

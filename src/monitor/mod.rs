@@ -49,7 +49,9 @@
 //!     the guest (each a VM exit on a VM; 1.4 ms of CPU a python fork, more
 //!     than the child cost). A parent that waits for its child lets the
 //!     monitor catch up meanwhile, on a core where the process no longer
-//!     runs.
+//!     runs. A `vfork` parent, which runs again only once its child has
+//!     called `execve` or ended, asks for the same quiet then
+//!     ([`Monitor::keep_still`]).
 //!
 //! Ring entries: the words of `crate::contract` (units, and tagged
 //! records: syscalls, `rep` iterations, instructions that did not retire,
@@ -117,6 +119,17 @@ struct Shared {
 /// I6: how long a monitor keeps still after its process forked.
 const FORK_QUIET_NS: u64 = 1_000_000;
 
+impl Shared {
+    /// I6: keep still for [`FORK_QUIET_NS`] from now, unless the doorbell
+    /// moves.
+    fn keep_still(&self) {
+        self.quiet_bell
+            .store(self.doorbell.load(Ordering::Acquire), Ordering::Release);
+        self.quiet_until
+            .store(mono_ns() + FORK_QUIET_NS, Ordering::Release);
+    }
+}
+
 /// CLOCK_MONOTONIC in nanoseconds.
 fn mono_ns() -> u64 {
     let mut t = libc::timespec {
@@ -155,10 +168,7 @@ impl Drop for Paused {
     fn drop(&mut self) {
         // I6: the fork is done; keep still a moment.
         let s = &self.shared;
-        s.quiet_bell
-            .store(s.doorbell.load(Ordering::Acquire), Ordering::Release);
-        s.quiet_until
-            .store(mono_ns() + FORK_QUIET_NS, Ordering::Release);
+        s.keep_still();
         s.pause.store(self.back, Ordering::Release);
         futex_wake(&s.pause);
     }
@@ -367,6 +377,12 @@ impl Monitor {
                 back,
             };
         }
+    }
+
+    /// I6: the guest thread goes on after a `vfork` child let it (its
+    /// copy-on-write faults come now, not at the fork): keep still.
+    pub fn keep_still(&self) {
+        self.shared.keep_still();
     }
 
     /// Stop after draining every ring (I1) and hand back their exact profile.
