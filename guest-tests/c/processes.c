@@ -233,16 +233,24 @@ int main(int argc, char **argv) {
     printf("7. posix_spawn child wrote \"%.*s\" and exited %d\n", (int)strcspn(buf, "\n"), buf,
            WEXITSTATUS(st));
 
-    /* 8 */
+    /* 8: SIGCHLD is blocked from each fork until its child is reaped, so
+     * that the handler runs at the unblocking, the same instruction in
+     * every run: arriving while the parent was still inside fork, it
+     * once split a block of glibc's fork in one run and not another. */
     struct sigaction sa = {0};
     sa.sa_handler = on_chld;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGCHLD, &sa, NULL);
+    sigset_t chld, unblocked;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
     for (int i = 0; i < 3; i++) {
+        sigprocmask(SIG_BLOCK, &chld, &unblocked);
         c = fork();
         if (c == 0)
             _exit(i);
         status_of(c);
+        sigprocmask(SIG_SETMASK, &unblocked, NULL);
     }
     while (chld_seen < 3)
         usleep(1000);
