@@ -432,6 +432,58 @@ fn forked_children_are_exact_however_long_they_live() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Threads that fork at once (monitor I4: one pause at a time; a fork
+/// takes a napping monitor without waking it, a running one is asked):
+/// every child's and the parent's profile is exact, the parent's
+/// threads' counts included, and no pause is lost (the old protocol let a
+/// second fork's request un-pause the monitor under the first).
+#[test]
+fn threads_forking_at_once_keep_every_profile_exact() {
+    let dir = scratch("threadforks");
+    let src = dir.join("tf.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\n#include <stdio.h>\n#include <sys/wait.h>\n#include <unistd.h>\n\
+         static void *worker(void *arg) {\n\
+         \x20 long sum = (long)arg;\n\
+         \x20 for (int i = 0; i < 12; i++) {\n\
+         \x20   pid_t c = fork();\n\
+         \x20   if (c == 0) _exit(i & 7);\n\
+         \x20   int st; waitpid(c, &st, 0); sum += WEXITSTATUS(st);\n\
+         \x20   for (volatile int k = 0; k < 20000; k++) sum += k & 1;\n\
+         \x20 }\n\
+         \x20 return (void *)sum;\n\
+         }\n\
+         int main(void) {\n\
+         \x20 pthread_t t[4]; long total = 0;\n\
+         \x20 for (long i = 0; i < 4; i++) pthread_create(&t[i], 0, worker, (void *)i);\n\
+         \x20 for (int i = 0; i < 4; i++) { void *r; pthread_join(t[i], &r); total += (long)r; }\n\
+         \x20 printf(\"%ld\\n\", total);\n\
+         \x20 return total == 480142 ? 0 : 1;\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = dir.join("tf");
+    let o = Command::new("gcc")
+        .args(["-O1", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let native = Command::new(&exe).status().expect("run natively");
+    assert!(native.success(), "natively: {native:?}");
+    let (code, profiles) = run_tree(&dir, &["--count-check"], &[exe.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    assert_eq!(counts(&seen, "fork"), 48, "{seen:?}");
+    for (name, p) in &profiles {
+        let check = &p["count_check"];
+        assert_eq!(check["block_mismatch_total"], 0, "{name}: {check}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // `hotlift summary` of a process tree's profiles.
 
 /// `hotlift ARGS BASE -- /bin/sh -c "/bin/true; /bin/true"` (a tree of
