@@ -107,6 +107,22 @@ fn check_tree(dir: &Path, profiles: &BTreeMap<String, Value>) -> Vec<(String, St
     seen
 }
 
+/// `src` (C) built with `gcc -O1` and `flags` beside itself, without
+/// its extension.
+fn compile(src: &Path, flags: &[&str]) -> PathBuf {
+    let exe = src.with_extension("");
+    let o = Command::new("gcc")
+        .arg("-O1")
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(src)
+        .output()
+        .expect("gcc");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    exe
+}
+
 fn counts(seen: &[(String, String)], began: &str) -> usize {
     seen.iter().filter(|(b, _)| b == began).count()
 }
@@ -381,14 +397,7 @@ fn forked_children_are_exact_however_long_they_live() {
          }\n",
     )
     .unwrap();
-    let exe = dir.join("kids");
-    let o = Command::new("gcc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("gcc");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let exe = compile(&src, &[]);
     let small = [
         "--count-check",
         "--ring-entries",
@@ -463,14 +472,7 @@ fn threads_forking_at_once_keep_every_profile_exact() {
          }\n",
     )
     .unwrap();
-    let exe = dir.join("tf");
-    let o = Command::new("gcc")
-        .args(["-O1", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("gcc");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let exe = compile(&src, &["-pthread"]);
     let native = Command::new(&exe).status().expect("run natively");
     assert!(native.success(), "natively: {native:?}");
     let (code, profiles) = run_tree(&dir, &["--count-check"], &[exe.to_str().unwrap()]);

@@ -306,7 +306,7 @@ impl Monitor {
             time,
             widen: stay_here(),
         });
-        let widen = idle.and_then(|i| i.widen);
+        let widen = idle.as_ref().and_then(|i| i.widen.clone());
         // Born with every signal blocked: they belong to the guest threads.
         let thread = crate::own_thread::spawn_blocked("hotlift-monitor", move || {
             let pinned = monitor_core
@@ -316,7 +316,7 @@ impl Monitor {
             (tables, crate::clock::thread_cpu_seconds(), pinned)
         });
         if let Some(mask) = &widen {
-            set_mask(mask);
+            mask.apply_to_current();
         }
         let thread = thread.expect("spawn the monitor thread");
         if let Some(m) = monitor_core {
@@ -456,11 +456,11 @@ fn run(
 ) -> Snapshot {
     // The sampler's clock starts with the monitor, idle or not (I5).
     let sampler = sampler::Sampler::new(sampling);
-    if let Some(i) = idle {
+    if let Some(i) = &idle {
         wait_idle(shared, i.time);
         // I5: awake, it runs where its starter could.
         if let Some(mask) = &i.widen {
-            set_mask(mask);
+            mask.apply_to_current();
         }
     }
     // Files it writes (`--dump-superblocks`, a monitor record) take no
@@ -542,38 +542,31 @@ fn run(
 
 /// An idle start (I5): for how long, and the mask its starter had when it
 /// was born on the starter's core (None: it was not pinned there).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Idle {
     time: std::time::Duration,
-    widen: Option<libc::cpu_set_t>,
+    widen: Option<crate::host::Affinity>,
 }
 
 /// Pin the calling thread to the core it is on; its mask before, to give
-/// back with [`set_mask`] (None: it could not be read or set, and nothing
-/// changed).
-fn stay_here() -> Option<libc::cpu_set_t> {
-    // SAFETY: the kernel fills and reads cpu_set_t values of our own;
-    // sched_getcpu has no preconditions.
-    unsafe {
-        let mut old: libc::cpu_set_t = std::mem::zeroed();
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        if libc::sched_getaffinity(0, size, &mut old) != 0 {
-            return None;
-        }
-        let cpu = libc::sched_getcpu();
-        if cpu < 0 || !libc::CPU_ISSET(cpu as usize, &old) || libc::CPU_COUNT(&old) < 2 {
-            return None;
-        }
-        let mut here: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut here);
-        (libc::sched_setaffinity(0, size, &here) == 0).then_some(old)
+/// back (None: one core only, or the mask does not hold the core it runs
+/// on, and nothing changed).
+fn stay_here() -> Option<crate::host::Affinity> {
+    let old = crate::host::Affinity::current();
+    // SAFETY: sched_getcpu has no preconditions.
+    let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).ok()?;
+    let cores: u32 = old.mask.iter().map(|b| b.count_ones()).sum();
+    let here_allowed = old
+        .mask
+        .get(cpu / 8)
+        .is_some_and(|b| b & 1 << (cpu % 8) != 0);
+    if cores < 2 || !here_allowed {
+        return None;
     }
-}
-
-/// Give the calling thread the affinity mask `mask`.
-fn set_mask(mask: &libc::cpu_set_t) {
-    // SAFETY: the kernel reads our own cpu_set_t.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) };
+    let mut here = vec![0u8; old.mask.len()];
+    here[cpu / 8] = 1 << (cpu % 8);
+    crate::host::Affinity { mask: here }.apply_to_current();
+    Some(old)
 }
 
 /// I4 at the top of the loop: stop while a guest thread that asked for a

@@ -82,26 +82,18 @@ fn a_monitor_keeps_still_after_a_fork_until_rung() {
 /// starter pins itself where it is and gets its mask back.
 #[test]
 fn staying_here_pins_to_this_core_and_gives_the_mask_back() {
-    let mask = || {
-        // SAFETY: the kernel fills our own set.
-        unsafe {
-            let mut m: libc::cpu_set_t = std::mem::zeroed();
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut m);
-            m
-        }
+    let cores = || -> u32 {
+        let m = crate::host::Affinity::current();
+        m.mask.iter().map(|b| b.count_ones()).sum()
     };
     std::thread::spawn(move || {
-        let before = mask();
-        // SAFETY: reads our own set.
-        let n = unsafe { libc::CPU_COUNT(&before) };
+        let n = cores();
         match stay_here() {
             None => assert!(n < 2, "{n} cores but not pinned"),
             Some(old) => {
-                // SAFETY: as above.
-                assert_eq!(unsafe { libc::CPU_COUNT(&mask()) }, 1);
-                set_mask(&old);
-                // SAFETY: as above.
-                assert_eq!(unsafe { libc::CPU_COUNT(&mask()) }, n);
+                assert_eq!(cores(), 1);
+                old.apply_to_current();
+                assert_eq!(cores(), n);
             }
         }
     })

@@ -214,15 +214,18 @@ fn append_missing(out: &mut Vec<u8>, made: &mut hashbrown::HashSet<u32>, from: &
     }
 }
 
+/// The entry of `kind` for `key` mapped, with its table, if the cache
+/// holds a whole one.
+fn indexed(kind: &str, key: &[u8]) -> Option<Indexed> {
+    crate::persist::map(kind, key).and_then(|e| Index::of(e.payload()).map(|ix| (e, ix)))
+}
+
 /// Entry `key` mapped and indexed, if the cache holds a whole one, and
 /// whether a first cold run left the module's mark (K3: without an entry,
 /// blocks are recorded only then).
 fn load(key: &[u8]) -> (Option<Indexed>, Option<Indexed>, bool) {
-    let indexed = |kind| {
-        crate::persist::map(kind, key).and_then(|e| Index::of(e.payload()).map(|ix| (e, ix)))
-    };
-    let found = indexed(KIND);
-    let more = found.as_ref().and_then(|_| indexed(MORE));
+    let found = indexed(KIND, key);
+    let more = found.as_ref().and_then(|_| indexed(MORE, key));
     let marked = found.is_none() && crate::persist::get(SEEN, key).is_some();
     (found, more, marked)
 }
@@ -457,8 +460,7 @@ impl Kept {
             // K5: the second entry as it is now (this run's forked
             // children may have written it since it was read), else as
             // it was read.
-            let now = crate::persist::map(MORE, &key)
-                .and_then(|e| Index::of(e.payload()).map(|ix| (e, ix)));
+            let now = indexed(MORE, &key);
             if let Some((e, ix)) = now.as_ref().or(more.as_ref()) {
                 append_missing(&mut payload, &mut made, ix.records(e.payload()));
             }
