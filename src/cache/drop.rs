@@ -33,7 +33,7 @@
 use hashbrown::HashMap;
 
 use super::CodeCache;
-use crate::types::{BlockId, HostAddr};
+use crate::types::{BlockId, GuestAddr, HostAddr};
 
 /// Records under keys, appended to a log and filed in a table only when
 /// asked for (D5).
@@ -96,7 +96,7 @@ impl CodeCache {
         for &page in pages {
             let p = page >> 12;
             for id in self.page_blocks.take(p) {
-                let guest = self.block(id).guest;
+                let guest = GuestAddr(self.meta(id).guest);
                 if self.by_guest.get(&guest) == Some(id) {
                     self.by_guest.remove(&guest);
                     dead.push(id);

@@ -8,15 +8,16 @@
 //!     writable and executable at once.
 //! I2: a patch is one aligned 4-byte store of a rel32 field, so a running
 //!     thread sees either the old or the new jump, never half of one.
-//! I3: `BlockId`s are dense indices into the [`CodeIndex`] and are never
-//!     reused: a flush keeps the entries (without code) and only later ids
-//!     are live; `by_guest` maps a guest entry address to its live block.
+//! I3: `BlockId`s are dense indices into the [`BlockTable`] and are never
+//!     reused: a flush keeps the entries (without pc maps) and only later
+//!     ids are live; `by_guest` maps a guest entry address to its live
+//!     block.
 //! I4: a thread's lookup table ([`IblTable`], one per thread) holds only
 //!     live blocks; after a flush each thread empties its own before it
 //!     runs translated code again.
 //! I5: [`CodeCache`] is the dispatcher's, behind the translation lock;
 //!     [`CodeView`] is what any thread's signal handler may read without
-//!     a lock (the index, the superblock registry, the shared stubs).
+//!     a lock (the block table, the superblock registry, the shared stubs).
 //! I6: a thread that left translated code through an exit site may reach
 //!     the dispatcher only after another thread flushed: the exit sites of
 //!     a flushed generation stay readable until every thread has entered
@@ -32,40 +33,21 @@
 //!     runs a link or code another wrote, and a fork copies no code.
 #![allow(unsafe_code)]
 
+mod blocks;
 mod codemem;
 mod drop;
 mod ibl;
-mod index;
 mod layered;
 pub mod shared;
 pub mod sharing;
 
+pub use blocks::{BlockCode, BlockMeta, BlockTable, DEAD};
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
-pub use index::CodeIndex;
 pub use shared::{Arena, CacheShared, SbIds, SbPc, SbRegistry};
 
-use crate::ir::{ExitClass, TrapKind};
+use crate::ir::TrapKind;
 use crate::types::{BlockId, GuestAddr, HostAddr};
-
-/// A translated block.
-#[derive(Debug, Clone)]
-pub struct BlockInfo {
-    pub guest: GuestAddr,
-    pub guest_len: u32,
-    pub insns: u32,
-    pub host: HostAddr,
-    pub host_len: u32,
-    pub class: ExitClass,
-    /// Host offset (from `host`) of each guest instruction's code, ascending.
-    pub pc_map: Box<[(u32, GuestAddr)]>,
-    /// Its executions are counted (false only for the one-instruction
-    /// restart after a store into code, which its original block counted).
-    pub counted: bool,
-    /// `pc_map` indices of the `rep` string instructions that push ECX to
-    /// the ring before and after (backend `Emitted::rep_ring`).
-    pub rep_ring: Box<[u32]>,
-}
 
 /// Where a host address lies in translated code: the block and the index
 /// of the guest instruction (in `pc_map`) whose code holds it.
@@ -119,7 +101,7 @@ pub struct ExitSite {
 /// What signal handlers read of the code cache, without a lock (I5).
 #[derive(Debug)]
 pub struct CodeView {
-    pub index: CodeIndex,
+    pub blocks: std::sync::Arc<BlockTable>,
     pub shared: std::sync::Arc<CacheShared>,
     /// Execute range of code memory (blocks, stubs and superblocks).
     pub range: (u64, u64),
@@ -171,7 +153,7 @@ impl CodeView {
                 start_exact: w.start_exact,
             });
         }
-        self.index.locate(pc)
+        self.blocks.locate(pc)
     }
 
     /// How many of the counted instructions of `loc`'s block come after
@@ -186,8 +168,8 @@ impl CodeView {
         self.locate(pc).map(|l| l.guest)
     }
 
-    pub fn block(&self, id: BlockId) -> &BlockInfo {
-        self.index.block(id)
+    pub fn block(&self, id: BlockId) -> &BlockCode {
+        self.blocks.code(id)
     }
 }
 
@@ -250,17 +232,23 @@ impl CodeCache {
         self.by_guest.get(&addr)
     }
 
-    pub fn block(&self, id: BlockId) -> &BlockInfo {
-        self.view.index.block(id)
+    pub fn block(&self, id: BlockId) -> &BlockCode {
+        self.view.blocks.code(id)
     }
 
-    /// Record a committed block (I3) and make it the block for its guest
-    /// address.
-    pub fn insert(&mut self, info: BlockInfo) -> BlockId {
-        let first = info.guest.0 >> 12;
-        let last = (info.guest.0 + info.guest_len.max(1) as u64 - 1) >> 12;
-        let guest = info.guest;
-        let id = self.view.index.push(info);
+    /// What block `id` is (its guest address, size, exit).
+    pub fn meta(&self, id: BlockId) -> BlockMeta {
+        self.view.blocks.published()[id.0 as usize]
+    }
+
+    /// Record the code of the block reserved last (I3) and make it the
+    /// block for its guest address.
+    pub fn insert(&mut self, code: BlockCode) -> BlockId {
+        let id = self.view.blocks.commit(code);
+        let m = self.meta(id);
+        let first = m.guest >> 12;
+        let last = (m.guest + m.guest_len.max(1) as u64 - 1) >> 12;
+        let guest = GuestAddr(m.guest);
         for p in first..=last {
             self.code_pages.insert(p, ());
             self.page_blocks.push(p, id);
@@ -271,8 +259,8 @@ impl CodeCache {
 
     /// Record a block that runs once and is never looked up (it keeps its
     /// id so its exit sites and pc map work).
-    pub fn insert_unlisted(&mut self, info: BlockInfo) -> BlockId {
-        self.view.index.push(info)
+    pub fn insert_unlisted(&mut self, code: BlockCode) -> BlockId {
+        self.view.blocks.commit(code)
     }
 
     /// Does any translated code lie in guest range [start, end)?
@@ -294,7 +282,7 @@ impl CodeCache {
         // First, so the monitor patches nothing in memory being reset
         // (shared.rs I1): superblocks go with everything they link to.
         self.view.shared.bump_gen();
-        self.view.index.flush();
+        self.view.blocks.flush();
         self.by_guest.clear();
         let sites = std::mem::take(&mut self.sites);
         self.retired_sites.retain(|(_, to, _)| *to >= oldest);

@@ -168,7 +168,7 @@ impl Mailbox {
     pub fn note_leave(&self, ctx: &ThreadCtx, pc: u64) {
         let view = &self.proc.view;
         if pc < view.shared.arena.rx {
-            if let Some(loc) = view.index.locate(pc) {
+            if let Some(loc) = view.blocks.locate(pc) {
                 if loc.counted {
                     self.set_partial(loc.block.map_or(NONE, |b| b.0));
                 }

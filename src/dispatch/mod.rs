@@ -44,21 +44,13 @@ pub use profiling::{Profiling, ThreadProfiling};
 use thiserror::Error;
 
 use crate::backend::{emit_block, EmitEnv, EmitError, Emitted, EmittedSiteKind};
-use crate::cache::{BlockInfo, CacheError, ExitSite, IblTable, SiteKind};
+use crate::cache::{BlockCode, CacheError, ExitSite, IblTable, SiteKind};
 use crate::frontend::{lift_guest, Unsupported};
-use crate::ir::{ExitClass, IrBlock, TrapKind};
+use crate::ir::TrapKind;
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
 use crate::runtime::{self, exit_reason, CtxBox};
 use crate::types::{BlockId, GuestAddr, HostAddr};
-
-/// What committing a block needs of it besides its code.
-struct BlockFacts {
-    start: GuestAddr,
-    end: GuestAddr,
-    insns: u32,
-    class: ExitClass,
-}
 
 pub use guest_access::Reach;
 pub use mailbox::Mailbox;
@@ -178,13 +170,14 @@ impl Vm {
             if keep {
                 self.keep(l, &block, &env, &em);
             }
-            let (id, host) = self.commit_block(l, &block, &mut em, reusable, reusable)?;
+            let (id, host) = self.commit_block(l, &mut em, reusable, reusable)?;
             if reusable {
                 self.prelink(l, first_site)?;
             }
             l.translate_ticks += crate::clock::ticks().saturating_sub(began);
-            // Block table I3: the monitor may link superblocks to it now
-            // (not inside a path-profiled function, dispatch/paths/mod.rs I2).
+            // Block table I4 (cache/blocks.rs): the monitor may link
+            // superblocks to it now (not inside a path-profiled function,
+            // dispatch/paths/mod.rs I2).
             if self.paths_allow_superblocks(addr) {
                 self.proc
                     .prof
@@ -227,32 +220,13 @@ impl Vm {
         Ok(())
     }
 
-    /// Commit the code of `ir` to the code cache, its exit sites and its
-    /// index entry: `listed`, the block for its guest address (else found
-    /// only by host address); `counted`, its executions are counted.
+    /// Commit `em`, the code of the block whose id was reserved last
+    /// (block table I1), to the code cache, its exit sites and the block
+    /// table: `listed`, the block for its guest address (else found only
+    /// by host address); `counted`, its executions are counted.
     pub(crate) fn commit_block(
         &mut self,
         l: &mut Locked,
-        ir: &IrBlock,
-        em: &mut Emitted,
-        listed: bool,
-        counted: bool,
-    ) -> Result<(BlockId, HostAddr), CacheError> {
-        let facts = BlockFacts {
-            start: ir.start,
-            end: ir.end,
-            insns: ir.guest_insns(),
-            class: ir.term.class(),
-        };
-        self.commit_facts(l, &facts, em, listed, counted)
-    }
-
-    /// [`Vm::commit_block`] of a block known by its facts (a kept one,
-    /// kept/place.rs).
-    fn commit_facts(
-        &mut self,
-        l: &mut Locked,
-        ir: &BlockFacts,
         em: &mut Emitted,
         listed: bool,
         counted: bool,
@@ -266,15 +240,7 @@ impl Vm {
             .cache
             .mem
             .commit_block(&crate::backend::BLOCK_PREFIX_BYTES, &em.code)?;
-        let id = BlockId(self.proc.view.index.len() as u32);
-        // Its host code begins at its indirect entry (contract I4), so a
-        // perf sample there is named too.
-        let back = crate::contract::INDIRECT_ENTRY_BACK;
-        l.translations.push((
-            host.0 - back,
-            em.code.len() as u32 + back as u32,
-            ir.start.0,
-        ));
+        let id = BlockId(self.proc.view.blocks.coded());
         for s in &em.sites {
             let kind = match s.kind {
                 EmittedSiteKind::Direct { field } => SiteKind::Direct {
@@ -289,13 +255,9 @@ impl Vm {
                 from: id,
             });
         }
-        let info = BlockInfo {
-            guest: ir.start,
-            guest_len: (ir.end.0 - ir.start.0) as u32,
-            insns: if counted { ir.insns } else { 0 },
+        let code = BlockCode {
             host,
             host_len: em.code.len() as u32,
-            class: ir.class,
             // Taken, not copied: the block keeps them (a kept block's
             // recipe makes its pc map again for the next).
             pc_map: std::mem::take(&mut em.pc_map).into_boxed_slice(),
@@ -303,11 +265,11 @@ impl Vm {
             rep_ring: std::mem::take(&mut em.rep_ring).into_boxed_slice(),
         };
         let got = if listed {
-            l.cache.insert(info)
+            l.cache.insert(code)
         } else {
-            l.cache.insert_unlisted(info)
+            l.cache.insert_unlisted(code)
         };
-        assert_eq!(got, id, "code index and block table agree");
+        assert_eq!(got, id, "the block table's code records in id order");
         Ok((id, host))
     }
 

@@ -49,8 +49,6 @@ pub struct Locked {
     pub mem: GuestMem,
     pub brk: Brk,
     pub cache: CodeCache,
-    /// Every translation: (host address, host size, guest address).
-    pub translations: Vec<(u64, u32, u64)>,
     /// Time the guest threads spent translating blocks (lifting,
     /// emitting, committing), in time stamp counter ticks
     /// ([`crate::clock::ticks`]).

@@ -9,7 +9,7 @@ use super::profiling::{self, Profiling};
 use super::protected::ProtectedPages;
 use super::{Vm, VmError};
 use crate::backend::{emit_empty_ibl_stub, emit_exit_stub, emit_shared_stubs};
-use crate::cache::{CacheShared, CodeCache, CodeIndex, CodeMem, CodeView, IblTable};
+use crate::cache::{BlockTable, CacheShared, CodeCache, CodeMem, CodeView, IblTable};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::images::ImageLog;
 use crate::loader::{self, LoadPlan, Prot, Role, StackRequest};
@@ -182,10 +182,10 @@ impl Vm {
         let stub = emit_exit_stub(code.cursor().0, exit_reason::KICKED)?;
         let kick_stub = code.commit(&stub)?;
         code.set_floor();
-        let index = CodeIndex::new(profiling::BLOCK_CAPACITY as usize)
-            .map_err(|e| VmError::Host(format!("cannot map the code index: {e}")))?;
+        let blocks = BlockTable::new(profiling::BLOCK_CAPACITY)
+            .map_err(|e| VmError::Host(format!("cannot map the block table: {e}")))?;
         let view = Arc::new(CodeView {
-            index,
+            blocks: Arc::new(blocks),
             shared: shared.clone(),
             range: code_range,
             floor: code.floor_addr(),
@@ -208,7 +208,7 @@ impl Vm {
         let exe_file = exe.clone();
         let images =
             ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
-        let prof = Profiling::new(&opts, images, command_line, &shared)
+        let prof = Profiling::new(&opts, images, command_line, &shared, &view.blocks)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         crate::clock::phase(crate::clock::Phase::Monitor);
         let paths = match (&opts.paths, &prof.paths_shared) {
@@ -237,7 +237,6 @@ impl Vm {
                 mem,
                 brk,
                 cache,
-                translations: Vec::new(),
                 translate_ticks: 0,
                 kept: Default::default(),
             }),

@@ -58,7 +58,6 @@
 //! signal handlers, counted loop iterations, path records).
 #![allow(unsafe_code)]
 
-pub mod blocks;
 pub mod calltree;
 pub mod paths;
 pub mod request;
@@ -70,9 +69,11 @@ pub mod trace;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use crate::cache::BlockTable;
 use std::thread::JoinHandle;
 
-pub use blocks::{BlockMeta, BlockTable, ExitKind};
+pub use crate::ir::ExitKind;
 pub use request::{Request, Trigger};
 pub use ring::Ring;
 pub use snapshot::Snapshot;

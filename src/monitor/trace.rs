@@ -31,7 +31,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::tables::{SbAccount, SbConfig};
-use super::{BlockMeta, BlockTable, Tables};
+use super::Tables;
+use crate::cache::{BlockMeta, BlockTable};
 
 const MAGIC: &[u8] = b"HLMT1\n";
 /// The environment variable that asks for a record.
@@ -215,7 +216,7 @@ pub fn replay(events: &[Event]) -> Result<Replayed, String> {
     let cap = u32::try_from(metas.len() + 1).map_err(|_| "too many blocks")?;
     let blocks = BlockTable::new(cap).map_err(|e| format!("block table: {e}"))?;
     for m in metas {
-        blocks.push(*m);
+        blocks.push_meta(*m);
     }
     let mut tables = Tables::new(cfg);
     let t0 = std::time::Instant::now();

@@ -18,8 +18,8 @@
 use hashbrown::HashMap;
 
 use super::cfg::{FuncCfg, NodeKind};
+use crate::cache::BlockMeta;
 use crate::monitor::paths::{TRACE_BREAK, TRACE_OUT};
-use crate::monitor::BlockMeta;
 
 /// What the reference found.
 #[derive(Debug, Default, Clone)]

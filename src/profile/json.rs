@@ -439,6 +439,19 @@ mod tests {
     /// need escaping, absent and present optional fields.
     fn sample() -> Profile {
         let snapshot = Snapshot::default();
+        // One translation.
+        let table = crate::cache::BlockTable::new(1).unwrap();
+        table.reserve(crate::cache::BlockMeta {
+            guest: 0x40_1000,
+            ..Default::default()
+        });
+        table.commit(crate::cache::BlockCode {
+            host: crate::types::HostAddr(0x4000_0000),
+            host_len: 112,
+            pc_map: Box::new([]),
+            counted: true,
+            rep_ring: Box::new([]),
+        });
         let mut p = Profile::build(Inputs {
             snapshot: &snapshot,
             tier: None,
@@ -473,7 +486,7 @@ mod tests {
             },
             ring_capacity: 4096,
             flushes: 2,
-            translations: &[(0x4000_0000, 112, 0x40_1000)],
+            translations: Some(&table),
             inherited_blocks: 0,
             kept_blocks: 0,
         });

@@ -40,7 +40,10 @@ pub mod window;
 use std::io::Write as _;
 use std::path::Path;
 
-use crate::monitor::{BlockMeta, ExitKind, MonitorInfo, Snapshot, SyscallStat};
+use crate::monitor::{ExitKind, MonitorInfo, Snapshot, SyscallStat};
+use crate::types::BlockId;
+
+use crate::cache::{BlockMeta, BlockTable};
 use crate::strace;
 pub use modules::{file_sha256, Module, Modules, ANON};
 pub use process::ProcessInfo;
@@ -75,7 +78,9 @@ pub struct Inputs<'a> {
     pub times: Times,
     pub ring_capacity: u64,
     pub flushes: u64,
-    pub translations: &'a [(u64, u32, u64)],
+    /// The block table whose code records list the translations (None:
+    /// none listed).
+    pub translations: Option<&'a BlockTable>,
     /// A forked child's blocks from before the fork (ids below this): left
     /// out where the child never ran them (I1).
     pub inherited_blocks: usize,
@@ -269,10 +274,11 @@ impl Profile {
         });
         // One per block id, in order (dispatch commit_block); a forked
         // child's inherited ones only where it ran them (I1).
+        let coded = inp.translations.map_or(0, |b| b.coded() as usize);
         let translations = t
-            .listed_blocks(inp.translations.len(), inp.inherited_blocks)
+            .listed_blocks(coded, inp.inherited_blocks)
             .filter(|&id| id >= inp.inherited_blocks || t.count(id) > 0)
-            .map(|id| inp.translations[id])
+            .filter_map(|id| inp.translations?.translation(BlockId(id as u32)))
             .map(|(host, host_size, guest)| Translation {
                 host,
                 host_size,

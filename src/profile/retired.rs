@@ -24,7 +24,7 @@ fn is_zero(n: &u64) -> bool {
 /// order.
 pub(super) fn rep_list(
     t: &crate::monitor::Snapshot,
-    blocks: &[crate::monitor::BlockMeta],
+    blocks: &[crate::cache::BlockMeta],
 ) -> Vec<RepIterations> {
     let at = |b: u32, off: u32| Some(blocks.get(b as usize)?.guest + u64::from(off));
     let mut v: Vec<(u64, u64, u64)> = t
@@ -70,7 +70,7 @@ pub struct Unretired {
 /// By block address and lengths (the same translations merged).
 pub(super) fn unretired_list(
     t: &crate::monitor::Snapshot,
-    blocks: &[crate::monitor::BlockMeta],
+    blocks: &[crate::cache::BlockMeta],
 ) -> Vec<Unretired> {
     let mut v: Vec<(u64, u32, u32, u64)> = t
         .unretired_at

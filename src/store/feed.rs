@@ -47,8 +47,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hashbrown::{HashMap, HashSet};
 
 use super::{code_hash, Loaded, TracePath};
+use crate::cache::BlockTable;
 use crate::images::ImageLog;
-use crate::monitor::BlockTable;
 use crate::superblock::build::Prebuilder;
 use crate::superblock::{Request, Trigger};
 

@@ -41,8 +41,9 @@ use super::{
     code_hash, module_identity, program_key, redact, ModuleRef, Open, PathMember, ProgramKey,
     Store, StoreError, TracePath,
 };
+use crate::cache::BlockTable;
 use crate::images::{ImageKind, ImageLog, ImageRecord};
-use crate::monitor::{BlockTable, Snapshot};
+use crate::monitor::Snapshot;
 use crate::options::RunOptions;
 use crate::profile::Symbols;
 use crate::profile::{StoreMode, StoreReport};

@@ -32,11 +32,12 @@ use super::select::{Graph, FRAGMENT};
 use super::{check_path, select, Limits, Member, Plan, Request};
 use crate::backend::{emit_superblock, SbEmitEnv};
 use crate::cache::CacheShared;
+use crate::cache::{BlockMeta, BlockTable};
 use crate::frontend::lift_block;
 use crate::ir::Terminator;
 use crate::monitor::tables::SbAccount;
 use crate::monitor::tables::SbExitAcct;
-use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables};
+use crate::monitor::{ExitKind, Tables};
 use crate::types::GuestAddr;
 
 /// What the builder was told at start.

@@ -182,7 +182,7 @@ mod tests {
     /// A plain superblock of three blocks, exits after each.
     fn tables_with(exit_counts: [u64; 3]) -> Tables {
         let mut t = Tables::new(SbConfig::default());
-        let metas = vec![crate::monitor::BlockMeta::default(); 13];
+        let metas = vec![crate::cache::BlockMeta::default(); 13];
         let exits = (0..3).map(|m| SbExitAcct::direct(m, 0x1000)).collect();
         let base = t.next_units(6).unwrap();
         let acc = SbAccount::new(

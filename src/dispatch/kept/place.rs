@@ -5,7 +5,7 @@ use super::{Inputs, Made, Recipe};
 use crate::backend::reloc::{relocate, Placement};
 use crate::backend::{EmitEnv, Emitted, Prologue};
 use crate::dispatch::process::Locked;
-use crate::dispatch::{BlockFacts, Vm, VmError};
+use crate::dispatch::{Vm, VmError};
 use crate::ir::IrBlock;
 use crate::types::{BlockId, GuestAddr};
 
@@ -80,7 +80,7 @@ impl Vm {
         let to = Placement {
             host: l.cache.mem.next_block().0,
             guest: r.base,
-            block: self.proc.view.index.len() as u32,
+            block: self.proc.view.blocks.len(),
             first_site: first_site as u32,
             stubs: l.cache.view.shared.stubs.site,
         };
@@ -95,17 +95,11 @@ impl Vm {
             ) || matches!((prologue, r.ring), (Prologue::None, false)),
             "a kept block's prologue is the one its translation would have"
         );
-        let facts = BlockFacts {
-            start: addr,
-            end: GuestAddr(end),
-            insns: r.meta.insns,
-            class: r.meta.exit.class(),
-        };
-        let (id, host) = self.commit_facts(l, &facts, &mut r.em, true, true)?;
+        let (id, host) = self.commit_block(l, &mut r.em, true, true)?;
         self.prelink(l, first_site)?;
         l.translate_ticks += crate::clock::ticks().saturating_sub(began);
         l.kept.placed += 1;
-        // Block table I3 (no path profiling: K2).
+        // Block table I4 (no path profiling: K2).
         self.proc
             .prof
             .blocks
@@ -124,7 +118,7 @@ impl Vm {
         let (Some(id), ring) = (
             match env.prologue {
                 Prologue::Ring { id } => Some(id),
-                Prologue::None => Some(self.proc.view.index.len() as u32),
+                Prologue::None => Some(self.proc.view.blocks.coded()),
                 _ => None,
             },
             env.prologue.ring_id().is_some(),

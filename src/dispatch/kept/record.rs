@@ -5,7 +5,8 @@ use hashbrown::HashMap;
 
 use crate::backend::reloc::{Placement, Reloc, RelocKind};
 use crate::backend::{Emitted, EmittedSite, EmittedSiteKind};
-use crate::monitor::{BlockMeta, ExitKind};
+use crate::cache::BlockMeta;
+use crate::monitor::ExitKind;
 use crate::types::GuestAddr;
 
 /// A kept block, decoded (K1). Made once and decoded into again for every

@@ -13,7 +13,7 @@
 //!     one after a call.
 //! I2: no block inside the function's extent takes part in superblocks:
 //!     the builder sees a block only once its host address is published
-//!     (monitor/blocks.rs I3), and that is done only for stubs (so
+//!     (cache/blocks.rs I4), and that is done only for stubs (so
 //!     superblocks exit into them) and for blocks outside the extent.
 //! I3: plain translations at node starts cover exactly their node
 //!     (paths/cfg.rs I2), so the reference can map every executed block
@@ -39,11 +39,12 @@ use hashbrown::HashMap;
 use super::process::Locked;
 use super::{Vm, VmError};
 use crate::backend::paths::FRAME;
+use crate::cache::BlockMeta;
 use crate::cache::ExitSite;
 use crate::contract::PATH_FRAMES;
 use crate::images::{ImageKind, ImageLog};
 use crate::ir::Terminator;
-use crate::monitor::{BlockMeta, ExitKind};
+use crate::monitor::ExitKind;
 use crate::paths::cfg::{FuncCfg, NodeKind, Seeds};
 use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan};
 use crate::runtime::ThreadCtx;

@@ -141,7 +141,7 @@ impl Vm {
         for (k, kind) in kinds.iter().enumerate() {
             let cursor = l.cache.mem.next_block().0;
             let first_site = l.cache.sites.len() as u32;
-            let (mut piece, ir, listed, counted) = match *kind {
+            let (mut piece, listed, counted) = match *kind {
                 PieceKind::Node(u) => {
                     let x = &cfg.nodes[u as usize];
                     let edges = cfg.graph.succs[u as usize]
@@ -187,7 +187,7 @@ impl Vm {
                         prologue,
                         stubs: l.cache.view.shared.stubs,
                     };
-                    (emit_node(&spec, &env)?, &x.ir, false, true)
+                    (emit_node(&spec, &env)?, false, true)
                 }
                 PieceKind::Plain(u) => {
                     let x = &cfg.nodes[u as usize];
@@ -204,7 +204,6 @@ impl Vm {
                             em,
                             links: Vec::new(),
                         },
-                        &x.ir,
                         false,
                         true,
                     )
@@ -219,7 +218,7 @@ impl Vm {
                     };
                     let (piece, field) = emit_entry_stub(&spec, cursor)?;
                     fields.push((k, field as u64));
-                    (piece, &x.ir, true, false)
+                    (piece, true, false)
                 }
                 PieceKind::ResumeStub(r) => {
                     let x = &cfg.nodes[r as usize];
@@ -231,11 +230,11 @@ impl Vm {
                     };
                     let (piece, field) = emit_resume_stub(&spec, cursor)?;
                     fields.push((k, field as u64));
-                    (piece, &x.ir, true, false)
+                    (piece, true, false)
                 }
             };
             links.extend(piece.links.iter().map(|&(f, to)| (k, f, to)));
-            let (id, host) = self.commit_block(l, ir, &mut piece.em, listed, counted)?;
+            let (id, host) = self.commit_block(l, &mut piece.em, listed, counted)?;
             hosts[k] = host.0;
             ids[k] = id.0;
         }
@@ -280,16 +279,10 @@ impl Vm {
 
     /// Publish a stub's block (never counted: it pushes nothing).
     fn paths_publish_stub(&mut self, ir: &IrBlock) {
-        let id = self
-            .proc
-            .prof
+        self.proc
+            .view
             .blocks
-            .push(block_meta(ir))
+            .reserve(block_meta(ir))
             .expect("room in the block table for a stub");
-        assert_eq!(
-            id as usize,
-            self.proc.view.index.len(),
-            "block table and code index agree"
-        );
     }
 }

@@ -188,14 +188,13 @@ impl Process {
             0
         };
         // The translation lock may be held by a thread that stopped for
-        // good (the process is ending): do not wait for it. Held through
-        // the build, not copied: a forked python child copied its parent's
-        // 38,000 translations (900 KB of fresh pages) to list the few
-        // hundred it ran.
-        let locked = self.locked.try_lock().ok();
-        let (translations, translate_ticks, kept_blocks) = match &locked {
-            Some(l) => (&l.translations[..], l.translate_ticks, l.kept.placed),
-            None => (&[][..], 0, 0),
+        // good (the process is ending): do not wait for it. The
+        // translations are read from the block table where the profile
+        // lists them, not copied (a forked python child would copy its
+        // parent's 38,000 to list the few hundred it ran).
+        let (translate_ticks, kept_blocks) = match self.locked.try_lock() {
+            Ok(l) => (l.translate_ticks, l.kept.placed),
+            Err(_) => (0, 0),
         };
         let setup = prof
             .setup_seconds
@@ -248,11 +247,10 @@ impl Process {
                 .iter()
                 .map(|n| n.load(std::sync::atomic::Ordering::Relaxed))
                 .sum(),
-            translations,
+            translations: Some(&prof.blocks),
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
             kept_blocks,
         });
-        drop(locked);
         let mut profile = profile;
         profile.times.profile_seconds = drained_at.elapsed().as_secs_f64();
         profile.count_check = count_check;

@@ -2,8 +2,8 @@
 //! choosing each block's prologue, pushing syscall records, and writing the
 //! profile however the guest ends.
 //!
-//! I1: every block is pushed to the block table before its code can run, and
-//!     its id equals its index in the code index (both under the
+//! I1: every block's id is reserved in the block table (cache/blocks.rs
+//!     I1) before its code is emitted, so before it can run (under the
 //!     translation lock).
 //! I2: `finish` runs exactly once, on every way out (exit, exit_group, trap,
 //!     fault, hotlift error), after the monitor drained every ring, if
@@ -25,11 +25,12 @@ use std::time::Instant;
 
 use super::Vm;
 use crate::backend::Prologue;
+use crate::cache::{BlockMeta, BlockTable};
 use crate::images::ImageLog;
 use crate::ir::{IrBlock, Terminator};
 use crate::monitor::{
-    BlockMeta, BlockTable, Monitor, Ring, SbConfig, SecondTier, ThreadRing, Windows, NR_MASK,
-    TAG_SYSCALL, TAG_UNRETIRED, TAG_UNRETIRED_REP,
+    Monitor, Ring, SbConfig, SecondTier, ThreadRing, Windows, NR_MASK, TAG_SYSCALL, TAG_UNRETIRED,
+    TAG_UNRETIRED_REP,
 };
 use crate::profile::{Ending, ProcessInfo};
 use crate::superblock::build::{BuildConfig, Prebuilder, SbDump};
@@ -164,8 +165,8 @@ impl Profiling {
         images: ImageLog,
         command_line: Vec<String>,
         shared: &Arc<crate::cache::CacheShared>,
+        blocks: &Arc<BlockTable>,
     ) -> std::io::Result<Profiling> {
-        let blocks = Arc::new(BlockTable::new(BLOCK_CAPACITY)?);
         let paths_shared = opts.paths.as_ref().map(|c| {
             Arc::new(crate::monitor::paths::Shared {
                 reference: c.reference,
@@ -178,7 +179,7 @@ impl Profiling {
         let tier = crate::superblock::Slots::default();
         let monitor = start_monitor(
             opts,
-            &blocks,
+            blocks,
             shared,
             prebuild,
             paths_shared.clone(),
@@ -186,7 +187,7 @@ impl Profiling {
             None,
         );
         Ok(Profiling {
-            blocks,
+            blocks: blocks.clone(),
             monitor: Mutex::new(monitor),
             ring_entries: opts.ring_entries as usize,
             loop_limit: opts.sb_loop_limit,
@@ -348,8 +349,8 @@ pub fn block_meta(b: &IrBlock) -> BlockMeta {
 impl Vm {
     /// Publish `b` (I1) and choose its prologue. `counted` is false for a
     /// block that must not count (the one-instruction restart after a store
-    /// into code, smc.rs). The caller holds the translation lock (so ids
-    /// agree with the code index).
+    /// into code, smc.rs). The caller holds the translation lock and
+    /// commits the block's code next (block table I1).
     pub(super) fn publish_block(
         &mut self,
         b: &IrBlock,
@@ -365,16 +366,11 @@ impl Vm {
         meta: BlockMeta,
         counted: bool,
     ) -> Result<Prologue, super::VmError> {
-        let id = self.proc.prof.blocks.push(meta).ok_or_else(|| {
+        let id = self.proc.view.blocks.reserve(meta).ok_or_else(|| {
             super::VmError::Host(format!(
                 "more than {BLOCK_CAPACITY} blocks translated in one run"
             ))
         })?;
-        assert_eq!(
-            id as usize,
-            self.proc.view.index.len(),
-            "block table and code index disagree on ids"
-        );
         Ok(
             match (counted, self.prof.inline, self.prof.ring.is_some()) {
                 (false, _, _) => Prologue::None,

@@ -220,11 +220,12 @@ impl Tables {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::{BlockMeta, BlockTable};
     use crate::contract::{block_word, EXIT_FALL, EXIT_TAKEN};
-    use crate::monitor::{BlockMeta, BlockTable, ExitKind};
+    use crate::monitor::ExitKind;
 
     fn block(t: &BlockTable, guest: u64, exit: ExitKind, target: u64, next: u64) {
-        t.push(BlockMeta {
+        t.push_meta(BlockMeta {
             guest,
             target,
             next,

@@ -51,7 +51,8 @@ mod words;
 
 use super::calltree::{CallTree, ROOT};
 use super::Request;
-use super::{BlockMeta, BlockTable, ExitKind, UNIT_BASE};
+use super::{ExitKind, UNIT_BASE};
+use crate::cache::{BlockMeta, BlockTable};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
 use ecache::EdgeCache;
 pub use mine::Windows;
@@ -765,7 +766,7 @@ fn split(w: u32) -> (u32, u32) {
 pub(crate) fn loop_table(n: u64) -> BlockTable {
     let t = BlockTable::new(64).unwrap();
     for i in 0..n {
-        t.push(BlockMeta {
+        t.push_meta(BlockMeta {
             guest: 0x1000 + 16 * i,
             target: 0x1000 + 16 * ((i + 1) % n),
             next: 0x1000 + 16 * ((i + 2) % n),

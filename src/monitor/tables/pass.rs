@@ -18,8 +18,8 @@
 
 use super::words::{Word, SPECIAL};
 use super::{Tables, ThreadState};
+use crate::cache::BlockTable;
 use crate::contract::{TAG, WORD_LIMIT};
-use crate::monitor::BlockTable;
 
 /// Most words one segment takes (first pass sums stay below 2^32
 /// instructions: a word stands for at most 2^16).

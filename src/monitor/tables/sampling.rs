@@ -4,8 +4,8 @@
 //! a batch is one piece.
 
 use super::Tables;
+use crate::cache::BlockTable;
 use crate::contract::{record_words, TAG, TAG_LOOP};
-use crate::monitor::BlockTable;
 
 impl Tables {
     /// Process a batch of entries of guest thread `t` (monitor I1),

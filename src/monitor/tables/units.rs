@@ -37,8 +37,9 @@ use std::sync::Arc;
 
 use super::memo;
 use super::words::{End, Ways, Word, SPECIAL, W_BLOCKS};
+use crate::cache::{BlockMeta, BlockTable};
 use crate::ir::superblock::ExitTo;
-use crate::monitor::{BlockMeta, BlockTable, ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
+use crate::monitor::{ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
 
 /// A call or return between two members of a superblock, replayed by
 /// every pass whose path holds it (I1).

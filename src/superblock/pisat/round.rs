@@ -18,7 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Miner;
-use crate::monitor::{BlockMeta, ExitKind, Request, Tables, Trigger};
+use crate::cache::BlockMeta;
+use crate::monitor::{ExitKind, Request, Tables, Trigger};
 use crate::superblock::select::follows;
 
 /// Offer the windows the tables cut since the last round to `m`.

@@ -43,7 +43,8 @@ mod shape;
 mod tests;
 
 use super::Next;
-use crate::monitor::{BlockMeta, ExitKind};
+use crate::cache::BlockMeta;
+use crate::monitor::ExitKind;
 use cost::{expected_blocks, ring_words};
 use shape::unroll;
 

@@ -30,7 +30,8 @@
 //!     words -> 64 million).
 use super::cost::{go_on, words_per_iteration};
 use super::{indirect_goes_on, Graph, Limits, MAX_TARGETS};
-use crate::monitor::{BlockMeta, ExitKind};
+use crate::cache::BlockMeta;
+use crate::monitor::ExitKind;
 use crate::superblock::Next;
 
 /// One member of a tree as selected: its block, how its hot side goes

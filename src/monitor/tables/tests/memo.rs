@@ -34,7 +34,7 @@ fn memoised_passes_count_as_replayed_ones() {
         meta(B0, 4, ExitKind::Return, 0, 0),
     ];
     for m in table {
-        blocks.push(m);
+        blocks.push_meta(m);
     }
     let id = |g: u64| table.iter().position(|m| m.guest == g).unwrap() as u32;
     let metas = blocks.published().to_vec();

@@ -51,7 +51,7 @@ fn process_both(
 /// list; what the records make of the counts.
 fn rep_counts(records: &[u32]) -> (u64, u64) {
     let blocks = BlockTable::new(4).unwrap();
-    blocks.push(BlockMeta {
+    blocks.push_meta(BlockMeta {
         insns: 3,
         ..BlockMeta::default()
     });
@@ -109,12 +109,12 @@ fn unretired_instructions_leave_the_count() {
 /// which jump back to 0.
 fn table() -> BlockTable {
     let t = BlockTable::new(64).unwrap();
-    t.push(meta(0x100, 3, ExitKind::Call, 0x200, 0x110));
-    t.push(meta(0x200, 5, ExitKind::Return, 0, 0));
-    t.push(meta(0x110, 2, ExitKind::Branch, 0x100, 0x120));
-    t.push(meta(0x120, 1, ExitKind::IndirectJump, 0, 0));
+    t.push_meta(meta(0x100, 3, ExitKind::Call, 0x200, 0x110));
+    t.push_meta(meta(0x200, 5, ExitKind::Return, 0, 0));
+    t.push_meta(meta(0x110, 2, ExitKind::Branch, 0x100, 0x120));
+    t.push_meta(meta(0x120, 1, ExitKind::IndirectJump, 0, 0));
     for i in 0..4 {
-        t.push(meta(0x300 + i * 16, 1, ExitKind::Jump, 0x100, 0));
+        t.push_meta(meta(0x300 + i * 16, 1, ExitKind::Jump, 0x100, 0));
     }
     t
 }
@@ -232,12 +232,12 @@ fn call_tree_charges_every_instruction_once() {
 /// 3 (jumps to 0), then `more`.
 fn tree_blocks(more: &[BlockMeta]) -> BlockTable {
     let blocks = BlockTable::new(64).unwrap();
-    blocks.push(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
-    blocks.push(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
-    blocks.push(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
-    blocks.push(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
+    blocks.push_meta(meta(0x100, 3, ExitKind::Branch, 0x110, 0x120));
+    blocks.push_meta(meta(0x110, 2, ExitKind::Jump, 0x100, 0));
+    blocks.push_meta(meta(0x120, 4, ExitKind::Jump, 0x100, 0));
+    blocks.push_meta(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
     for &m in more {
-        blocks.push(m);
+        blocks.push_meta(m);
     }
     blocks
 }
@@ -415,22 +415,22 @@ fn the_two_passes_count_as_the_general_path() {
     let blocks = BlockTable::new(64).unwrap();
     let addr = |f: u64, i: u64| 0x1000 * (f + 1) + 0x10 * i;
     for f in 0..4u64 {
-        blocks.push(meta(
+        blocks.push_meta(meta(
             addr(f, 0),
             2,
             ExitKind::Branch,
             addr(f, 1),
             addr(f, 2),
         ));
-        blocks.push(meta(
+        blocks.push_meta(meta(
             addr(f, 1),
             3,
             ExitKind::Call,
             addr((f + 1) % 4, 0),
             addr(f, 2),
         ));
-        blocks.push(meta(addr(f, 2), 1, ExitKind::IndirectJump, 0, 0));
-        blocks.push(meta(addr(f, 3), 4, ExitKind::Return, 0, 0));
+        blocks.push_meta(meta(addr(f, 2), 1, ExitKind::IndirectJump, 0, 0));
+        blocks.push_meta(meta(addr(f, 3), 4, ExitKind::Return, 0, 0));
     }
     let metas = blocks.published().to_vec();
     for seed in 1..40u64 {
@@ -600,7 +600,7 @@ fn the_two_passes_count_as_the_general_path() {
 fn ns_per_entry() {
     let blocks = BlockTable::new(4096).unwrap();
     for b in 0..1024u64 {
-        blocks.push(meta(0x1000 + 16 * b, 3, ExitKind::Branch, 0, 0));
+        blocks.push_meta(meta(0x1000 + 16 * b, 3, ExitKind::Branch, 0, 0));
     }
     let mut rng = TestRng::new(1);
     let mut cur = 0u32;
@@ -630,7 +630,7 @@ fn ns_per_entry() {
 fn two_blocks() -> (BlockTable, Tables) {
     let blocks = BlockTable::new(4).unwrap();
     for _ in 0..2 {
-        blocks.push(BlockMeta {
+        blocks.push_meta(BlockMeta {
             insns: 3,
             ..BlockMeta::default()
         });
