@@ -22,12 +22,17 @@
 //!     0.97-1.01 in paired runs, and the 2 MB the kernel zeroed at the
 //!     first insert took 3-15 ms in some runs on a VM whose freed memory
 //!     goes back to its host: Intel Xeon model 207, `perf record`.)
-//! I6: the fields the thread's signal handler writes (`rip`, `exit_arg`,
-//!     `enter_target`, `stepping`, `sb_partial`, `sb_loop`, `sig_queued`,
-//!     `sys_restart`) are atomics, and Rust reads and writes them through
-//!     `&self` methods: the handler interrupts the thread anywhere, also
-//!     in the dispatcher (dispatch/mailbox.rs M1). Emitted code and the
-//!     stubs use them as plain memory, as they do every field.
+//! I6: Rust reaches a context only as `&ThreadCtx` (a [`CtxBox`] gives no
+//!     `&mut`), and every field can change behind it: the fields the
+//!     thread's signal handler writes (`rip`, `exit_arg`, `enter_target`,
+//!     `stepping`, `sb_partial`, `sb_loop`, `sig_queued`, `sys_restart`)
+//!     are atomics, read and written through `&self` methods (the handler
+//!     interrupts the thread anywhere, also in the dispatcher:
+//!     dispatch/mailbox.rs M1); the others are `Cell`s, which the thread's
+//!     own code (Rust, the stubs, emitted code) changes. So no reference
+//!     Rust holds across a signal or a run of translated code claims the
+//!     context unchanged. Emitted code and the stubs use every field as
+//!     plain memory.
 //!
 //! Usage: `ThreadCtx::alloc()`, `install_gs(&ctx)`, then repeatedly
 //! `set_enter_target` and call [`enter`]; read `exit_reason`/`exit_arg()`
@@ -36,6 +41,7 @@
 
 use std::alloc::{alloc_zeroed, Layout};
 use std::arch::global_asm;
+use std::cell::Cell;
 use std::mem::offset_of;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -65,6 +71,29 @@ pub mod exit_reason {
     pub const PATH_MISS: u32 = 6;
 }
 
+/// A guest general-purpose register: its index in [`ThreadCtx::gpr`]
+/// (iced/hardware order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Reg {
+    Rax,
+    Rcx,
+    Rdx,
+    Rbx,
+    Rsp,
+    Rbp,
+    Rsi,
+    Rdi,
+    R8,
+    R9,
+    R10,
+    R11,
+    R12,
+    R13,
+    R14,
+    R15,
+}
+
 /// Number of spill slots emitted code may use.
 pub const SCRATCH_SLOTS: usize = 8;
 
@@ -73,30 +102,30 @@ pub const SCRATCH_SLOTS: usize = 8;
 #[derive(Debug)]
 pub struct ThreadCtx {
     /// Guest GPRs in iced/hardware order: rax rcx rdx rbx rsp rbp rsi rdi r8..r15.
-    pub gpr: [u64; 16],
-    pub rflags: u64,
+    pub gpr: [Cell<u64>; 16],
+    pub rflags: Cell<u64>,
     pub rip: AtomicU64,
-    pub fs_base: u64,
+    pub fs_base: Cell<u64>,
     /// The guest's GS base (emulated; the real GS base is this context).
-    pub guest_gs: u64,
-    pub host_rsp: u64,
-    pub host_fs: u64,
-    pub exit_reason: u32,
+    pub guest_gs: Cell<u64>,
+    pub host_rsp: Cell<u64>,
+    pub host_fs: Cell<u64>,
+    pub exit_reason: Cell<u32>,
     pub exit_arg: AtomicU32,
     /// Address of `hotlift_exit`; emitted code leaves with `jmp gs:[exit_fn]`.
-    pub exit_fn: u64,
+    pub exit_fn: Cell<u64>,
     pub enter_target: AtomicU64,
-    pub xsave_ptr: u64,
-    pub xsave_mask: u64,
-    pub host_mxcsr: u32,
+    pub xsave_ptr: Cell<u64>,
+    pub xsave_mask: Cell<u64>,
+    pub host_mxcsr: Cell<u32>,
     pub _pad: u32,
     /// Spill slots for emitted code (I1: offsets from [`off::scratch`]).
-    pub scratch: [u64; SCRATCH_SLOTS],
+    pub scratch: [Cell<u64>; SCRATCH_SLOTS],
     /// Next free slot of this thread's ring (monitor/ring.rs); block
     /// prologues append here. Read atomically by the monitor.
-    pub ring_pos: u64,
+    pub ring_pos: Cell<u64>,
     /// Base of the per-block counter array for `--count-inline`.
-    pub inline_counts: u64,
+    pub inline_counts: Cell<u64>,
     /// The partial unit the dispatcher must push (0: none): the thread
     /// left a superblock pass abnormally (set by the signal handler).
     pub sb_partial: AtomicU32,
@@ -120,19 +149,19 @@ pub struct ThreadCtx {
     /// thread's current instrumented activation (`seg`, `tot`), its serial
     /// number, the last serial handed out, the next free frame of the
     /// thread's activation stack and how many frames are still free.
-    pub path_seg: u64,
-    pub path_tot: u64,
-    pub path_serial: u64,
-    pub path_next: u64,
-    pub path_sp: u64,
-    pub path_left: u64,
+    pub path_seg: Cell<u64>,
+    pub path_tot: Cell<u64>,
+    pub path_serial: Cell<u64>,
+    pub path_next: Cell<u64>,
+    pub path_sp: Cell<u64>,
+    pub path_left: Cell<u64>,
     /// Spill slots of path-profiling probes.
-    pub path_scratch: [u64; PATH_SCRATCH],
+    pub path_scratch: [Cell<u64>; PATH_SCRATCH],
     /// Counted loops (contract I2): passes each loop exit of the
     /// superblock running may still end before its record is pushed;
     /// `loop_limit` outside a counted loop.
-    pub loop_left: [u32; LOOP_COUNTERS],
-    pub loop_limit: u32,
+    pub loop_left: [Cell<u32>; LOOP_COUNTERS],
+    pub loop_limit: Cell<u32>,
     /// The `TAG_LOOP` header and first unit of the superblock the thread
     /// left abnormally with its loops counted (set with `sb_partial`;
     /// zero: none): the dispatcher pushes the counters before the partial
@@ -440,8 +469,8 @@ impl ThreadCtx {
         // Legacy area: FCW at 0 (0x37f), MXCSR at 24 (0x1f80). XSTATE_BV = 0
         // loads the init state for everything else.
         xsave_init(area as u64);
-        let mut gpr = [0u64; 16];
-        gpr[4] = rsp;
+        let gpr: [Cell<u64>; 16] = std::array::from_fn(|_| Cell::new(0));
+        gpr[Reg::Rsp as usize].set(rsp);
         // I5.
         let bytes = CTX_BYTES + crate::cache::IBL_ENTRIES * 16;
         let m = crate::anon::map(bytes, libc::MAP_NORESERVE)
@@ -449,39 +478,39 @@ impl ThreadCtx {
         let p = m as *mut ThreadCtx;
         let ctx = ThreadCtx {
             gpr,
-            rflags: 0x202,
+            rflags: Cell::new(0x202),
             rip: AtomicU64::new(rip),
-            fs_base: 0,
-            guest_gs: 0,
-            host_rsp: 0,
+            fs_base: Cell::new(0),
+            guest_gs: Cell::new(0),
+            host_rsp: Cell::new(0),
             // A signal before the first entry must find hotlift's FS base.
-            host_fs: current_fs_base(),
-            exit_reason: 0,
+            host_fs: Cell::new(current_fs_base()),
+            exit_reason: Cell::new(0),
             exit_arg: AtomicU32::new(0),
-            exit_fn: hotlift_exit as *const () as u64,
+            exit_fn: Cell::new(hotlift_exit as *const () as u64),
             enter_target: AtomicU64::new(0),
-            xsave_ptr: area as u64,
-            xsave_mask: mask,
-            host_mxcsr: 0x1f80,
+            xsave_ptr: Cell::new(area as u64),
+            xsave_mask: Cell::new(mask),
+            host_mxcsr: Cell::new(0x1f80),
             _pad: 0,
-            scratch: [0; SCRATCH_SLOTS],
-            ring_pos: 0,
-            inline_counts: 0,
+            scratch: std::array::from_fn(|_| Cell::new(0)),
+            ring_pos: Cell::new(0),
+            inline_counts: Cell::new(0),
             sb_partial: AtomicU32::new(0),
             stepping: AtomicU32::new(0),
             mail: AtomicU64::new(0),
             sig_queued: AtomicU64::new(0),
             sys_restart: AtomicU32::new(0),
             _pad2: 0,
-            path_seg: 0,
-            path_tot: 0,
-            path_serial: 0,
-            path_next: 0,
-            path_sp: 0,
-            path_left: 0,
-            path_scratch: [0; PATH_SCRATCH],
-            loop_left: [LOOP_LIMIT; LOOP_COUNTERS],
-            loop_limit: LOOP_LIMIT,
+            path_seg: Cell::new(0),
+            path_tot: Cell::new(0),
+            path_serial: Cell::new(0),
+            path_next: Cell::new(0),
+            path_sp: Cell::new(0),
+            path_left: Cell::new(0),
+            path_scratch: std::array::from_fn(|_| Cell::new(0)),
+            loop_left: std::array::from_fn(|_| Cell::new(LOOP_LIMIT)),
+            loop_limit: Cell::new(LOOP_LIMIT),
             sb_loop: [AtomicU32::new(0), AtomicU32::new(0)],
         };
         // SAFETY: a fresh mapping, page-aligned, larger than ThreadCtx.
@@ -491,28 +520,33 @@ impl ThreadCtx {
 
     /// Take `other`'s guest state: registers, flags, RIP, FS/GS bases and
     /// vector state (a new thread starts as the one that cloned it).
-    pub fn copy_guest_state(&mut self, other: &ThreadCtx) {
-        self.gpr = other.gpr;
-        self.rflags = other.rflags;
+    pub fn copy_guest_state(&self, other: &ThreadCtx) {
+        for (to, from) in self.gpr.iter().zip(&other.gpr) {
+            to.set(from.get());
+        }
+        self.rflags.set(other.rflags.get());
         self.set_rip(other.rip());
-        self.fs_base = other.fs_base;
-        self.guest_gs = other.guest_gs;
+        self.fs_base.set(other.fs_base.get());
+        self.guest_gs.set(other.guest_gs.get());
         let (_, size) = xsave_geometry();
         // SAFETY: both areas are at least `size` bytes (ThreadCtx::alloc)
         // and distinct.
         unsafe {
             std::ptr::copy_nonoverlapping(
-                other.xsave_ptr as *const u8,
-                self.xsave_ptr as *mut u8,
+                other.xsave_ptr.get() as *const u8,
+                self.xsave_ptr.get() as *mut u8,
                 size.max(576),
             )
         };
     }
 
-    /// The thread's lookup table entries (I4).
-    pub fn ibl_entries(&mut self) -> *mut [u64; 2] {
-        // SAFETY: the table follows the context in its mapping (I4).
-        unsafe { (self as *mut ThreadCtx as *mut u8).add(CTX_BYTES) as *mut [u64; 2] }
+    /// Guest register `r`.
+    pub fn reg(&self, r: Reg) -> u64 {
+        self.gpr[r as usize].get()
+    }
+
+    pub fn set_reg(&self, r: Reg, v: u64) {
+        self.gpr[r as usize].set(v)
     }
 
     /// The queued-signal bits, shared with this thread's signal handler.
@@ -583,20 +617,22 @@ impl ThreadCtx {
 
     /// Counted loops start from `limit` (contract I2; before the thread
     /// runs translated code).
-    pub fn set_loop_limit(&mut self, limit: u32) {
-        self.loop_limit = limit;
-        self.loop_left = [limit; LOOP_COUNTERS];
+    pub fn set_loop_limit(&self, limit: u32) {
+        self.loop_limit.set(limit);
+        for c in &self.loop_left {
+            c.set(limit);
+        }
     }
 
     /// The producer position as the monitor reads it.
     pub fn ring_pos_atomic(&self) -> *const std::sync::atomic::AtomicU64 {
-        &self.ring_pos as *const u64 as *const std::sync::atomic::AtomicU64
+        self.ring_pos.as_ptr() as *const std::sync::atomic::AtomicU64
     }
 
     /// Make this context the GS base of the calling thread (I2). The context
     /// must outlive every later [`enter`] on this thread.
-    pub fn install_gs(&mut self) {
-        let p = self as *mut ThreadCtx as u64;
+    pub fn install_gs(&self) {
+        let p = self as *const ThreadCtx as u64;
         // SAFETY: FSGSBASE was checked by check_cpu; nothing in hotlift or
         // glibc on x86-64 uses GS.
         unsafe { std::arch::asm!("wrgsbase {}", in(reg) p, options(nostack, preserves_flags)) };
@@ -615,7 +651,8 @@ pub fn take32(slot: &AtomicU32, empty: u32) -> u32 {
     v
 }
 
-/// Owner of a [`ThreadCtx`] in its own mapping (I4); never unmapped.
+/// Owner of a [`ThreadCtx`] in its own mapping (I4); never unmapped. It gives
+/// only `&ThreadCtx` (I6).
 #[derive(Debug)]
 pub struct CtxBox {
     ptr: *mut ThreadCtx,
@@ -625,18 +662,20 @@ pub struct CtxBox {
 // monitor only reads `ring_pos` atomically.
 unsafe impl Send for CtxBox {}
 
+impl CtxBox {
+    /// The thread's lookup table entries (I4).
+    pub fn ibl_entries(&self) -> *mut [u64; 2] {
+        // SAFETY: the table follows the context in its mapping (I4), which
+        // `ptr` (the mapping's start) covers.
+        unsafe { (self.ptr as *mut u8).add(CTX_BYTES) as *mut [u64; 2] }
+    }
+}
+
 impl std::ops::Deref for CtxBox {
     type Target = ThreadCtx;
     fn deref(&self) -> &ThreadCtx {
         // SAFETY: ptr points at the context written by ThreadCtx::new.
         unsafe { &*self.ptr }
-    }
-}
-
-impl std::ops::DerefMut for CtxBox {
-    fn deref_mut(&mut self) -> &mut ThreadCtx {
-        // SAFETY: as above; the CtxBox is the only owner.
-        unsafe { &mut *self.ptr }
     }
 }
 
@@ -646,9 +685,10 @@ impl std::ops::DerefMut for CtxBox {
 /// # Safety
 /// `ctx` must be the installed GS base of this thread and `enter_target`
 /// must be the entry of a translated block in the code cache.
-pub unsafe fn enter(ctx: &mut ThreadCtx) {
+pub unsafe fn enter(ctx: &ThreadCtx) {
     // SAFETY: upheld by the caller; the stub preserves callee-saved state.
-    unsafe { hotlift_enter(ctx as *mut ThreadCtx) }
+    // Every field it and translated code write is interior-mutable (I6).
+    unsafe { hotlift_enter(ctx as *const ThreadCtx as *mut ThreadCtx) }
 }
 
 #[cfg(test)]

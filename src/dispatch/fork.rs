@@ -59,6 +59,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{Vm, VmError};
+use crate::runtime::Reg;
 use crate::types::GuestAddr;
 
 /// `clone` flags a new process may carry (with `CLONE_VM` only together
@@ -262,7 +263,7 @@ impl Vm {
             unsafe { libc::close(fd) };
         }
         let prof =
-            self.proc.prof.thread(&mut self.ctx, tid).map_err(|e| {
+            self.proc.prof.thread(&self.ctx, tid).map_err(|e| {
                 VmError::Host(format!("forked child: cannot set up profiling: {e}"))
             })?;
         // The handler's ring first, then the parent's goes (mailbox.rs M4).
@@ -276,10 +277,10 @@ impl Vm {
         self.mail.sig.pending_own.store(0, Ordering::Release);
         self.set_guest_mask(mask);
         if stack != 0 {
-            self.ctx.gpr[4] = stack;
+            self.ctx.set_reg(Reg::Rsp, stack);
         }
         if flags & libc::CLONE_SETTLS as u64 != 0 {
-            self.ctx.fs_base = tls;
+            self.ctx.fs_base.set(tls);
         }
         if flags & libc::CLONE_CHILD_SETTID as u64 != 0 {
             self.write_guest(ctid, &(tid as u32).to_le_bytes());

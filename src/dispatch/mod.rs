@@ -49,7 +49,7 @@ use crate::frontend::{lift_guest, Unsupported};
 use crate::ir::TrapKind;
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
-use crate::runtime::{self, exit_reason, CtxBox};
+use crate::runtime::{self, exit_reason, CtxBox, Reg};
 use crate::types::{BlockId, GuestAddr, HostAddr};
 
 pub use guest_access::Reach;
@@ -408,9 +408,9 @@ impl Vm {
             }
             // SAFETY: the context is this thread's GS base (start) and
             // `next` is the entry of a block in the cache.
-            unsafe { runtime::enter(&mut self.ctx) };
+            unsafe { runtime::enter(&self.ctx) };
             DispatchCounts::add(&self.proc.dispatch.entries);
-            if self.ctx.exit_reason != exit_reason::FATAL_SIGNAL {
+            if self.ctx.exit_reason.get() != exit_reason::FATAL_SIGNAL {
                 // The thread left a superblock pass or a block before its
                 // end: close it before anything else reaches the ring
                 // (superblock/mod.rs, contract I3; a fault's record_fault
@@ -424,8 +424,8 @@ impl Vm {
             // told the monitor what its last block did not run.
             self.proc.threads.leave(&self.entry);
             self.mail
-                .set_entering_single(self.ctx.exit_reason == exit_reason::CODE_WRITE);
-            next = match self.ctx.exit_reason {
+                .set_entering_single(self.ctx.exit_reason.get() == exit_reason::CODE_WRITE);
+            next = match self.ctx.exit_reason.get() {
                 exit_reason::SITE => match self.handle_site(gen)? {
                     Some(host) => host,
                     None => return Ok(ThreadEnd::Exited),
@@ -528,10 +528,13 @@ impl Vm {
             };
             for (r, slot) in fix.from_slot.iter().enumerate() {
                 if let Some(s) = *slot {
-                    self.ctx.gpr[r] = self.ctx.scratch[s];
+                    self.ctx.gpr[r].set(self.ctx.scratch[s].get());
                 }
             }
-            self.ctx.gpr[4] = self.ctx.gpr[4].wrapping_sub(fix.rsp_moved as u64);
+            self.ctx.set_reg(
+                Reg::Rsp,
+                self.ctx.reg(Reg::Rsp).wrapping_sub(fix.rsp_moved as u64),
+            );
         }
         self.ctx.set_rip(at.0);
         let info = self.mail.sig.info(sig as usize);
@@ -603,7 +606,7 @@ impl Vm {
         let tsc = match insn.mnemonic() {
             iced_x86::Mnemonic::Rdtscp => {
                 let t = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
-                self.ctx.gpr[1] = u64::from(aux);
+                self.ctx.set_reg(Reg::Rcx, u64::from(aux));
                 t
             }
             iced_x86::Mnemonic::Rdtsc => unsafe { std::arch::x86_64::_rdtsc() },
@@ -613,8 +616,8 @@ impl Vm {
                 )))
             }
         };
-        self.ctx.gpr[0] = tsc & 0xffff_ffff;
-        self.ctx.gpr[2] = tsc >> 32;
+        self.ctx.set_reg(Reg::Rax, tsc & 0xffff_ffff);
+        self.ctx.set_reg(Reg::Rdx, tsc >> 32);
         self.ctx.set_rip(insn.next_ip());
         self.host_for(GuestAddr(self.ctx.rip()))
     }

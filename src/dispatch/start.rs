@@ -268,16 +268,16 @@ impl Vm {
 
     /// A guest thread of `proc` with context `ctx`, on the calling host
     /// thread (its GS base from now on).
-    pub(super) fn new_thread(proc: Arc<Process>, mut ctx: runtime::CtxBox) -> Result<Vm, VmError> {
+    pub(super) fn new_thread(proc: Arc<Process>, ctx: runtime::CtxBox) -> Result<Vm, VmError> {
         // SAFETY: gettid has no preconditions.
         #[allow(unsafe_code)]
         let tid = unsafe { libc::gettid() };
         let prof = proc
             .prof
-            .thread(&mut ctx, tid)
+            .thread(&ctx, tid)
             .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         if let Some(p) = &proc.paths {
-            p.init_thread(&mut ctx)
+            p.init_thread(&ctx)
                 .map_err(|e| VmError::Host(format!("cannot set up path profiling: {e}")))?;
         }
         let mut ibl = IblTable::at(ctx.ibl_entries());

@@ -23,7 +23,7 @@ use std::sync::mpsc;
 
 use super::{Vm, VmError};
 use crate::profile::Ending;
-use crate::runtime::ThreadCtx;
+use crate::runtime::{Reg, ThreadCtx};
 use crate::types::GuestAddr;
 
 /// Flags `clone` may carry for a new thread, beyond the ones it needs.
@@ -69,16 +69,16 @@ impl Vm {
         }
         // The child starts where the parent returns, with RAX = 0 and the
         // syscall's RCX/R11, on its own stack and TLS.
-        let mut child = ThreadCtx::alloc(self.ctx.rip(), self.ctx.gpr[4]);
+        let child = ThreadCtx::alloc(self.ctx.rip(), self.ctx.reg(Reg::Rsp));
         child.copy_guest_state(&self.ctx);
-        child.gpr[0] = 0;
-        child.gpr[1] = self.ctx.rip();
-        child.gpr[11] = self.ctx.rflags;
+        child.set_reg(Reg::Rax, 0);
+        child.set_reg(Reg::Rcx, self.ctx.rip());
+        child.set_reg(Reg::R11, self.ctx.rflags.get());
         if stack != 0 {
-            child.gpr[4] = stack;
+            child.set_reg(Reg::Rsp, stack);
         }
         if flags & libc::CLONE_SETTLS as u64 != 0 {
-            child.fs_base = tls;
+            child.fs_base.set(tls);
         }
         let proc = self.proc.clone();
         // The child inherits the signal mask: the kernel's part comes with

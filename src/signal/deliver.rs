@@ -46,7 +46,7 @@ use std::sync::atomic::Ordering;
 use crate::contract::{TAG_SIGNAL, TAG_SIGRETURN};
 use crate::dispatch::{Mailbox, Vm, VmError};
 use crate::host::syscall6;
-use crate::runtime::{exit_reason, stub_place, StubPlace, ThreadCtx};
+use crate::runtime::{exit_reason, stub_place, Reg, StubPlace, ThreadCtx};
 use crate::strace::SA_RESTORER;
 
 const SA_RESTART: u64 = 0x1000_0000;
@@ -110,8 +110,13 @@ const SC_EFLAGS: usize = 17;
 const SC_SEGS: usize = 18;
 const SC_OLDMASK: usize = 21;
 const SC_FPSTATE: usize = 23;
-/// `ctx.gpr` index of each sigcontext slot 0..16.
-const SC_GPR: [usize; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 7, 6, 5, 3, 2, 0, 1, 4];
+/// The register in each sigcontext slot 0..16.
+const SC_GPR: [Reg; 16] = {
+    use Reg::*;
+    [
+        R8, R9, R10, R11, R12, R13, R14, R15, Rdi, Rsi, Rbp, Rbx, Rdx, Rax, Rcx, Rsp,
+    ]
+};
 /// RFLAGS bits `rt_sigreturn` takes from the frame (the kernel's
 /// FIX_EFLAGS): AC OF DF TF SF ZF AF PF CF RF.
 const FIX_EFLAGS: u64 =
@@ -308,7 +313,7 @@ impl Vm {
             crate::status::die_with(libc::SIGSEGV);
         }
         let xsize = crate::runtime::xsave_size() as u64;
-        let rsp = self.ctx.gpr[4];
+        let rsp = self.ctx.reg(Reg::Rsp);
         let [ss_sp, ss_flags, ss_size] = self.altstack;
         let alt_on = ss_flags & SS_DISABLE == 0 && ss_size != 0;
         let on_alt = alt_on && rsp > ss_sp && rsp - ss_sp <= ss_size;
@@ -336,10 +341,10 @@ impl Vm {
         put(&mut f, uc + UC_STACK + 16, ss_size);
         let sc = uc + UC_MCONTEXT;
         for (slot, &g) in SC_GPR.iter().enumerate() {
-            put(&mut f, sc + 8 * slot, self.ctx.gpr[g]);
+            put(&mut f, sc + 8 * slot, self.ctx.reg(g));
         }
         put(&mut f, sc + 8 * SC_RIP, self.ctx.rip());
-        put(&mut f, sc + 8 * SC_EFLAGS, self.ctx.rflags);
+        put(&mut f, sc + 8 * SC_EFLAGS, self.ctx.rflags.get());
         // cs, gs, fs, ss.
         put(&mut f, sc + 8 * SC_SEGS, 0x33 | 0x2b << 48);
         put(&mut f, sc + 8 * (SC_SEGS + 1), fault[0]);
@@ -354,7 +359,7 @@ impl Vm {
         // SAFETY: the thread's XSAVE area holds at least `xsize` bytes.
         unsafe {
             std::ptr::copy_nonoverlapping(
-                self.ctx.xsave_ptr as *const u8,
+                self.ctx.xsave_ptr.get() as *const u8,
                 x.as_mut_ptr(),
                 xsize as usize,
             )
@@ -362,7 +367,7 @@ impl Vm {
         crate::runtime::xsave_sanitize(&mut x[..xsize as usize]);
         x[464..468].copy_from_slice(&FP_XSTATE_MAGIC1.to_le_bytes());
         x[468..472].copy_from_slice(&((xsize + 4) as u32).to_le_bytes());
-        x[472..480].copy_from_slice(&self.ctx.xsave_mask.to_le_bytes());
+        x[472..480].copy_from_slice(&self.ctx.xsave_mask.get().to_le_bytes());
         x[480..484].copy_from_slice(&(xsize as u32).to_le_bytes());
         x[xsize as usize..].copy_from_slice(&FP_XSTATE_MAGIC2.to_le_bytes());
 
@@ -379,14 +384,16 @@ impl Vm {
             crate::status::die_with(libc::SIGSEGV);
         }
 
-        self.ctx.gpr[7] = sig as u64;
-        self.ctx.gpr[6] = frame + INFO_AT;
-        self.ctx.gpr[2] = frame + UC_AT;
-        self.ctx.gpr[0] = 0;
-        self.ctx.gpr[4] = frame;
+        self.ctx.set_reg(Reg::Rdi, sig as u64);
+        self.ctx.set_reg(Reg::Rsi, frame + INFO_AT);
+        self.ctx.set_reg(Reg::Rdx, frame + UC_AT);
+        self.ctx.set_reg(Reg::Rax, 0);
+        self.ctx.set_reg(Reg::Rsp, frame);
         self.ctx.set_rip(handler);
-        self.ctx.rflags &= !(0x400 | 0x1_0000 | TF);
-        crate::runtime::xsave_init(self.ctx.xsave_ptr);
+        self.ctx
+            .rflags
+            .set(self.ctx.rflags.get() & !(0x400 | 0x1_0000 | TF));
+        crate::runtime::xsave_init(self.ctx.xsave_ptr.get());
 
         let mut mask = old_mask | sa_mask;
         if flags & SA_NODEFER == 0 {
@@ -415,7 +422,7 @@ impl Vm {
     /// handler's `ret` popped the restorer). False when it cannot be read
     /// (the kernel then kills with SIGSEGV).
     pub(crate) fn sigreturn(&mut self) -> Result<(), VmError> {
-        let uc = self.ctx.gpr[4];
+        let uc = self.ctx.reg(Reg::Rsp);
         let at = crate::types::GuestAddr(self.ctx.rip() - 2);
         let frame = FrameBytes::read(uc);
         let Some(u) = frame.get(uc, 304) else {
@@ -436,13 +443,15 @@ impl Vm {
             return self.die_of_bad_frame(uc, at);
         }
         if fp == 0 {
-            crate::runtime::xsave_init(self.ctx.xsave_ptr);
+            crate::runtime::xsave_init(self.ctx.xsave_ptr.get());
         }
         for (slot, &g) in SC_GPR.iter().enumerate() {
-            self.ctx.gpr[g] = word(sc + 8 * slot);
+            self.ctx.set_reg(g, word(sc + 8 * slot));
         }
         self.ctx.set_rip(word(sc + 8 * SC_RIP));
-        self.ctx.rflags = (self.ctx.rflags & !FIX_EFLAGS) | (eflags & FIX_EFLAGS) | 2;
+        self.ctx
+            .rflags
+            .set((self.ctx.rflags.get() & !FIX_EFLAGS) | (eflags & FIX_EFLAGS) | 2);
         // The alternate stack as saved, unless the thread is on the
         // current one (the kernel's restore_altstack).
         let [ss_sp, ss_flags, ss_size] = self.altstack;
@@ -501,10 +510,11 @@ impl Vm {
         } else {
             3
         };
-        let own = self.ctx.xsave_mask;
+        let own = self.ctx.xsave_mask.get();
         // SAFETY: the thread's XSAVE area holds at least `xsize` (and 576)
         // bytes.
-        let current = unsafe { std::slice::from_raw_parts(self.ctx.xsave_ptr as *const u8, 576) };
+        let current =
+            unsafe { std::slice::from_raw_parts(self.ctx.xsave_ptr.get() as *const u8, 576) };
         let mxcsr_mask = match u32_at(current, 28) {
             0 => 0xffbf,
             m => m,
@@ -522,7 +532,7 @@ impl Vm {
         unsafe {
             std::ptr::copy_nonoverlapping(
                 area.as_ptr(),
-                self.ctx.xsave_ptr as *mut u8,
+                self.ctx.xsave_ptr.get() as *mut u8,
                 xsize.max(576),
             )
         };

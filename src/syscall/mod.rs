@@ -30,6 +30,7 @@ pub mod selfview;
 mod signals;
 
 use crate::dispatch::{Flow, Vm, VmError};
+use crate::runtime::Reg;
 use crate::strace;
 use crate::types::GuestAddr;
 
@@ -109,24 +110,24 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
     match code {
         SET_FS | SET_GS if addr >= TASK_SIZE_MAX => -(libc::EPERM as i64),
         SET_FS => {
-            vm.ctx.fs_base = addr;
+            vm.ctx.fs_base.set(addr);
             0
         }
         SET_GS => {
-            vm.ctx.guest_gs = addr;
+            vm.ctx.guest_gs.set(addr);
             0
         }
         // CET shadow-stack controls would act on hotlift's own thread.
         0x5001..=0x5005 => -(libc::EINVAL as i64),
         GET_FS => {
-            if guest_write(vm, addr, &vm.ctx.fs_base) {
+            if guest_write(vm, addr, &vm.ctx.fs_base.get()) {
                 0
             } else {
                 EFAULT
             }
         }
         GET_GS => {
-            if guest_write(vm, addr, &vm.ctx.guest_gs) {
+            if guest_write(vm, addr, &vm.ctx.guest_gs.get()) {
                 0
             } else {
                 EFAULT
@@ -221,10 +222,10 @@ pub fn os() -> crate::dispatch::Os {
 /// Handle the syscall the guest stopped at (`ctx.rip()` is the next
 /// instruction).
 pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
-    let g = &vm.ctx.gpr;
+    let g = |r| vm.ctx.reg(r);
     // The kernel reads the number from EAX only (do_syscall_64 takes an int).
-    let nr = g[0] as u32 as u64;
-    let a = [g[7], g[6], g[2], g[10], g[8], g[9]];
+    let nr = g(Reg::Rax) as u32 as u64;
+    let a = [Reg::Rdi, Reg::Rsi, Reg::Rdx, Reg::R10, Reg::R8, Reg::R9].map(g);
     if vm.opts().strace {
         strace::log(&strace::format_call(nr, &a));
     }
@@ -354,8 +355,8 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         if vm.opts().strace {
             strace::log(" = ? (restarted after a signal handler)\n");
         }
-        vm.ctx.gpr[1] = vm.ctx.rip();
-        vm.ctx.gpr[11] = vm.ctx.rflags;
+        vm.ctx.set_reg(Reg::Rcx, vm.ctx.rip());
+        vm.ctx.set_reg(Reg::R11, vm.ctx.rflags.get());
         vm.ctx.set_rip(vm.ctx.rip() - 2);
         vm.record_unretired(1);
         return Ok(Flow::Continue);
@@ -365,8 +366,8 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         strace::log(&format!("{}\n", strace::format_return(nr, &a, ret)));
     }
     // I2.
-    vm.ctx.gpr[0] = ret as u64;
-    vm.ctx.gpr[1] = vm.ctx.rip();
-    vm.ctx.gpr[11] = vm.ctx.rflags;
+    vm.ctx.set_reg(Reg::Rax, ret as u64);
+    vm.ctx.set_reg(Reg::Rcx, vm.ctx.rip());
+    vm.ctx.set_reg(Reg::R11, vm.ctx.rflags.get());
     Ok(Flow::Continue)
 }

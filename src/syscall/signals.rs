@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 
 use super::{guest_read, guest_write, syscall6, EFAULT, EINVAL};
 use crate::dispatch::{Vm, OWN_MASK};
+use crate::runtime::Reg;
 
 pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (sig, act, old, size) = (a[0] as usize, a[1], a[2], a[3]);
@@ -164,7 +165,7 @@ pub(super) fn sigaltstack(vm: &mut Vm, new: u64, old: u64) -> i64 {
     const SS_DISABLE: u64 = 2;
     const SS_AUTODISARM: u64 = 1 << 31;
     let [sp, flags, size] = vm.altstack;
-    let rsp = vm.ctx.gpr[4];
+    let rsp = vm.ctx.reg(Reg::Rsp);
     let on_it = flags & SS_AUTODISARM == 0 && size != 0 && rsp > sp && rsp - sp <= size;
     let reported = if size == 0 {
         SS_DISABLE

@@ -209,18 +209,18 @@ impl PathsState {
     }
 
     /// Give a new thread its activation stack.
-    pub fn init_thread(&self, ctx: &mut ThreadCtx) -> std::io::Result<()> {
+    pub fn init_thread(&self, ctx: &ThreadCtx) -> std::io::Result<()> {
         let base = crate::anon::map(PATH_FRAMES as usize * FRAME as usize, libc::MAP_NORESERVE)?;
-        ctx.path_sp = base as u64;
-        ctx.path_left = PATH_FRAMES;
+        ctx.path_sp.set(base as u64);
+        ctx.path_left.set(PATH_FRAMES);
         Ok(())
     }
 
     /// Drop a thread's activation frames (I5).
-    pub fn reset_thread(ctx: &mut ThreadCtx) {
-        let used = PATH_FRAMES.saturating_sub(ctx.path_left);
-        ctx.path_sp -= used * FRAME as u64;
-        ctx.path_left = PATH_FRAMES;
+    pub fn reset_thread(ctx: &ThreadCtx) {
+        let used = PATH_FRAMES.saturating_sub(ctx.path_left.get());
+        ctx.path_sp.set(ctx.path_sp.get() - used * FRAME as u64);
+        ctx.path_left.set(PATH_FRAMES);
     }
 
     /// The stubs' (guest, host) of this generation, and the epoch.
@@ -359,7 +359,7 @@ impl Vm {
             return;
         };
         if flushed {
-            PathsState::reset_thread(&mut self.ctx);
+            PathsState::reset_thread(&self.ctx);
         }
         let (epoch, list) = p.listed(self.proc.view.gen());
         if epoch != self.paths_epoch {

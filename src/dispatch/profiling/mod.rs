@@ -285,7 +285,7 @@ impl Profiling {
     /// (registered with the monitor) or counter array.
     pub fn thread(
         &self,
-        ctx: &mut crate::runtime::ThreadCtx,
+        ctx: &crate::runtime::ThreadCtx,
         tid: i32,
     ) -> std::io::Result<ThreadProfiling> {
         // Counters first, ring second, under the monitor's lock: the two
@@ -293,7 +293,7 @@ impl Profiling {
         let monitor = self.monitor.lock().unwrap_or_else(|e| e.into_inner());
         let inline = if let Some(all) = &self.inline {
             let base = map_counters(BLOCK_CAPACITY as usize)?;
-            ctx.inline_counts = base as u64;
+            ctx.inline_counts.set(base as u64);
             all.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(Counters(base));
@@ -305,7 +305,7 @@ impl Profiling {
             return Ok(ThreadProfiling { ring: None, inline });
         };
         let ring = Ring::new(self.ring_entries)?;
-        ctx.ring_pos = ring.start(0);
+        ctx.ring_pos.set(ring.start(0));
         ctx.set_loop_limit(self.loop_limit);
         let tr = Arc::new(ThreadRing {
             ring,
@@ -387,7 +387,7 @@ impl Vm {
         let Some(tr) = self.prof.ring.clone() else {
             return;
         };
-        let mut p = self.ctx.ring_pos;
+        let mut p = self.ctx.ring_pos.get();
         for &w in words {
             if let Some(seg) = tr.ring.guard_segment(p) {
                 p = tr.ring.wrap(seg);
@@ -410,8 +410,8 @@ impl Vm {
         }
         use crate::contract::{TAG_LOOP, TAG_LOOP_PASSES};
         let n = (hdr & 0xff) as usize;
-        let limit = self.ctx.loop_limit;
-        if self.ctx.loop_left[..n].iter().all(|&c| c == limit) {
+        let limit = self.ctx.loop_limit.get();
+        if self.ctx.loop_left[..n].iter().all(|c| c.get() == limit) {
             // Nothing counted: no record (contract I2).
             return;
         }
@@ -419,8 +419,8 @@ impl Vm {
         // SAFETY: rdtsc has no preconditions.
         let tsc = unsafe { std::arch::x86_64::_rdtsc() };
         words.extend([TAG_LOOP, base, tsc as u32, (tsc >> 32) as u32]);
-        for (l, c) in self.ctx.loop_left[..n].iter_mut().enumerate() {
-            let passes = limit.wrapping_sub(std::mem::replace(c, limit));
+        for (l, c) in self.ctx.loop_left[..n].iter().enumerate() {
+            let passes = limit.wrapping_sub(c.replace(limit));
             if passes > 0 {
                 words.push(TAG_LOOP_PASSES | (l as u32) << 24 | passes);
             }
