@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::backend::paths::{REC_CHUNK, REC_END, REC_LOST, REC_TERM};
+use crate::contract::{REC_CHUNK, REC_END, REC_LOST, REC_TERM};
 
 /// A trace entry that is not a block id: the thread left the function's
 /// extent (after being in it).
