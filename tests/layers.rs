@@ -67,6 +67,34 @@ fn top_level_modules_form_no_cycle() {
     );
 }
 
+/// Issue 21 goal 1: the backend emits from the IR and the contract alone
+/// (its tests also lift real code with the frontend); any other module it
+/// names fails here, with where.
+#[test]
+fn the_backend_depends_only_on_the_ir_the_contract_and_types() {
+    let graph = scan_crate(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let test_file = |f: &str| f.ends_with("tests.rs") || f.contains("/tests/");
+    let mut wrong = Vec::new();
+    for ((from, to), sites) in &graph {
+        if from != "backend" {
+            continue;
+        }
+        let fine = match to.as_str() {
+            "ir" | "contract" | "types" => true,
+            "frontend" => sites.iter().all(|s| test_file(&s.file)),
+            _ => false,
+        };
+        if !fine {
+            wrong.extend(
+                sites
+                    .iter()
+                    .map(|s| format!("{}:{} names {to}", s.file, s.line)),
+            );
+        }
+    }
+    assert!(wrong.is_empty(), "the backend names:\n{}", wrong.join("\n"));
+}
+
 /// The top-level modules `src/lib.rs` declares, in its order.
 fn top_modules(root: &Path) -> Vec<String> {
     let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("src/lib.rs");

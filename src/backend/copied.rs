@@ -11,7 +11,7 @@ use iced_x86::{Instruction, Register};
 
 use super::asm::{Asm, Rel32};
 use super::{EmitError, S_RAX, S_RCX, S_RDX};
-use crate::runtime::off;
+use crate::contract::off;
 
 /// The inline lookup [`BlockEmitter::lookup_rax`] emits at an address
 /// `k` mod 4, and the buffer offset of its miss jump's rel32.

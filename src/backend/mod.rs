@@ -37,9 +37,9 @@ pub use asm::{Asm, Rel32};
 pub(crate) use rep::RepSite;
 pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
+use crate::contract::{exit_reason, off};
 use crate::contract::{ExitStubs, BLOCK_PREFIX, INDIRECT_ENTRY_BACK};
 use crate::ir::{IrBlock, IrOp, Terminator, TrapKind};
-use crate::runtime::{exit_reason, off};
 use crate::types::GuestAddr;
 
 #[derive(Debug, Error, Clone)]

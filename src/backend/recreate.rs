@@ -20,7 +20,7 @@ use iced_x86::{
     Code, Decoder, DecoderOptions, FlowControl, InstructionInfoFactory, OpAccess, OpKind, Register,
 };
 
-use crate::runtime::{off, SCRATCH_SLOTS};
+use crate::contract::{off, SCRATCH_SLOTS};
 
 /// How to turn the host registers at the fault into the guest's.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -28,11 +28,11 @@ use super::{
     asm, condition_code, emit_body_insn, emit_ring_words, BlockEmitter, EmitEnv, EmitError,
     Prologue, RepSite, RingWord, S_CNT, S_DX, S_RAX, S_RCX,
 };
-use crate::cache::SbPc;
+use crate::contract::off;
+use crate::contract::SbPc;
 use crate::contract::{ExitStubs, TAG_LOOP};
 use crate::ir::superblock::{ExitTo, Next, Plan};
 use crate::ir::Terminator;
-use crate::runtime::off;
 
 /// Where a superblock is emitted and how it links.
 pub struct SbEmitEnv<'a> {

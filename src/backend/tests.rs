@@ -361,7 +361,7 @@ fn hand_encoded_target_loads_decode_to_their_operands() {
 /// `copied::emit_lookup_rax` is checked against.
 fn iced_lookup_rax(a: &mut super::Asm) -> super::asm::Rel32 {
     use super::{S_RAX, S_RCX, S_RDX};
-    use crate::runtime::off;
+    use crate::contract::off;
     use iced_x86::{Instruction, MemoryOperand};
     let with_bi = |b, i| MemoryOperand::with_base_index(b, i);
     let (rax, rcx, rdx) = (Register::RAX, Register::RCX, Register::RDX);

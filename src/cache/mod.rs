@@ -44,7 +44,7 @@ pub mod sharing;
 pub use blocks::{BlockCode, BlockMeta, BlockTable, DEAD};
 pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
-pub use shared::{Arena, CacheShared, SbIds, SbPc, SbRegistry};
+pub use shared::{Arena, CacheShared, SbIds, SbRegistry};
 
 use crate::ir::TrapKind;
 use crate::types::{BlockId, GuestAddr, HostAddr};

@@ -32,25 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::sharing::Sharing;
-use crate::contract::ExitStubs;
-
-/// Where a host offset of superblock code is, for fault reports and state
-/// recovery (ascending by `off`).
-#[derive(Debug, Clone, Copy)]
-pub struct SbPc {
-    pub off: u32,
-    /// Member index; `u16::MAX` in glue where no member's pass is open.
-    pub member: u16,
-    /// Counted instructions of the member after this one.
-    pub after: u16,
-    /// A `rep` string instruction bracketed by ring records.
-    pub rep: bool,
-    /// The code starting at `off` is the guest instruction at `guest`
-    /// (machine state exact there), or glue belonging to it (`exact`
-    /// false).
-    pub exact: bool,
-    pub guest: u64,
-}
+use crate::contract::{ExitStubs, SbPc};
 
 /// Who a superblock is, for the dispatcher's records of a pass it left
 /// abnormally.

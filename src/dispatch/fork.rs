@@ -59,7 +59,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{Vm, VmError};
-use crate::runtime::Reg;
+use crate::contract::Reg;
 use crate::types::GuestAddr;
 
 /// `clone` flags a new process may carry (with `CLONE_VM` only together

@@ -5,11 +5,11 @@
 //! it holds `&mut Vm`. So it never forms a reference to the `Vm` (the
 //! compiler may keep the Vm's fields in registers across the call into
 //! translated code, which it sees take only the context): it reaches the
-//! thread's mailbox, the context's handler fields (runtime I6) and the
+//! thread's mailbox, the context's handler fields (contract/ctx.rs C2) and the
 //! process's shared state, and nothing else.
 //!
 //! M1: every field here is an atomic or never changes after the mailbox
-//!     is made; the dispatcher takes what the handler left (`runtime::take32`)
+//!     is made; the dispatcher takes what the handler left (`contract::take32`)
 //!     after translated code returned, when no handler writes it.
 //! M2: the mailbox is boxed and owned by its `Vm`; the context's `mail`
 //!     points at it from `Vm::publish`, before the thread can take a
@@ -32,8 +32,8 @@ use std::sync::Arc;
 
 use super::{Process, ThreadSignals};
 use crate::cache::PcLocation;
+use crate::contract::{take32, ThreadCtx};
 use crate::monitor::ThreadRing;
-use crate::runtime::{take32, ThreadCtx};
 
 /// No block (`partial`).
 const NONE: u32 = u32::MAX;

@@ -45,11 +45,12 @@ use thiserror::Error;
 
 use crate::backend::{emit_block, EmitEnv, EmitError, Emitted, EmittedSiteKind};
 use crate::cache::{BlockCode, CacheError, ExitSite, IblTable, SiteKind};
+use crate::contract::{exit_reason, Reg};
 use crate::frontend::{lift_guest, Unsupported};
 use crate::ir::TrapKind;
 use crate::loader::{LoadError, Prot};
 use crate::profile::Ending;
-use crate::runtime::{self, exit_reason, CtxBox, Reg};
+use crate::runtime::{self, CtxBox};
 use crate::types::{BlockId, GuestAddr, HostAddr};
 
 pub use guest_access::Reach;

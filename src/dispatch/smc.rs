@@ -119,7 +119,7 @@ impl super::Mailbox {
     /// lock-free (process.rs); no allocation.
     pub(crate) fn on_write_fault(
         &self,
-        ctx: &crate::runtime::ThreadCtx,
+        ctx: &crate::contract::ThreadCtx,
         addr: u64,
         pc: u64,
     ) -> Option<u64> {

@@ -10,11 +10,12 @@ use super::protected::ProtectedPages;
 use super::{Vm, VmError};
 use crate::backend::{emit_empty_ibl_stub, emit_exit_stub, emit_shared_stubs};
 use crate::cache::{BlockTable, CacheShared, CodeCache, CodeMem, CodeView, IblTable};
+use crate::contract::{exit_reason, ThreadCtx};
 use crate::guest_mem::{Brk, GuestMem, PAGE};
 use crate::images::ImageLog;
 use crate::loader::{self, LoadPlan, Prot, Role, StackRequest};
 use crate::options::RunOptions;
-use crate::runtime::{self, exit_reason, ThreadCtx};
+use crate::runtime;
 
 const BRK_RESERVE: u64 = 1 << 30;
 

@@ -22,8 +22,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 
 use super::{Vm, VmError};
+use crate::contract::{Reg, ThreadCtx};
 use crate::profile::Ending;
-use crate::runtime::{Reg, ThreadCtx};
 use crate::types::GuestAddr;
 
 /// Flags `clone` may carry for a new thread, beyond the ones it needs.

@@ -5,7 +5,7 @@
 //! profile records its exits.
 //!
 //! I1: exits are numbered in layout order ([`Plan::new`]); a superblock's
-//!     unit for exit `k` is `unit_base + k` (contract.rs).
+//!     unit for exit `k` is `unit_base + k` (contract/mod.rs).
 //! I2: an indirect transfer inside a superblock (a member whose `next` is
 //!     `Member` or `Head` and that ends in an indirect jump, call or
 //!     return) tests its target against the hot member's address and then,

@@ -43,10 +43,11 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::contract::{exit_reason, Reg, ThreadCtx};
 use crate::contract::{TAG_SIGNAL, TAG_SIGRETURN};
 use crate::dispatch::{Mailbox, Vm, VmError};
 use crate::host::syscall6;
-use crate::runtime::{exit_reason, stub_place, Reg, StubPlace, ThreadCtx};
+use crate::runtime::{stub_place, StubPlace};
 use crate::strace::SA_RESTORER;
 
 const SA_RESTART: u64 = 0x1000_0000;

@@ -20,7 +20,7 @@
 //! I5: the handler never forms a reference to the thread's `Vm`, which
 //!     the interrupted dispatcher may hold mutably: it reaches the thread
 //!     through its context's `mail` (dispatch/mailbox.rs), writing only
-//!     atomics there and in the context (runtime I6), and the process's
+//!     atomics there and in the context (contract/ctx.rs C2), and the process's
 //!     shared state.
 #![allow(unsafe_code)]
 
@@ -29,10 +29,10 @@ pub mod deliver;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::contract::ThreadCtx;
 use crate::dispatch::process::KICK;
 use crate::dispatch::{hotlift_owns, FAULT_SIGNALS};
 use crate::dispatch::{Mailbox, Vm};
-use crate::runtime::ThreadCtx;
 use crate::runtime::PENDING_FATAL;
 
 static VERBOSE: AtomicBool = AtomicBool::new(false);
@@ -265,7 +265,7 @@ fn here<'a>() -> Option<Here<'a>> {
     }
     // SAFETY: a non-zero GS base is this thread's ThreadCtx (runtime I2),
     // which lives as long as the thread; only atomics of it are written
-    // through this reference (runtime I6).
+    // through this reference (contract/ctx.rs C2).
     let ctx = unsafe { &*(gs as *const ThreadCtx) };
     let mail = ctx.mail.load(Ordering::Acquire) as *const Mailbox;
     // SAFETY: the thread's boxed mailbox, published before the thread can
@@ -293,7 +293,7 @@ fn leave_at_boundary(h: Here, uc: &mut libc::ucontext_t, pc: u64, reason: u32) -
             h.ctx.set_rip(loc.guest.0);
             h.ctx.set_stepping(0);
             let stub = match reason {
-                crate::runtime::exit_reason::KICKED => view.kick_stub,
+                crate::contract::exit_reason::KICKED => view.kick_stub,
                 _ => view.kick_stub,
             };
             uc.uc_mcontext.gregs[libc::REG_RIP as usize] = stub.0 as i64;
@@ -344,7 +344,7 @@ pub unsafe extern "C" fn handle_host_signal(
         // process.rs I3: leave translated code at the next boundary.
         if let Some(h) = h {
             if in_code && pc >= floor {
-                let reason = crate::runtime::exit_reason::KICKED;
+                let reason = crate::contract::exit_reason::KICKED;
                 leave_at_boundary(h, uc, pc, reason);
             } else {
                 // Out of translated code already (on its way to the
@@ -519,7 +519,7 @@ fn end_guest(sig: i32, uc: &mut libc::ucontext_t, pc: u64, in_code: bool, h: Opt
         // single-stepping out of glue), so that the last block is counted
         // exactly; the dispatcher then finds PENDING_FATAL before it
         // enters guest code again.
-        leave_at_boundary(h, uc, pc, crate::runtime::exit_reason::KICKED);
+        leave_at_boundary(h, uc, pc, crate::contract::exit_reason::KICKED);
         return;
     }
     match crate::runtime::stub_place(pc) {

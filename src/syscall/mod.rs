@@ -29,8 +29,8 @@ mod reach;
 pub mod selfview;
 mod signals;
 
+use crate::contract::Reg;
 use crate::dispatch::{Flow, Vm, VmError};
-use crate::runtime::Reg;
 use crate::strace;
 use crate::types::GuestAddr;
 

@@ -12,8 +12,8 @@
 use std::sync::atomic::Ordering;
 
 use super::{guest_read, guest_write, syscall6, EFAULT, EINVAL};
+use crate::contract::Reg;
 use crate::dispatch::{Vm, OWN_MASK};
-use crate::runtime::Reg;
 
 pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (sig, act, old, size) = (a[0] as usize, a[1], a[2], a[3]);

@@ -33,10 +33,10 @@ use iced_x86::{Code, Instruction, MemoryOperand, Register};
 
 use super::asm::{gs_mem, mem};
 use super::{Asm, BlockEmitter, EmitError, Emitted, Rel32};
+use crate::contract::off;
 use crate::contract::TAG_PATH;
 use crate::ir::probe::{Check, ExitStep, Step};
 use crate::ir::IrBlock;
-use crate::runtime::off;
 use crate::types::GuestAddr;
 
 pub use node::emit_node;

@@ -11,8 +11,8 @@ use super::super::{
     condition_code, emit_body_insn, emit_prologue, BlockEmitter, EmitEnv, Prologue, RepSite, S_RAX,
 };
 use super::*;
+use crate::contract::exit_reason;
 use crate::ir::Terminator;
-use crate::runtime::exit_reason;
 
 /// The probe on an edge, then on to the target (module docs).
 fn emit_edge(

@@ -41,13 +41,13 @@ use super::{Vm, VmError};
 use crate::backend::paths::FRAME;
 use crate::cache::BlockMeta;
 use crate::cache::ExitSite;
+use crate::contract::ThreadCtx;
 use crate::contract::PATH_FRAMES;
 use crate::images::{ImageKind, ImageLog};
 use crate::ir::Terminator;
 use crate::monitor::ExitKind;
 use crate::paths::cfg::{FuncCfg, NodeKind, Seeds};
 use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan};
-use crate::runtime::ThreadCtx;
 use crate::types::{GuestAddr, HostAddr};
 
 /// Most versions of the function's graph (the version is 8 bits of a

@@ -285,7 +285,7 @@ impl Profiling {
     /// (registered with the monitor) or counter array.
     pub fn thread(
         &self,
-        ctx: &crate::runtime::ThreadCtx,
+        ctx: &crate::contract::ThreadCtx,
         tid: i32,
     ) -> std::io::Result<ThreadProfiling> {
         // Counters first, ring second, under the monitor's lock: the two

@@ -1,5 +1,6 @@
 //! The contract between emitted code, the dispatcher and the monitor: what
-//! a ring word means. Emitted code and the dispatcher produce these words,
+//! a ring word means, and the thread context emitted code and the stubs
+//! work in (ctx.rs). Emitted code and the dispatcher produce these words,
 //! the monitor consumes them; both sides import them from here, so neither
 //! depends on the other for the format (a leaf: this module uses nothing
 //! of the crate).
@@ -47,6 +48,29 @@
 //!     miss jumps straight to the shared stub): cold code sat between the
 //!     hot code of consecutive blocks and took up half of it. A thread in
 //!     a shared stub is on its way to the dispatcher (signal/deliver.rs).
+
+mod ctx;
+
+pub use ctx::{exit_reason, off, take32, Reg, ThreadCtx, CTX_BYTES, PATH_SCRATCH, SCRATCH_SLOTS};
+
+/// Where a host offset of superblock code is, for fault reports and state
+/// recovery (ascending by `off`): the backend's record of the superblock
+/// code it emits, which the code cache keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct SbPc {
+    pub off: u32,
+    /// Member index; `u16::MAX` in glue where no member's pass is open.
+    pub member: u16,
+    /// Counted instructions of the member after this one.
+    pub after: u16,
+    /// A `rep` string instruction bracketed by ring records.
+    pub rep: bool,
+    /// The code starting at `off` is the guest instruction at `guest`
+    /// (machine state exact there), or glue belonging to it (`exact`
+    /// false).
+    pub exact: bool,
+    pub guest: u64,
+}
 
 /// Entries with this bit set are tagged records, not exit words.
 pub const TAG: u32 = 0x8000_0000;
