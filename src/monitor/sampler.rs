@@ -14,8 +14,9 @@
 //! its entry was produced, interpolated linearly within that interval, in
 //! nanoseconds of the monitor's clock (`CLOCK_MONOTONIC`) since the
 //! monitor started. The reads are at most ~50 µs apart while the monitor
-//! keeps up (its nap; 2 ms when it shares one core with the guest), longer
-//! while it is busy.
+//! keeps up with a busy guest (its nap; 0.4 ms while the rings only
+//! trickle; 2 ms when it shares one core with the guest), longer while it
+//! is busy.
 //!
 //! Time mode (`Period::Micros`): a thread's running time grows by the
 //! length of each interval in which it produced entries; an interval with

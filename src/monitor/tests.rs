@@ -128,3 +128,19 @@ fn a_pause_asked_of_a_running_monitor_waits_for_its_loop_top() {
     assert_ne!(state(&m), PAUSED);
     let _ = m.finish();
 }
+
+#[test]
+fn a_trickling_ring_makes_the_monitor_nap_longer_up_to_a_bound() {
+    let b = BACKOFF_NS;
+    // A batch's worth at the last nap's rate: as long as that takes.
+    assert_eq!(trickle_nap(b, BATCH / 2, b), 2 * b);
+    assert_eq!(trickle_nap(b, BATCH / 4, b), 4 * b);
+    // Never shorter than the backoff, never past the bound.
+    assert_eq!(trickle_nap(b, 2 * BATCH, b), b);
+    assert_eq!(trickle_nap(b, 1, b), TRICKLE_NAP_NS);
+    assert_eq!(trickle_nap(TRICKLE_NAP_NS, 1, b), TRICKLE_NAP_NS);
+    // One core shared with the guest keeps its longer backoff.
+    let shared = SHARED_CORE_BACKOFF_NS;
+    assert_eq!(trickle_nap(shared, 1, shared), shared);
+    assert_eq!(trickle_nap(shared, BATCH, shared), shared);
+}
