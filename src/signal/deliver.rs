@@ -86,14 +86,15 @@ impl FrameBytes {
         }
     }
 
-    /// `len` guest bytes at `addr`, if readable.
-    fn get(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+    /// `len` guest bytes at `addr`, if readable: borrowed from the bytes
+    /// read when they hold them.
+    fn get(&self, addr: u64, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         let from = addr.checked_sub(self.start).map(|d| d as usize);
         match from {
             Some(i) if i.checked_add(len).is_some_and(|e| e <= self.bytes.len()) => {
-                Some(self.bytes[i..i + len].to_vec())
+                Some(std::borrow::Cow::Borrowed(&self.bytes[i..i + len]))
             }
-            _ => crate::guest_mem::read_bytes(addr, len),
+            _ => crate::guest_mem::read_bytes(addr, len).map(std::borrow::Cow::Owned),
         }
     }
 }
@@ -497,7 +498,7 @@ impl Vm {
             && frame
                 .get(fp + ext_size as u64, 4)
                 .is_some_and(|m| u32_at(&m, 0) == FP_XSTATE_MAGIC2);
-        let mut area = if extended {
+        let from = if extended {
             match frame.get(fp, ext_size) {
                 Some(a) => a,
                 None => return false,
@@ -505,22 +506,27 @@ impl Vm {
         } else {
             legacy
         };
-        area.resize(xsize.max(576), 0);
         let xfeatures = if extended {
-            u64::from_le_bytes(area[472..480].try_into().expect("8 bytes"))
+            u64::from_le_bytes(from[472..480].try_into().expect("8 bytes"))
         } else {
             3
         };
         let own = self.ctx.xsave_mask.get();
         // SAFETY: the thread's XSAVE area holds at least `xsize` (and 576)
-        // bytes.
-        let current =
-            unsafe { std::slice::from_raw_parts(self.ctx.xsave_ptr.get() as *const u8, 576) };
-        let mxcsr_mask = match u32_at(current, 28) {
+        // bytes and is the thread's own: nothing else refers to it while
+        // the dispatcher runs.
+        let area = unsafe {
+            std::slice::from_raw_parts_mut(self.ctx.xsave_ptr.get() as *mut u8, xsize.max(576))
+        };
+        let mxcsr_mask = match u32_at(area, 28) {
             0 => 0xffbf,
             m => m,
         };
-        let mxcsr = u32_at(&area, 24) & mxcsr_mask;
+        // The frame's image over the thread's area (and zeros past it),
+        // then made safe in place.
+        area[..from.len()].copy_from_slice(&from);
+        area[from.len()..].fill(0);
+        let mxcsr = u32_at(area, 24) & mxcsr_mask;
         area[24..28].copy_from_slice(&mxcsr.to_le_bytes());
         let bv = if extended {
             u64::from_le_bytes(area[512..520].try_into().expect("8 bytes")) & xfeatures & own
@@ -529,14 +535,6 @@ impl Vm {
         };
         area[512..520].copy_from_slice(&bv.to_le_bytes());
         area[520..576].fill(0);
-        // SAFETY: as above; `area` is exactly the area's size.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                area.as_ptr(),
-                self.ctx.xsave_ptr.get() as *mut u8,
-                xsize.max(576),
-            )
-        };
         true
     }
 }
