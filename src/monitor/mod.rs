@@ -69,9 +69,9 @@ pub mod trace;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use crate::cache::BlockTable;
-use std::thread::JoinHandle;
 
 pub use crate::ir::ExitKind;
 pub use request::{Request, Trigger};
@@ -126,20 +126,11 @@ impl Shared {
     fn keep_still(&self) {
         self.quiet_bell
             .store(self.doorbell.load(Ordering::Acquire), Ordering::Release);
-        self.quiet_until
-            .store(mono_ns() + FORK_QUIET_NS, Ordering::Release);
+        self.quiet_until.store(
+            crate::clock::monotonic_ns() + FORK_QUIET_NS,
+            Ordering::Release,
+        );
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-fn mono_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: the kernel (vDSO) writes our own timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// The monitor may be anywhere in its loop.
@@ -611,7 +602,7 @@ fn keep_still(shared: &Shared) -> bool {
     if until == 0 {
         return false;
     }
-    let now = mono_ns();
+    let now = crate::clock::monotonic_ns();
     let seen = shared.quiet_bell.load(Ordering::Acquire);
     if now >= until
         || shared.stop.load(Ordering::Acquire)

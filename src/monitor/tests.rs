@@ -65,14 +65,16 @@ fn a_monitor_keeps_still_after_a_fork_until_rung() {
     let s = shared();
     assert!(!keep_still(&s), "no fork: no quiet");
     s.quiet_until
-        .store(mono_ns() + 2_000_000, Ordering::Release);
+        .store(crate::clock::monotonic_ns() + 2_000_000, Ordering::Release);
     let t0 = std::time::Instant::now();
     while keep_still(&s) {}
     assert!(t0.elapsed() >= std::time::Duration::from_millis(2));
     assert_eq!(s.quiet_until.load(Ordering::Acquire), 0, "over");
     assert_eq!(s.pause.load(Ordering::Acquire), RUNNING);
-    s.quiet_until
-        .store(mono_ns() + 60_000_000_000, Ordering::Release);
+    s.quiet_until.store(
+        crate::clock::monotonic_ns() + 60_000_000_000,
+        Ordering::Release,
+    );
     ring::ring_doorbell(&s.doorbell);
     assert!(!keep_still(&s), "a ring since the fork: at once");
     assert_eq!(s.quiet_until.load(Ordering::Acquire), 0);

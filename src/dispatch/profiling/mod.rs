@@ -43,6 +43,8 @@ pub const BLOCK_CAPACITY: u32 = crate::contract::BLOCK_ID_LIMIT;
 /// are theirs: [`ThreadProfiling`]).
 #[derive(Debug)]
 pub struct Profiling {
+    /// The process's block table (`CodeView::blocks`, the same one): the
+    /// monitor it starts, a forked child's included, reads it.
     pub blocks: Arc<BlockTable>,
     pub monitor: Mutex<Option<Monitor>>,
     /// Monitor settings for the rings of threads to come.
