@@ -35,8 +35,8 @@ use crate::cache::CacheShared;
 use crate::cache::{BlockMeta, BlockTable};
 use crate::frontend::lift_block;
 use crate::ir::Terminator;
-use crate::monitor::tables::SbAccount;
 use crate::monitor::tables::SbExitAcct;
+use crate::monitor::tables::{AccountSource, InheritedSb, SbAccount};
 use crate::monitor::{ExitKind, Tables};
 use crate::types::GuestAddr;
 
@@ -250,9 +250,10 @@ impl Builder {
     /// (cache/shared.rs I4), their heads stay patched, and this builder
     /// goes on above them with ids and units of its own (nothing else
     /// moves the arena's use or the ids meanwhile; a flush meanwhile is
-    /// met by the first round's `sync_gen`). Their accounts, for the
-    /// tables (monitor/tables/units.rs I4).
-    pub fn take_inherited(&mut self) -> Vec<(u32, Arc<SbAccount>)> {
+    /// met by the first round's `sync_gen`). What the tables need of
+    /// each (monitor/tables/units.rs I4), read from the log alone: the
+    /// accounts are not touched (see [`super::Adoptable`]).
+    pub fn take_inherited(&mut self) -> Vec<InheritedSb> {
         if !std::mem::take(&mut self.inherit_pending) {
             return Vec::new();
         }
@@ -267,12 +268,28 @@ impl Builder {
         self.heads.reserve(l.len());
         for a in l.iter() {
             self.heads.insert(a.head, a.id);
-            if a.acc.members.len() <= FRAGMENT {
+            if a.fragment {
                 self.fragments.insert(a.head);
             }
         }
         self.stats.inherited = l.len() as u64;
-        l.iter().map(|a| (a.id, a.acc.clone())).collect()
+        l.iter().map(|a| a.sb.clone()).collect()
+    }
+
+    /// Where the tables copy an inherited superblock's account from when
+    /// its units are made (monitor/tables/units.rs I4): the log, which
+    /// keeps it for this child's own forks. The log is in id order (ids
+    /// are given upward and a child's own go above its parent's).
+    pub fn account_source(&self) -> AccountSource {
+        let log = self.published.clone();
+        AccountSource(Box::new(move |id| {
+            let l = log.lock().unwrap_or_else(|e| e.into_inner());
+            let i = l
+                .binary_search_by_key(&id, |a| a.id)
+                .ok()
+                .or_else(|| l.iter().position(|a| a.id == id))?;
+            Some((*l[i].acc).clone())
+        }))
     }
 
     /// Also build the stored traces `p` finds (store/feed.rs).
@@ -623,6 +640,12 @@ impl Builder {
                         id,
                         gen: self.gen,
                         head,
+                        sb: InheritedSb {
+                            id,
+                            units: adoptable.unit_base..adoptable.unit_base + adoptable.units(),
+                            head_guest: plan.members[0].ir.start.0,
+                        },
+                        fragment: plan.members.len() <= FRAGMENT,
                         acc: adoptable,
                     });
                 self.review

@@ -58,7 +58,8 @@ impl SecondTier for Tier {
     fn begin(&mut self, tables: &mut Tables) {
         let inherited = self.builder.take_inherited();
         if !inherited.is_empty() {
-            tables.inherit(inherited, self.builder.blocks().clone());
+            let source = self.builder.account_source();
+            tables.inherit(inherited, source, self.builder.blocks().clone());
         }
     }
 

@@ -58,7 +58,7 @@ use ecache::EdgeCache;
 pub use mine::Windows;
 use shadow::{Frame, Shadow};
 use units::UnitOp;
-pub use units::{PassOp, SbAccount, SbExitAcct, SbSummary};
+pub use units::{AccountSource, InheritedSb, PassOp, SbAccount, SbExitAcct, SbSummary};
 use words::{End, Ways, Word, WordTable, NONE, SPECIAL, W_BLOCKS, W_INSNS};
 
 /// When the monitor asks for superblocks (superblock/mod.rs).
@@ -265,6 +265,8 @@ pub struct Tables {
     pub sbs: Vec<SbAccount>,
     /// Superblocks a forked child took over, by unit (units.rs I4).
     inherited: Vec<units::Inherited>,
+    /// Their accounts, copied when their units are made.
+    inherited_from: Option<AccountSource>,
     /// The block table, for making their units.
     inherited_blocks: Option<std::sync::Arc<BlockTable>>,
     /// Inherited superblocks whose units were made (they ran).
@@ -341,6 +343,7 @@ impl Default for Tables {
             requests: Vec::new(),
             sbs: Vec::new(),
             inherited: Vec::new(),
+            inherited_from: None,
             inherited_blocks: None,
             adopted: 0,
             sb_record_errors: 0,

@@ -325,8 +325,20 @@ fn loop_tables_as(inherited: bool, stream: impl Fn(u32) -> Vec<u32>) -> String {
     let mut t = Tables::new(SbConfig::default());
     let base = if inherited {
         let base = t.next_units(5).unwrap();
+        let acc = tree_account(base);
+        let sb = InheritedSb {
+            id: 0,
+            units: acc.unit_base..acc.unit_base + acc.units(),
+            head_guest: blocks.published()[acc.members[0] as usize].guest,
+        };
+        // The account is copied once, when the first unit comes.
+        let mut given = Some(acc);
         t.inherit(
-            vec![(0, std::sync::Arc::new(tree_account(base)))],
+            vec![sb],
+            AccountSource(Box::new(move |id| {
+                assert_eq!(id, 0);
+                Some(given.take().expect("an inherited account copied twice"))
+            })),
             blocks.clone(),
         );
         // A superblock of its own takes units above the inherited ones.
