@@ -29,6 +29,12 @@
 //!     of its 5 populating chunks). Whether an entry of a block is made
 //!     is read from a dense list (`Tables::made`), not from the entry, so
 //!     that such a page's first touch is the write that makes it.
+//! I5: where entries are made in order, every 2 MB of a range but its
+//!     first is asked for as a transparent huge page before its first
+//!     chunk is populated: a python start-up's 38 K blocks fill 10 MB of
+//!     words, which took 2,400 small pages (and the TLB a miss every 16
+//!     blocks). A process with fewer than 8,192 blocks, and a monitor
+//!     that meets its blocks far apart (I4), use small pages only.
 //! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
 //!     needs the second pass: its code ends in a call, a return, an
 //!     indirect transfer or a syscall, its path has calls or returns
@@ -238,6 +244,9 @@ pub(super) struct WordTable<T> {
 /// Bytes populated together (I4).
 const CHUNK: usize = 1 << 16;
 
+/// A transparent huge page (I5).
+const HUGE: usize = 2 << 20;
+
 // SAFETY: the table is owned by one `Tables`, used by one thread at a time.
 unsafe impl<T> Send for WordTable<T> {}
 
@@ -303,8 +312,24 @@ impl<T> WordTable<T> {
             }
             self.ready[i] |= bit;
             let len = CHUNK.min(total - c * CHUNK);
+            let off = c * CHUNK;
+            let range = if off >= UNIT_BASE as usize * size {
+                UNIT_BASE as usize * size
+            } else {
+                0
+            };
+            if off % HUGE == 0 && off >= range + HUGE && (self.base as usize) % HUGE == 0 {
+                // I5. SAFETY: advice on [off, off + 2 MB) of the mapping.
+                unsafe {
+                    libc::madvise(
+                        (self.base as *mut u8).add(off) as *mut libc::c_void,
+                        HUGE.min(total - off),
+                        libc::MADV_HUGEPAGE,
+                    )
+                };
+            }
             // SAFETY: [c*CHUNK, c*CHUNK + len) lies inside the mapping.
-            unsafe { crate::anon::populate_write((self.base as *mut u8).add(c * CHUNK), len) };
+            unsafe { crate::anon::populate_write((self.base as *mut u8).add(off), len) };
         }
     }
 
