@@ -5,7 +5,8 @@
  *   1. fork + pipe: the child computes, writes to the pipe and exits with
  *      a status the parent reads back with waitpid;
  *   2. a child killed by a signal (abort) and one that stops itself;
- *   3. vfork + _exit, and vfork + execve of this program;
+ *   3. vfork + _exit (at once, and after 80 ms), and vfork + execve of
+ *      this program;
  *   4. execve of this program with another argv[0], environment, an
  *      ignored SIGPIPE and a blocked SIGUSR1 (kept across execve), and a
  *      SIGUSR2 handler (reset to default by execve);
@@ -26,6 +27,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -138,6 +140,16 @@ int main(int argc, char **argv) {
         _exit(shared + 10);
     st = status_of(c);
     printf("3. vfork child exited %d\n", WEXITSTATUS(st));
+    /* a vfork child that takes its time (past the 50 ms hotlift keeps
+       its monitor paused for: dispatch/fork.rs F8) */
+    c = vfork();
+    if (c == 0) {
+        struct timespec slow = {0, 80 * 1000 * 1000};
+        nanosleep(&slow, NULL);
+        _exit(shared + 20);
+    }
+    st = status_of(c);
+    printf("   slow vfork child exited %d\n", WEXITSTATUS(st));
     c = vfork();
     if (c == 0) {
         char *v[] = {"vforked-self", "vforked", NULL};

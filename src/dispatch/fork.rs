@@ -44,6 +44,13 @@
 //!     vfork child's stores are not seen by its parent (what `posix_spawn`
 //!     writes back on a failed `execve` is lost: the parent sees the
 //!     child exit with status 127 instead of an error).
+//! F8: a vfork parent's monitor stays paused (F1) until the child has
+//!     called `execve` or ended, for at most `VFORK_HOLD_MS`: until then
+//!     every page of the parent is shared copy-on-write with the child,
+//!     and each the monitor wrote first was copied, its TLB flush an
+//!     interrupt to the core of any other thread of the parent (python's
+//!     50 spawns: ~80 a spawn). Once the child's memory is gone, a write
+//!     only makes the page writable again.
 //! F6: a child whose profile will be written finds its parent's modules'
 //!     symbols and the program's SHA-256 already read: the parent reads
 //!     them before the fork, once (module_files.rs `MODULE_FILES`, a lock
@@ -221,21 +228,32 @@ impl Vm {
         drop(images);
         drop(publish);
         drop(locked);
-        drop(paused);
+        // F8: a vfork parent gives the monitor back after the wait.
+        let held = if vfork {
+            paused
+        } else {
+            drop(paused);
+            None
+        };
         if flags & libc::CLONE_PARENT_SETTID as u64 != 0 {
             self.write_guest(ptid, &(pid as u32).to_le_bytes());
         }
         if vfork {
-            wait_for_exec(fds);
-            // Monitor I6: this thread's copy-on-write faults begin now.
-            if let Some(m) = proc
-                .prof
-                .monitor
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-            {
-                m.keep_still();
+            // F8: the monitor stays paused while the child shares pages.
+            let gone = wait_for_exec_within(fds, VFORK_HOLD_MS);
+            drop(held);
+            if !gone {
+                wait_for_exec([fds[0], -1]);
+                // Monitor I6: this thread's copy-on-write faults begin now.
+                if let Some(m) = proc
+                    .prof
+                    .monitor
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_ref()
+                {
+                    m.keep_still();
+                }
             }
         }
         Ok(pid as i64)
@@ -292,13 +310,49 @@ impl Vm {
     }
 }
 
+/// F8: how long a vfork parent keeps its monitor paused waiting for the
+/// child's `execve` or end (its other threads' rings may fill meanwhile).
+const VFORK_HOLD_MS: i32 = 50;
+
+/// F4, F8: wait at most `ms` for the child to close the pipe's write end
+/// (closing this side's copy of it first); true if it did, and then the
+/// read end is closed too.
+fn wait_for_exec_within(fds: [i32; 2], ms: i32) -> bool {
+    let [r, w] = fds;
+    // SAFETY: our own descriptors; poll on a local struct.
+    unsafe {
+        if w >= 0 {
+            libc::close(w);
+        }
+        let mut p = libc::pollfd {
+            fd: r,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let deadline = crate::clock::monotonic_ns() + ms as u64 * 1_000_000;
+        loop {
+            let left = deadline.saturating_sub(crate::clock::monotonic_ns()) / 1_000_000;
+            let n = libc::poll(&mut p, 1, left as i32);
+            if n > 0 {
+                libc::close(r);
+                return true;
+            }
+            if n == 0 || *libc::__errno_location() != libc::EINTR || left == 0 {
+                return false;
+            }
+        }
+    }
+}
+
 /// F4: block until the child closes the pipe's write end (by `execve`
 /// or by ending).
 fn wait_for_exec(fds: [i32; 2]) {
     let [r, w] = fds;
     // SAFETY: our own descriptors; read into a local byte.
     unsafe {
-        libc::close(w);
+        if w >= 0 {
+            libc::close(w);
+        }
         let mut b = 0u8;
         loop {
             let n = libc::read(r, &mut b as *mut u8 as *mut libc::c_void, 1);
