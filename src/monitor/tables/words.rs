@@ -318,7 +318,10 @@ impl<T> WordTable<T> {
             } else {
                 0
             };
-            if off % HUGE == 0 && off >= range + HUGE && (self.base as usize) % HUGE == 0 {
+            if off.is_multiple_of(HUGE)
+                && off >= range + HUGE
+                && (self.base as usize).is_multiple_of(HUGE)
+            {
                 // I5. SAFETY: advice on [off, off + 2 MB) of the mapping.
                 unsafe {
                     libc::madvise(
