@@ -32,6 +32,7 @@
 //!     naming it is understood.
 
 pub mod build;
+mod members;
 pub mod pisat;
 pub mod record;
 mod review;
