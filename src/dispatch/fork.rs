@@ -44,13 +44,6 @@
 //!     vfork child's stores are not seen by its parent (what `posix_spawn`
 //!     writes back on a failed `execve` is lost: the parent sees the
 //!     child exit with status 127 instead of an error).
-//! F8: a vfork parent's monitor stays paused (F1) until the child has
-//!     called `execve` or ended, for at most `VFORK_HOLD_MS`: until then
-//!     every page of the parent is shared copy-on-write with the child,
-//!     and each the monitor wrote first was copied, its TLB flush an
-//!     interrupt to the core of any other thread of the parent (python's
-//!     50 spawns: ~80 a spawn). Once the child's memory is gone, a write
-//!     only makes the page writable again.
 //! F6: a child whose profile will be written finds its parent's modules'
 //!     symbols and the program's SHA-256 already read: the parent reads
 //!     them before the fork, once (module_files.rs `MODULE_FILES`, a lock
@@ -61,6 +54,13 @@
 //!     runs (module_files.rs A1-A3); the fork waits until that thread has
 //!     stopped, so the child inherits no lock it held and no file half
 //!     read.
+//! F8: a vfork parent's monitor stays paused (F1) until the child has
+//!     called `execve` or ended, for at most `VFORK_HOLD_MS`: until then
+//!     every page of the parent is shared copy-on-write with the child,
+//!     and each the monitor wrote first was copied, its TLB flush an
+//!     interrupt to the core of any other thread of the parent (python's
+//!     50 spawns: ~80 a spawn). Once the child's memory is gone, a write
+//!     only makes the page writable again.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering;

@@ -23,14 +23,6 @@
 //!   byte in its first page (not claimed by an earlier segment) too, as a
 //!   file mapping would show them; everything past `p_filesz` is zero
 //!   (bss, including the tail of the last file page).
-//! - I7: the whole file pages of a writable segment (up to
-//!   [`POPULATE_MAX`]) are mapped with `MAP_POPULATE`, which makes each a
-//!   private copy at once: the guest writes most of them (python's 1.3 MB
-//!   of data, 271 of its 318 pages in a start-up), and a write to a page
-//!   first mapped from the file by a read is a copy-on-write fault whose
-//!   TLB flush interrupts every other core running the process (the
-//!   monitor's): 12 ms of a 120 ms python start-up. What the guest sees
-//!   is the same bytes, mapped from the same file.
 //! - I5: for a static PIE, the whole span (plus alignment slack) is reserved
 //!   `PROT_NONE` at an address the kernel picks, segments are mapped into it
 //!   with `MAP_FIXED`, and the leftover gaps (alignment slack and holes between
@@ -58,6 +50,14 @@
 //!   above that: the room is given back, and the code cache and the
 //!   guest's own mmap area (guest_mem I3) take it, above the program and
 //!   within rel32 reach of both it and its libraries.
+//! - I7: the whole file pages of a writable segment (up to
+//!   [`POPULATE_MAX`]) are mapped with `MAP_POPULATE`, which makes each a
+//!   private copy at once: the guest writes most of them (python's 1.3 MB
+//!   of data, 271 of its 318 pages in a start-up), and a write to a page
+//!   first mapped from the file by a read is a copy-on-write fault whose
+//!   TLB flush interrupts every other core running the process (the
+//!   monitor's): 12 ms of a 120 ms python start-up. What the guest sees
+//!   is the same bytes, mapped from the same file.
 
 #![allow(unsafe_code)]
 

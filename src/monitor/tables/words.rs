@@ -29,17 +29,17 @@
 //!     of its 5 populating chunks). Whether an entry of a block is made
 //!     is read from a dense list (`Tables::made`), not from the entry, so
 //!     that such a page's first touch is the write that makes it.
+//! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
+//!     needs the second pass: its code ends in a call, a return, an
+//!     indirect transfer or a syscall, its path has calls or returns
+//!     between members, or its target's superblock trigger is still
+//!     counting ([`Word::warm`]).
 //! I5: where entries are made in order, every 2 MB of a range but its
 //!     first is asked for as a transparent huge page before its first
 //!     chunk is populated: a python start-up's 38 K blocks fill 10 MB of
 //!     words, which took 2,400 small pages (and the TLB a miss every 16
 //!     blocks). A process with fewer than 8,192 blocks, and a monitor
 //!     that meets its blocks far apart (I4), use small pages only.
-//! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
-//!     needs the second pass: its code ends in a call, a return, an
-//!     indirect transfer or a syscall, its path has calls or returns
-//!     between members, or its target's superblock trigger is still
-//!     counting ([`Word::warm`]).
 #![allow(unsafe_code)]
 
 use crate::contract::{UNIT_BASE, WORD_LIMIT};
