@@ -240,10 +240,10 @@ impl Vm {
         }
         if vfork {
             // F8: the monitor stays paused while the child shares pages.
-            let gone = wait_for_exec_within(fds, VFORK_HOLD_MS);
+            let gone = wait_for_exec(fds, VFORK_HOLD_MS);
             drop(held);
             if !gone {
-                wait_for_exec([fds[0], -1]);
+                wait_for_exec([fds[0], -1], -1);
                 // Monitor I6: this thread's copy-on-write faults begin now.
                 if let Some(m) = proc
                     .prof
@@ -314,11 +314,13 @@ impl Vm {
 /// child's `execve` or end (its other threads' rings may fill meanwhile).
 const VFORK_HOLD_MS: i32 = 50;
 
-/// F4, F8: wait at most `ms` for the child to close the pipe's write end
-/// (closing this side's copy of it first); true if it did, and then the
-/// read end is closed too.
-fn wait_for_exec_within(fds: [i32; 2], ms: i32) -> bool {
+/// F4: wait until the child closes the pipe's write end (by `execve` or
+/// by ending), closing this side's copy of it first (`fds[1]`, unless
+/// -1); at most `ms` milliseconds (F8), or for ever when negative. True
+/// when the child did, and then the read end is closed too.
+fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
     let [r, w] = fds;
+    let deadline = crate::clock::monotonic_ns().saturating_add(ms.max(0) as u64 * 1_000_000);
     // SAFETY: our own descriptors; poll on a local struct.
     unsafe {
         if w >= 0 {
@@ -329,10 +331,13 @@ fn wait_for_exec_within(fds: [i32; 2], ms: i32) -> bool {
             events: libc::POLLIN,
             revents: 0,
         };
-        let deadline = crate::clock::monotonic_ns() + ms as u64 * 1_000_000;
         loop {
-            let left = deadline.saturating_sub(crate::clock::monotonic_ns()) / 1_000_000;
-            let n = libc::poll(&mut p, 1, left as i32);
+            let left = if ms < 0 {
+                -1
+            } else {
+                (deadline.saturating_sub(crate::clock::monotonic_ns()) / 1_000_000) as i32
+            };
+            let n = libc::poll(&mut p, 1, left);
             if n > 0 {
                 libc::close(r);
                 return true;
@@ -341,25 +346,5 @@ fn wait_for_exec_within(fds: [i32; 2], ms: i32) -> bool {
                 return false;
             }
         }
-    }
-}
-
-/// F4: block until the child closes the pipe's write end (by `execve`
-/// or by ending).
-fn wait_for_exec(fds: [i32; 2]) {
-    let [r, w] = fds;
-    // SAFETY: our own descriptors; read into a local byte.
-    unsafe {
-        if w >= 0 {
-            libc::close(w);
-        }
-        let mut b = 0u8;
-        loop {
-            let n = libc::read(r, &mut b as *mut u8 as *mut libc::c_void, 1);
-            if n >= 0 || *libc::__errno_location() != libc::EINTR {
-                break;
-            }
-        }
-        libc::close(r);
     }
 }
