@@ -442,10 +442,12 @@ fn forked_children_are_exact_however_long_they_live() {
 }
 
 /// Threads that fork at once (monitor I4: one pause at a time; a fork
-/// takes a napping monitor without waking it, a running one is asked):
-/// every child's and the parent's profile is exact, the parent's
-/// threads' counts included, and no pause is lost (the old protocol let a
-/// second fork's request un-pause the monitor under the first).
+/// takes a napping monitor without waking it, a running one is asked),
+/// while threads are being created (fork.rs F1: a child once hung on the
+/// CPU mask's lock a starting thread held at the fork): every child's and
+/// the parent's profile is exact, the parent's threads' counts included,
+/// and no pause is lost (the old protocol let a second fork's request
+/// un-pause the monitor under the first).
 #[test]
 fn threads_forking_at_once_keep_every_profile_exact() {
     let dir = scratch("threadforks");
@@ -453,11 +455,15 @@ fn threads_forking_at_once_keep_every_profile_exact() {
     std::fs::write(
         &src,
         "#include <pthread.h>\n#include <stdio.h>\n#include <sys/wait.h>\n#include <unistd.h>\n\
+         static void *brief(void *arg) { return arg; }\n\
          static void *worker(void *arg) {\n\
          \x20 long sum = (long)arg;\n\
          \x20 for (int i = 0; i < 12; i++) {\n\
+         \x20   pthread_t b; void *r;\n\
+         \x20   pthread_create(&b, 0, brief, (void *)1);\n\
          \x20   pid_t c = fork();\n\
          \x20   if (c == 0) _exit(i & 7);\n\
+         \x20   pthread_join(b, &r); sum += (long)r;\n\
          \x20   int st; waitpid(c, &st, 0); sum += WEXITSTATUS(st);\n\
          \x20   for (volatile int k = 0; k < 20000; k++) sum += k & 1;\n\
          \x20 }\n\
@@ -468,7 +474,7 @@ fn threads_forking_at_once_keep_every_profile_exact() {
          \x20 for (long i = 0; i < 4; i++) pthread_create(&t[i], 0, worker, (void *)i);\n\
          \x20 for (int i = 0; i < 4; i++) { void *r; pthread_join(t[i], &r); total += (long)r; }\n\
          \x20 printf(\"%ld\\n\", total);\n\
-         \x20 return total == 480142 ? 0 : 1;\n\
+         \x20 return total == 480190 ? 0 : 1;\n\
          }\n",
     )
     .unwrap();

@@ -6,14 +6,21 @@
 //! memory, every table; but only the forking thread, and the memory that
 //! is `MAP_SHARED` stays shared with the parent. So:
 //!
-//! F1: nothing another host thread holds can be locked in the child: the
-//!     monitor thread is paused between rounds first (monitor I4: no lock
-//!     held, no lazy initialisation under way — a child once hung on a
-//!     formatter table the parent's monitor was building at the fork),
-//!     then the forking thread holds the translation lock, the superblock
-//!     publish lock, the image log, the monitor handle and the thread
-//!     registry across the fork (in that order, the order every other path
-//!     takes them in); glibc's `fork` makes its own allocator safe.
+//! F1: nothing another host thread holds can be locked in the child: one
+//!     fork at a time (`Proc::forking`: two threads forking at once
+//!     could each wait for the other, one for the monitor's pause with
+//!     the monitor handle locked, one for that handle with the pause
+//!     held); the monitor thread is paused between rounds first (monitor
+//!     I4: no lock held, no lazy initialisation under way — a child once
+//!     hung on a formatter table the parent's monitor was building at the
+//!     fork), then the forking thread holds the translation lock, the
+//!     superblock publish lock, the image log, the monitor handle and the
+//!     thread registry across the fork (in that order, the order every
+//!     other path takes them in), and last the leaf locks, which no
+//!     thread holds while it takes another: the guest's limits, its CPU
+//!     mask, the strace prefix and stderr (a child hung on the CPU mask a
+//!     thread being created held at the fork, 1 run in ~30 of four
+//!     threads forking). glibc's `fork` makes its own allocator safe.
 //! F2: the child keeps every block translation: blocks push the same exit
 //!     words in any process, and the child's monitor makes a block's
 //!     entries when it first sees one (tables words.rs I2). The code
@@ -125,8 +132,9 @@ impl Vm {
         }
         let proc = self.proc.clone();
         let parent_profile = proc.prof.profile_path().map(|p| p.display().to_string());
-        // F1: the monitor thread still first (monitor I4), then the locks
-        // in the documented order.
+        // F1: one fork at a time, the monitor thread still (monitor I4),
+        // then the locks in the documented order.
+        let one = proc.forking.lock().unwrap_or_else(|e| e.into_inner());
         let paused = proc
             .prof
             .monitor
@@ -161,9 +169,17 @@ impl Vm {
         // Held still by the paused monitor (cache/shared.rs I4).
         let arena_used = proc.view.shared.arena_used();
         locked.cache.mem.before_fork(keep, arena_used);
+        // F1: the leaf locks, last.
+        let leaves = (
+            proc.limits.lock().unwrap_or_else(|e| e.into_inner()),
+            proc.affinity.lock().unwrap_or_else(|e| e.into_inner()),
+            crate::strace::hold_prefix(),
+            std::io::stderr().lock(),
+        );
         // SAFETY: glibc's fork; the child is this thread alone, with every
         // lock it could need held by itself (F1).
         let pid = unsafe { libc::fork() };
+        drop(leaves);
         if pid < 0 {
             let e = std::io::Error::last_os_error();
             drop(paused);
@@ -220,6 +236,7 @@ impl Vm {
             locked.kept.placed = 0;
             self.proc.dispatch.reset();
             drop(locked);
+            drop(one);
             self.after_fork_child(flags, stack, ctid, tls, fds)?;
             return Ok(0);
         }
@@ -228,6 +245,7 @@ impl Vm {
         drop(images);
         drop(publish);
         drop(locked);
+        drop(one);
         // F8: a vfork parent gives the monitor back after the wait.
         let held = if vfork {
             paused

@@ -344,6 +344,8 @@ pub struct Process {
     pub paths: Option<Arc<super::paths::PathsState>>,
     /// The resource limits hotlift keeps for the guest (limits.rs).
     pub limits: Mutex<crate::limits::GuestLimits>,
+    /// One fork at a time (fork.rs F1).
+    pub forking: Mutex<()>,
 }
 
 /// The profile's `dispatcher` counts of a process, as its threads add to

@@ -253,6 +253,7 @@ impl Vm {
             vfork_fd: std::sync::atomic::AtomicI32::new(-1),
             paths,
             limits: Mutex::new(crate::limits::GuestLimits::from_kernel()),
+            forking: Mutex::new(()),
             opts,
         });
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);

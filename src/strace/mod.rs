@@ -53,7 +53,7 @@ use self::names::{
     open_needs_mode, ptr, signal, sigset_bits, statx_flags, syscall_info, wait_status,
 };
 pub use self::names::{sig_name, syscall_name};
-pub use self::sink::{log, set_log_file, set_process_prefix, set_thread_prefix};
+pub use self::sink::{hold_prefix, log, set_log_file, set_process_prefix, set_thread_prefix};
 pub use self::values::SA_RESTORER;
 use memory::{read_exact, read_u64s};
 use values::{argv, buffer, cstr, envp, iovec_out, sigaction, timespec};

@@ -63,6 +63,13 @@ thread_local! {
 /// `[pid N] ` for a process of a tree other than its first (I2).
 static PREFIX: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
+/// The prefix's lock, held by a thread that forks (dispatch/fork.rs F1):
+/// the child sets its own prefix, and must not find the lock held by a
+/// thread it does not have.
+pub fn hold_prefix() -> std::sync::MutexGuard<'static, String> {
+    PREFIX.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// I2: this process's lines carry `[pid N] ` (`pid` Some), as `strace -f`
 /// marks the processes it follows, or none (the tree's first process).
 pub fn set_process_prefix(pid: Option<u32>) {

@@ -21,16 +21,24 @@ fn is_self(vm: &Vm, pid: u64) -> bool {
 
 pub fn get(vm: &mut Vm, a: [u64; 6]) -> i64 {
     let (pid, len, buf) = (a[0], a[1], a[2]);
-    let affinity = vm.proc.affinity.lock().unwrap_or_else(|e| e.into_inner());
-    if !is_self(vm, pid) || affinity.mask.is_empty() {
+    // A copy: the lock is a leaf (fork.rs F1), not held while guest memory
+    // is written (which may take the translation lock).
+    let mask = vm
+        .proc
+        .affinity
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .mask
+        .clone();
+    if !is_self(vm, pid) || mask.is_empty() {
         // SAFETY: the kernel writes at most `len` bytes to the guest buffer.
         return unsafe { syscall6(libc::SYS_sched_getaffinity as u64, a) };
     }
-    let n = affinity.mask.len() as u64;
+    let n = mask.len() as u64;
     if len < n || len % 8 != 0 {
         return EINVAL;
     }
-    if guest_write_bytes(vm, buf, &affinity.mask) {
+    if guest_write_bytes(vm, buf, &mask) {
         n as i64
     } else {
         EFAULT

@@ -80,8 +80,6 @@ fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> 
             return Some(e);
         }
     }
-    let mut limits = vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner());
-    let before = limits.get(resource)?;
     let want = if new != 0 {
         let Some([cur, max]) = guest_read::<[u64; 2]>(new) else {
             return Some(EFAULT);
@@ -90,12 +88,20 @@ fn prlimit(vm: &Vm, pid: u64, resource: u64, new: u64, old: u64) -> Option<i64> 
     } else {
         None
     };
-    if let Some(want) = want {
-        let privileged = crate::limits::may_raise_hard_limits();
-        if let Err(e) = limits.set(resource, want, privileged, crate::limits::nr_open()) {
-            return Some(-(e as i64));
+    // The lock is not held while guest memory is written: a write may
+    // take the translation lock, which `mmap` holds while it takes this
+    // one (syscall/mem within_limits).
+    let before = {
+        let mut limits = vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner());
+        let before = limits.get(resource)?;
+        if let Some(want) = want {
+            let privileged = crate::limits::may_raise_hard_limits();
+            if let Err(e) = limits.set(resource, want, privileged, crate::limits::nr_open()) {
+                return Some(-(e as i64));
+            }
         }
-    }
+        before
+    };
     if old != 0 && !guest_write(vm, old, &[before.cur, before.max]) {
         return Some(EFAULT);
     }
