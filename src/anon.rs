@@ -2,7 +2,8 @@
 //! table, block table, rings, counters): one place that calls `mmap`;
 //! tables whose empty state is zero memory ([`zeroed_slice`]); and the
 //! monitor's growing tables, kept out of a forked child
-//! ([`UnforkedVec`]).
+//! ([`UnforkedVec`]); and the malloc settings that let a thread's arena
+//! grow in one step ([`reserve_arena`]).
 #![allow(unsafe_code)]
 
 /// Map `len` bytes of zeroed, read-write, private anonymous memory, with
@@ -183,6 +184,30 @@ impl<T: Copy> Drop for UnforkedVec<T> {
 impl<T: Copy + std::fmt::Debug> std::fmt::Debug for UnforkedVec<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "UnforkedVec({} of {})", self.len, self.cap)
+    }
+}
+
+/// Grow the calling thread's malloc arena by `bytes` at once. glibc grows
+/// a thread's arena (not the main one) exactly as far as each allocation
+/// needs, an `mprotect` a step: ~700 of them in the monitor of a python
+/// start-up. A chunk of `bytes` taken and given back leaves the arena
+/// that large (its pages come on first touch as before); [`tune_malloc`]
+/// keeps it from being trimmed or served by `mmap`.
+pub fn reserve_arena(bytes: usize) {
+    // SAFETY: a plain allocation, freed at once (seen, or the compiler
+    // drops the pair).
+    unsafe { libc::free(std::hint::black_box(libc::malloc(bytes))) };
+}
+
+/// Process-wide malloc settings for [`reserve_arena`]: chunks up to 32 MiB
+/// come from the arenas (glibc's own threshold climbs there anyway after
+/// the first large free) and free memory at an arena's top is kept up to
+/// 64 MiB. Call once, before any other thread exists.
+pub fn tune_malloc() {
+    // SAFETY: mallopt only changes malloc's parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
 }
 

@@ -462,6 +462,27 @@ impl GuestMem {
         self.placeholders.pieces(start, end).map(|(s, e, _)| (s, e))
     }
 
+    /// I3's search among the placeholders alone (I4): the start of a
+    /// `len`-byte range at the top of the highest run of adjacent
+    /// placeholders below `ceiling` long enough to hold it. While the
+    /// guest's area is held (`keep_released`), every free page below the
+    /// ceiling is a placeholder, and this is the highest gap that
+    /// `/proc/self/maps` would show, without reading it.
+    pub fn highest_held_gap(&self, ceiling: u64, len: u64) -> Option<u64> {
+        let (mut lo, mut hi) = (0u64, 0u64);
+        for (&s, &(e, ())) in self.placeholders.map.range(..ceiling).rev() {
+            let e = e.min(ceiling);
+            if hi == 0 || e != lo {
+                hi = e;
+            }
+            lo = s;
+            if hi - lo >= len {
+                return Some(hi - len);
+            }
+        }
+        None
+    }
+
     /// May the guest take every page of [start, end): each one its own or
     /// a placeholder (I4)?
     pub fn claimable(&self, start: u64, end: u64) -> bool {

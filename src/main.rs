@@ -9,5 +9,6 @@ fn main() {
         report(info);
         std::process::abort();
     }));
+    hotlift::anon::tune_malloc();
     std::process::exit(hotlift::cli::main());
 }
