@@ -571,6 +571,28 @@ mod tests {
     }
 
     #[test]
+    fn highest_held_gap_takes_the_top_of_the_highest_run_that_fits() {
+        let mut m = GuestMem::new();
+        // Two adjacent placeholders (one run of 3 pages) under a guest
+        // page, a lone one below, a big one above the ceiling.
+        m.hold(0x10000, 0x11000);
+        m.hold(0x20000, 0x22000);
+        m.hold(0x22000, 0x23000);
+        m.insert(0x23000, 0x24000, RW);
+        m.hold(0x24000, 0x40000);
+        assert_eq!(m.highest_held_gap(0x24000, 0x3000), Some(0x20000));
+        assert_eq!(m.highest_held_gap(0x24000, 0x1000), Some(0x22000));
+        // The ceiling cuts a run.
+        assert_eq!(m.highest_held_gap(0x30000, 0x4000), Some(0x2c000));
+        assert_eq!(m.highest_held_gap(0x26000, 0x3000), Some(0x20000));
+        // A guest page splits a run: nothing of 4 pages below it.
+        assert_eq!(m.highest_held_gap(0x24000, 0x4000), None);
+        m.insert(0x21000, 0x22000, RW);
+        assert_eq!(m.highest_held_gap(0x24000, 0x2000), None);
+        assert_eq!(m.highest_held_gap(0x24000, 0x1000), Some(0x22000));
+    }
+
+    #[test]
     fn placeholders_and_guest_pages_never_overlap() {
         let mut m = GuestMem::new();
         m.hold(0x10000, 0x20000);
