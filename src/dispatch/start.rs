@@ -257,7 +257,7 @@ impl Vm {
             opts,
         });
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);
-        let ctx = ThreadCtx::alloc(entry.0, stack.sp.0);
+        let ctx = ThreadCtx::alloc(entry.0, stack.sp.0, true);
         let vm = Vm::new_thread(proc, ctx)?;
         crate::clock::phase(crate::clock::Phase::FirstThread);
         // The mask this process inherited is the guest's (an `execve`

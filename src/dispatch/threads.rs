@@ -69,7 +69,7 @@ impl Vm {
         }
         // The child starts where the parent returns, with RAX = 0 and the
         // syscall's RCX/R11, on its own stack and TLS.
-        let child = ThreadCtx::alloc(self.ctx.rip(), self.ctx.reg(Reg::Rsp));
+        let child = ThreadCtx::alloc(self.ctx.rip(), self.ctx.reg(Reg::Rsp), false);
         child.copy_guest_state(&self.ctx);
         child.set_reg(Reg::Rax, 0);
         child.set_reg(Reg::Rcx, self.ctx.rip());
