@@ -109,9 +109,14 @@ fn holes(start: u64, end: u64) -> Vec<(u64, u64)> {
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
         return Vec::new();
     };
+    holes_in(&maps, start, end)
+}
+
+/// The unmapped parts of [start, end) by `maps` (`/proc/self/maps` text).
+fn holes_in(maps: &str, start: u64, end: u64) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
     let mut at = start;
-    for (a, b) in map_ranges(&maps) {
+    for (a, b) in map_ranges(maps) {
         if b <= at {
             continue;
         }
@@ -519,18 +524,17 @@ fn move_holding(l: &mut Locked, old: u64, old_len: u64, new_len: u64, at: u64) -
     Some(r)
 }
 
-/// The top of the guest's own mmap area (guest_mem I3) once hotlift has
-/// made its start-up mappings: the lowest start of a mapping within 4 TiB
-/// below `stack_bottom` (the guest stack's lowest page) and at or above
-/// `above`. The kernel put the guest's stack and hotlift's start-up
+/// The top of the guest's own mmap area (guest_mem I3), by `maps`
+/// (`/proc/self/maps` text) once hotlift has made its start-up mappings:
+/// the lowest start of a mapping within 4 TiB below `stack_bottom` (the
+/// guest stack's lowest page) and at or above `above`. The kernel put the guest's stack and hotlift's start-up
 /// mappings (ring, tables, thread stacks) top-down there, one after the
 /// other; hotlift's own program, heap and a non-PIE guest lie far below,
 /// and a dynamically linked program, its brk and the code cache below
 /// `above` (loader map.rs I6).
-fn mmap_ceiling(stack_bottom: u64, above: u64) -> Option<u64> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+fn mmap_ceiling(maps: &str, stack_bottom: u64, above: u64) -> Option<u64> {
     let floor = stack_bottom.saturating_sub(4 << 40).max(above);
-    map_ranges(&maps)
+    map_ranges(maps)
         .map(|(start, _)| start)
         .filter(|&start| start >= floor && start <= stack_bottom)
         .min()
@@ -549,7 +553,10 @@ const GUEST_AREA: u64 = 1 << 40;
 /// is limited (`RLIMIT_AS`), where placeholders would count against the
 /// guest.
 pub fn hold_guest_area(mem: &mut GuestMem, stack_bottom: u64, floor: u64) {
-    mem.mmap_ceiling = mmap_ceiling(stack_bottom, floor);
+    // One read for the ceiling and the holes below it: nothing is mapped
+    // in between.
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    mem.mmap_ceiling = mmap_ceiling(&maps, stack_bottom, floor);
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -567,7 +574,7 @@ pub fn hold_guest_area(mem: &mut GuestMem, stack_bottom: u64, floor: u64) {
         .saturating_sub(GUEST_AREA)
         .max(floor)
         .max(crate::loader::MMAP_MIN_ADDR);
-    for (s, e) in holes(lo, ceiling) {
+    for (s, e) in holes_in(&maps, lo, ceiling) {
         if map_placeholder(s, e, false) {
             mem.hold(s, e);
         }
