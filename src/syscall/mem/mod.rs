@@ -527,11 +527,12 @@ fn move_holding(l: &mut Locked, old: u64, old_len: u64, new_len: u64, at: u64) -
 /// The top of the guest's own mmap area (guest_mem I3), by `maps`
 /// (`/proc/self/maps` text) once hotlift has made its start-up mappings:
 /// the lowest start of a mapping within 4 TiB below `stack_bottom` (the
-/// guest stack's lowest page) and at or above `above`. The kernel put the guest's stack and hotlift's start-up
-/// mappings (ring, tables, thread stacks) top-down there, one after the
-/// other; hotlift's own program, heap and a non-PIE guest lie far below,
-/// and a dynamically linked program, its brk and the code cache below
-/// `above` (loader map.rs I6).
+/// guest stack's lowest page) and at or above `above`. The kernel put
+/// the guest's stack and hotlift's start-up mappings (ring, tables,
+/// thread stacks) top-down there, one after the other; hotlift's own
+/// program, heap and a non-PIE guest lie far below, and a dynamically
+/// linked program, its brk and the code cache below `above` (loader
+/// map.rs I6).
 fn mmap_ceiling(maps: &str, stack_bottom: u64, above: u64) -> Option<u64> {
     let floor = stack_bottom.saturating_sub(4 << 40).max(above);
     map_ranges(maps)
