@@ -197,8 +197,13 @@ fn syscall_check(
     let ctx = opts.context;
     // N2 masks both runs' pids in both traces alike.
     let pids = [native.1, hotlift.1];
-    let a = user_filtered(normalise::trace(native.0, &pids, native.2), opts);
-    let b = user_filtered(normalise::trace(hotlift.0, &pids, hotlift.2), opts);
+    // N6 masks both runs' child pids in both traces alike.
+    let kids = [
+        normalise::children(native.0),
+        normalise::children(hotlift.0),
+    ];
+    let a = user_filtered(normalise::trace(native.0, &pids, &kids, native.2), opts);
+    let b = user_filtered(normalise::trace(hotlift.0, &pids, &kids, hotlift.2), opts);
     if a == b {
         let rest = match others {
             0 => String::new(),

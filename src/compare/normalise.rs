@@ -29,7 +29,10 @@
 //!
 //! - N6 Child processes: the pids `clone`, `clone3`, `fork` and `vfork`
 //!   returned become `CHILD1`, `CHILD2` … in the order the trace made
-//!   them, wherever they appear later (`wait4`, `kill`).
+//!   them, wherever they appear later (`wait4`, `kill`). Like N2, the
+//!   k-th child of either run is masked in both traces alike: a number
+//!   that happens to equal one run's child pid (`mprotect(…, 16384, …)`
+//!   beside a thread whose tid was 16384) is then masked on both sides.
 //! - N7 Restarts: a syscall the kernel interrupted and runs again (a
 //!   native `= -1 ERESTART…` line, seen only under ptrace, and hotlift's
 //!   `= ? (restarted after a signal handler)`) is dropped: the program
@@ -124,7 +127,9 @@ fn replace_token(s: &str, token: &str, by: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(token) {
-        let before = rest[..i].chars().last();
+        // The character before the match may be the end of the text
+        // already taken (`88` holds the token `8` twice).
+        let before = rest[..i].chars().last().or_else(|| out.chars().last());
         let after = rest[i + token.len()..].chars().next();
         let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
         out.push_str(&rest[..i]);
@@ -160,9 +165,32 @@ fn restart(lines: &[String], i: usize) -> Option<Option<String>> {
     Some(Some(format!("{call} = -1 EINTR (Interrupted system call)")))
 }
 
-/// Normalise a whole trace: N1–N4 on every line, N5 on the last when
-/// the run died of a signal.
-pub fn trace(lines: &[String], pids: &[u32], killed: bool) -> Vec<String> {
+/// N6: the child pids a trace's `clone`, `clone3`, `fork` and `vfork`
+/// calls returned, in order, each once.
+pub fn children(lines: &[String]) -> Vec<String> {
+    let mut children: Vec<String> = Vec::new();
+    for l in lines {
+        let name = l.split('(').next().unwrap_or("");
+        if matches!(name, "clone" | "clone3" | "fork" | "vfork") {
+            let r = split(l).1.split(' ').next().unwrap_or("");
+            if r.parse::<u32>().is_ok_and(|p| p > 0) && !children.iter().any(|c| c == r) {
+                children.push(r.to_string());
+            }
+        }
+    }
+    children
+}
+
+/// Normalise a whole trace: N1–N4 and N7–N9 on every line, N6 with the
+/// child pids of both runs (`children` of each, so that a number equal to
+/// one run's child pid is masked on both sides alike), N5 on the last
+/// when the run died of a signal.
+pub fn trace(
+    lines: &[String],
+    pids: &[u32],
+    children: &[Vec<String>],
+    killed: bool,
+) -> Vec<String> {
     let mut v: Vec<String> = (0..lines.len())
         .filter_map(|i| match restart(lines, i) {
             None => Some(line(&lines[i], pids)),
@@ -211,21 +239,14 @@ pub fn trace(lines: &[String], pids: &[u32], killed: bool) -> Vec<String> {
             _ => {}
         }
     }
-    // N6.
-    let mut children = Vec::new();
-    for l in &v {
-        let name = l.split('(').next().unwrap_or("");
-        if matches!(name, "clone" | "clone3" | "fork" | "vfork") {
-            let r = split(l).1.split(' ').next().unwrap_or("");
-            if r.parse::<u32>().is_ok_and(|p| p > 0) && !children.iter().any(|c| c == r) {
-                children.push(r.to_string());
-            }
-        }
-    }
-    for (k, child) in children.iter().enumerate() {
+    // N6: child k of either run becomes CHILDk in both traces alike.
+    let most = children.iter().map(|c| c.len()).max().unwrap_or(0);
+    for k in 0..most {
         let name = format!("CHILD{}", k + 1);
-        for l in v.iter_mut() {
-            *l = replace_token(l, child, &name);
+        for child in children.iter().filter_map(|c| c.get(k)) {
+            for l in v.iter_mut() {
+                *l = replace_token(l, child, &name);
+            }
         }
     }
     if killed {
@@ -239,7 +260,7 @@ pub fn trace(lines: &[String], pids: &[u32], killed: bool) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{line, trace};
+    use super::{children, line, trace};
 
     #[test]
     fn n5_fatal_syscall() {
@@ -251,8 +272,14 @@ mod tests {
             "getpid() = 6".to_string(),
             "tgkill(6, 6, SIGABRT)".to_string(),
         ];
-        assert_eq!(trace(&native, &[5], true), trace(&hotlift, &[6], true));
-        assert_ne!(trace(&native, &[5], false), trace(&hotlift, &[6], false));
+        assert_eq!(
+            trace(&native, &[5], &[], true),
+            trace(&hotlift, &[6], &[], true)
+        );
+        assert_ne!(
+            trace(&native, &[5], &[], false),
+            trace(&hotlift, &[6], &[], false)
+        );
     }
 
     #[test]
@@ -260,7 +287,11 @@ mod tests {
         let lines = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let wait = "futex(0x7f0000001000, FUTEX_WAIT_PRIVATE, 2, NULL) = 0";
         let before = lines(&[wait, "getpid() = 7"]);
-        assert_eq!(trace(&before, &[7], false).len(), 2, "no thread yet: kept");
+        assert_eq!(
+            trace(&before, &[7], &[], false).len(),
+            2,
+            "no thread yet: kept"
+        );
         let clone = "clone3({flags=CLONE_VM|CLONE_THREAD|CLONE_SETTLS}, 88) = 8";
         let a = lines(&[
             wait,
@@ -271,8 +302,8 @@ mod tests {
             wait,
         ]);
         let b = lines(&[wait, clone, "write(1, \"x\", 1) = 1"]);
-        assert_eq!(trace(&a, &[7], false), trace(&b, &[7], false));
-        assert_eq!(trace(&a, &[7], false).len(), 3);
+        assert_eq!(trace(&a, &[7], &[], false), trace(&b, &[7], &[], false));
+        assert_eq!(trace(&a, &[7], &[], false).len(), 3);
     }
 
     #[test]
@@ -307,8 +338,8 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let n = trace(&native, &[9], false);
-        assert_eq!(n, trace(&hotlift, &[9], false));
+        let n = trace(&native, &[9], &[], false);
+        assert_eq!(n, trace(&hotlift, &[9], &[], false));
         assert_eq!(
             n[1],
             "rt_sigsuspend([], 8) = -1 EINTR (Interrupted system call)"
@@ -338,11 +369,30 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let n = trace(&native, &[4242], false);
-        assert_eq!(n, trace(&hotlift, &[4343], false));
+        let kids = [children(&native), children(&hotlift)];
+        assert_eq!(kids[0], ["501", "502"]);
+        let n = trace(&native, &[4242], &kids, false);
+        assert_eq!(n, trace(&hotlift, &[4343], &kids, false));
         assert_eq!(n.len(), 5, "the restart is dropped");
         assert_eq!(n[2], "wait4(CHILD2, 0x…, 0, NULL) = CHILD2");
         assert_eq!(n[4], "write(1, \"5011\", 4) = 4", "only whole tokens");
+    }
+
+    #[test]
+    fn n6_a_number_equal_to_one_runs_child_is_masked_in_both() {
+        // CI saw this: the native run's thread got tid 16384, the size of
+        // an mprotect both runs made.
+        let run = |tid: &str| {
+            vec![
+                "mprotect(0x7f0000001000, 16384, PROT_READ) = 0".to_string(),
+                format!("clone3({{flags=CLONE_VM|CLONE_THREAD}}, 88) = {tid}"),
+            ]
+        };
+        let (native, hotlift) = (run("16384"), run("16390"));
+        let kids = [children(&native), children(&hotlift)];
+        let n = trace(&native, &[7], &kids, false);
+        assert_eq!(n, trace(&hotlift, &[8], &kids, false));
+        assert_eq!(n[0], "mprotect(0x…, CHILD1, PROT_READ) = 0");
     }
 
     #[test]
@@ -357,6 +407,7 @@ mod tests {
                     format!("read(3, 0x7ffe0000, 4) = 4 buf=\"{bytes}\""),
                 ],
                 &[1],
+                &[],
                 false,
             )
         };
@@ -400,6 +451,7 @@ mod tests {
             line("write(1, \"42421\", 5) = 5", &[4242]),
             "write(1, \"42421\", 5) = 5"
         );
+        assert_eq!(line("clone3({}, 88) = 8", &[8]), "clone3({}, 88) = PID");
     }
 
     #[test]
