@@ -72,6 +72,7 @@ global_asm!(
     XSAVE_PTR = const offset_of!(ThreadCtx, xsave_ptr),
     XSAVE_MASK = const offset_of!(ThreadCtx, xsave_mask),
     HOST_MXCSR = const offset_of!(ThreadCtx, host_mxcsr),
+    XSAVE_FAST = const offset_of!(ThreadCtx, xsave_fast),
     RUST_HANDLER = sym HOST_SIGNAL_HANDLER,
     PENDING = sym PENDING_FATAL,
     SIG_QUEUED = const offset_of!(ThreadCtx, sig_queued),
@@ -239,6 +240,40 @@ fn xsave_geometry() -> (u64, usize) {
     })
 }
 
+/// Whether `runtime/entry.S` may save and load the guest's vector state
+/// by hand in XSAVE's standard format, where the x87 state is initial:
+/// only where the state XSAVE covers is x87, SSE, AVX and PKRU (no
+/// AVX-512, whose 32 registers and masks the hand path does not hold).
+/// 0: never; 1: yes, no PKRU; else PKRU's offset in the image. Read once
+/// (cpuid traps in a VM).
+pub fn xsave_fast() -> u32 {
+    static FAST: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *FAST.get_or_init(|| {
+        if std::env::var_os("HOTLIFT_XSAVE_ALWAYS").is_some() {
+            return 0;
+        }
+        let (mask, _) = xsave_geometry();
+        let (avx, pkru) = (1 << 2, 1 << 9);
+        if mask & !(0b111 | pkru) != 0 || mask & avx == 0 {
+            return 0;
+        }
+        // The standard format puts AVX's upper halves at 576.
+        if std::arch::x86_64::__cpuid_count(0xd, 2).ebx != 576 {
+            return 0;
+        }
+        if mask & pkru == 0 {
+            return 1;
+        }
+        // RDPKRU needs CR4.PKE (CPUID.7.0:ECX.OSPKE, bit 4).
+        let ospke = std::arch::x86_64::__cpuid_count(7, 0).ecx & (1 << 4) != 0;
+        let leaf = std::arch::x86_64::__cpuid_count(0xd, 9);
+        if !ospke || leaf.eax < 4 || leaf.ebx < 576 {
+            return 0;
+        }
+        leaf.ebx
+    })
+}
+
 /// What the translator needs from the CPU; a clear error otherwise.
 pub fn check_cpu() -> Result<(), String> {
     let has_fsgsbase = (unsafe_getauxval(libc::AT_HWCAP2) & 2) != 0;
@@ -320,7 +355,7 @@ impl ThreadCtx {
             xsave_ptr: Cell::new(area as u64),
             xsave_mask: Cell::new(mask),
             host_mxcsr: Cell::new(0x1f80),
-            _pad: 0,
+            xsave_fast: Cell::new(xsave_fast()),
             scratch: std::array::from_fn(|_| Cell::new(0)),
             ring_pos: Cell::new(0),
             inline_counts: Cell::new(0),

@@ -96,7 +96,10 @@ pub struct ThreadCtx {
     pub xsave_ptr: Cell<u64>,
     pub xsave_mask: Cell<u64>,
     pub host_mxcsr: Cell<u32>,
-    pub _pad: u32,
+    /// How `runtime/entry.S` may save and load the guest's vector state
+    /// without XSAVE (`runtime::xsave_fast`): 0 never, 1 without PKRU,
+    /// else PKRU's offset in the XSAVE image.
+    pub xsave_fast: Cell<u32>,
     /// Spill slots for emitted code (C1: offsets from [`off::scratch`]).
     pub scratch: [Cell<u64>; SCRATCH_SLOTS],
     /// Next free slot of this thread's ring (monitor/ring.rs); block
