@@ -47,6 +47,7 @@ mod shadow;
 mod snap;
 mod special;
 mod units;
+mod warm;
 mod words;
 
 use super::calltree::{CallTree, ROOT};
@@ -217,6 +218,10 @@ pub struct Tables {
     /// trigger keeps its slot (`Word::warm_at`): no hashing per entry.
     warm: HashMap<u64, u32>,
     warm_n: Vec<u32>,
+    /// Per slot, how many block words count toward it (warm.rs I2).
+    warm_k: Vec<u32>,
+    /// Per block word, its bias and last check-in while armed (warm.rs I1).
+    arm: Vec<warm::Arm>,
     /// The second pass's list of special words (pass.rs), kept between
     /// batches.
     specials: Vec<(u32, u64)>,
@@ -316,6 +321,8 @@ impl Default for Tables {
             edges: HashMap::new(),
             warm: HashMap::new(),
             warm_n: Vec::new(),
+            warm_k: Vec::new(),
+            arm: Vec::new(),
             specials: Vec::new(),
             memo_words: Vec::new(),
             tree: CallTree::default(),
@@ -407,14 +414,12 @@ impl Tables {
         if !self.block_made(id) {
             return 0;
         }
-        (0..3)
-            .map(|k| self.words[block_word(id as u32, k)].n())
-            .sum()
+        (0..3).map(|k| self.n(block_word(id as u32, k))).sum()
     }
 
     /// Count of exit word `w` (a unit's passes that ended at its exit).
     fn word_count(&self, w: u32) -> u64 {
-        self.words[w].n()
+        self.n(w)
     }
 
     /// Make block `id`'s words (words.rs I2) if it has none yet and the
@@ -463,8 +468,13 @@ impl Tables {
             };
             let warm = slot.is_some();
             let w = block_word(id, k);
+            let count = match slot {
+                Some(s) => self.arm_new(w, end, s),
+                None if end.special() => SPECIAL,
+                None => 0,
+            };
             self.words[w] = Word {
-                count: if end.special() || warm { SPECIAL } else { 0 },
+                count,
                 weight,
                 end,
                 warm,
@@ -499,27 +509,6 @@ impl Tables {
             return w & 3 != 3 && self.block_made((w >> 2) as usize);
         }
         (w as usize) < WORD_LIMIT as usize && self.words[w].weight != 0
-    }
-
-    /// Does a word that ends `end` at `target` count toward a superblock
-    /// trigger there (a direct transfer into a block whose trigger has not
-    /// fired)? Its slot in `warm_n` if so.
-    fn open_trigger(&mut self, end: End, target: u64) -> Option<u32> {
-        if !(end == End::Direct || end == End::Call) || target == 0 {
-            return None;
-        }
-        let s = self.warm_slot(target);
-        (self.warm_n[s as usize] != u32::MAX).then_some(s)
-    }
-
-    /// The slot of `target`'s superblock trigger in `warm_n`.
-    fn warm_slot(&mut self, target: u64) -> u32 {
-        let next = u32::try_from(self.warm_n.len()).expect("fewer trigger slots than words");
-        let s = *self.warm.entry(target).or_insert(next);
-        if s == next {
-            self.warm_n.push(0);
-        }
-        s
     }
 
     /// A ring word without entries: a block the monitor sees for the
@@ -633,7 +622,7 @@ impl Tables {
                     if slot.n > 0 {
                         let (_, v) = by_word
                             .entry(slot.p)
-                            .or_insert_with(|| (self.words[slot.p].n(), Vec::new()));
+                            .or_insert_with(|| (self.n(slot.p), Vec::new()));
                         v.push((slot.e, slot.n));
                     }
                 }
@@ -644,7 +633,7 @@ impl Tables {
                 };
             } else {
                 // Its entries again if they are stale (`TargetsIndex`).
-                let count = self.words[fall].n();
+                let count = self.n(fall);
                 let then = index.by_word.get(&fall).map(|e| e.0);
                 let grown = then.is_some_and(|c| count > 2 * c.max(1 << 10));
                 if index.new.remove(&fall) || grown {
@@ -685,6 +674,8 @@ impl Tables {
             return;
         }
         self.finished = true;
+        // warm.rs I1: the counts are read from here on.
+        self.disarm_all();
         let mut threads = std::mem::take(&mut self.threads);
         for st in &mut threads {
             self.resolve(st, NONE);
