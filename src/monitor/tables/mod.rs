@@ -220,8 +220,6 @@ pub struct Tables {
     warm_n: Vec<u32>,
     /// Per slot, how many block words count toward it (warm.rs I2).
     warm_k: Vec<u32>,
-    /// Per block word, its bias and last check-in while armed (warm.rs I1).
-    arm: Vec<warm::Arm>,
     /// The second pass's list of special words (pass.rs), kept between
     /// batches.
     specials: Vec<(u32, u64)>,
@@ -322,7 +320,6 @@ impl Default for Tables {
             warm: HashMap::new(),
             warm_n: Vec::new(),
             warm_k: Vec::new(),
-            arm: Vec::new(),
             specials: Vec::new(),
             memo_words: Vec::new(),
             tree: CallTree::default(),
@@ -468,10 +465,11 @@ impl Tables {
             };
             let warm = slot.is_some();
             let w = block_word(id, k);
-            let count = match slot {
-                Some(s) => self.arm_new(w, end, s),
-                None if end.special() => SPECIAL,
-                None => 0,
+            // warm.rs I1: an armed word's bias is its `ret`.
+            let (count, ret) = match slot {
+                Some(s) => self.arm_new(end, s, ret),
+                None if end.special() => (SPECIAL, ret),
+                None => (0, ret),
             };
             self.words[w] = Word {
                 count,
@@ -674,8 +672,6 @@ impl Tables {
             return;
         }
         self.finished = true;
-        // warm.rs I1: the counts are read from here on.
-        self.disarm_all();
         let mut threads = std::mem::take(&mut self.threads);
         for st in &mut threads {
             self.resolve(st, NONE);
@@ -688,6 +684,8 @@ impl Tables {
         // memo.rs I2.
         self.replay_memos();
         for w in self.made_words() {
+            // warm.rs I1: the counts are final from here on.
+            self.disarm(w);
             let (n, i) = (self.word_count(w), self.words[w]);
             if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {
                 *self.edges.entry((i.last, i.target)).or_insert(0) += n;

@@ -13,11 +13,15 @@
 //! its last check-in to its target's total, fires the trigger, or arms it
 //! again for its share of what is left.
 //!
-//! I1: an armed word `w` (warm, `End::Direct`, a block's word) has
-//!     `arm[w]` with a `bias` other than 0: its count is
-//!     `Word::count - bias` (wrapping), and `last` its count at its last
-//!     check-in, already added to its target's total. Every other word has
-//!     no bias ([`Tables::n`] reads both). `finish` takes every bias off.
+//! I1: an armed word (warm, `End::Direct`, a block's word: [`armed`])
+//!     keeps its state in its own cache line, in fields only calls and
+//!     superblock units use otherwise: its bias in `ret` (its count is
+//!     `count - ret`, wrapping), its count at its last check-in (already
+//!     added to its target's total) in `memo_node` and `memo_n`, and the
+//!     listed executions to pass over (I4) in `ops_at`. A separate table
+//!     of them, by word, was megabytes a python process (and each forked
+//!     child's monitor) had to fault in. [`Tables::n`] reads any word's
+//!     count; `finish` takes every bias off (`Tables::disarm`).
 //! I2: a word armed for `s` executions reaches [`SPECIAL`] at the `s`-th:
 //!     `s` is what its target's trigger still needs, divided by the number
 //!     of words counting toward it and by at least 2 (a word armed before
@@ -34,33 +38,30 @@
 //!     tests has passed [`SPECIAL`]). The check-in at the first one
 //!     counts the executions after it in the segment and judges at that
 //!     execution; of the listed ones after it, those before the new
-//!     checkpoint are passed over (`Arm::skip`), so the trigger fires at
+//!     checkpoint are passed over (`ops_at`, I1), so the trigger fires at
 //!     the execution counting would have fired it at (one word), and
 //!     `skip` is 0 again by the end of the segment.
 
-use super::words::{End, NONE, SPECIAL};
+use super::words::{End, Word, NONE, SPECIAL};
 use super::Tables;
 use crate::contract::UNIT_BASE;
 use crate::monitor::{Request, Trigger};
 
-/// An armed word's state (I1, I4).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Arm {
-    /// Added to its count (0: not armed).
-    pub bias: u64,
-    /// Its count at its last check-in, added to its target's total.
-    pub last: u64,
-    /// Listed executions of the segment being taken to pass over before
-    /// its next checkpoint.
-    pub skip: u32,
+/// An armed word's fields (I1): bias, last check-in, executions to pass
+/// over.
+fn arm_of(h: &Word) -> (u64, u64, u32) {
+    (
+        h.ret,
+        u64::from(h.memo_node) | u64::from(h.memo_n) << 32,
+        h.ops_at,
+    )
 }
 
-impl Arm {
-    pub const NONE: Arm = Arm {
-        bias: 0,
-        last: 0,
-        skip: 0,
-    };
+fn set_arm(h: &mut Word, bias: u64, last: u64, skip: u32) {
+    h.ret = bias;
+    h.memo_node = last as u32;
+    h.memo_n = (last >> 32) as u32;
+    h.ops_at = skip;
 }
 
 /// Is warm word `w`, which ends `end`, armed (I1) rather than counting
@@ -93,33 +94,17 @@ impl Tables {
         s
     }
 
-    /// Block word `w`, just made warm on `slot` with count 0: armed (I1) if
-    /// it ends in a direct transfer; its first count. A warm call counts
-    /// every entry (I3).
-    pub(super) fn arm_new(&mut self, w: u32, end: End, slot: u32) -> u64 {
+    /// A block's word that ends `end` (returning to `ret`, for a call),
+    /// just made warm on `slot` with count 0: armed (I1) if it ends in a
+    /// direct transfer. Its first count field and its `ret` (an armed
+    /// word's bias). A warm call counts every entry (I3).
+    pub(super) fn arm_new(&mut self, end: End, slot: u32, ret: u64) -> (u64, u64) {
         self.warm_k[slot as usize] += 1;
         if end != End::Direct {
-            return SPECIAL;
+            return (SPECIAL, ret);
         }
-        let i = w as usize;
-        if self.arm.len() <= i {
-            self.arm
-                .resize((i + 1).next_power_of_two().max(1 << 12), Arm::NONE);
-        }
-        self.arm_for(w, slot)
-    }
-
-    /// Arm new word `w` (count 0) for its share of what its target's
-    /// trigger still needs (I2); its count field.
-    fn arm_for(&mut self, w: u32, slot: u32) -> u64 {
-        let s = self.share(slot);
-        let stored = SPECIAL - (s - 1);
-        self.arm[w as usize] = Arm {
-            bias: stored,
-            last: 0,
-            skip: 0,
-        };
-        stored
+        let stored = SPECIAL - (self.share(slot) - 1);
+        (stored, stored)
     }
 
     /// How many executions a word counting toward `slot` is armed for
@@ -133,22 +118,21 @@ impl Tables {
     /// Execution count of exit word `w` (I1).
     #[inline]
     pub(super) fn n(&self, w: u32) -> u64 {
-        match self.arm.get(w as usize) {
-            Some(a) if a.bias != 0 => self.words[w].count.wrapping_sub(a.bias),
-            _ => self.words[w].n(),
+        let h = &self.words[w];
+        if h.warm && armed(w, h.end) {
+            h.count.wrapping_sub(h.ret)
+        } else {
+            h.n()
         }
     }
 
-    /// Take every bias off (I1): the counts are final.
-    pub(super) fn disarm_all(&mut self) {
-        for i in 0..self.arm.len() {
-            let bias = self.arm[i].bias;
-            if bias != 0 {
-                let h = &mut self.words[i as u32];
-                h.count = h.count.wrapping_sub(bias);
-                h.warm = false;
-                self.arm[i] = Arm::NONE;
-            }
+    /// Take word `w`'s bias off if it is armed (I1): its count is final.
+    pub(super) fn disarm(&mut self, w: u32) {
+        let h = &mut self.words[w];
+        if h.warm && armed(w, h.end) {
+            h.count = h.count.wrapping_sub(h.ret);
+            h.warm = false;
+            set_arm(h, 0, 0, 0);
         }
     }
 
@@ -163,18 +147,18 @@ impl Tables {
     #[cold]
     #[inline(never)]
     pub(super) fn warm_check_in(&mut self, w: u32, rest: &[u32]) {
-        let a = self.arm[w as usize];
-        if a.skip > 0 {
-            self.arm[w as usize].skip -= 1;
+        let (bias, last, skip) = arm_of(&self.words[w]);
+        if skip > 0 {
+            self.words[w].ops_at = skip - 1;
             return;
         }
         let later = rest.iter().filter(|&&x| x == w).count() as u64;
-        let real = self.words[w].count.wrapping_sub(a.bias);
+        let real = self.words[w].count.wrapping_sub(bias);
         let now = real - later;
         let (slot, target) = (self.words[w].warm_at, self.words[w].target);
         let n = self.warm_n[slot as usize];
         if n != u32::MAX {
-            let add = u32::try_from(now - a.last).unwrap_or(u32::MAX);
+            let add = u32::try_from(now - last).unwrap_or(u32::MAX);
             let n = n.saturating_add(add).min(u32::MAX - 1);
             self.warm_n[slot as usize] = n;
             let threshold = self.sb.block_threshold;
@@ -188,14 +172,11 @@ impl Tables {
                 // monitor's yet (then at its next entry: `left` is 0).
                 let s = self.share(slot);
                 let bias = (SPECIAL - (s - 1)).wrapping_sub(now);
-                self.words[w].count = real.wrapping_add(bias);
-                self.arm[w as usize] = Arm {
-                    bias,
-                    last: now,
-                    // Listed already: the executions in `rest` before the
-                    // next checkpoint.
-                    skip: (s - 1).min(later) as u32,
-                };
+                let h = &mut self.words[w];
+                h.count = real.wrapping_add(bias);
+                // Listed already: the executions in `rest` before the next
+                // checkpoint.
+                set_arm(h, bias, now, (s - 1).min(later) as u32);
                 return;
             }
             self.warm_n[slot as usize] = u32::MAX;
@@ -210,10 +191,7 @@ impl Tables {
         // The trigger fired (here or through another word): `w` counts
         // plainly from now on (a direct end is not special), and the
         // executions in `rest` it was listed for find it not warm.
-        let h = &mut self.words[w];
-        h.count = real;
-        h.warm = false;
-        self.arm[w as usize] = Arm::NONE;
+        self.disarm(w);
     }
 
     /// One more direct entry by word `w` into its target, counted toward
