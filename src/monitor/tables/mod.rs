@@ -47,7 +47,6 @@ mod shadow;
 mod snap;
 mod special;
 mod units;
-mod warm;
 mod words;
 
 use super::calltree::{CallTree, ROOT};
@@ -218,8 +217,6 @@ pub struct Tables {
     /// trigger keeps its slot (`Word::warm_at`): no hashing per entry.
     warm: HashMap<u64, u32>,
     warm_n: Vec<u32>,
-    /// Per slot, how many block words count toward it (warm.rs I2).
-    warm_k: Vec<u32>,
     /// The second pass's list of special words (pass.rs), kept between
     /// batches.
     specials: Vec<(u32, u64)>,
@@ -319,7 +316,6 @@ impl Default for Tables {
             edges: HashMap::new(),
             warm: HashMap::new(),
             warm_n: Vec::new(),
-            warm_k: Vec::new(),
             specials: Vec::new(),
             memo_words: Vec::new(),
             tree: CallTree::default(),
@@ -411,12 +407,14 @@ impl Tables {
         if !self.block_made(id) {
             return 0;
         }
-        (0..3).map(|k| self.n(block_word(id as u32, k))).sum()
+        (0..3)
+            .map(|k| self.words[block_word(id as u32, k)].n())
+            .sum()
     }
 
     /// Count of exit word `w` (a unit's passes that ended at its exit).
     fn word_count(&self, w: u32) -> u64 {
-        self.n(w)
+        self.words[w].n()
     }
 
     /// Make block `id`'s words (words.rs I2) if it has none yet and the
@@ -465,14 +463,8 @@ impl Tables {
             };
             let warm = slot.is_some();
             let w = block_word(id, k);
-            // warm.rs I1: an armed word's bias is its `ret`.
-            let (count, ret) = match slot {
-                Some(s) => self.arm_new(end, s, ret),
-                None if end.special() => (SPECIAL, ret),
-                None => (0, ret),
-            };
             self.words[w] = Word {
-                count,
+                count: if end.special() || warm { SPECIAL } else { 0 },
                 weight,
                 end,
                 warm,
@@ -507,6 +499,27 @@ impl Tables {
             return w & 3 != 3 && self.block_made((w >> 2) as usize);
         }
         (w as usize) < WORD_LIMIT as usize && self.words[w].weight != 0
+    }
+
+    /// Does a word that ends `end` at `target` count toward a superblock
+    /// trigger there (a direct transfer into a block whose trigger has not
+    /// fired)? Its slot in `warm_n` if so.
+    fn open_trigger(&mut self, end: End, target: u64) -> Option<u32> {
+        if !(end == End::Direct || end == End::Call) || target == 0 {
+            return None;
+        }
+        let s = self.warm_slot(target);
+        (self.warm_n[s as usize] != u32::MAX).then_some(s)
+    }
+
+    /// The slot of `target`'s superblock trigger in `warm_n`.
+    fn warm_slot(&mut self, target: u64) -> u32 {
+        let next = u32::try_from(self.warm_n.len()).expect("fewer trigger slots than words");
+        let s = *self.warm.entry(target).or_insert(next);
+        if s == next {
+            self.warm_n.push(0);
+        }
+        s
     }
 
     /// A ring word without entries: a block the monitor sees for the
@@ -620,7 +633,7 @@ impl Tables {
                     if slot.n > 0 {
                         let (_, v) = by_word
                             .entry(slot.p)
-                            .or_insert_with(|| (self.n(slot.p), Vec::new()));
+                            .or_insert_with(|| (self.words[slot.p].n(), Vec::new()));
                         v.push((slot.e, slot.n));
                     }
                 }
@@ -631,7 +644,7 @@ impl Tables {
                 };
             } else {
                 // Its entries again if they are stale (`TargetsIndex`).
-                let count = self.n(fall);
+                let count = self.words[fall].n();
                 let then = index.by_word.get(&fall).map(|e| e.0);
                 let grown = then.is_some_and(|c| count > 2 * c.max(1 << 10));
                 if index.new.remove(&fall) || grown {
@@ -684,8 +697,6 @@ impl Tables {
         // memo.rs I2.
         self.replay_memos();
         for w in self.made_words() {
-            // warm.rs I1: the counts are final from here on.
-            self.disarm(w);
             let (n, i) = (self.word_count(w), self.words[w]);
             if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {
                 *self.edges.entry((i.last, i.target)).or_insert(0) += n;

@@ -170,7 +170,7 @@ impl Tables {
                 && (e == End::Call || e.plain_indirect() && next.is_some())
                 && st.shadow.len() < st.shadow.capacity();
             if !common {
-                charged = self.special(st, w, after, charged, next, &seg[at + 1..]);
+                charged = self.special(st, w, after, charged, next);
                 continue;
             }
             if e.has(End::MOVES) {
@@ -225,7 +225,7 @@ impl Tables {
         h.count += 1;
         let weight = h.weight;
         if special {
-            let charged = self.special(st, w, weight, 0, None, &[]);
+            let charged = self.special(st, w, weight, 0, None);
             self.charge_weight(st, weight - charged);
         } else {
             self.charge_weight(st, weight);

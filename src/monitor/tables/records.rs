@@ -222,7 +222,7 @@ impl Tables {
             return;
         }
         for _ in 0..n {
-            let charged = self.special(st, u, weight, 0, None, &[]);
+            let charged = self.special(st, u, weight, 0, None);
             self.charge_weight(st, weight - charged);
         }
     }

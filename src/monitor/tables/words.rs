@@ -33,8 +33,7 @@
 //!     needs the second pass: its code ends in a call, a return, an
 //!     indirect transfer or a syscall, its path has calls or returns
 //!     between members, or its target's superblock trigger is still
-//!     counting ([`Word::warm`]) and the word counts every entry (a call,
-//!     a unit), or it is armed and at its checkpoint (warm.rs I1, I2).
+//!     counting ([`Word::warm`]).
 //! I5: where entries are made in order, every 2 MB of a range but its
 //!     first is asked for as a transparent huge page before its first
 //!     chunk is populated: a python start-up's 38 K blocks fill 10 MB of
@@ -189,13 +188,11 @@ impl Default for Word {
 }
 
 impl Word {
-    /// Executions of a word not armed (`Tables::n` reads any word).
     pub fn n(&self) -> u64 {
         self.count & !SPECIAL
     }
 
-    /// Set [`SPECIAL`] as I3 says (never on an armed word, whose top bit
-    /// its bias sets: warm.rs I1).
+    /// Set [`SPECIAL`] as I3 says.
     pub fn refresh_special(&mut self) {
         let on = self.end.special() || self.warm || self.ops_n > 0;
         self.count = self.count & !SPECIAL | if on { SPECIAL } else { 0 };

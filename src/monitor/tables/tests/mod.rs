@@ -5,7 +5,7 @@ use crate::contract::{
 use crate::monitor::ExitKind;
 
 mod memo;
-mod warm;
+mod triggers;
 
 fn meta(guest: u64, insns: u32, exit: ExitKind, target: u64, next: u64) -> BlockMeta {
     BlockMeta {
