@@ -258,7 +258,8 @@ pub fn xsave_fast() -> u32 {
             return 0;
         }
         // The standard format puts AVX's upper halves at 576.
-        if std::arch::x86_64::__cpuid_count(0xd, 2).ebx != 576 {
+        let c = xsave_components();
+        if c[2] != (576, 256) {
             return 0;
         }
         if mask & pkru == 0 {
@@ -266,11 +267,11 @@ pub fn xsave_fast() -> u32 {
         }
         // RDPKRU needs CR4.PKE (CPUID.7.0:ECX.OSPKE, bit 4).
         let ospke = std::arch::x86_64::__cpuid_count(7, 0).ecx & (1 << 4) != 0;
-        let leaf = std::arch::x86_64::__cpuid_count(0xd, 9);
-        if !ospke || leaf.eax < 4 || leaf.ebx < 576 {
+        let (off, size) = c[9];
+        if !ospke || size < 4 || off < 576 {
             return 0;
         }
-        leaf.ebx
+        off as u32
     })
 }
 
