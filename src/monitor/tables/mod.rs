@@ -47,6 +47,7 @@ mod shadow;
 mod snap;
 mod special;
 mod units;
+mod warm;
 mod words;
 
 use super::calltree::{CallTree, ROOT};
@@ -59,7 +60,7 @@ pub use mine::Windows;
 use shadow::{Frame, Shadow};
 use units::UnitOp;
 pub use units::{AccountSource, InheritedSb, PassOp, SbAccount, SbExitAcct, SbSummary};
-use words::{End, Ways, Word, WordTable, NONE, SPECIAL, W_BLOCKS, W_INSNS};
+use words::{End, Warm, Ways, Word, WordTable, NONE, SPECIAL, W_BLOCKS, W_INSNS};
 
 /// When the monitor asks for superblocks (superblock/mod.rs).
 #[derive(Debug, Clone, Copy)]
@@ -217,6 +218,8 @@ pub struct Tables {
     /// trigger keeps its slot (`Word::warm_at`): no hashing per entry.
     warm: HashMap<u64, u32>,
     warm_n: Vec<u32>,
+    /// Per slot of `warm_n`: its in-words (warm.rs I1).
+    warm_in: Vec<u32>,
     /// The second pass's list of special words (pass.rs), kept between
     /// batches.
     specials: Vec<(u32, u64)>,
@@ -291,6 +294,9 @@ pub struct Tables {
     /// Use the two passes where they can (tests compare them with the
     /// general path alone, I3).
     fast: bool,
+    /// Arm a trigger's single direct in-word (warm.rs; tests compare with
+    /// counting every entry).
+    arm: bool,
     /// Replay units that come back in bulk (memo.rs; tests compare with
     /// replaying every pass).
     memo: bool,
@@ -316,6 +322,7 @@ impl Default for Tables {
             edges: HashMap::new(),
             warm: HashMap::new(),
             warm_n: Vec::new(),
+            warm_in: Vec::new(),
             specials: Vec::new(),
             memo_words: Vec::new(),
             tree: CallTree::default(),
@@ -354,6 +361,7 @@ impl Default for Tables {
             edge_threshold: u64::MAX,
             loops_counted: false,
             fast: true,
+            arm: true,
             memo: true,
         }
     }
@@ -461,10 +469,14 @@ impl Tables {
             } else {
                 None
             };
-            let warm = slot.is_some();
             let w = block_word(id, k);
+            let (warm, count, ret) = match slot {
+                Some(s) => self.join_trigger(s, w, end, true, ret),
+                None if end.special() => (Warm::No, SPECIAL, ret),
+                None => (Warm::No, 0, ret),
+            };
             self.words[w] = Word {
-                count: if end.special() || warm { SPECIAL } else { 0 },
+                count,
                 weight,
                 end,
                 warm,
@@ -499,27 +511,6 @@ impl Tables {
             return w & 3 != 3 && self.block_made((w >> 2) as usize);
         }
         (w as usize) < WORD_LIMIT as usize && self.words[w].weight != 0
-    }
-
-    /// Does a word that ends `end` at `target` count toward a superblock
-    /// trigger there (a direct transfer into a block whose trigger has not
-    /// fired)? Its slot in `warm_n` if so.
-    fn open_trigger(&mut self, end: End, target: u64) -> Option<u32> {
-        if !(end == End::Direct || end == End::Call) || target == 0 {
-            return None;
-        }
-        let s = self.warm_slot(target);
-        (self.warm_n[s as usize] != u32::MAX).then_some(s)
-    }
-
-    /// The slot of `target`'s superblock trigger in `warm_n`.
-    fn warm_slot(&mut self, target: u64) -> u32 {
-        let next = u32::try_from(self.warm_n.len()).expect("fewer trigger slots than words");
-        let s = *self.warm.entry(target).or_insert(next);
-        if s == next {
-            self.warm_n.push(0);
-        }
-        s
     }
 
     /// A ring word without entries: a block the monitor sees for the
@@ -685,6 +676,7 @@ impl Tables {
             return;
         }
         self.finished = true;
+        self.disarm_all();
         let mut threads = std::mem::take(&mut self.threads);
         for st in &mut threads {
             self.resolve(st, NONE);

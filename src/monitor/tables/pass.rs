@@ -16,7 +16,7 @@
 //! loop (compare with two cached successors, count, thresholds) 7-9 ns.
 #![allow(unsafe_code)]
 
-use super::words::{Word, SPECIAL};
+use super::words::{Warm, Word, SPECIAL};
 use super::{Tables, ThreadState};
 use crate::cache::BlockTable;
 use crate::contract::{TAG, WORD_LIMIT};
@@ -165,7 +165,7 @@ impl Tables {
             // SAFETY: `w` and `next` are words of the segment, which the
             // first pass took only with entries (words.rs I2).
             let word = unsafe { &*words.add(w as usize) };
-            let (e, rare) = (word.end, word.warm | (word.ops_n > 0));
+            let (e, rare) = (word.end, (word.warm != Warm::No) | (word.ops_n > 0));
             let common = !rare
                 && (e == End::Call || e.plain_indirect() && next.is_some())
                 && st.shadow.len() < st.shadow.capacity();

@@ -7,7 +7,7 @@
 
 use super::ecache::EdgeSlot;
 use super::memo::ROTATES;
-use super::words::{End, NONE, W_BLOCKS, W_INSNS};
+use super::words::{End, Warm, NONE, W_BLOCKS, W_INSNS};
 use super::{Frame, Tables, ThreadState};
 use crate::monitor::{Request, Trigger};
 
@@ -27,8 +27,10 @@ impl Tables {
     ) -> u64 {
         let i = &self.words[w];
         let (end, warm, ops_at, ops_n, watch) = (i.end, i.warm, i.ops_at, i.ops_n, i.watch);
-        if warm {
-            self.warm_entry(w);
+        match warm {
+            Warm::No => {}
+            Warm::Each => self.warm_entry(w),
+            Warm::Armed => self.armed_reached(w),
         }
         if ops_n > 0 {
             // Everything before the pass, then its path piece by piece
@@ -211,57 +213,6 @@ impl Tables {
         }
         self.new_target(p, e);
         1
-    }
-
-    /// A direct entry of word `w` into its target, toward the target's
-    /// superblock trigger (`--sb-threshold`); once it fired, `w` stops
-    /// counting (words.rs I3). Inline up to the count: at a start-up most
-    /// words count (a python start-up's 5 M), and the call alone was a
-    /// tenth of the monitor's time there.
-    #[inline(always)]
-    pub(super) fn warm_entry(&mut self, w: u32) {
-        let slot = self.words[w].warm_at;
-        let n = &mut self.warm_n[slot as usize];
-        if *n < self.sb.block_threshold.saturating_sub(1) {
-            *n += 1;
-            return;
-        }
-        self.warm_reached(w);
-    }
-
-    /// [`Tables::warm_entry`] at its target's threshold, or past its
-    /// trigger.
-    #[cold]
-    #[inline(never)]
-    fn warm_reached(&mut self, w: u32) {
-        let (target, slot) = (self.words[w].target, self.words[w].warm_at);
-        let threshold = self.sb.block_threshold;
-        let n = &mut self.warm_n[slot as usize];
-        if *n == u32::MAX {
-            let i = &mut self.words[w];
-            i.warm = false;
-            i.refresh_special();
-            return;
-        }
-        *n += 1;
-        let count = *n;
-        if count < threshold {
-            return;
-        }
-        let head = self.block_at(target);
-        if head == NONE {
-            // Not among the monitor's blocks yet: at a later entry.
-            return;
-        }
-        self.warm_n[slot as usize] = u32::MAX;
-        let count = u64::from(count);
-        self.requests.push(Request::counted(
-            head,
-            Trigger::Block {
-                count,
-                threshold: u64::from(threshold),
-            },
-        ));
     }
 
     /// Charge `n` instructions (wrapping: instructions that did not retire

@@ -36,7 +36,7 @@
 use std::sync::Arc;
 
 use super::memo;
-use super::words::{End, Ways, Word, SPECIAL, W_BLOCKS};
+use super::words::{End, Warm, Ways, Word, SPECIAL, W_BLOCKS};
 use crate::cache::{BlockMeta, BlockTable};
 use crate::ir::superblock::ExitTo;
 use crate::monitor::{ExitKind, Tables, UNIT_BASE, UNIT_LIMIT};
@@ -310,7 +310,7 @@ impl Tables {
         self.warm_n.reserve(sbs.len());
         for sb in &sbs {
             let s = self.warm_slot(sb.head_guest);
-            self.warm_n[s as usize] = u32::MAX;
+            self.close_trigger(s);
             self.unit_hw = self.unit_hw.max(sb.units.end as usize);
         }
         self.unit_sb
@@ -371,7 +371,7 @@ impl Tables {
         let (nx, nm) = (acc.exits.len(), acc.members.len());
         // Its head's trigger has done its work.
         let s = self.warm_slot(head_guest);
-        self.warm_n[s as usize] = u32::MAX;
+        self.close_trigger(s);
         let triggers = self.sb.counting();
         for u in 0..nx + nm {
             let (m, exit) = if u < nx {
@@ -426,11 +426,14 @@ impl Tables {
             } else {
                 None
             };
-            let warm = slot.is_some();
             let w = acc.unit_base + u as u32;
+            let (warm, _, ret) = match slot {
+                Some(s) => self.join_trigger(s, w, end, false, ret),
+                None => (Warm::No, 0, ret),
+            };
             self.words.ready(w);
             self.ways.ready(w);
-            let special = end.special() || warm || ops_n > 0;
+            let special = end.special() || warm != Warm::No || ops_n > 0;
             // A path returning into a landing site (selection keeps them
             // out of new superblocks, but one may have become a site
             // since): replayed with the watch (landing.rs I1).

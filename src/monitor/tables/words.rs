@@ -33,7 +33,8 @@
 //!     needs the second pass: its code ends in a call, a return, an
 //!     indirect transfer or a syscall, its path has calls or returns
 //!     between members, or its target's superblock trigger is still
-//!     counting ([`Word::warm`]).
+//!     counting each entry ([`Word::warm`] `Each`); an armed word
+//!     (warm.rs I2) from the execution that reaches its trigger on.
 //! I5: where entries are made in order, every 2 MB of a range but its
 //!     first is asked for as a transparent huge page before its first
 //!     chunk is populated: a python start-up's 38 K blocks fill 10 MB of
@@ -116,6 +117,20 @@ impl End {
     }
 }
 
+/// Whether a word counts toward its target's superblock trigger (I3,
+/// warm.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Warm {
+    /// No (its end is not direct, or the trigger is done).
+    #[default]
+    No,
+    /// Every entry, in the second pass.
+    Each,
+    /// In its own count, from a bias (warm.rs I2).
+    Armed,
+}
+
 /// Everything the monitor keeps per word in one cache line: the first
 /// pass reads `count` and `weight`, the second pass (special words) the
 /// rest, which the first just brought in.
@@ -146,8 +161,8 @@ pub(super) struct Word {
     /// A superblock unit (not a block's word).
     pub unit: bool,
     /// Its target's direct-entry count toward a superblock is still open
-    /// (I3; `Tables::warm_entry`).
-    pub warm: bool,
+    /// (I3; warm.rs).
+    pub warm: Warm,
     /// A unit whose passes come back to the context they started in: how
     /// (memo.rs `kind`); 0 for any other word.
     pub memo: u8,
@@ -178,7 +193,7 @@ impl Default for Word {
             ops_n: 0,
             end: End::Direct,
             unit: false,
-            warm: false,
+            warm: Warm::No,
             memo: 0,
             watch: false,
             memo_node: 0,
@@ -188,13 +203,21 @@ impl Default for Word {
 }
 
 impl Word {
+    /// Executions: an armed word's count runs from its bias (warm.rs I2).
+    #[inline]
     pub fn n(&self) -> u64 {
-        self.count & !SPECIAL
+        if self.warm == Warm::Armed {
+            self.count.wrapping_sub(self.ret)
+        } else {
+            self.count & !SPECIAL
+        }
     }
 
-    /// Set [`SPECIAL`] as I3 says.
+    /// Set [`SPECIAL`] as I3 says (not on an armed word, whose count holds
+    /// its bias).
     pub fn refresh_special(&mut self) {
-        let on = self.end.special() || self.warm || self.ops_n > 0;
+        debug_assert_ne!(self.warm, Warm::Armed);
+        let on = self.end.special() || self.warm != Warm::No || self.ops_n > 0;
         self.count = self.count & !SPECIAL | if on { SPECIAL } else { 0 };
     }
 }
