@@ -308,6 +308,7 @@ impl Tables {
         sbs.sort_by_key(|s| s.units.start);
         self.warm.reserve(sbs.len());
         self.warm_n.reserve(sbs.len());
+        self.warm_in.reserve(sbs.len());
         for sb in &sbs {
             let s = self.warm_slot(sb.head_guest);
             self.close_trigger(s);

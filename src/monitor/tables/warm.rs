@@ -95,11 +95,17 @@ impl Tables {
         if a == NONE || a == SHARED {
             return;
         }
-        let n = self.disarm(a);
+        let n = self.count_each(a);
         self.warm_n[s] = self.warm_n[s].saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
-        let h = &mut self.words[a];
+    }
+
+    /// Armed word `w` counts each entry from now on (I3); its count.
+    fn count_each(&mut self, w: u32) -> u64 {
+        let n = self.disarm(w);
+        let h = &mut self.words[w];
         h.warm = Warm::Each;
-        h.count |= SPECIAL;
+        h.count = n | SPECIAL;
+        n
     }
 
     /// The trigger in `slot` is done (a superblock heads its block): its
@@ -149,10 +155,7 @@ impl Tables {
         self.warm_n[slot as usize] = threshold;
         let head = self.block_at(self.words[w].target);
         if head == NONE {
-            let n = self.disarm(w);
-            let h = &mut self.words[w];
-            h.warm = Warm::Each;
-            h.count = n | SPECIAL;
+            self.count_each(w);
             self.warm_in[slot as usize] = SHARED;
             return;
         }

@@ -12,6 +12,15 @@ fn counting(threshold: u32) -> Tables {
     })
 }
 
+/// A block table holding `metas`, ids in order.
+fn table(metas: &[BlockMeta]) -> BlockTable {
+    let blocks = BlockTable::new(32).unwrap();
+    for &m in metas {
+        blocks.push_meta(m);
+    }
+    blocks
+}
+
 /// The block-trigger requests so far: (head, count at firing).
 fn fired(t: &Tables) -> Vec<(u32, u64)> {
     t.requests
@@ -26,9 +35,10 @@ fn fired(t: &Tables) -> Vec<(u32, u64)> {
 #[test]
 fn one_word_into_a_block_fires_its_trigger_at_the_threshold() {
     // 0 at 0x100 jumps to 1 at 0x200, which jumps back.
-    let blocks = BlockTable::new(8).unwrap();
-    blocks.push_meta(meta(0x100, 2, ExitKind::Jump, 0x200, 0));
-    blocks.push_meta(meta(0x200, 3, ExitKind::Jump, 0x100, 0));
+    let blocks = table(&[
+        meta(0x100, 2, ExitKind::Jump, 0x200, 0),
+        meta(0x200, 3, ExitKind::Jump, 0x100, 0),
+    ]);
     for fast in [true, false] {
         for threshold in [1u32, 2, 10, 1000] {
             let mut t = counting(threshold);
@@ -71,10 +81,11 @@ fn several_words_into_a_block_fire_its_trigger_at_the_threshold() {
     // 0 at 0x100 and 1 at 0x200 jump to 2 at 0x300, which branches back
     // to 0 (taken) or to 1 (falls through): entries into 2 come through
     // both words, in a pseudo-random mix.
-    let blocks = BlockTable::new(8).unwrap();
-    blocks.push_meta(meta(0x100, 2, ExitKind::Jump, 0x300, 0));
-    blocks.push_meta(meta(0x200, 2, ExitKind::Jump, 0x300, 0));
-    blocks.push_meta(meta(0x300, 1, ExitKind::Branch, 0x100, 0x200));
+    let blocks = table(&[
+        meta(0x100, 2, ExitKind::Jump, 0x300, 0),
+        meta(0x200, 2, ExitKind::Jump, 0x300, 0),
+        meta(0x300, 1, ExitKind::Branch, 0x100, 0x200),
+    ]);
     for seed in 1..20u64 {
         let mut rng = TestRng::new(seed);
         let threshold = 200u32;
@@ -107,10 +118,11 @@ fn several_words_into_a_block_fire_its_trigger_at_the_threshold() {
 fn a_self_loop_fires_at_the_threshold() {
     // 0 at 0x100 falls into 1 at 0x110, which branches to itself (taken)
     // or out to 0x200 (2).
-    let blocks = BlockTable::new(8).unwrap();
-    blocks.push_meta(meta(0x100, 2, ExitKind::Jump, 0x110, 0));
-    blocks.push_meta(meta(0x110, 13, ExitKind::Branch, 0x110, 0x200));
-    blocks.push_meta(meta(0x200, 1, ExitKind::Jump, 0x100, 0));
+    let blocks = table(&[
+        meta(0x100, 2, ExitKind::Jump, 0x110, 0),
+        meta(0x110, 13, ExitKind::Branch, 0x110, 0x200),
+        meta(0x200, 1, ExitKind::Jump, 0x100, 0),
+    ]);
     let mut t = counting(3000);
     t.process(0, &[fall(0)], &blocks);
     let mut stream = vec![taken(1); 9999];
@@ -132,11 +144,12 @@ fn a_self_loop_fires_at_the_threshold() {
 fn a_loop_head_entered_from_outside_fires_before_its_body() {
     // P at 0x25 jumps to the head H at 0x48, which branches to X at 0x30
     // (taken) or Y at 0x5a; X falls back into H, Y jumps back to H.
-    let blocks = BlockTable::new(8).unwrap();
-    blocks.push_meta(meta(0x25, 2, ExitKind::Jump, 0x48, 0));
-    blocks.push_meta(meta(0x48, 3, ExitKind::Branch, 0x30, 0x5a));
-    blocks.push_meta(meta(0x30, 3, ExitKind::Branch, 0x7d, 0x48));
-    blocks.push_meta(meta(0x5a, 3, ExitKind::Branch, 0x48, 0x7d));
+    let blocks = table(&[
+        meta(0x25, 2, ExitKind::Jump, 0x48, 0),
+        meta(0x48, 3, ExitKind::Branch, 0x30, 0x5a),
+        meta(0x30, 3, ExitKind::Branch, 0x7d, 0x48),
+        meta(0x5a, 3, ExitKind::Branch, 0x48, 0x7d),
+    ]);
     for fast in [true, false] {
         let mut t = counting(3000);
         t.fast = fast;
