@@ -17,10 +17,11 @@
 //! Usage: `emit_block(&block, &EmitEnv { .. })` → bytes to commit at
 //! `host_base`, the pc map, and the exit sites (ids from `first_site`).
 
-mod asm;
+pub mod asm;
 mod copied;
 mod far;
-pub mod paths;
+#[cfg(test)]
+pub mod golden;
 pub mod recreate;
 pub mod reloc;
 #[cfg(test)]
@@ -34,7 +35,7 @@ use thiserror::Error;
 use far::{emit_far_rip, is_far_rip, with_memory_at};
 
 pub use asm::{Asm, Rel32};
-pub(crate) use rep::RepSite;
+pub use rep::RepSite;
 pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
 use crate::contract::{exit_reason, off};
@@ -122,7 +123,7 @@ pub struct Emitted {
     pub relocatable: bool,
 }
 
-const S_RAX: usize = off::scratch(0);
+pub const S_RAX: usize = off::scratch(0);
 const S_RCX: usize = off::scratch(1);
 const S_RDX: usize = off::scratch(2);
 const S_TMP: usize = off::scratch(3);
@@ -242,7 +243,7 @@ fn emit_counter_word(a: &mut Asm, l: usize, limit: u32) -> Result<(), EmitError>
 }
 
 /// The prologue (I1: only `mov` and `lea`, RAX restored).
-fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
+pub fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
     match p {
         Prologue::None => Ok(()),
         Prologue::Ring { .. } => {
@@ -325,10 +326,14 @@ fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
     }
 }
 
-struct BlockEmitter {
-    a: Asm,
-    env: EmitEnv,
-    sites: Vec<EmittedSite>,
+/// One block's emission in progress: the assembler, where the code goes,
+/// and its exit sites. Path profiling's node copies and stubs
+/// (src/paths/emit) are emitted through it too.
+#[derive(Debug)]
+pub struct BlockEmitter {
+    pub a: Asm,
+    pub env: EmitEnv,
+    pub sites: Vec<EmittedSite>,
     /// Direct exits waiting for their cold stub: (rel32, site index).
     pending: Vec<(Rel32, usize)>,
     /// 64-bit constants the code loads RIP-relative (`push_return`),
@@ -337,6 +342,17 @@ struct BlockEmitter {
 }
 
 impl BlockEmitter {
+    /// An emitter writing with `a` for `env`.
+    pub fn new(a: Asm, env: EmitEnv) -> BlockEmitter {
+        BlockEmitter {
+            a,
+            env,
+            sites: Vec::new(),
+            pending: Vec::new(),
+            consts: Vec::new(),
+        }
+    }
+
     fn site(&mut self, kind: EmittedSiteKind, target: GuestAddr) -> u32 {
         self.sites.push(EmittedSite { kind, target });
         self.env.first_site + self.sites.len() as u32 - 1
@@ -353,7 +369,7 @@ impl BlockEmitter {
 
     /// A linkable direct transfer to `target`: a rel32 that first points at
     /// a cold stub exiting through a new site.
-    fn direct(&mut self, r: Rel32, target: GuestAddr) {
+    pub fn direct(&mut self, r: Rel32, target: GuestAddr) {
         let idx = self.sites.len();
         self.sites.push(EmittedSite {
             kind: EmittedSiteKind::Direct { field: r.field },
@@ -362,7 +378,7 @@ impl BlockEmitter {
         self.pending.push((r, idx));
     }
 
-    fn jump_to(&mut self, target: GuestAddr) {
+    pub fn jump_to(&mut self, target: GuestAddr) {
         let r = self.a.jmp_rel32();
         self.direct(r, target);
     }
@@ -393,7 +409,7 @@ impl BlockEmitter {
     /// block but for the `nop`s that align its rel32 (one copy per start
     /// address mod 4, [`copied::lookup_template`]): encoding its instructions
     /// through iced was a quarter of the emitter's time.
-    fn lookup_rax(&mut self) -> Result<(), EmitError> {
+    pub fn lookup_rax(&mut self) -> Result<(), EmitError> {
         let (code, field) = copied::lookup_template(self.a.here());
         let miss = self.a.bytes_with_rel32(code, field);
         self.a.resolve(miss, self.env.stubs.miss);
@@ -401,7 +417,7 @@ impl BlockEmitter {
     }
 
     /// `mov rax, <operand of insn>` for an indirect jump or call, RAX saved.
-    fn load_target(&mut self, insn: &Instruction) -> Result<(), EmitError> {
+    pub fn load_target(&mut self, insn: &Instruction) -> Result<(), EmitError> {
         self.a.store_gs(S_RAX, Register::RAX)?;
         match insn.op0_kind() {
             OpKind::Register => {
@@ -450,7 +466,7 @@ impl BlockEmitter {
 
     /// Push the block's exit word for exit `k` (contract), if it pushes
     /// any.
-    fn push_exit(&mut self, k: u32) -> Result<(), EmitError> {
+    pub fn push_exit(&mut self, k: u32) -> Result<(), EmitError> {
         match self.env.prologue.ring_id() {
             Some(id) => emit_ring_words(
                 &mut self.a,
@@ -495,7 +511,7 @@ impl BlockEmitter {
         Ok(())
     }
 
-    fn terminator(&mut self, b: &IrBlock) -> Result<(), EmitError> {
+    pub fn terminator(&mut self, b: &IrBlock) -> Result<(), EmitError> {
         use crate::contract::{EXIT_FALL, EXIT_TAKEN};
         let ring = self.env.prologue.ring_id().is_some();
         match &b.term {
@@ -582,7 +598,7 @@ impl BlockEmitter {
         Ok(())
     }
 
-    fn cold(&mut self) -> Result<(), EmitError> {
+    pub fn cold(&mut self) -> Result<(), EmitError> {
         for (r, idx) in std::mem::take(&mut self.pending) {
             let stub = self.a.here();
             self.a.resolve(r, stub);
@@ -605,7 +621,7 @@ impl BlockEmitter {
     }
 }
 
-fn condition_code(cc: ConditionCode) -> u8 {
+pub fn condition_code(cc: ConditionCode) -> u8 {
     match cc {
         ConditionCode::o => 0,
         ConditionCode::no => 1,
@@ -632,7 +648,7 @@ fn condition_code(cc: ConditionCode) -> u8 {
 /// An instruction carried as it is whose meaning does not depend on where
 /// it runs (no RIP-relative operand) is copied byte for byte from the guest
 /// bytes it was decoded from, not encoded again.
-fn emit_body_insn(
+pub fn emit_body_insn(
     a: &mut Asm,
     b: &crate::ir::IrBlock,
     i: &crate::ir::IrInsn,

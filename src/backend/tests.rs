@@ -3,24 +3,16 @@
 //! emitted for it. `HOTLIFT_BLESS=1 cargo test --lib backend` regenerates
 //! `tests/golden/backend.txt` (blocks), `prologue.txt` (exit words and the
 //! inline counter), `superblock.txt` (superblock layout, guards, exit
-//! units, counted loops) and `probes.txt` (a `rep` instruction's ring
-//! records, path-profiling probes), so a codegen change is a reviewable
-//! diff.
+//! units, counted loops) and `ring.txt` (a `rep` instruction's ring
+//! records), so a codegen change is a reviewable diff. Path profiling's
+//! probes have theirs beside them (src/paths/emit/tests.rs).
 
 use iced_x86::{Code, Decoder, DecoderOptions, Formatter, IntelFormatter, Register};
 
+use super::golden::{check_golden, list, STUBS};
 use super::{emit_block, EmitEnv};
-use crate::contract::ExitStubs;
 use crate::frontend::lift_block;
 use crate::types::GuestAddr;
-
-/// Shared exit stubs below the code the tests emit (contract I5), as
-/// `emit_shared_stubs` places them (the listing checks).
-const STUBS: ExitStubs = ExitStubs {
-    site: 0x0fff_0000,
-    miss: 0x0fff_0014,
-    miss_rip: 0x0fff_0038,
-};
 
 const CASES: &[(&str, &[u8])] = &[
     ("ret", &[0xc3]),
@@ -85,20 +77,6 @@ fn listing() -> String {
         out.push_str(&format!("    {:x}  {s}\n", insn.ip()));
     }
     out
-}
-
-/// `got` against the golden file `path` (its name under tests/golden),
-/// or written there with `HOTLIFT_BLESS=1`.
-fn check_golden(path: &str, got: &str) {
-    if std::env::var_os("HOTLIFT_BLESS").is_some() {
-        std::fs::write(path, got).expect("write golden");
-        return;
-    }
-    let want = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        got == want,
-        "the listing differs from {path}; review it and rerun with HOTLIFT_BLESS=1\n{got}"
-    );
 }
 
 #[test]
@@ -571,25 +549,12 @@ fn superblocks_match_golden() {
 }
 
 /// A `rep` string instruction's ring records (its ECX before and after,
-/// contract `TAG_REP`) and path-profiling probes (backend/paths: a
-/// branch node whose edges add to the segment or fold it, a return node
-/// recording its path). `HOTLIFT_BLESS=1 cargo test --lib backend`
-/// regenerates `tests/golden/probes.txt`.
+/// contract `TAG_REP`). `HOTLIFT_BLESS=1 cargo test --lib backend`
+/// regenerates `tests/golden/ring.txt`.
 #[test]
-fn ring_records_and_path_probes_match_golden() {
-    use super::paths::{emit_node, EdgeSpec, Link, NodeSpec, REC_LOST};
-    use crate::ir::probe::{Check, ExitStep, Step};
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/probes.txt");
+fn ring_records_match_golden() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/ring.txt");
     let mut out = String::new();
-    let mut f = IntelFormatter::new();
-    let mut list = |out: &mut String, name: &str, code: &[u8], base: u64| {
-        out.push_str(&format!("== {name}\n"));
-        for insn in Decoder::with_ip(64, code, base, DecoderOptions::NONE) {
-            let mut s = String::new();
-            f.format(&insn, &mut s);
-            out.push_str(&format!("    {:x}  {s}\n", insn.ip() - base));
-        }
-    };
     let env = EmitEnv {
         host_base: 0x1000_0000,
         first_site: 0,
@@ -603,63 +568,6 @@ fn ring_records_and_path_probes_match_golden() {
         &mut out,
         "rep movsb; ret, pushing exit words",
         &em.code,
-        env.host_base,
-    );
-    // test eax, eax; jne +0x10: taken adds 1, the fall-through folds.
-    let branch = lift_block(&[0x85, 0xc0, 0x75, 0x10], GuestAddr(0x40_2000), 64).expect("lift");
-    let edges = vec![
-        EdgeSpec {
-            target: GuestAddr(0x40_2014),
-            step: Step::Go {
-                add: 1,
-                check: Check::None,
-            },
-            live: false,
-            go: Link::Piece(1),
-            plain: Link::Guest(GuestAddr(0x40_2014)),
-        },
-        EdgeSpec {
-            target: GuestAddr(0x40_2004),
-            step: Step::Fold {
-                add: 2,
-                reset: 0,
-                check: Check::None,
-                after: Check::None,
-            },
-            live: true,
-            go: Link::Piece(2),
-            plain: Link::Guest(GuestAddr(0x40_2004)),
-        },
-    ];
-    let node = |ir, edges, exit| NodeSpec {
-        ir,
-        version: 1,
-        node: 0,
-        edges,
-        exit,
-        extent: (0x40_2000, 0x40_2100),
-        learn: true,
-        miss: REC_LOST,
-        radix: 4,
-    };
-    let p = emit_node(&node(&branch, edges, None), &env).expect("emit a node");
-    list(
-        &mut out,
-        "a branch node: an edge that adds, one that folds",
-        &p.em.code,
-        env.host_base,
-    );
-    // ret, recording (tot, seg + 3) if it is one of two pairs.
-    let ret = lift_block(&[0xc3], GuestAddr(0x40_2014), 64).expect("lift");
-    let exit = ExitStep::End {
-        add: 3,
-        check: Check::Pairs(vec![(0, 3), (1, 4)]),
-    };
-    let p = emit_node(&node(&ret, vec![], Some(exit)), &env).expect("emit a node");
-    list(
-        &mut out,
-        "a return node recording its path",
-        &p.em.code,
         env.host_base,
     );
     check_golden(path, &out);

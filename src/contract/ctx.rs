@@ -126,7 +126,7 @@ pub struct ThreadCtx {
     /// again after the guest's handler (signal/deliver.rs D3).
     pub sys_restart: AtomicU32,
     pub _pad2: u32,
-    /// Path profiling (src/paths, backend/paths/mod.rs): the running id of the
+    /// Path profiling (src/paths, paths/emit/mod.rs): the running id of the
     /// thread's current instrumented activation (`seg`, `tot`), its serial
     /// number, the last serial handed out, the next free frame of the
     /// thread's activation stack and how many frames are still free.
@@ -150,7 +150,7 @@ pub struct ThreadCtx {
     pub sb_loop: [AtomicU32; 2],
 }
 
-/// Spill slots path-profiling probes use (backend/paths/mod.rs).
+/// Spill slots path-profiling probes use (paths/emit/mod.rs).
 pub const PATH_SCRATCH: usize = 8;
 
 /// Bytes the context takes at the start of its mapping; the thread's

@@ -1,7 +1,7 @@
 //! What the probes of a path-profiled function do (design S3): the step
 //! on each edge of its graph and at each exit, as src/paths plans them
 //! (paths/plan/mod.rs, where the arithmetic and its invariants are) and the
-//! backend emits them (backend/paths). The records they push are
+//! backend emits them (paths/emit). The records they push are
 //! `contract::TAG_PATH` records; each thread's activation stack holds
 //! `contract::PATH_FRAMES` frames.
 

@@ -1,5 +1,5 @@
 //! The monitor's side of path profiling (src/paths): it collects the
-//! probes' records (backend/paths/mod.rs) per guest thread, counts
+//! probes' records (paths/emit/mod.rs) per guest thread, counts
 //! invocations from the block stream, and, for `--reference`, keeps the
 //! trace of the profiled function's blocks that the independent reference
 //! (paths/reference.rs) is computed from at the end.

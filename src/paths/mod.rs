@@ -9,7 +9,7 @@
 //! graph with its back edges cut); `plan` decides what the probe on each
 //! edge does for the chosen method (with `espp` for ESPP weights and probe
 //! pushing); the backend emits an instrumented translation of the
-//! function (backend/paths/mod.rs) that the dispatcher enters at the
+//! function (paths/emit/mod.rs) that the dispatcher enters at the
 //! function's entry (dispatch/paths/mod.rs); the probes push records to the
 //! thread's ring, which the monitor collects together with the block
 //! trace an independent reference is computed from (monitor/paths.rs,
@@ -20,6 +20,7 @@
 
 pub mod cfg;
 pub mod dag;
+pub mod emit;
 pub mod espp;
 pub mod interest;
 pub mod plan;

@@ -1,6 +1,6 @@
 //! The dispatcher's side of path profiling (src/paths): finding the
 //! function, building its graph and plan when it is first entered, and
-//! committing the instrumented translation (backend/paths/mod.rs) as one unit
+//! committing the instrumented translation (paths/emit/mod.rs) as one unit
 //! of pieces: the instrumented copy of every node the plan instruments,
 //! plain copies of the entry and of the resume nodes (where a terminated
 //! activation or an uninstrumented return goes), the entry stub at the
@@ -24,7 +24,7 @@
 //!     of the entry, not to the entry stub: it starts no activation.
 //! I5: versions only grow the graph (learned indirect targets, leaders);
 //!     code of older versions stays valid until a flush, and their stubs
-//!     are forwarded to the newest (backend/paths/mod.rs I3). A flush drops
+//!     are forwarded to the newest (paths/emit/mod.rs I3). A flush drops
 //!     every thread's activation frames (their host addresses die with
 //!     the code) before the thread runs translated code again.
 #![allow(unsafe_code)]
@@ -38,7 +38,6 @@ use hashbrown::HashMap;
 
 use super::process::Locked;
 use super::{Vm, VmError};
-use crate::backend::paths::FRAME;
 use crate::cache::BlockMeta;
 use crate::cache::ExitSite;
 use crate::contract::ThreadCtx;
@@ -47,6 +46,7 @@ use crate::images::{ImageKind, ImageLog};
 use crate::ir::Terminator;
 use crate::monitor::ExitKind;
 use crate::paths::cfg::{FuncCfg, NodeKind, Seeds};
+use crate::paths::emit::FRAME;
 use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan};
 use crate::types::{GuestAddr, HostAddr};
 

@@ -11,14 +11,14 @@ use super::super::process::Locked;
 use super::super::profiling::block_meta;
 use super::super::{Vm, VmError};
 use super::{Inner, PathsState, Unit, MAX_VERSIONS};
-use crate::backend::paths::{
-    emit_entry_stub, emit_node, emit_resume_stub, EdgeSpec, EntrySpec, Link, NodeSpec, Piece,
-    ResumeSpec, REC_LOST, REC_TERM,
-};
 use crate::backend::{emit_block, EmitEnv};
 use crate::ir::probe::{Check, ExitStep, Step};
 use crate::ir::IrBlock;
 use crate::paths::cfg::NodeKind;
+use crate::paths::emit::{
+    emit_entry_stub, emit_node, emit_resume_stub, EdgeSpec, EntrySpec, Link, NodeSpec, Piece,
+    ResumeSpec, REC_LOST, REC_TERM,
+};
 use crate::paths::Method;
 use crate::types::HostAddr;
 

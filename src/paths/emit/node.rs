@@ -1,16 +1,16 @@
 //! The instrumented copy of a node: its body as the plain translation has
 //! it, then the probes on its out-edges and exit (module docs of
-//! backend/paths).
+//! paths/emit).
 
 use iced_x86::{Code, Instruction, Mnemonic, Register};
 
-use super::super::asm::mem;
+use crate::backend::asm::mem;
 use crate::contract::{EXIT_FALL, EXIT_TAKEN};
 
-use super::super::{
+use super::*;
+use crate::backend::{
     condition_code, emit_body_insn, emit_prologue, BlockEmitter, EmitEnv, Prologue, RepSite, S_RAX,
 };
-use super::*;
 use crate::contract::exit_reason;
 use crate::ir::Terminator;
 
@@ -267,13 +267,7 @@ fn emit_push_frame(
 
 /// The instrumented copy of a node.
 pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
-    let mut e = BlockEmitter {
-        a: Asm::new(env.host_base),
-        env: *env,
-        sites: Vec::new(),
-        pending: Vec::new(),
-        consts: Vec::new(),
-    };
+    let mut e = BlockEmitter::new(Asm::new(env.host_base), *env);
     let mut l = Labels::default();
     let b = s.ir;
     let mut pc_map = Vec::with_capacity(b.body.len() + 1);

@@ -28,11 +28,14 @@
 
 mod node;
 mod stubs;
+#[cfg(test)]
+mod tests;
 
 use iced_x86::{Code, Instruction, MemoryOperand, Register};
 
-use super::asm::{gs_mem, mem};
-use super::{Asm, BlockEmitter, EmitError, Emitted, Rel32};
+use crate::backend::asm::{gs_mem, mem};
+use crate::backend::asm::{Asm, Rel32};
+use crate::backend::{BlockEmitter, EmitError, Emitted};
 use crate::contract::off;
 use crate::contract::TAG_PATH;
 use crate::ir::probe::{Check, ExitStep, Step};

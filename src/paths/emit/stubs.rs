@@ -1,10 +1,10 @@
-//! The entry stub and the resume stubs (module docs of backend/paths).
+//! The entry stub and the resume stubs (module docs of paths/emit).
 
 use iced_x86::{Code, Instruction, Register};
 
-use super::super::asm::mem;
-use super::super::{EmitEnv, Prologue};
 use super::*;
+use crate::backend::asm::mem;
+use crate::backend::{EmitEnv, Prologue};
 use crate::contract::ExitStubs;
 
 /// Start a stub: the forwarding `jmp rel32` (I3), resolved to what follows.
@@ -154,17 +154,12 @@ fn finish(a: Asm, mut l: Labels, to: Link) -> Piece {
 
 /// An emitter around `a` for stubs, which only jump to other pieces.
 fn dummy_emitter(a: Asm) -> BlockEmitter {
-    BlockEmitter {
-        env: EmitEnv {
-            host_base: a.here(),
-            first_site: 0,
-            prologue: Prologue::None,
-            // Stubs only jump to other pieces (`finish` checks).
-            stubs: ExitStubs::default(),
-        },
-        a,
-        sites: Vec::new(),
-        pending: Vec::new(),
-        consts: Vec::new(),
-    }
+    let env = EmitEnv {
+        host_base: a.here(),
+        first_site: 0,
+        prologue: Prologue::None,
+        // Stubs only jump to other pieces (`finish` checks).
+        stubs: ExitStubs::default(),
+    };
+    BlockEmitter::new(a, env)
 }
