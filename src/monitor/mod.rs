@@ -59,7 +59,7 @@
 #![allow(unsafe_code)]
 
 pub mod calltree;
-pub mod paths;
+pub mod hook;
 pub mod request;
 pub mod ring;
 pub mod sampler;
@@ -74,6 +74,7 @@ use std::thread::JoinHandle;
 use crate::cache::BlockTable;
 
 pub use crate::ir::ExitKind;
+pub use hook::StreamHook;
 pub use request::{Request, Trigger};
 pub use ring::Ring;
 pub use snapshot::Snapshot;
@@ -248,13 +249,13 @@ impl Monitor {
     /// thread's when at least two are available and this is a tree's
     /// first process ([`PIN`]); `sampling` (None: off) is
     /// for the time tree (sampler.rs), `paths` for path profiling of one
-    /// function (monitor/paths.rs).
+    /// function (a [`StreamHook`], src/paths/collect.rs).
     pub fn start(
         blocks: Arc<BlockTable>,
         sb: SbConfig,
         tier: Option<Box<dyn SecondTier>>,
         sampling: Option<sampler::SampleConfig>,
-        paths: Option<Arc<paths::Shared>>,
+        paths: Option<Box<dyn StreamHook>>,
         idle: Option<std::time::Duration>,
     ) -> Monitor {
         let shared = Arc::new(Shared {
@@ -455,7 +456,7 @@ fn run(
     sb: SbConfig,
     mut tier: Option<Box<dyn SecondTier>>,
     sampling: Option<sampler::SampleConfig>,
-    paths: Option<Arc<paths::Shared>>,
+    paths: Option<Box<dyn StreamHook>>,
     backoff_ns: i64,
     idle: Option<Idle>,
 ) -> Snapshot {
@@ -488,7 +489,7 @@ fn run(
         t.begin(&mut tables);
     }
     tables.sampler = sampler;
-    tables.paths = paths.map(|p| Box::new(paths::PathsTables::new(p)));
+    tables.paths = paths;
     let mut empty = 0u32;
     let mut nap_ns = backoff_ns;
     loop {

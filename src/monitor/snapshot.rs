@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 use super::calltree::CallTree;
-use super::paths::PathsTables;
 use super::sampler::Sampler;
 use super::tables::{SbSummary, SyscallStat};
 
@@ -68,7 +67,7 @@ pub struct Snapshot {
     /// Timed samples of the threads' calling contexts.
     pub sampler: Sampler,
     /// Path profiling of one function, when asked for.
-    pub paths: Option<Box<PathsTables>>,
+    pub paths: Option<Box<dyn super::StreamHook>>,
 }
 
 impl Snapshot {

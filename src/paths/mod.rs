@@ -12,13 +12,14 @@
 //! function (paths/emit/mod.rs) that the dispatcher enters at the
 //! function's entry (dispatch/paths/mod.rs); the probes push records to the
 //! thread's ring, which the monitor collects together with the block
-//! trace an independent reference is computed from (monitor/paths.rs,
+//! trace an independent reference is computed from (paths/collect.rs,
 //! `reference`); `report` decodes, compares and prints.
 //!
 //! Usage: `hotlift paths --function NAME -- PROGRAM` (cli/paths.rs) puts a
 //! [`PathsConfig`] into the run options; everything else follows from it.
 
 pub mod cfg;
+pub mod collect;
 pub mod dag;
 pub mod emit;
 pub mod espp;

@@ -1,6 +1,6 @@
 //! The brute-force reference: every activation's path, computed from the
 //! block stream alone (the monitor's trace of the function's blocks,
-//! monitor/paths.rs), never from probe records.
+//! paths/collect.rs), never from probe records.
 //!
 //! Per guest thread, a stack of activations: the function's entry node
 //! entered other than by an edge of the running activation starts one; a
@@ -18,8 +18,8 @@
 use hashbrown::HashMap;
 
 use super::cfg::{FuncCfg, NodeKind};
+use super::collect::{TRACE_BREAK, TRACE_OUT};
 use crate::cache::BlockMeta;
-use crate::monitor::paths::{TRACE_BREAK, TRACE_OUT};
 
 /// What the reference found.
 #[derive(Debug, Default, Clone)]

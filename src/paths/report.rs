@@ -21,9 +21,9 @@ use hashbrown::HashMap;
 use serde::Serialize;
 
 use super::cfg::FuncCfg;
+use super::collect::{PathsTables, ProbeTotals};
 use super::plan::{Method, Plan};
 use super::reference::Reference;
-use crate::monitor::paths::{PathsTables, ProbeTotals};
 use crate::profile::Modules;
 
 /// Paths of more blocks than this are shown by segments only.

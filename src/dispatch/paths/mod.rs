@@ -98,7 +98,7 @@ pub(crate) struct Inner {
 #[derive(Debug)]
 pub struct PathsState {
     pub config: Arc<PathsConfig>,
-    pub shared: Arc<crate::monitor::paths::Shared>,
+    pub shared: Arc<crate::paths::collect::Shared>,
     inner: Mutex<Inner>,
     /// Bumped whenever stubs change; threads bring their lookup tables up
     /// to date when they see a new value.
@@ -114,7 +114,7 @@ pub struct PathsState {
 }
 
 impl PathsState {
-    pub fn new(config: Arc<PathsConfig>, shared: Arc<crate::monitor::paths::Shared>) -> PathsState {
+    pub fn new(config: Arc<PathsConfig>, shared: Arc<crate::paths::collect::Shared>) -> PathsState {
         PathsState {
             config,
             shared,
@@ -550,7 +550,10 @@ impl PathsState {
                 self.config.function
             )
         });
-        let pt = snapshot.paths.as_deref();
+        let pt = snapshot.paths.as_deref().and_then(|h| {
+            h.as_any()
+                .downcast_ref::<crate::paths::collect::PathsTables>()
+        });
         let reference = match (self.config.reference, inner.versions.last(), pt) {
             (true, Some(v), Some(t)) => {
                 Some(crate::paths::reference::compute(t.traces(), blocks, &v.cfg))

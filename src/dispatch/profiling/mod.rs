@@ -79,7 +79,7 @@ pub struct Profiling {
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
     /// What the monitor shares with path profiling (`hotlift paths`).
-    pub paths_shared: Option<Arc<crate::monitor::paths::Shared>>,
+    pub paths_shared: Option<Arc<crate::paths::collect::Shared>>,
     /// What the second tier published (superblock/build.rs I3) and
     /// made (left there at the monitor's end).
     tier: crate::superblock::Slots,
@@ -97,7 +97,7 @@ fn start_monitor(
     blocks: &Arc<BlockTable>,
     shared: &Arc<crate::cache::CacheShared>,
     prebuild: Option<crate::store::feed::Prebuild>,
-    paths: Option<Arc<crate::monitor::paths::Shared>>,
+    paths: Option<Arc<crate::paths::collect::Shared>>,
     tier: &crate::superblock::Slots,
     idle: Option<std::time::Duration>,
 ) -> Option<Monitor> {
@@ -136,6 +136,10 @@ fn start_monitor(
             let outcomes = tier.outcomes.clone();
             Box::new(Tier::new(builder, opts.pisat(), outcomes)) as Box<dyn SecondTier>
         });
+        let paths = paths.map(|p| {
+            Box::new(crate::paths::collect::PathsTables::new(p))
+                as Box<dyn crate::monitor::StreamHook>
+        });
         Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths, idle)
     })
 }
@@ -170,7 +174,7 @@ impl Profiling {
         blocks: &Arc<BlockTable>,
     ) -> std::io::Result<Profiling> {
         let paths_shared = opts.paths.as_ref().map(|c| {
-            Arc::new(crate::monitor::paths::Shared {
+            Arc::new(crate::paths::collect::Shared {
                 reference: c.reference,
                 ..Default::default()
             })

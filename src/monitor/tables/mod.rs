@@ -283,8 +283,8 @@ pub struct Tables {
     /// `--selector pisat`: windows filled, for the second tier to take
     /// (mine.rs).
     windows: Vec<Vec<u32>>,
-    /// Path profiling of one function (monitor/paths.rs), when asked for.
-    pub(super) paths: Option<Box<super::paths::PathsTables>>,
+    /// Path profiling of one function (its collector, a stream hook: hook.rs), when asked for.
+    pub(super) paths: Option<Box<dyn super::StreamHook>>,
     /// A superblock counts its loops (contract I2): batches may hold
     /// time-stamped loop records (sampling.rs).
     loops_counted: bool,

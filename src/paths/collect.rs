@@ -1,4 +1,5 @@
-//! The monitor's side of path profiling (src/paths): it collects the
+//! Path profiling's collector, the monitor's stream hook
+//! (monitor/hook.rs; src/paths): it collects the
 //! probes' records (paths/emit/mod.rs) per guest thread, counts
 //! invocations from the block stream, and, for `--reference`, keeps the
 //! trace of the profiled function's blocks that the independent reference
@@ -12,10 +13,10 @@
 //!     chunk never joins a path of another activation, even when an
 //!     activation is lost without a record (a signal, a longjmp).
 //!
-//! Usage: the tables call [`PathsTables::set_thread`] once per batch,
-//! [`PathsTables::block`] for each block entry, [`PathsTables::other`] for
-//! superblock records, [`PathsTables::marker`] for signal and unretired
-//! records and [`PathsTables::record`] for `TAG_PATH` records.
+//! Usage: the monitor's tables call it as their `StreamHook`: `set_thread`
+//! once per batch, `block` for each block entry, `other` for superblock
+//! records, `marker` for signal and unretired records and `record` for
+//! `TAG_PATH` records.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use hashbrown::{HashMap, HashSet};
 
 use crate::contract::{REC_CHUNK, REC_END, REC_LOST, REC_TERM};
+use crate::monitor::StreamHook;
 
 /// A trace entry that is not a block id: the thread left the function's
 /// extent (after being in it).
@@ -118,44 +120,12 @@ impl PathsTables {
         }
     }
 
-    /// The batch that follows is guest thread `t`'s.
-    pub fn set_thread(&mut self, t: usize) {
-        if self.threads.len() <= t {
-            self.threads.resize_with(t + 1, ThreadPaths::default);
-        }
-        self.cur = t;
-        let lo = self.shared.lo.load(Ordering::Acquire);
-        self.lo = lo;
-        self.span = self.shared.hi.load(Ordering::Relaxed).wrapping_sub(lo);
-        self.entry = self.shared.entry.load(Ordering::Relaxed);
-    }
-
     fn push_trace(&mut self, w: u32) {
         let th = &mut self.threads[self.cur];
         if th.trace.len() < TRACE_LIMIT {
             th.trace.push(w);
         } else {
             self.trace_overflow = true;
-        }
-    }
-
-    /// Block `id` at `guest` was entered.
-    #[inline]
-    pub fn block(&mut self, guest: u64, id: u32) {
-        let inside = guest.wrapping_sub(self.lo) < self.span;
-        if !inside {
-            if self.shared.reference && self.threads[self.cur].in_extent {
-                self.threads[self.cur].in_extent = false;
-                self.push_trace(TRACE_OUT);
-            }
-            return;
-        }
-        if guest == self.entry && self.is_entry_copy(id) {
-            self.totals.invocations += 1;
-        }
-        if self.shared.reference {
-            self.threads[self.cur].in_extent = true;
-            self.push_trace(id);
         }
     }
 
@@ -183,9 +153,64 @@ impl PathsTables {
         yes
     }
 
+    /// Every recorded path and its count.
+    pub fn recorded(&self) -> Vec<(RawPath, u64)> {
+        let mut v: Vec<(RawPath, u64)> = self.paths.iter().map(|(k, &n)| (k.clone(), n)).collect();
+        v.extend(self.short.iter().map(|(&(version, tot, seg), &n)| {
+            (
+                RawPath {
+                    version,
+                    chunks: Vec::new(),
+                    tot,
+                    seg,
+                },
+                n,
+            )
+        }));
+        v
+    }
+
+    /// Every thread's trace (for the reference).
+    pub fn traces(&self) -> impl Iterator<Item = &[u32]> {
+        self.threads.iter().map(|t| t.trace.as_slice())
+    }
+}
+
+impl StreamHook for PathsTables {
+    /// The batch that follows is guest thread `t`'s.
+    fn set_thread(&mut self, t: usize) {
+        if self.threads.len() <= t {
+            self.threads.resize_with(t + 1, ThreadPaths::default);
+        }
+        self.cur = t;
+        let lo = self.shared.lo.load(Ordering::Acquire);
+        self.lo = lo;
+        self.span = self.shared.hi.load(Ordering::Relaxed).wrapping_sub(lo);
+        self.entry = self.shared.entry.load(Ordering::Relaxed);
+    }
+
+    /// Block `id` at `guest` was entered.
+    fn block(&mut self, guest: u64, id: u32) {
+        let inside = guest.wrapping_sub(self.lo) < self.span;
+        if !inside {
+            if self.shared.reference && self.threads[self.cur].in_extent {
+                self.threads[self.cur].in_extent = false;
+                self.push_trace(TRACE_OUT);
+            }
+            return;
+        }
+        if guest == self.entry && self.is_entry_copy(id) {
+            self.totals.invocations += 1;
+        }
+        if self.shared.reference {
+            self.threads[self.cur].in_extent = true;
+            self.push_trace(id);
+        }
+    }
+
     /// A superblock record: code outside the function ran (superblocks
     /// never hold its blocks, dispatch/paths/mod.rs).
-    pub fn other(&mut self) {
+    fn other(&mut self) {
         if self.shared.reference && self.threads[self.cur].in_extent {
             self.threads[self.cur].in_extent = false;
             self.push_trace(TRACE_OUT);
@@ -193,14 +218,14 @@ impl PathsTables {
     }
 
     /// A signal frame, a sigreturn, or a block that stopped early.
-    pub fn marker(&mut self) {
+    fn marker(&mut self) {
         if self.shared.reference {
             self.push_trace(TRACE_BREAK);
         }
     }
 
     /// A `TAG_PATH` record (`rec[0]` is the tag).
-    pub fn record(&mut self, rec: &[u32]) {
+    fn record(&mut self, rec: &[u32]) {
         let kind = (rec[0] >> 24) & 0xf;
         let version = ((rec[0] >> 16) & 0xff) as u8;
         let serial = rec.get(1).copied().unwrap_or(0);
@@ -245,25 +270,7 @@ impl PathsTables {
         }
     }
 
-    /// Every recorded path and its count.
-    pub fn recorded(&self) -> Vec<(RawPath, u64)> {
-        let mut v: Vec<(RawPath, u64)> = self.paths.iter().map(|(k, &n)| (k.clone(), n)).collect();
-        v.extend(self.short.iter().map(|(&(version, tot, seg), &n)| {
-            (
-                RawPath {
-                    version,
-                    chunks: Vec::new(),
-                    tot,
-                    seg,
-                },
-                n,
-            )
-        }));
-        v
-    }
-
-    /// Every thread's trace (for the reference).
-    pub fn traces(&self) -> impl Iterator<Item = &[u32]> {
-        self.threads.iter().map(|t| t.trace.as_slice())
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
