@@ -199,12 +199,6 @@ pub struct RunOptions {
     /// Use no cache directory: every module is read from scratch
     #[arg(long)]
     pub no_cache: bool,
-
-    /// Path profiling of one function (set by `hotlift paths`, not an
-    /// option of `run`).
-    #[arg(skip)]
-    #[serde(skip)]
-    pub paths: Option<std::sync::Arc<crate::paths::PathsConfig>>,
 }
 
 fn default_cache_max_mib() -> u64 {

@@ -95,6 +95,29 @@ fn the_backend_depends_only_on_the_ir_the_contract_and_types() {
     assert!(wrong.is_empty(), "the backend names:\n{}", wrong.join("\n"));
 }
 
+/// Issue 21 goal 5: path profiling lives whole in `src/paths`, and the
+/// layers below reach it only through their hooks (the backend's block
+/// emitter, `monitor::StreamHook`, `dispatch::PathProfiler`): only the
+/// command line, which starts a `hotlift paths` run, names it.
+#[test]
+fn path_profiling_is_reached_only_through_hooks() {
+    let graph = scan_crate(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let wrong: Vec<String> = graph
+        .iter()
+        .filter(|((from, to), _)| to == "paths" && from != "cli")
+        .flat_map(|((_, _), sites)| {
+            sites
+                .iter()
+                .map(|s| format!("{}:{} names paths", s.file, s.line))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "path profiling named below the command line:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// The top-level modules `src/lib.rs` declares, in its order.
 fn top_modules(root: &Path) -> Vec<String> {
     let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("src/lib.rs");

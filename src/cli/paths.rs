@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use super::EXIT_HOTLIFT_FAILED;
 use crate::options::RunOptions;
+use crate::paths::collect::Shared;
+use crate::paths::engine::PathsState;
 use crate::paths::{interest, Format, FunctionSpec, Method, PathsConfig};
 
 #[derive(clap::Args, Debug)]
@@ -41,9 +43,12 @@ pub struct PathsArgs {
 pub fn main(args: PathsArgs) -> i32 {
     match config(&args) {
         Ok(c) => {
-            let mut opts = args.opts;
-            opts.paths = Some(Arc::new(c));
-            super::run::main(opts, args.program, false)
+            let shared = Arc::new(Shared {
+                reference: c.reference,
+                ..Default::default()
+            });
+            let paths = Arc::new(PathsState::new(Arc::new(c), shared));
+            super::run::main_with(args.opts, args.program, false, Some(paths))
         }
         Err(e) => {
             eprintln!("hotlift paths: {e:#}");

@@ -5,10 +5,11 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{EXIT_HOTLIFT_FAILED, EXIT_NOT_FOUND, EXIT_NOT_RUNNABLE};
 use crate::dispatch::exec::ExecState;
-use crate::dispatch::Vm;
+use crate::dispatch::{PathProfiler, Vm};
 use crate::loader::{self, script};
 use crate::options::RunOptions;
 
@@ -85,9 +86,19 @@ pub(super) fn anchored(p: &std::path::Path) -> PathBuf {
 
 /// Run the program; `summary` prints the profile summary at the end.
 pub fn main(opts: RunOptions, program: Vec<OsString>, summary: bool) -> i32 {
+    main_with(opts, program, summary, None)
+}
+
+/// [`main`], path-profiling one function with `paths` (cli/paths.rs).
+pub fn main_with(
+    opts: RunOptions,
+    program: Vec<OsString>,
+    summary: bool,
+    paths: Option<Arc<dyn PathProfiler>>,
+) -> i32 {
     let path = resolve(&program[0]);
     let argv: Vec<Vec<u8>> = program.iter().map(|a| a.as_bytes().to_vec()).collect();
-    launch(opts, path, argv, summary, None, false)
+    launch(opts, path, argv, summary, None, false, paths)
 }
 
 /// Run the program a guest image's `execve` named, as that image's
@@ -111,7 +122,15 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
     let summary = state.print_summary;
     crate::profile::names::keep_raw(crate::profile::names::raw() || state.raw_names);
     crate::monitor::do_not_pin();
-    launch(state.opts.clone(), path, argv, summary, Some(state), true)
+    launch(
+        state.opts.clone(),
+        path,
+        argv,
+        summary,
+        Some(state),
+        true,
+        None,
+    )
 }
 
 fn launch(
@@ -121,6 +140,7 @@ fn launch(
     summary: bool,
     state: Option<ExecState>,
     append_log: bool,
+    paths: Option<Arc<dyn PathProfiler>>,
 ) -> i32 {
     if let Some(log) = &opts.strace_file {
         // The processes of a tree append to one log (strace/sink.rs I1); the
@@ -251,6 +271,7 @@ fn launch(
         &launch.execfn,
         launch.path.clone(),
         ignored,
+        paths,
     ) {
         Ok(mut vm) => {
             // The files are loaded: their descriptors would count against

@@ -129,7 +129,7 @@ pub const REC_TERM: u32 = 3;
 pub const REC_LOST: u32 = 4;
 
 /// Frames of each thread's activation stack for path profiling
-/// (paths/emit/stubs.rs, dispatch/paths/mod.rs): calls out of instrumented
+/// (paths/emit/stubs.rs, paths/engine/mod.rs): calls out of instrumented
 /// code nested this deep still come back instrumented.
 pub const PATH_FRAMES: u64 = 1 << 16;
 

@@ -165,7 +165,7 @@ impl Vm {
         // before its `execve`: starting empty cost python's spawn helper
         // more than a copy of all the code, 8 ms against 3, as the flush
         // and every first write to the child's copy-on-write tables fault.)
-        let keep = proc.opts.paths.is_none();
+        let keep = proc.paths.is_none();
         // Held still by the paused monitor (cache/shared.rs I4).
         let arena_used = proc.view.shared.arena_used();
         locked.cache.mem.before_fork(keep, arena_used);

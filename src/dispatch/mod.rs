@@ -20,13 +20,13 @@
 pub mod exec;
 mod fork;
 mod guest_access;
+mod hooks;
 mod icebp;
 pub mod kept;
 mod mailbox;
 mod module_files;
 mod os;
 mod own_signals;
-mod paths;
 pub mod process;
 mod profiling;
 pub mod protected;
@@ -37,9 +37,9 @@ mod threads;
 
 use std::sync::Arc;
 
-pub use paths::PathsState;
+pub use hooks::PathProfiler;
 pub use process::Process;
-pub use profiling::{Profiling, ThreadProfiling};
+pub use profiling::{block_meta, Profiling, ThreadProfiling};
 
 use thiserror::Error;
 
@@ -107,7 +107,7 @@ pub struct Vm {
     /// (threads.rs I4).
     pub start_mask: Option<libc::sigset_t>,
     /// The path-profiling stub epoch this thread's lookup table matches
-    /// (dispatch/paths/mod.rs).
+    /// (paths/engine/mod.rs).
     pub paths_epoch: u64,
     /// The thread asked for `PR_TSC_SIGSEGV` (syscall/control.rs C3).
     pub tsc_traps: bool,
@@ -131,7 +131,10 @@ impl Vm {
         // paths I3: a plain translation inside a path-profiled function
         // covers exactly its node.
         let max = if reusable {
-            self.paths_max_insns(addr, max)
+            self.proc
+                .paths
+                .as_ref()
+                .map_or(max, |p| p.max_insns(addr, max))
         } else {
             max
         };
@@ -178,8 +181,13 @@ impl Vm {
             l.translate_ticks += crate::clock::ticks().saturating_sub(began);
             // Block table I4 (cache/blocks.rs): the monitor may link
             // superblocks to it now (not inside a path-profiled function,
-            // dispatch/paths/mod.rs I2).
-            if self.paths_allow_superblocks(addr) {
+            // paths/engine/mod.rs I2).
+            if self
+                .proc
+                .paths
+                .as_ref()
+                .is_none_or(|p| p.allow_superblocks(addr))
+            {
                 self.proc
                     .prof
                     .blocks
@@ -295,7 +303,9 @@ impl Vm {
 
     fn host_for_locked(&mut self, l: &mut Locked, addr: GuestAddr) -> Result<HostAddr, VmError> {
         // A path-profiled function's entry is its entry stub (paths.rs).
-        self.paths_prepare(l, addr)?;
+        if let Some(p) = self.proc.paths.clone() {
+            p.prepare(self, l, addr)?;
+        }
         let id = match l.cache.lookup(addr) {
             Some(id) => id,
             None => {
@@ -319,7 +329,9 @@ impl Vm {
             self.ibl.clear();
             self.ibl_gen = gen;
         }
-        self.paths_sync(flushed);
+        if let Some(p) = self.proc.paths.clone() {
+            p.sync(self, flushed);
+        }
     }
 
     /// Run the guest's first thread until the process ends; never
@@ -437,7 +449,12 @@ impl Vm {
                     self.host_for(GuestAddr(self.ctx.rip()))?
                 }
                 exit_reason::CODE_WRITE => self.code_written()?,
-                exit_reason::PATH_MISS => self.path_miss()?,
+                exit_reason::PATH_MISS => {
+                    if let Some(p) = self.proc.paths.clone() {
+                        p.miss(self);
+                    }
+                    self.host_for(GuestAddr(self.ctx.rip()))?
+                }
                 // Stopped for another thread (process.rs I3), or by a
                 // signal: the state is exact at ctx.rip().
                 exit_reason::KICKED => self.host_for(GuestAddr(self.ctx.rip()))?,
@@ -469,7 +486,11 @@ impl Vm {
             SiteKind::Direct { field } => {
                 DispatchCounts::add(&proc.dispatch.direct_exits);
                 let mut l = proc.lock();
-                let host = match self.paths_redirect(&mut l, &site)? {
+                let redirect = match self.proc.paths.clone() {
+                    Some(p) => p.redirect(self, &mut l, &site)?,
+                    None => None,
+                };
+                let host = match redirect {
                     Some(host) => host,
                     None => self.host_for_locked(&mut l, site.target)?,
                 };

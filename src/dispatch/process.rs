@@ -340,8 +340,8 @@ pub struct Process {
     /// The write end of the pipe a vfork parent waits on, in its child
     /// (fork.rs F4), or -1.
     pub vfork_fd: AtomicI32,
-    /// Path profiling of one function (`hotlift paths`, dispatch/paths/mod.rs).
-    pub paths: Option<Arc<super::paths::PathsState>>,
+    /// Path profiling of one function (`hotlift paths`, paths/engine/mod.rs).
+    pub paths: Option<Arc<dyn super::PathProfiler>>,
     /// The resource limits hotlift keeps for the guest (limits.rs).
     pub limits: Mutex<crate::limits::GuestLimits>,
     /// One fork at a time (fork.rs F1).

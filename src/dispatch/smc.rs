@@ -63,7 +63,7 @@ impl Vm {
     /// I1 for the pages of guest range [start, end) (translation lock held
     /// as `l`). When the table of protected pages is full, everything is
     /// flushed (which empties it) and protection starts over.
-    pub(super) fn protect_code(&mut self, l: &mut Locked, start: u64, end: u64) {
+    pub fn protect_code(&mut self, l: &mut Locked, start: u64, end: u64) {
         let mut page = start & !(PAGE - 1);
         while page < end {
             if let Some((_, r)) = l.mem.find(page) {

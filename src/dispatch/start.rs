@@ -79,6 +79,7 @@ impl Vm {
         execfn: &[u8],
         exe: std::path::PathBuf,
         ignored: u64,
+        paths: Option<Arc<dyn super::PathProfiler>>,
     ) -> Result<Vm, VmError> {
         runtime::check_cpu().map_err(VmError::Host)?;
         let role = Role::Program {
@@ -209,17 +210,19 @@ impl Vm {
         let exe_file = exe.clone();
         let images =
             ImageLog::at_start(exe, (plan, &image), interp.zip(interp_image.as_ref()), vdso);
-        let prof = Profiling::new(&opts, images, command_line, &shared, &view.blocks)
-            .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
+        let prof = Profiling::new(
+            &opts,
+            images,
+            command_line,
+            &shared,
+            &view.blocks,
+            paths.clone(),
+        )
+        .map_err(|e| VmError::Host(format!("cannot set up profiling: {e}")))?;
         crate::clock::phase(crate::clock::Phase::Monitor);
-        let paths = match (&opts.paths, &prof.paths_shared) {
-            (Some(c), Some(s)) => {
-                let p = super::paths::PathsState::new(c.clone(), s.clone());
-                p.resolve(&prof.images());
-                Some(Arc::new(p))
-            }
-            _ => None,
-        };
+        if let Some(p) = &paths {
+            p.resolve(&prof.images());
+        }
         (super::os::os()?.install_signals)(opts.verbose, code_range, &|s| {
             sig.handler(s as usize) == libc::SIG_IGN as u64
         })

@@ -209,7 +209,7 @@ impl StreamHook for PathsTables {
     }
 
     /// A superblock record: code outside the function ran (superblocks
-    /// never hold its blocks, dispatch/paths/mod.rs).
+    /// never hold its blocks, paths/engine/mod.rs).
     fn other(&mut self) {
         if self.shared.reference && self.threads[self.cur].in_extent {
             self.threads[self.cur].in_extent = false;

@@ -10,18 +10,26 @@
 //! edge does for the chosen method (with `espp` for ESPP weights and probe
 //! pushing); the backend emits an instrumented translation of the
 //! function (paths/emit/mod.rs) that the dispatcher enters at the
-//! function's entry (dispatch/paths/mod.rs); the probes push records to the
+//! function's entry (paths/engine/mod.rs); the probes push records to the
 //! thread's ring, which the monitor collects together with the block
 //! trace an independent reference is computed from (paths/collect.rs,
 //! `reference`); `report` decodes, compares and prints.
 //!
-//! Usage: `hotlift paths --function NAME -- PROGRAM` (cli/paths.rs) puts a
-//! [`PathsConfig`] into the run options; everything else follows from it.
+//! The feature lives here whole; the layers below know it only through
+//! small hooks: the backend's block emitter (`emit` writes its probes and
+//! stubs with it), the monitor's `StreamHook` (`collect`) and the
+//! dispatcher's `PathProfiler` (`engine`). Beside them it needs only the
+//! thread context's path fields and the `PATH_MISS` exit (contract).
+//!
+//! Usage: `hotlift paths --function NAME -- PROGRAM` (cli/paths.rs) makes a
+//! [`PathsConfig`] and the engine's state from it, and hands that to the
+//! run; everything else follows from it.
 
 pub mod cfg;
 pub mod collect;
 pub mod dag;
 pub mod emit;
+pub mod engine;
 pub mod espp;
 pub mod interest;
 pub mod plan;

@@ -18,7 +18,7 @@ impl Process {
     /// Drain the monitor and write the profile (I2). The process hotlift
     /// was asked to run, exiting when `hotlift paths` never found its
     /// function, exits 125 instead (cli/mod.rs: a bad option), the error
-    /// said (dispatch/paths/mod.rs); so does one whose profile could not be
+    /// said (paths/engine/mod.rs); so does one whose profile could not be
     /// written (I3).
     pub fn finish(&self, ending: Ending) {
         // kept/mod.rs K3. Not if a thread stopped holding the translation
@@ -294,7 +294,7 @@ impl Process {
 /// What went wrong at the end that changes the exit status.
 #[derive(Default)]
 struct Failed {
-    /// `hotlift paths` never found its function (dispatch/paths/mod.rs).
+    /// `hotlift paths` never found its function (paths/engine/mod.rs).
     missing: bool,
     /// The profile could not be written (I3).
     unwritten: bool,

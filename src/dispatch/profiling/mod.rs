@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::Vm;
+use super::{PathProfiler, Vm};
 use crate::backend::Prologue;
 use crate::cache::{BlockMeta, BlockTable};
 use crate::images::ImageLog;
@@ -78,8 +78,9 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
-    /// What the monitor shares with path profiling (`hotlift paths`).
-    pub paths_shared: Option<Arc<crate::paths::collect::Shared>>,
+    /// Path profiling (`hotlift paths`), which gives each monitor its
+    /// collector.
+    paths: Option<Arc<dyn PathProfiler>>,
     /// What the second tier published (superblock/build.rs I3) and
     /// made (left there at the monitor's end).
     tier: crate::superblock::Slots,
@@ -97,7 +98,7 @@ fn start_monitor(
     blocks: &Arc<BlockTable>,
     shared: &Arc<crate::cache::CacheShared>,
     prebuild: Option<crate::store::feed::Prebuild>,
-    paths: Option<Arc<crate::paths::collect::Shared>>,
+    paths: Option<&Arc<dyn PathProfiler>>,
     tier: &crate::superblock::Slots,
     idle: Option<std::time::Duration>,
 ) -> Option<Monitor> {
@@ -136,10 +137,7 @@ fn start_monitor(
             let outcomes = tier.outcomes.clone();
             Box::new(Tier::new(builder, opts.pisat(), outcomes)) as Box<dyn SecondTier>
         });
-        let paths = paths.map(|p| {
-            Box::new(crate::paths::collect::PathsTables::new(p))
-                as Box<dyn crate::monitor::StreamHook>
-        });
+        let paths = paths.map(|p| p.collector());
         Monitor::start(blocks.clone(), sb, builder, opts.sampling(), paths, idle)
     })
 }
@@ -172,26 +170,13 @@ impl Profiling {
         command_line: Vec<String>,
         shared: &Arc<crate::cache::CacheShared>,
         blocks: &Arc<BlockTable>,
+        paths: Option<Arc<dyn PathProfiler>>,
     ) -> std::io::Result<Profiling> {
-        let paths_shared = opts.paths.as_ref().map(|c| {
-            Arc::new(crate::paths::collect::Shared {
-                reference: c.reference,
-                ..Default::default()
-            })
-        });
         let images = Arc::new(Mutex::new(images));
         let store = crate::store::run::RunStore::start(opts, &images);
         let prebuild = store.as_ref().and_then(|s| s.prebuild(blocks.clone()));
         let tier = crate::superblock::Slots::default();
-        let monitor = start_monitor(
-            opts,
-            blocks,
-            shared,
-            prebuild,
-            paths_shared.clone(),
-            &tier,
-            None,
-        );
+        let monitor = start_monitor(opts, blocks, shared, prebuild, paths.as_ref(), &tier, None);
         Ok(Profiling {
             blocks: blocks.clone(),
             monitor: Mutex::new(monitor),
@@ -208,7 +193,7 @@ impl Profiling {
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
-            paths_shared,
+            paths,
             tier,
         })
     }
@@ -268,7 +253,7 @@ impl Profiling {
             &self.blocks,
             shared,
             prebuild,
-            self.paths_shared.clone(),
+            self.paths.as_ref(),
             &self.tier,
             Some(FORKED_MONITOR_IDLE),
         );
@@ -357,7 +342,7 @@ impl Vm {
     /// block that must not count (the one-instruction restart after a store
     /// into code, smc.rs). The caller holds the translation lock and
     /// commits the block's code next (block table I1).
-    pub(super) fn publish_block(
+    pub fn publish_block(
         &mut self,
         b: &IrBlock,
         counted: bool,

@@ -1,5 +1,7 @@
-//! The dispatcher's side of path profiling (src/paths): finding the
-//! function, building its graph and plan when it is first entered, and
+//! Path profiling inside the engine, through the dispatcher's hook
+//! (dispatch/hooks.rs `PathProfiler`, which [`PathsState`] implements):
+//! finding the function, building its graph and plan when it is first
+//! entered, and
 //! committing the instrumented translation (paths/emit/mod.rs) as one unit
 //! of pieces: the instrumented copy of every node the plan instruments,
 //! plain copies of the entry and of the resume nodes (where a terminated
@@ -36,16 +38,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use hashbrown::HashMap;
 
-use super::process::Locked;
-use super::{Vm, VmError};
 use crate::cache::BlockMeta;
 use crate::cache::ExitSite;
 use crate::contract::ThreadCtx;
 use crate::contract::PATH_FRAMES;
+use crate::dispatch::process::Locked;
+use crate::dispatch::{PathProfiler, Vm, VmError};
 use crate::images::{ImageKind, ImageLog};
 use crate::ir::Terminator;
-use crate::monitor::ExitKind;
+use crate::monitor::{ExitKind, Snapshot, StreamHook};
 use crate::paths::cfg::{FuncCfg, NodeKind, Seeds};
+use crate::paths::collect::{PathsTables, Shared};
 use crate::paths::emit::FRAME;
 use crate::paths::{resolve, AddrSpec, FunctionSpec, PathsConfig, Plan};
 use crate::types::{GuestAddr, HostAddr};
@@ -98,7 +101,7 @@ pub(crate) struct Inner {
 #[derive(Debug)]
 pub struct PathsState {
     pub config: Arc<PathsConfig>,
-    pub shared: Arc<crate::paths::collect::Shared>,
+    pub shared: Arc<Shared>,
     inner: Mutex<Inner>,
     /// Bumped whenever stubs change; threads bring their lookup tables up
     /// to date when they see a new value.
@@ -114,7 +117,7 @@ pub struct PathsState {
 }
 
 impl PathsState {
-    pub fn new(config: Arc<PathsConfig>, shared: Arc<crate::paths::collect::Shared>) -> PathsState {
+    pub fn new(config: Arc<PathsConfig>, shared: Arc<Shared>) -> PathsState {
         PathsState {
             config,
             shared,
@@ -208,14 +211,6 @@ impl PathsState {
         inner.scanned = images.records.len();
     }
 
-    /// Give a new thread its activation stack.
-    pub fn init_thread(&self, ctx: &ThreadCtx) -> std::io::Result<()> {
-        let base = crate::anon::map(PATH_FRAMES as usize * FRAME as usize, libc::MAP_NORESERVE)?;
-        ctx.path_sp.set(base as u64);
-        ctx.path_left.set(PATH_FRAMES);
-        Ok(())
-    }
-
     /// Drop a thread's activation frames (I5).
     pub fn reset_thread(ctx: &ThreadCtx) {
         let used = PATH_FRAMES.saturating_sub(ctx.path_left.get());
@@ -259,130 +254,133 @@ impl PathsState {
     }
 }
 
-impl Vm {
-    fn paths(&self) -> Option<Arc<PathsState>> {
-        self.proc.paths.clone()
+impl PathProfiler for PathsState {
+    fn resolve(&self, images: &ImageLog) {
+        PathsState::resolve(self, images)
     }
 
-    /// `translate_with`'s instruction limit for `addr` (I3).
-    pub(super) fn paths_max_insns(&self, addr: GuestAddr, max: usize) -> usize {
-        match self.proc.paths.as_deref() {
-            Some(p) if p.in_extent(addr.0) => p.node_insns(addr.0).unwrap_or(max),
-            _ => max,
+    /// Give a new thread its activation stack.
+    fn init_thread(&self, ctx: &ThreadCtx) -> std::io::Result<()> {
+        let base = crate::anon::map(PATH_FRAMES as usize * FRAME as usize, libc::MAP_NORESERVE)?;
+        ctx.path_sp.set(base as u64);
+        ctx.path_left.set(PATH_FRAMES);
+        Ok(())
+    }
+
+    fn collector(&self) -> Box<dyn StreamHook> {
+        Box::new(PathsTables::new(self.shared.clone()))
+    }
+
+    /// I3.
+    fn max_insns(&self, addr: GuestAddr, max: usize) -> usize {
+        if self.in_extent(addr.0) {
+            self.node_insns(addr.0).unwrap_or(max)
+        } else {
+            max
         }
     }
 
-    /// May the superblock builder see the block at `addr` (I2)?
-    pub(super) fn paths_allow_superblocks(&self, addr: GuestAddr) -> bool {
-        !self
-            .proc
-            .paths
-            .as_deref()
-            .is_some_and(|p| p.in_extent(addr.0))
+    /// I2.
+    fn allow_superblocks(&self, addr: GuestAddr) -> bool {
+        !self.in_extent(addr.0)
     }
 
-    /// Before looking up `addr`: at the function's entry, make sure the
-    /// unit of the current generation and version exists.
-    pub(super) fn paths_prepare(&mut self, l: &mut Locked, addr: GuestAddr) -> Result<(), VmError> {
-        let Some(p) = self.paths() else {
-            return Ok(());
-        };
-        let entry = p.shared.entry.load(Ordering::Relaxed);
-        if entry == 0 || (addr.0 != entry && !p.rebuild.load(Ordering::Acquire)) {
+    /// At the function's entry, make sure the unit of the current
+    /// generation and version exists.
+    fn prepare(&self, vm: &mut Vm, l: &mut Locked, addr: GuestAddr) -> Result<(), VmError> {
+        let entry = self.shared.entry.load(Ordering::Relaxed);
+        if entry == 0 || (addr.0 != entry && !self.rebuild.load(Ordering::Acquire)) {
             return Ok(());
         }
-        let mut inner = p.lock();
+        let mut inner = self.lock();
         if inner.versions.is_empty() && addr.0 != entry {
             return Ok(());
         }
         let stale = inner.unit.as_ref().is_none_or(|u| u.gen != l.cache.flushes);
         if (stale && addr.0 == entry) || inner.rebuild {
-            self.paths_build(l, &p, &mut inner)?;
+            self.build(vm, l, &mut inner)?;
         }
         Ok(())
     }
 
-    /// I4: the host code a direct exit `site` should go to instead of
-    /// the ordinary translation of its target, if any.
-    pub(super) fn paths_redirect(
-        &mut self,
+    /// I4.
+    fn redirect(
+        &self,
+        vm: &mut Vm,
         l: &mut Locked,
         site: &ExitSite,
     ) -> Result<Option<HostAddr>, VmError> {
-        let Some(p) = self.paths() else {
-            return Ok(None);
-        };
-        if site.target.0 != p.shared.entry.load(Ordering::Relaxed) {
+        if site.target.0 != self.shared.entry.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let from: BlockMeta = self.proc.prof.blocks.published()[site.from.0 as usize];
-        if !p.in_extent(from.guest) || matches!(from.exit, ExitKind::Call | ExitKind::IndirectCall)
+        let from: BlockMeta = vm.proc.prof.blocks.published()[site.from.0 as usize];
+        if !self.in_extent(from.guest)
+            || matches!(from.exit, ExitKind::Call | ExitKind::IndirectCall)
         {
             return Ok(None);
         }
-        self.paths_prepare(l, site.target)?;
-        let inner = p.lock();
+        self.prepare(vm, l, site.target)?;
+        let inner = self.lock();
         Ok(inner.unit.as_ref().map(|u| HostAddr(u.plain_entry)))
     }
 
     /// An instrumented indirect jump went to `ctx.rip()`, unknown to its
-    /// version's graph: learn the edge for the next version and go on
-    /// plain (the activation was recorded as lost or terminated).
-    pub(super) fn path_miss(&mut self) -> Result<HostAddr, VmError> {
-        let target = self.ctx.rip();
-        if let Some(p) = self.paths() {
-            let (version, node) = (
-                (self.ctx.exit_arg() >> 16) as usize,
-                self.ctx.exit_arg() & 0xffff,
-            );
-            let mut inner = p.lock();
-            let jump = inner
-                .versions
-                .get(version)
-                .and_then(|v| v.cfg.nodes.get(node as usize))
-                .map(|n| n.ir.term_addr.0);
-            if let Some(jump) = jump {
-                if inner.versions.len() < MAX_VERSIONS
-                    && inner.seeds.indirect.insert((jump, target))
-                {
-                    inner.rebuild = true;
-                    p.rebuild.store(true, Ordering::Release);
-                }
+    /// version's graph: learn the edge for the next version (the
+    /// activation was recorded as lost or terminated; it goes on plain).
+    fn miss(&self, vm: &mut Vm) {
+        let target = vm.ctx.rip();
+        let (version, node) = (
+            (vm.ctx.exit_arg() >> 16) as usize,
+            vm.ctx.exit_arg() & 0xffff,
+        );
+        let mut inner = self.lock();
+        let jump = inner
+            .versions
+            .get(version)
+            .and_then(|v| v.cfg.nodes.get(node as usize))
+            .map(|n| n.ir.term_addr.0);
+        if let Some(jump) = jump {
+            if inner.versions.len() < MAX_VERSIONS && inner.seeds.indirect.insert((jump, target)) {
+                inner.rebuild = true;
+                self.rebuild.store(true, Ordering::Release);
             }
         }
-        self.host_for(GuestAddr(target))
     }
 
     /// After a flush or a new unit: this thread's frames and lookup table.
-    pub(super) fn paths_sync(&mut self, flushed: bool) {
-        let Some(p) = self.paths() else {
-            return;
-        };
+    fn sync(&self, vm: &mut Vm, flushed: bool) {
         if flushed {
-            PathsState::reset_thread(&self.ctx);
+            PathsState::reset_thread(&vm.ctx);
         }
-        let (epoch, list) = p.listed(self.proc.view.gen());
-        if epoch != self.paths_epoch {
-            self.paths_epoch = epoch;
-            if !self.proc.opts.no_chain {
+        let (epoch, list) = self.listed(vm.proc.view.gen());
+        if epoch != vm.paths_epoch {
+            vm.paths_epoch = epoch;
+            if !vm.proc.opts.no_chain {
                 for (g, h) in list {
-                    self.ibl.insert(GuestAddr(g), HostAddr(h));
+                    vm.ibl.insert(GuestAddr(g), HostAddr(h));
                 }
             }
         }
     }
 
+    fn report(
+        &self,
+        snapshot: &Snapshot,
+        blocks: &[BlockMeta],
+        modules: &crate::profile::Modules,
+    ) -> bool {
+        PathsState::report(self, snapshot, blocks, modules)
+    }
+}
+
+impl PathsState {
     /// A new version if the graph grew, then the unit (module docs).
-    fn paths_build(
-        &mut self,
-        l: &mut Locked,
-        p: &PathsState,
-        inner: &mut Inner,
-    ) -> Result<(), VmError> {
+    fn build(&self, vm: &mut Vm, l: &mut Locked, inner: &mut Inner) -> Result<(), VmError> {
+        let p = self;
         if inner.versions.is_empty() || inner.rebuild {
             inner.rebuild = false;
             p.rebuild.store(false, Ordering::Release);
-            let v = self.paths_version(l, p, inner)?;
+            let v = self.version(vm, l, inner)?;
             inner.versions.push(v);
         }
         if inner
@@ -392,34 +390,30 @@ impl Vm {
         {
             inner.stubs.clear();
         }
-        self.paths_emit(l, p, inner)?;
+        unit::emit(vm, l, p, inner)?;
         // This thread's lookup table now; the others' when they see the
         // new epoch (paths_sync).
         *p.listed.lock().unwrap_or_else(|e| e.into_inner()) = (
             l.cache.flushes,
             inner.stubs.iter().map(|(&g, &(_, h))| (g, h)).collect(),
         );
-        self.paths_epoch = p.epoch.fetch_add(1, Ordering::AcqRel) + 1;
-        if !self.proc.opts.no_chain {
+        vm.paths_epoch = p.epoch.fetch_add(1, Ordering::AcqRel) + 1;
+        if !vm.proc.opts.no_chain {
             for (&g, &(_, h)) in &inner.stubs {
-                self.ibl.insert(GuestAddr(g), HostAddr(h));
+                vm.ibl.insert(GuestAddr(g), HostAddr(h));
             }
         }
         Ok(())
     }
 
     /// Discover the graph with what is known now and plan it.
-    fn paths_version(
-        &mut self,
-        l: &mut Locked,
-        p: &PathsState,
-        inner: &mut Inner,
-    ) -> Result<Version, VmError> {
+    fn version(&self, vm: &mut Vm, l: &mut Locked, inner: &mut Inner) -> Result<Version, VmError> {
+        let p = self;
         let func = inner
             .func
             .clone()
             .expect("the entry is known only once the function is");
-        let max = self.proc.opts.max_block_insns as usize;
+        let max = vm.proc.opts.max_block_insns as usize;
         let mem = &l.mem;
         let read = |a: u64| -> Option<Vec<u8>> {
             let end = mem.exec_end(a)?;
