@@ -70,20 +70,60 @@ pub unsafe fn populate_write(p: *mut u8, len: usize) {
     unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
 }
 
-/// `n` all-zero `T`s from the allocator's zeroed memory: a large table
-/// gets fresh pages the kernel maps only where they are touched. Tables
-/// whose empty state is zero take this (the monitor's:
-/// [`UnforkedVec::zeroed`]) instead of being written empty: on
-/// the AMD EPYC VM every page written costs its fault and its zeroing
+/// `n` all-zero `T`s in a mapping of their own: fresh pages the kernel
+/// makes only where they are touched (a fork copies them as any memory).
+/// Tables whose empty state is zero take this (the monitor's:
+/// [`UnforkedVec::zeroed`]) instead of being written empty: on the AMD
+/// EPYC VM every page written costs its fault and its zeroing
 /// (docs/FACTS.md), and the indirect-branch table, the write-protection
 /// table and the call tree's cache, written entry by entry, cost 0.65,
-/// 0.6 and about 0.05 ms of every process.
+/// 0.6 and about 0.05 ms of every process. Not the allocator's zeroed
+/// memory: once a freed mapping has raised malloc's mmap threshold, a
+/// table of a quarter of a megabyte came from the heap and `calloc`
+/// wrote every byte of it (66 page faults of a `/bin/true`).
 ///
 /// # Safety
 /// An all-zero `T` must be a valid value.
-pub unsafe fn zeroed_slice<T>(n: usize) -> Box<[T]> {
-    // SAFETY: the caller vouches for all-zero `T`s.
-    unsafe { Box::<[T]>::new_zeroed_slice(n).assume_init() }
+pub unsafe fn zeroed_slice<T>(n: usize) -> Zeroed<T> {
+    // Dropping the table drops no `T`.
+    const { assert!(!std::mem::needs_drop::<T>()) };
+    let len = (n * std::mem::size_of::<T>()).max(1);
+    let ptr = map(len, libc::MAP_NORESERVE)
+        .unwrap_or_else(|e| panic!("cannot map a table of {len} bytes: {e}"));
+    Zeroed {
+        ptr: ptr as *mut T,
+        n,
+    }
+}
+
+/// A table of [`zeroed_slice`], unmapped when dropped.
+#[derive(Debug)]
+pub struct Zeroed<T> {
+    ptr: *mut T,
+    n: usize,
+}
+
+// SAFETY: it owns its `T`s as a `Box<[T]>` would.
+unsafe impl<T: Send> Send for Zeroed<T> {}
+// SAFETY: as above; shared access gives only `&T`.
+unsafe impl<T: Sync> Sync for Zeroed<T> {}
+
+impl<T> std::ops::Deref for Zeroed<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `n` initialised (all-zero, valid by the maker's promise)
+        // `T`s at `ptr`, owned by `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.n) }
+    }
+}
+
+impl<T> Drop for Zeroed<T> {
+    fn drop(&mut self) {
+        let len = (self.n * std::mem::size_of::<T>()).max(1);
+        // SAFETY: the mapping `zeroed_slice` made, used by nothing after
+        // its owner; its `T`s need no drop (`zeroed_slice` checks).
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, len) };
+    }
 }
 
 /// A vector of at most `cap` elements in memory a forked child does not

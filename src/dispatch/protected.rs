@@ -13,11 +13,11 @@ use crate::loader::Prot;
 /// a lock: open addressing over atomic words `page | prot | USED`.
 #[derive(Debug)]
 pub struct ProtectedPages {
-    slots: Box<[AtomicU64]>,
+    slots: crate::anon::Zeroed<AtomicU64>,
     count: AtomicU64,
     /// The slots made non-empty since the last `restore_all`, in the
     /// first `touched_n` (changed, as every slot, only under `gate`).
-    touched: Box<[AtomicU32]>,
+    touched: crate::anon::Zeroed<AtomicU32>,
     touched_n: AtomicUsize,
     /// Slots holding `TOMB`: a lookup of an absent page probes past them,
     /// and only [`ProtectedPages::restore_all`] empties them.
