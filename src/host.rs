@@ -1,7 +1,8 @@
 //! hotlift's own reach into the kernel, below every layer that makes
 //! system calls: the raw `syscall` instruction (guest syscalls passed
 //! through with their exact result, no libc errno translation), a
-//! thread's CPU affinity mask and a thread's own descriptor table. A leaf.
+//! thread's CPU affinity mask, a thread's own descriptor table, and
+//! reading a `/proc` file whole. A leaf.
 #![allow(unsafe_code)]
 
 /// Issue syscall `nr` with six arguments; returns the kernel's raw result
@@ -25,6 +26,19 @@ pub unsafe fn syscall6(nr: u64, a: [u64; 6]) -> i64 {
         );
     }
     ret
+}
+
+/// The whole text of a file the kernel makes as it is read (`/proc/self/
+/// maps`): its size says 0, so `read_to_string` began with a 32-byte read
+/// and doubled, ten `read`s for hotlift's own maps, each making the text
+/// again from where the last stopped; one buffer of 64 KiB takes it in one
+/// or two. hotlift reads its maps five times while starting a process.
+pub fn read_proc(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = Vec::with_capacity(64 << 10);
+    f.read_to_end(&mut buf)?;
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Give the calling thread a descriptor table of its own

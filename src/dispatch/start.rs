@@ -333,7 +333,7 @@ fn own_identity(execfn: &[u8], exe: &std::path::Path) -> std::ffi::CString {
 /// `[vdso]` and `[vvar*]` mappings of this process, from /proc/self/maps
 /// (the last field: is it the vDSO).
 fn kernel_special_mappings() -> Vec<(u64, u64, Prot, bool)> {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let maps = crate::host::read_proc("/proc/self/maps").unwrap_or_default();
     maps.lines()
         .filter(|l| l.ends_with("[vdso]") || l.contains("[vvar"))
         .filter_map(|l| {

@@ -424,7 +424,7 @@ impl Mapping {
     /// mapping below hotlift's stack, if it ends below the stack's growth
     /// floor (I6).
     fn reserve_above_host(len: u64) -> Option<Mapping> {
-        let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+        let maps = crate::host::read_proc("/proc/self/maps").ok()?;
         let floor = stack_growth_floor()?;
         let hint = highest_end_below(&maps, floor)?;
         if hint.checked_add(len)? > floor {
@@ -540,7 +540,7 @@ unsafe fn unmap(addr: u64, len: u64) {
 /// image must end below it. None without `/proc` or when the stack is
 /// unlimited (the kernel then lays out mmaps bottom-up).
 pub fn stack_growth_floor() -> Option<u64> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let maps = crate::host::read_proc("/proc/self/maps").ok()?;
     let (_, stack_end) = maps
         .lines()
         .filter(|l| l.ends_with("[stack]"))

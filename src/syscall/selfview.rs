@@ -449,7 +449,7 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
             return Some(-(libc::EMFILE as i64));
         };
         let extents = if view == View::NumaMaps {
-            let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+            let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
                 return Some(-(libc::EMFILE as i64));
             };
             maps_extents(&maps)

@@ -9,7 +9,7 @@ use crate::guest_mem::GuestMem;
 
 /// The unmapped parts of [start, end), from `/proc/self/maps`.
 pub(super) fn holes(start: u64, end: u64) -> Vec<(u64, u64)> {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+    let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
         return Vec::new();
     };
     holes_in(&maps, start, end)
@@ -69,7 +69,7 @@ const GUEST_AREA: u64 = 1 << 40;
 pub fn hold_guest_area(mem: &mut GuestMem, stack_bottom: u64, floor: u64) {
     // One read for the ceiling and the holes below it: nothing is mapped
     // in between.
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let maps = crate::host::read_proc("/proc/self/maps").unwrap_or_default();
     mem.mmap_ceiling = mmap_ceiling(&maps, stack_bottom, floor);
     let mut r = libc::rlimit {
         rlim_cur: 0,
@@ -123,7 +123,7 @@ pub(super) fn highest_gap_below(l: &Locked, ceiling: u64, len: u64) -> Option<u6
 
 /// [`highest_gap_below`] from `/proc/self/maps`.
 pub(super) fn mapped_gap_below(l: &Locked, ceiling: u64, len: u64) -> Option<u64> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let maps = crate::host::read_proc("/proc/self/maps").ok()?;
     // What is mapped and not a placeholder, highest first.
     let mut taken: Vec<(u64, u64)> = Vec::new();
     for (start, end) in map_ranges(&maps).rev() {

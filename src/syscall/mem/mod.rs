@@ -71,7 +71,7 @@ fn touches_host_in(mem: &GuestMem, brk: &Brk, start: u64, end: u64) -> bool {
     if start < brk.limit && end > brk.start {
         return true;
     }
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+    let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
         return true;
     };
     maps.lines().any(|line| {
