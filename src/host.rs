@@ -31,8 +31,9 @@ pub unsafe fn syscall6(nr: u64, a: [u64; 6]) -> i64 {
 /// The whole text of a file the kernel makes as it is read (`/proc/self/
 /// maps`): its size says 0, so `read_to_string` began with a 32-byte read
 /// and doubled, ten `read`s for hotlift's own maps, each making the text
-/// again from where the last stopped; one buffer of 64 KiB takes it in one
-/// or two. hotlift reads its maps five times while starting a process.
+/// again from where the last stopped; with room for 64 KiB the reads are
+/// of 8 KiB and up, two or three. hotlift reads its maps five times while
+/// starting a process.
 pub fn read_proc(path: &str) -> std::io::Result<String> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
