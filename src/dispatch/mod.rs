@@ -14,7 +14,8 @@
 //!     table of everything a flush dropped (cache I4).
 //!
 //! Usage: `Vm::start(opts, image bytes, plan, interpreter, argv, envp,
-//! execfn, exe)?.run()`.
+//! execfn, exe, ignored signals, path profiler)?.run()`; path profiling
+//! reaches the engine only through [`PathProfiler`] (hooks.rs).
 #![allow(unsafe_code)]
 
 pub mod exec;
@@ -289,7 +290,7 @@ impl Vm {
         // indirect jumps trust (I3), without the translation lock and the
         // cache's hash (after every syscall: 11 % of a getppid/write
         // loop's time, Intel Xeon model 207). Path profiling prepares
-        // entries on the way (paths.rs): the locked path then.
+        // entries on the way (paths/engine): the locked path then.
         if self.proc.paths.is_none() {
             self.sync_ibl();
             if let Some(host) = self.ibl.get(addr) {
@@ -302,7 +303,7 @@ impl Vm {
     }
 
     fn host_for_locked(&mut self, l: &mut Locked, addr: GuestAddr) -> Result<HostAddr, VmError> {
-        // A path-profiled function's entry is its entry stub (paths.rs).
+        // A path-profiled function's entry is its entry stub (paths/engine).
         if let Some(p) = self.proc.paths.clone() {
             p.prepare(self, l, addr)?;
         }
@@ -498,7 +499,7 @@ impl Vm {
                 if !proc.opts.no_chain && l.cache.flushes == gen {
                     match l.cache.lookup(site.target) {
                         Some(to) if l.cache.block(to).host == host => l.cache.link(field, to)?,
-                        // A path-profiled function's entry (paths.rs).
+                        // A path-profiled function's entry (paths/engine).
                         _ => l.cache.mem.patch_rel32(field, host)?,
                     }
                     DispatchCounts::add(&proc.dispatch.links);
