@@ -35,7 +35,7 @@ use thiserror::Error;
 use far::{emit_far_rip, is_far_rip, with_memory_at};
 
 pub use asm::{Asm, Rel32};
-pub use rep::RepSite;
+pub(crate) use rep::RepSite;
 pub use superblock::{emit_superblock, SbEmitEnv, SbEmitted};
 
 use crate::contract::{exit_reason, off};
@@ -243,7 +243,7 @@ fn emit_counter_word(a: &mut Asm, l: usize, limit: u32) -> Result<(), EmitError>
 }
 
 /// The prologue (I1: only `mov` and `lea`, RAX restored).
-pub fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
+fn emit_prologue(a: &mut Asm, p: Prologue) -> Result<(), EmitError> {
     match p {
         Prologue::None => Ok(()),
         Prologue::Ring { .. } => {
@@ -326,9 +326,8 @@ fn emit_gs(a: &mut Asm, insn: &Instruction, op: IrOp) -> Result<(), EmitError> {
     }
 }
 
-/// One block's emission in progress: the assembler, where the code goes,
-/// and its exit sites. Path profiling's node copies and stubs
-/// (src/paths/emit) are emitted through it too.
+/// One block's emission in progress (also path profiling's node copies
+/// and stubs, src/paths/emit): the assembler, the target, the exit sites.
 #[derive(Debug)]
 pub struct BlockEmitter {
     pub a: Asm,
@@ -351,6 +350,31 @@ impl BlockEmitter {
             pending: Vec::new(),
             consts: Vec::new(),
         }
+    }
+
+    /// The prologue and body up to the terminator, for blocks and path
+    /// profiling's node copies: the pc map (the terminator's address last)
+    /// and the `rep` instructions that push their ECX ([`Emitted`]).
+    #[allow(clippy::type_complexity)]
+    pub fn body(&mut self, b: &IrBlock) -> Result<(Vec<(u32, GuestAddr)>, Vec<u32>), EmitError> {
+        let env = self.env;
+        let mut pc_map = Vec::with_capacity(b.body.len() + 1);
+        let mut rep_ring = Vec::new();
+        emit_prologue(&mut self.a, env.prologue)?;
+        let ring = matches!(env.prologue, Prologue::Ring { .. } | Prologue::Both { .. });
+        let rep_site = env
+            .prologue
+            .ring_id()
+            .map(|block| RepSite { block, moves: true });
+        for i in &b.body {
+            pc_map.push((self.a.len() as u32, i.addr));
+            if ring && i.op == IrOp::RepString {
+                rep_ring.push(pc_map.len() as u32 - 1);
+            }
+            emit_body_insn(&mut self.a, b, i, rep_site)?;
+        }
+        pc_map.push((self.a.len() as u32, b.term_addr));
+        Ok((pc_map, rep_ring))
     }
 
     fn site(&mut self, kind: EmittedSiteKind, target: GuestAddr) -> u32 {
@@ -648,7 +672,7 @@ pub fn condition_code(cc: ConditionCode) -> u8 {
 /// An instruction carried as it is whose meaning does not depend on where
 /// it runs (no RIP-relative operand) is copied byte for byte from the guest
 /// bytes it was decoded from, not encoded again.
-pub fn emit_body_insn(
+fn emit_body_insn(
     a: &mut Asm,
     b: &crate::ir::IrBlock,
     i: &crate::ir::IrInsn,
@@ -690,29 +714,8 @@ pub fn emit_body_insn(
 
 /// Emit host code for `b` to run at `env.host_base`.
 pub fn emit_block(b: &IrBlock, env: &EmitEnv) -> Result<Emitted, EmitError> {
-    let mut e = BlockEmitter {
-        a: Asm::new(env.host_base),
-        env: *env,
-        sites: Vec::new(),
-        pending: Vec::new(),
-        consts: Vec::new(),
-    };
-    let mut pc_map = Vec::with_capacity(b.body.len() + 1);
-    let mut rep_ring = Vec::new();
-    emit_prologue(&mut e.a, env.prologue)?;
-    let ring = matches!(env.prologue, Prologue::Ring { .. } | Prologue::Both { .. });
-    let rep_site = env
-        .prologue
-        .ring_id()
-        .map(|block| RepSite { block, moves: true });
-    for i in &b.body {
-        pc_map.push((e.a.len() as u32, i.addr));
-        if ring && i.op == IrOp::RepString {
-            rep_ring.push(pc_map.len() as u32 - 1);
-        }
-        emit_body_insn(&mut e.a, b, i, rep_site)?;
-    }
-    pc_map.push((e.a.len() as u32, b.term_addr));
+    let mut e = BlockEmitter::new(Asm::new(env.host_base), *env);
+    let (pc_map, rep_ring) = e.body(b)?;
     e.terminator(b)?;
     e.cold()?;
     Ok(Emitted {

@@ -11,7 +11,7 @@ use crate::ir::{IrBlock, IrInsn};
 /// `BlockWord` field when `moves` (a block's own id), or as it is (a
 /// superblock member's block).
 #[derive(Debug, Clone, Copy)]
-pub struct RepSite {
+pub(crate) struct RepSite {
     pub block: u32,
     pub moves: bool,
 }

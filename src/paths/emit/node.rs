@@ -8,9 +8,7 @@ use crate::backend::asm::mem;
 use crate::contract::{EXIT_FALL, EXIT_TAKEN};
 
 use super::*;
-use crate::backend::{
-    condition_code, emit_body_insn, emit_prologue, BlockEmitter, EmitEnv, Prologue, RepSite, S_RAX,
-};
+use crate::backend::{condition_code, BlockEmitter, EmitEnv, S_RAX};
 use crate::contract::exit_reason;
 use crate::ir::Terminator;
 
@@ -270,22 +268,7 @@ pub fn emit_node(s: &NodeSpec, env: &EmitEnv) -> Result<Piece, EmitError> {
     let mut e = BlockEmitter::new(Asm::new(env.host_base), *env);
     let mut l = Labels::default();
     let b = s.ir;
-    let mut pc_map = Vec::with_capacity(b.body.len() + 1);
-    let mut rep_ring = Vec::new();
-    emit_prologue(&mut e.a, env.prologue)?;
-    let ring_on = matches!(env.prologue, Prologue::Ring { .. } | Prologue::Both { .. });
-    let rep_site = env
-        .prologue
-        .ring_id()
-        .map(|block| RepSite { block, moves: true });
-    for i in &b.body {
-        pc_map.push((e.a.len() as u32, i.addr));
-        if ring_on && i.op == crate::ir::IrOp::RepString {
-            rep_ring.push(pc_map.len() as u32 - 1);
-        }
-        emit_body_insn(&mut e.a, b, i, rep_site)?;
-    }
-    pc_map.push((e.a.len() as u32, b.term_addr));
+    let (pc_map, rep_ring) = e.body(b)?;
     emit_terminator(&mut e, &mut l, s)?;
     e.cold()?;
     let links = l.done();

@@ -139,6 +139,13 @@ pub(super) fn emit(
     for (k, kind) in kinds.iter().enumerate() {
         let cursor = l.cache.mem.next_block().0;
         let first_site = l.cache.sites.len() as u32;
+        let stubs = l.cache.view.shared.stubs;
+        let env_at = |prologue| EmitEnv {
+            host_base: cursor,
+            first_site,
+            prologue,
+            stubs,
+        };
         let (mut piece, listed, counted) = match *kind {
             PieceKind::Node(u) => {
                 let x = &cfg.nodes[u as usize];
@@ -179,23 +186,13 @@ pub(super) fn emit(
                     radix: plan.dag.radix(),
                 };
                 let prologue = vm.publish_block(&x.ir, true)?;
-                let env = EmitEnv {
-                    host_base: cursor,
-                    first_site,
-                    prologue,
-                    stubs: l.cache.view.shared.stubs,
-                };
+                let env = env_at(prologue);
                 (emit_node(&spec, &env)?, false, true)
             }
             PieceKind::Plain(u) => {
                 let x = &cfg.nodes[u as usize];
                 let prologue = vm.publish_block(&x.ir, true)?;
-                let env = EmitEnv {
-                    host_base: cursor,
-                    first_site,
-                    prologue,
-                    stubs: l.cache.view.shared.stubs,
-                };
+                let env = env_at(prologue);
                 let em = emit_block(&x.ir, &env)?;
                 (
                     Piece {
