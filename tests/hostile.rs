@@ -424,6 +424,44 @@ fn threads_storing_into_one_page_of_code_race_no_fault() {
     }
 }
 
+/// Item 8 (code rewritten forever): a guest rewriting a function in an
+/// RWX page gives the native output also across full code-cache flushes.
+/// The translation that found the cache full had write-protected the
+/// page, then flushed (which gives every page its protection back) and
+/// committed its code into the emptied cache: the page stayed writable,
+/// later rewrites were not seen, and the stale code ran (a wrong sum
+/// after the first full cache, with the default cache after about
+/// 840,000 rewrites).
+#[test]
+fn code_rewritten_across_full_code_caches_runs_as_last_written() {
+    let dir = workdir("rewrite");
+    let exe = build_named(&dir, "rewrite");
+    let n = run(&exe, "20000", None, None);
+    assert!(n.status.success(), "{n:?}");
+    let p = dir.join("p.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--no-cache", "--cache-mib", "1", "--profile"])
+        .arg(&p)
+        .arg("--")
+        .arg(&exe)
+        .arg("20000")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&n.stdout)
+    );
+    let prof = read_profile(&p);
+    let causes = &prof["code_cache_flushes_by_cause"];
+    assert!(causes["cache_full"].as_u64().unwrap() >= 1, "{causes}");
+    assert!(
+        causes["code_written"].as_u64().unwrap() >= 19_000,
+        "{causes}"
+    );
+}
+
 /// Item 10: the files hotlift writes at the end go where the command line
 /// said. A relative `--profile` followed the guest's `chdir` (the
 /// profile landed in the directory it moved to; a shell's `cd` moved its

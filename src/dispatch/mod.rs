@@ -169,6 +169,12 @@ impl Vm {
                     return Err(VmError::BlockTooLarge(addr));
                 }
                 self.flush(l, process::FlushCause::CacheFull);
+                // The flush gave every page its protection back, this
+                // block's too (smc.rs I1): take it again before the code
+                // is committed, or stores into it would go unseen.
+                if reusable {
+                    self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));
+                }
                 continue;
             }
             let first_site = env.first_site as usize;
