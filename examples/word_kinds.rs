@@ -40,27 +40,11 @@ fn balanced(ops: &[Op]) -> bool {
     open.is_empty()
 }
 
-/// The members on the path from the head to `member`, in order.
-fn path(a: &SbAccount, member: usize) -> Vec<usize> {
-    let mut p = vec![member];
-    let mut m = member;
-    while a.parent[m] != u16::MAX {
-        m = a.parent[m] as usize;
-        p.push(m);
-    }
-    p.reverse();
-    p
-}
-
-/// The calls and returns a pass along `path` replays.
-fn ops(a: &SbAccount, path: &[usize]) -> Vec<Op> {
-    path.iter()
-        .flat_map(|&m| {
-            a.ops
-                .iter()
-                .filter(move |o| o.at as usize == m)
-                .map(|o| (o.call, o.to))
-        })
+/// The calls and returns a pass ending at member `m` replays.
+fn ops(a: &SbAccount, m: usize) -> Vec<Op> {
+    a.path_ops(m)
+        .into_iter()
+        .map(|(_, op)| (op.call, op.to))
         .collect()
 }
 
@@ -137,7 +121,7 @@ fn main() {
                         *units.entry((s, k)).or_default() += 1;
                         let m = ex.member as usize;
                         let last = &metas[a.members[m] as usize];
-                        let c = class(&ops(a, &path(a, m)), ex.to_head, last);
+                        let c = class(&ops(a, m), ex.to_head, last);
                         let lp = if ex.to_head { ", loops" } else { "" };
                         let counted = if a.loops_counted { ", counted" } else { "" };
                         format!("unit, {c}, ends {:?}{lp}{counted}", last.exit)
@@ -160,9 +144,9 @@ fn main() {
     for ((s, k), n) in units.into_iter().take(8) {
         let a = sbs[s];
         let ex = a.exits[k];
-        let p = path(a, ex.member as usize);
+        let p = a.path(ex.member as usize);
         let last = &metas[a.members[ex.member as usize] as usize];
-        let ops: Vec<String> = ops(a, &p)
+        let ops: Vec<String> = ops(a, ex.member as usize)
             .iter()
             .map(|&(call, to)| match call {
                 Some(r) => format!("call {to:#x} (returns to {r:#x})"),

@@ -151,12 +151,16 @@ impl Vm {
         // [addr, addr+len) lies in executable guest memory, which on
         // x86-64 is readable (guest_mem G2).
         let block = lift_guest(addr, len, max)?;
-        if reusable {
-            // Before anything is committed: it may flush (smc.rs).
-            self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));
-        }
         let prologue = self.publish_block(&block, reusable)?;
         for attempt in 0..2 {
+            if reusable {
+                // Before the code is committed, in each attempt: it may
+                // flush (smc.rs), and the cache-full flush below gives
+                // every page its protection back (smc.rs I1), this
+                // block's too; committed on an unprotected page, the code
+                // would miss the stores into it.
+                self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));
+            }
             let env = EmitEnv {
                 host_base: l.cache.mem.next_block().0,
                 first_site: l.cache.sites.len() as u32,
@@ -169,12 +173,6 @@ impl Vm {
                     return Err(VmError::BlockTooLarge(addr));
                 }
                 self.flush(l, process::FlushCause::CacheFull);
-                // The flush gave every page its protection back, this
-                // block's too (smc.rs I1): take it again before the code
-                // is committed, or stores into it would go unseen.
-                if reusable {
-                    self.protect_code(l, block.start.0, block.end.0.max(block.start.0 + 1));
-                }
                 continue;
             }
             let first_site = env.first_site as usize;

@@ -217,7 +217,7 @@ impl SbAccount {
     }
 
     /// The members on the path from the head to `m`, head first.
-    fn path(&self, m: usize) -> Vec<usize> {
+    pub fn path(&self, m: usize) -> Vec<usize> {
         let mut p = vec![m];
         let mut at = m;
         while self.parent[at] != u16::MAX {
@@ -230,7 +230,7 @@ impl SbAccount {
 
     /// The calls and returns on the path to `m`, each with the
     /// instructions of the path before it.
-    pub(super) fn path_ops(&self, m: usize) -> Vec<(u64, PassOp)> {
+    pub fn path_ops(&self, m: usize) -> Vec<(u64, PassOp)> {
         self.path(m)
             .into_iter()
             .filter_map(|i| {
