@@ -7,11 +7,12 @@
 //! Invariants:
 //! - I1: records are never removed or reordered: a record's index is its
 //!   load order. Unmapping an image's code ends its record (`end_block`).
-//! - I2: a record's lifetime is counted in block ids: the blocks translated
-//!   while it was live have ids in `[first_block, end_block)` (ids are dense
-//!   and never reused). At any one time the live records' ranges do not
-//!   overlap (the kernel cannot map two things at one place), so a block
-//!   id and a guest address name at most one record, even when a library is
+//! - I2: a record's lifetime is counted in block sequence numbers (blocks
+//!   translated so far, across id epochs: cache/blocks.rs I6): the blocks
+//!   translated while it was live have numbers in `[first_block,
+//!   end_block)`. At any one time the live records' ranges do not overlap
+//!   (the kernel cannot map two things at one place), so a block's number
+//!   and its guest address name at most one record, even when a library is
 //!   unmapped and another mapped at the same place later.
 //! - I3: `base` is the image's lowest mapped address (its first `PT_LOAD`,
 //!   page-aligned, plus its load bias) and `end` the end of its highest;
@@ -66,13 +67,13 @@ pub struct ImageRecord {
     pub code: (u64, u64),
     /// Blocks published when it appeared and, once unmapped, when it went
     /// away (I2).
-    pub first_block: u32,
-    pub end_block: Option<u32>,
+    pub first_block: u64,
+    pub end_block: Option<u64>,
 }
 
 impl ImageRecord {
     /// Is it the image of `addr` for a block with id `block` (I2)?
-    pub fn holds(&self, addr: u64, block: u32) -> bool {
+    pub fn holds(&self, addr: u64, block: u64) -> bool {
         (self.base..self.end).contains(&addr)
             && block >= self.first_block
             && self.end_block.is_none_or(|end| block < end)
@@ -163,7 +164,7 @@ impl ImageLog {
     /// The guest mapped `len` bytes of file descriptor `fd` at file offset
     /// `offset` executable at `addr`; `blocks` have been published so far
     /// (I4).
-    pub fn mapped_file(&mut self, fd: i32, offset: u64, addr: u64, len: u64, blocks: u32) {
+    pub fn mapped_file(&mut self, fd: i32, offset: u64, addr: u64, len: u64, blocks: u64) {
         let link = PathBuf::from(format!("/proc/self/fd/{fd}"));
         let Ok(file) = std::fs::File::open(&link) else {
             return;
@@ -205,7 +206,7 @@ impl ImageLog {
 
     /// `[start, end)` is about to be unmapped, replaced or moved; `blocks`
     /// have been published so far (I5).
-    pub fn unmapped(&mut self, start: u64, end: u64, blocks: u32) {
+    pub fn unmapped(&mut self, start: u64, end: u64, blocks: u64) {
         let mut ended = false;
         for r in &mut self.records {
             if r.end_block.is_none() && r.code.0 < end && start < r.code.1 {
@@ -228,7 +229,7 @@ impl ImageLog {
 mod tests {
     use super::*;
 
-    fn rec(base: u64, end: u64, first: u32) -> ImageRecord {
+    fn rec(base: u64, end: u64, first: u64) -> ImageRecord {
         ImageRecord {
             kind: ImageKind::Mapped,
             path: PathBuf::from("/lib/libx.so"),

@@ -462,6 +462,115 @@ fn code_rewritten_across_full_code_caches_runs_as_last_written() {
     );
 }
 
+/// Item 8 (memory bounded under code rewritten for ever): with small id
+/// epochs (`--id-epoch`), block ids are given again many times over, and
+/// the profile is the one a run without epochs writes (blocks, edges and
+/// calling contexts by module and offset, every total but the
+/// translations made), with a translation list bounded by the epoch
+/// rather than growing with every rewrite.
+#[test]
+fn code_rewritten_across_id_epochs_keeps_its_exact_profile() {
+    let dir = workdir("epochs");
+    let exe = build_named(&dir, "rewrite");
+    let n = run(&exe, "20000", None, None);
+    assert!(n.status.success(), "{n:?}");
+    let profile = |epoch: &str| {
+        let p = dir.join(format!("p{epoch}.json"));
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(["run", "--no-cache", "--id-epoch", epoch, "--profile"])
+            .arg(&p)
+            .arg("--")
+            .arg(&exe)
+            .arg("20000")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert_eq!(o.stdout, n.stdout, "--id-epoch {epoch}");
+        read_profile(&p)
+    };
+    let (whole, cut) = (profile("0"), profile("1024"));
+    let epochs = |p: &serde_json::Value| p["code_cache_flushes_by_cause"]["id_epoch"].as_u64();
+    assert_eq!(epochs(&whole), Some(0));
+    assert!(
+        epochs(&cut).unwrap() >= 3,
+        "{}",
+        cut["code_cache_flushes_by_cause"]
+    );
+    let totals = |p: &serde_json::Value| {
+        let mut t = p["totals"].clone();
+        t.as_object_mut().unwrap().remove("translated_blocks");
+        t
+    };
+    assert_eq!(totals(&cut), totals(&whole));
+    for key in [
+        "returns",
+        "unmatched_returns",
+        "unresolved_exits",
+        "max_call_depth",
+    ] {
+        assert_eq!(cut[key], whole[key], "{key}");
+    }
+    assert_eq!(by_offset(&cut), by_offset(&whole));
+    let listed = |p: &serde_json::Value| p["translations"].as_array().unwrap().len();
+    assert!(
+        listed(&cut) * 4 < listed(&whole),
+        "{} translations listed, {} without epochs",
+        listed(&cut),
+        listed(&whole)
+    );
+}
+
+/// A profile's blocks, edges and calling contexts named by module and
+/// offset (two runs' addresses differ).
+fn by_offset(p: &serde_json::Value) -> Vec<std::collections::BTreeMap<String, u64>> {
+    let modules: Vec<(u64, u64, String)> = p["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let n = m["name"].as_str().unwrap().to_string();
+            (m["base"].as_u64().unwrap(), m["end"].as_u64().unwrap(), n)
+        })
+        .collect();
+    let at = |a: &serde_json::Value| {
+        let a = a.as_u64().unwrap();
+        match modules
+            .iter()
+            .find(|(b, e, n)| n != "[anon]" && (*b..*e).contains(&a))
+        {
+            Some((b, _, n)) => format!("{n}+{:#x}", a - b),
+            None => format!("[anon]+{:#x}", a & 0xfff),
+        }
+    };
+    let mut out = vec![std::collections::BTreeMap::new(); 4];
+    for b in p["blocks"].as_array().unwrap() {
+        for side in ["count", "taken", "fallthrough"] {
+            let k = format!("{} {side}", at(&b["addr"]));
+            *out[0].entry(k).or_default() += b[side].as_u64().unwrap_or(0);
+        }
+    }
+    for (i, list) in ["edges", "indirect_edges"].into_iter().enumerate() {
+        for e in p[list].as_array().unwrap() {
+            let k = format!("{} -> {}", at(&e["from"]), at(&e["to"]));
+            *out[1 + i].entry(k).or_default() += e["count"].as_u64().unwrap();
+        }
+    }
+    let tree = p["call_tree"].as_array().unwrap();
+    for c in tree {
+        let mut path = vec![];
+        let mut n = c;
+        while let Some(parent) = n["parent"].as_u64() {
+            path.push(at(&n["function"]));
+            n = &tree[parent as usize];
+        }
+        let k = path.join(" < ");
+        *out[3].entry(format!("{k} calls")).or_default() += c["calls"].as_u64().unwrap();
+        *out[3].entry(format!("{k} self")).or_default() += c["self_instructions"].as_u64().unwrap();
+    }
+    out
+}
+
 /// Item 10: the files hotlift writes at the end go where the command line
 /// said. A relative `--profile` followed the guest's `chdir` (the
 /// profile landed in the directory it moved to; a shell's `cd` moved its

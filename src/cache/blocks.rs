@@ -20,8 +20,11 @@
 //!     Signal handlers look only at code records in `[live_from, coded)`,
 //!     whose host ranges ascend (code memory is committed in ascending
 //!     order).
-//! I3: ids are never reused, also across code-cache flushes; the profile
-//!     aggregates by guest address.
+//! I3: ids are not reused across code-cache flushes (the profile
+//!     aggregates by guest address), only at the end of an id epoch
+//!     ([`BlockTable::new_epoch`], dispatch/epoch.rs E2): every thread out
+//!     of translated code, every translation dropped, the monitor past
+//!     every word naming an old id (monitor/tables/epoch.rs I1).
 //! I4: a block's linkable host address is set once, after its code is
 //!     committed and before it runs (release); readers that see it
 //!     non-zero also see the generation (cache/shared.rs) the code belongs
@@ -29,8 +32,11 @@
 //!     I1). Code that may not be linked to (inside a path-profiled
 //!     function) has none.
 //! I5: only the holder of the translation lock calls the `&self` methods
-//!     that write (`reserve`, `commit`, `set_host`, `set_dead`, `flush`);
-//!     the type does not check it.
+//!     that write (`reserve`, `commit`, `set_host`, `set_dead`, `flush`,
+//!     `new_epoch`); the type does not check it.
+//! I6: a block's sequence number is its id plus the ids of the ended
+//!     epochs ([`BlockTable::seq`]): it orders blocks over the whole run
+//!     (images.rs I2).
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -43,7 +49,9 @@ use crate::types::{BlockId, GuestAddr, HostAddr};
 pub const DEAD: u64 = u64::MAX;
 
 /// What a block is, as the monitor reads it (I2: never changes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[repr(C)]
 pub struct BlockMeta {
     pub guest: u64,
@@ -88,6 +96,8 @@ pub struct BlockTable {
     coded: AtomicU32,
     /// The first live code record (I2).
     live_from: AtomicU32,
+    /// Ids the ended epochs used (I6).
+    base: AtomicU64,
 }
 
 // SAFETY: the protocol in the module docs decides who touches which entry.
@@ -109,6 +119,7 @@ impl BlockTable {
             len: AtomicU32::new(0),
             coded: AtomicU32::new(0),
             live_from: AtomicU32::new(0),
+            base: AtomicU64::new(0),
         })
     }
 
@@ -170,6 +181,39 @@ impl BlockTable {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Sequence numbers given so far (I6): the next block's.
+    pub fn seq(&self) -> u64 {
+        self.base.load(Ordering::Acquire) + u64::from(self.len())
+    }
+
+    /// The sequence number of id 0 of this epoch (I6).
+    pub fn epoch_base(&self) -> u64 {
+        self.base.load(Ordering::Acquire)
+    }
+
+    /// End the id epoch (I3, I5): ids start from 0 again. Every code
+    /// record was flushed before ([`BlockTable::flush`]: no reader looks
+    /// at them).
+    pub fn new_epoch(&self) {
+        let (n, coded) = (self.len(), self.coded());
+        // Readers take [live_from, coded): empty from the first store on.
+        self.live_from.store(coded, Ordering::Release);
+        self.coded.store(0, Ordering::Release);
+        self.live_from.store(0, Ordering::Release);
+        for i in 0..n as usize {
+            // SAFETY: i < len <= cap; no reader looks at old ids (I3).
+            unsafe {
+                (*self.hosts.add(i)).store(0, Ordering::Relaxed);
+                (*self.gens.add(i)).store(0, Ordering::Relaxed);
+                if i < coded as usize {
+                    std::ptr::drop_in_place(self.codes.add(i));
+                }
+            }
+        }
+        self.base.fetch_add(u64::from(n), Ordering::AcqRel);
+        self.len.store(0, Ordering::Release);
     }
 
     /// Reserved blocks' metas (I1, I2).
@@ -277,6 +321,9 @@ impl BlockTable {
     /// The live code records (I2).
     fn live_codes(&self) -> &[BlockCode] {
         let (from, to) = (self.live_from(), self.coded.load(Ordering::Acquire));
+        // An epoch ending (`new_epoch`) may show coded below live_from:
+        // nothing live.
+        let to = to.max(from);
         // SAFETY: [live_from, coded) is initialised and stable (I2).
         unsafe { std::slice::from_raw_parts(self.codes.add(from as usize), (to - from) as usize) }
     }

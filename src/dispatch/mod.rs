@@ -18,6 +18,7 @@
 //! reaches the engine only through [`PathProfiler`] (hooks.rs).
 #![allow(unsafe_code)]
 
+mod epoch;
 pub mod exec;
 mod fork;
 mod guest_access;
@@ -301,6 +302,7 @@ impl Vm {
                 return Ok(host);
             }
         }
+        self.id_epoch_if_due();
         let proc = self.proc.clone();
         let mut l = proc.lock();
         self.host_for_locked(&mut l, addr)
@@ -490,6 +492,7 @@ impl Vm {
         match site.kind {
             SiteKind::Direct { field } => {
                 DispatchCounts::add(&proc.dispatch.direct_exits);
+                self.id_epoch_if_due();
                 let mut l = proc.lock();
                 let redirect = match self.proc.paths.clone() {
                     Some(p) => p.redirect(self, &mut l, &site)?,

@@ -287,10 +287,12 @@ pub enum FlushCause {
     /// A thread asked for `PR_TSC_SIGSEGV`: time stamp counter reads trap
     /// from now on (syscall/control.rs C3).
     TscTrapping,
+    /// Block ids are given again (epoch.rs).
+    IdEpoch,
 }
 
 impl FlushCause {
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
     pub const ALL: [FlushCause; Self::COUNT] = [
         FlushCause::CodeWritten,
         FlushCause::CodeChanged,
@@ -299,6 +301,7 @@ impl FlushCause {
         FlushCause::SyscallIntoCode,
         FlushCause::Fork,
         FlushCause::TscTrapping,
+        FlushCause::IdEpoch,
     ];
 
     pub fn name(self) -> &'static str {
@@ -310,6 +313,7 @@ impl FlushCause {
             FlushCause::SyscallIntoCode => "syscall_into_code",
             FlushCause::Fork => "fork",
             FlushCause::TscTrapping => "tsc_trapping",
+            FlushCause::IdEpoch => "id_epoch",
         }
     }
 }
@@ -346,6 +350,9 @@ pub struct Process {
     pub limits: Mutex<crate::limits::GuestLimits>,
     /// One fork at a time (fork.rs F1).
     pub forking: Mutex<()>,
+    /// Block ids used at which the dispatcher next looks at ending the id
+    /// epoch (epoch.rs; u32::MAX: never).
+    pub epoch_next: std::sync::atomic::AtomicU32,
 }
 
 /// The profile's `dispatcher` counts of a process, as its threads add to

@@ -235,6 +235,7 @@ impl Vm {
             _ => 0,
         };
         (super::os::os()?.hold_guest_area)(&mut mem, stack.region.start.0 - PAGE, above);
+        let epoch_next = super::epoch::first_check(&opts, paths.is_some());
         let proc = Arc::new(Process {
             exe_path: own_identity(execfn, &exe_file),
             locked: Mutex::new(Locked {
@@ -257,6 +258,7 @@ impl Vm {
             paths,
             limits: Mutex::new(crate::limits::GuestLimits::from_kernel()),
             forking: Mutex::new(()),
+            epoch_next: std::sync::atomic::AtomicU32::new(epoch_next),
             opts,
         });
         let entry = interp_image.as_ref().map_or(image.entry, |i| i.entry);

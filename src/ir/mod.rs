@@ -140,7 +140,9 @@ impl TrapKind {
 /// profile's `exit`, the monitor's block table, kept translations). A
 /// [`Terminator`] has one ([`Terminator::kind`]); [`ExitClass`] groups
 /// them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 #[repr(u8)]
 pub enum ExitKind {
     #[default]

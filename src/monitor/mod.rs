@@ -52,6 +52,12 @@
 //!     runs. A `vfork` parent, which runs again only once its child has
 //!     called `execve` or ended, asks for the same quiet then
 //!     ([`Monitor::keep_still`]).
+//! I7: asked to end an id epoch ([`Monitor::end_epoch`]: the guest threads
+//!     are out of translated code and every translation is dropped, so
+//!     every word naming an old block id is in a ring already), the monitor
+//!     drains every ring at the top of its loop, tells the second tier,
+//!     folds its tables (tables/epoch.rs I1) and only then says it did: no
+//!     id is given again before.
 //!
 //! Ring entries: the words of `crate::contract` (units, and tagged
 //! records: syscalls, `rep` iterations, instructions that did not retire,
@@ -78,7 +84,7 @@ pub use hook::StreamHook;
 pub use request::{Request, Trigger};
 pub use ring::Ring;
 pub use snapshot::Snapshot;
-pub use tables::{SbConfig, SyscallStat, Tables, Windows};
+pub use tables::{EpochEnd, Retired, SbConfig, SyscallStat, Tables, Windows, RETIRED_REF};
 
 pub use crate::contract::{
     record_words, BLOCK_ID_LIMIT, NR_MASK, TAG, TAG_LOOP, TAG_PATH, TAG_REP, TAG_SIGNAL,
@@ -116,6 +122,9 @@ struct Shared {
     /// not), unless the doorbell moves from `quiet_bell`.
     quiet_until: AtomicU64,
     quiet_bell: AtomicU32,
+    /// I7: the id epoch to end, and how many the monitor ended.
+    epoch: Mutex<Option<tables::EpochEnd>>,
+    epochs_ended: AtomicU32,
 }
 
 /// I6: how long a monitor keeps still after its process forked.
@@ -210,6 +219,9 @@ pub trait SecondTier: Send {
     /// After the last round, the tables finished: settle, and leave what
     /// it made where its maker reads it.
     fn end(&mut self, tables: &mut Tables);
+    /// An id epoch ends (tables/epoch.rs): every superblock is gone, and
+    /// block ids will be given again; before the tables fold.
+    fn epoch(&mut self, tables: &mut Tables);
 }
 
 /// How the monitor ran: pinning, and its own cost.
@@ -266,6 +278,8 @@ impl Monitor {
             pause: AtomicU32::new(0),
             quiet_until: AtomicU64::new(0),
             quiet_bell: AtomicU32::new(0),
+            epoch: Mutex::new(None),
+            epochs_ended: AtomicU32::new(0),
         });
         // FACTS: get_core_ids reports the calling thread's current mask;
         // read it before pinning anything.
@@ -382,6 +396,37 @@ impl Monitor {
         self.shared.keep_still();
     }
 
+    /// What ends an id epoch (I7), held without the monitor's handle.
+    pub fn epochs(&self) -> Epochs {
+        Epochs(self.shared.clone())
+    }
+}
+
+/// A monitor's id epochs (I7).
+#[derive(Debug)]
+pub struct Epochs(Arc<Shared>);
+
+impl Epochs {
+    /// I7: end an id epoch: the monitor takes every word pushed so far,
+    /// folds what it knows by block id (tables/epoch.rs) and says so; false
+    /// when it did not within `limit` (or it is finishing).
+    pub fn end_epoch(&self, end: tables::EpochEnd, limit: std::time::Duration) -> bool {
+        let s = &self.0;
+        let before = s.epochs_ended.load(Ordering::Acquire);
+        *s.epoch.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+        ring::ring_doorbell(&s.doorbell);
+        let until = std::time::Instant::now() + limit;
+        while s.epochs_ended.load(Ordering::Acquire) == before {
+            if s.stop.load(Ordering::Acquire) || std::time::Instant::now() >= until {
+                return false;
+            }
+            futex_wait(&s.epochs_ended, before, 1_000_000);
+        }
+        true
+    }
+}
+
+impl Monitor {
     /// Stop after draining every ring (I1) and hand back their exact profile.
     pub fn finish(&mut self) -> Snapshot {
         self.shared.stop.store(true, Ordering::Release);
@@ -495,6 +540,15 @@ fn run(
     loop {
         // I4: here the monitor holds nothing.
         pause_point(shared);
+        let asked = shared
+            .epoch
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(end) = asked {
+            end_epoch(shared, &mut tables, tier.as_deref_mut(), &end);
+            continue;
+        }
         if keep_still(shared) {
             continue;
         }
@@ -547,6 +601,27 @@ fn run(
         };
         nap(shared, seen, ns);
     }
+}
+
+/// I7: every ring drained (the guest threads are out of translated code:
+/// all they pushed is there), the second tier told, the tables folded.
+fn end_epoch(
+    shared: &Shared,
+    tables: &mut Tables,
+    tier: Option<&mut (dyn SecondTier + '_)>,
+    end: &tables::EpochEnd,
+) {
+    let rings: Vec<Arc<ThreadRing>> = shared.rings.lock().expect("ring registry").clone();
+    for (t, r) in rings.iter().enumerate() {
+        drain(tables, t, r, &shared.blocks, usize::MAX);
+    }
+    if let Some(t) = tier {
+        t.epoch(tables);
+    }
+    tables.end_epoch(end);
+    trace::epoch(end);
+    shared.epochs_ended.fetch_add(1, Ordering::AcqRel);
+    futex_wake(&shared.epochs_ended);
 }
 
 /// The nap after one of `last` ns that was followed by a round finding

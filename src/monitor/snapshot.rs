@@ -68,6 +68,9 @@ pub struct Snapshot {
     pub sampler: Sampler,
     /// Path profiling of one function, when asked for.
     pub paths: Option<Box<dyn super::StreamHook>>,
+    /// The blocks of ended id epochs (tables/epoch.rs); the maps above
+    /// may name their entries (a block id with `RETIRED_REF` set).
+    pub retired: super::tables::Retired,
 }
 
 impl Snapshot {

@@ -55,6 +55,8 @@ fn shared() -> Shared {
         pause: AtomicU32::new(RUNNING),
         quiet_until: AtomicU64::new(0),
         quiet_bell: AtomicU32::new(0),
+        epoch: Mutex::new(None),
+        epochs_ended: AtomicU32::new(0),
     }
 }
 

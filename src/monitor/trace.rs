@@ -14,8 +14,10 @@
 //!     checks the totals it can (ring words, guest instructions and
 //!     blocks, returns).
 //! I2: what the record does not hold is not replayed: a forked child's
-//!     superblocks inherited from its parent, `--selector pisat`'s mining.
-//!     Such a record fails the check of I1 rather than replay wrongly.
+//!     superblocks inherited from its parent, `--selector pisat`'s mining,
+//!     the ids used again after an id epoch (tables/epoch.rs: the record
+//!     stops there, without its end). Such a record fails the check of I1
+//!     rather than replay wrongly.
 //!
 //! Format: "HLMT1\n", then records, each a tag byte and a u64 length
 //! (little-endian) before its payload: `C` the configuration (JSON), `B` a
@@ -129,6 +131,16 @@ pub fn batch(t: usize, words: &[u32]) {
 pub fn superblock(id: u32, acc: &SbAccount) {
     if ON.load(Ordering::Relaxed) {
         json(b'S', &id.to_le_bytes(), acc);
+    }
+}
+
+/// An id epoch ended (I2): the record stops here, incomplete.
+pub fn epoch(_end: &super::tables::EpochEnd) {
+    if ON.load(Ordering::Relaxed) {
+        ON.store(false, Ordering::Relaxed);
+        if let Some(mut w) = OUT.lock().expect("monitor record").take() {
+            let _ = w.flush();
+        }
     }
 }
 

@@ -488,6 +488,8 @@ mod tests {
             flushes: 2,
             translations: Some(&table),
             inherited_blocks: 0,
+            translated: 0,
+            block_base: 0,
             kept_blocks: 0,
         });
         let module: std::sync::Arc<str> = "lib\\odd\".so".into();

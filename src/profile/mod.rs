@@ -24,6 +24,7 @@ pub mod count_check;
 pub mod diff;
 pub mod dump;
 pub mod export;
+mod ids;
 mod json;
 mod modules;
 pub mod names;
@@ -86,6 +87,12 @@ pub struct Inputs<'a> {
     pub inherited_blocks: usize,
     /// Blocks placed from kept translations (`Totals::kept_blocks`).
     pub kept_blocks: u64,
+    /// Translations this process made, in every id epoch
+    /// (`Totals::translated_blocks`).
+    pub translated: u64,
+    /// The sequence number of block 0 (images.rs I2: the ids the ended id
+    /// epochs used).
+    pub block_base: u64,
 }
 
 pub fn exit_name(k: ExitKind) -> &'static str {
@@ -122,7 +129,7 @@ impl Profile {
         let t = inp.snapshot;
         let mut modules = inp.modules;
         let mut totals = Totals {
-            translated_blocks: inp.blocks.len().saturating_sub(inp.inherited_blocks) as u64,
+            translated_blocks: inp.translated,
             kept_blocks: inp.kept_blocks,
             ..Totals::default()
         };
@@ -135,16 +142,18 @@ impl Profile {
         // images at different times (modules.rs I1). Block ids sorted by
         // that key, then merged: a hash map of records and a sort of them
         // cost 30 ms of python's start-up.
-        let n = inp.blocks.len();
+        // This epoch's blocks, then the ended epochs' (ids.rs I1).
+        let ids = ids::Ids::new(inp.blocks, t, inp.block_base);
+        let n = ids.metas.len();
         // Executions by exit kind, a slot per kind value.
         let mut exits: [(u64, Option<ExitKind>); 9] = [(0, None); 9];
         let mut keyed: Vec<(u64, usize, u32, u64)> = Vec::new();
         // A forked child's inherited blocks only where its monitor met
         // them (the rest never ran here: 38,000 of a python child's
         // parent, read one by one, were half of building its profile).
-        for id in t.listed_blocks(n, inp.inherited_blocks) {
-            let m = &inp.blocks[id];
-            let count = t.count(id);
+        for id in ids.listed(inp.inherited_blocks) {
+            let m = &ids.metas[id];
+            let count = ids.count(id);
             totals.guest_instructions += count * m.insns as u64;
             totals.block_executions += count;
             let e = &mut exits[m.exit as usize];
@@ -154,7 +163,7 @@ impl Profile {
                 // python would otherwise list all 30,000 of them.
                 continue;
             }
-            let module = modules.index(m.guest, Some(id as u32));
+            let module = ids.module(&mut modules, id);
             keyed.push((m.guest, module, id as u32, count));
         }
         for (c, kind) in exits {
@@ -172,7 +181,7 @@ impl Profile {
         for &(addr, module, id, count) in &keyed {
             if last != Some((addr, module)) {
                 last = Some((addr, module));
-                let m = &inp.blocks[id as usize];
+                let m = &ids.metas[id as usize];
                 let (offset, symbol) = modules.place(module, addr);
                 if names.len() <= module {
                     names.resize(module + 1, None);
@@ -200,13 +209,13 @@ impl Profile {
         }
         drop(keyed);
         let (mut all, mut indirect, mut calls) = (Vec::new(), Vec::new(), Vec::new());
-        for (&(src, to), &c) in &t.edges {
-            let m = &inp.blocks[src as usize];
+        for (src, to, c) in ids.edges() {
+            let m = &ids.metas[src];
             all.push(((m.guest, to), c));
             match m.exit {
                 ExitKind::Branch => {
                     // Every block that left by an edge ran: it has a record.
-                    if let Some(r) = blocks.get_mut(record_of[src as usize] as usize) {
+                    if let Some(r) = blocks.get_mut(record_of[src] as usize) {
                         let side = if to == m.target {
                             &mut r.taken
                         } else {
@@ -326,8 +335,8 @@ impl Profile {
             unmatched_returns: t.unmatched_returns,
             unwinding_jumps: t.unwinding_jumps,
             unresolved_exits: t.unresolved_exits,
-            rep_iterations: retired::rep_list(t, inp.blocks),
-            unretired: retired::unretired_list(t, inp.blocks),
+            rep_iterations: retired::rep_list(&ids),
+            unretired: retired::unretired_list(&ids),
             max_call_depth: t.max_call_depth,
             call_tree,
             call_tree_truncated_calls: t.tree.truncated,

@@ -45,15 +45,16 @@ pub struct Module {
     pub unmapped: bool,
     #[serde(skip)]
     pub symbols: std::sync::Arc<Symbols>,
-    /// Block ids translated while it was mapped: `[first_block, end_block)`.
+    /// Block sequence numbers (images.rs I2) translated while it was
+    /// mapped: `[first_block, end_block)`.
     #[serde(skip)]
-    pub first_block: u32,
+    pub first_block: u64,
     #[serde(skip)]
-    pub end_block: Option<u32>,
+    pub end_block: Option<u64>,
 }
 
 impl Module {
-    fn holds(&self, addr: u64, block: Option<u32>) -> bool {
+    fn holds(&self, addr: u64, block: Option<u64>) -> bool {
         (self.base..self.end).contains(&addr)
             && block
                 .is_none_or(|b| b >= self.first_block && self.end_block.is_none_or(|end| b < end))
@@ -83,14 +84,14 @@ impl Modules {
 
     /// The module block `block` at `addr` was translated from, or with no
     /// block id the latest-loaded module containing `addr` (I1).
-    pub fn find(&self, addr: u64, block: Option<u32>) -> Option<&Module> {
+    pub fn find(&self, addr: u64, block: Option<u64>) -> Option<&Module> {
         self.list.iter().rev().find(|m| m.holds(addr, block))
     }
 
     /// The index (in [`Modules::all`]) of the module of `addr` (see
     /// [`Modules::find`]); code outside every module goes to [`ANON`],
     /// which is then listed too.
-    pub fn index(&mut self, addr: u64, block: Option<u32>) -> usize {
+    pub fn index(&mut self, addr: u64, block: Option<u64>) -> usize {
         if let Some(i) = self.list.iter().rposition(|m| m.holds(addr, block)) {
             return i;
         }
@@ -107,6 +108,15 @@ impl Modules {
             end_block: None,
         });
         self.list.len()
+    }
+
+    /// [`Modules::index`] of `addr` in the image record at `image` (one
+    /// module per record), when that module holds it.
+    pub fn index_of_image(&mut self, image: usize, addr: u64) -> usize {
+        match self.list.get(image) {
+            Some(m) if (m.base..m.end).contains(&addr) => image,
+            _ => self.index(addr, None),
+        }
     }
 
     /// (module name, offset, symbol) of `addr` in the module at `index`.
@@ -133,7 +143,7 @@ impl Modules {
     }
 
     /// (module name, offset, symbol) of `addr` (see [`Modules::find`]).
-    pub fn locate(&mut self, addr: u64, block: Option<u32>) -> (String, u64, Option<String>) {
+    pub fn locate(&mut self, addr: u64, block: Option<u64>) -> (String, u64, Option<String>) {
         let i = self.index(addr, block);
         self.describe(i, addr)
     }
@@ -175,7 +185,7 @@ pub fn file_sha256(path: &std::path::Path) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn m(name: &str, base: u64, end: u64, blocks: (u32, Option<u32>)) -> Module {
+    fn m(name: &str, base: u64, end: u64, blocks: (u64, Option<u64>)) -> Module {
         Module {
             name: name.into(),
             path: String::new(),

@@ -1,7 +1,8 @@
 //! Where the profile's instructions beyond its blocks' counts are: the
 //! iterations of each `rep` string instruction, and the instructions that
 //! did not retire (monitor tables: `rep_sites`, `rep_unretired`,
-//! `unretired_at`), by guest address.
+//! `unretired_at`, and those of ended id epochs: ids.rs), by guest
+//! address.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,19 +23,15 @@ fn is_zero(n: &u64) -> bool {
 
 /// Per instruction address (every translation of it merged), in address
 /// order.
-pub(super) fn rep_list(
-    t: &crate::monitor::Snapshot,
-    blocks: &[crate::cache::BlockMeta],
-) -> Vec<RepIterations> {
-    let at = |b: u32, off: u32| Some(blocks.get(b as usize)?.guest + u64::from(off));
-    let mut v: Vec<(u64, u64, u64)> = t
-        .rep_sites
-        .iter()
-        .filter_map(|(&(b, off), &n)| Some((at(b, off)?, n, 0)))
+pub(super) fn rep_list(ids: &super::ids::Ids<'_>) -> Vec<RepIterations> {
+    let t = ids.snapshot();
+    let at = |b: usize, off: u32| Some(ids.metas.get(b)?.guest + u64::from(off));
+    let mut v: Vec<(u64, u64, u64)> = ids
+        .keyed(&t.rep_sites, &t.retired.rep_sites)
+        .filter_map(|((b, off), n)| Some((at(b, off)?, n, 0)))
         .chain(
-            t.rep_unretired
-                .iter()
-                .filter_map(|(&(b, off), &n)| Some((at(b, off)?, 0, n))),
+            ids.keyed(&t.rep_unretired, &t.retired.rep_unretired)
+                .filter_map(|((b, off), n)| Some((at(b, off)?, 0, n))),
         )
         .collect();
     v.sort_unstable();
@@ -68,15 +65,12 @@ pub struct Unretired {
 }
 
 /// By block address and lengths (the same translations merged).
-pub(super) fn unretired_list(
-    t: &crate::monitor::Snapshot,
-    blocks: &[crate::cache::BlockMeta],
-) -> Vec<Unretired> {
-    let mut v: Vec<(u64, u32, u32, u64)> = t
-        .unretired_at
-        .iter()
-        .filter_map(|(&(b, n), &times)| {
-            let m = blocks.get(b as usize)?;
+pub(super) fn unretired_list(ids: &super::ids::Ids<'_>) -> Vec<Unretired> {
+    let t = ids.snapshot();
+    let mut v: Vec<(u64, u32, u32, u64)> = ids
+        .keyed(&t.unretired_at, &t.retired.unretired_at)
+        .filter_map(|((b, n), times)| {
+            let m = ids.metas.get(b)?;
             Some((m.guest, m.insns, n, times))
         })
         .collect();

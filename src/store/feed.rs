@@ -147,7 +147,7 @@ struct State {
     /// The image log's change counter at the last copy (I3), and its
     /// identities by (path, base, first block).
     images_seen: Option<u64>,
-    identities: HashMap<(std::path::PathBuf, u64, u32), Option<String>>,
+    identities: HashMap<(std::path::PathBuf, u64, u64), Option<String>>,
     /// Guest address → the traces wanting a block there.
     wanted: HashMap<u64, Vec<u32>>,
     /// How many block ids were looked at.

@@ -341,7 +341,7 @@ fn path_of(r: &SbRecord, images: &ImageLog, cache: &mut ModuleCache) -> Option<T
             .iter()
             .enumerate()
             .rev()
-            .find(|(_, x)| x.holds(m.addr, m.block))?;
+            .find(|(_, x)| x.holds(m.addr, u64::from(m.block)))?;
         let (identity, symbols) = cache.get(i, rec)?;
         let module = match path.modules.iter().position(|x| &x.identity == identity) {
             Some(k) => k,

@@ -367,6 +367,20 @@ impl Builder {
         }
     }
 
+    /// An id epoch ends (monitor/tables/epoch.rs): the flush before it
+    /// dropped every superblock, and every block id named so far will name
+    /// another block: nothing kept by id stays.
+    pub fn epoch(&mut self, tables: &mut Tables) {
+        self.sync_gen();
+        self.built.clear();
+        self.again.clear();
+        self.by_guest.clear();
+        self.seen = 0;
+        self.linked_upto = 0;
+        self.review = Default::default();
+        tables.requests.clear();
+    }
+
     /// Follow the code cache: a flush dropped every superblock (and its
     /// arena space), and new blocks may have appeared.
     fn sync(&mut self) {

@@ -75,6 +75,10 @@ impl SecondTier for Tier {
         b.review(tables);
     }
 
+    fn epoch(&mut self, tables: &mut Tables) {
+        self.builder.epoch(tables);
+    }
+
     fn end(&mut self, tables: &mut Tables) {
         let b = &mut self.builder;
         b.settle();

@@ -250,6 +250,11 @@ impl Process {
             translations: Some(&prof.blocks),
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
             kept_blocks,
+            translated: prof
+                .blocks
+                .seq()
+                .saturating_sub(prof.inherited_seq.load(Ordering::Acquire)),
+            block_base: prof.blocks.epoch_base(),
         });
         let mut profile = profile;
         profile.times.profile_seconds = drained_at.elapsed().as_secs_f64();

@@ -36,7 +36,7 @@ use crate::profile::{Ending, ProcessInfo};
 use crate::superblock::build::{BuildConfig, Prebuilder, SbDump};
 use crate::superblock::{Builder, Limits, Tier};
 
-/// Most blocks one run may translate (ids are never reused).
+/// Most block ids one id epoch may use (dispatch/epoch.rs).
 pub const BLOCK_CAPACITY: u32 = crate::contract::BLOCK_ID_LIMIT;
 
 /// Profiling state of one guest process (its threads' rings and counters
@@ -62,8 +62,12 @@ pub struct Profiling {
     /// ran (0 in a forked child: it began with its parent's set-up done).
     setup_seconds: Mutex<Option<f64>>,
     /// In a forked child: the blocks translated before the fork (ids below
-    /// this). The child's profile leaves out those it never ran.
-    inherited_blocks: std::sync::atomic::AtomicUsize,
+    /// this; none once an id epoch ended since). The child's profile leaves
+    /// out those it never ran.
+    pub(crate) inherited_blocks: std::sync::atomic::AtomicUsize,
+    /// In a forked child: the block sequence number at the fork (images.rs
+    /// I2): its own translations are those after it.
+    inherited_seq: std::sync::atomic::AtomicU64,
     /// Which process (and which image of it) this profile is of, and where
     /// it goes (process.rs in src/profile).
     pub process: Mutex<ProcessInfo>,
@@ -187,6 +191,7 @@ impl Profiling {
             started: Mutex::new(Instant::now()),
             setup_seconds: Mutex::new(None),
             inherited_blocks: std::sync::atomic::AtomicUsize::new(0),
+            inherited_seq: std::sync::atomic::AtomicU64::new(0),
             images,
             store,
             command_line,
@@ -233,6 +238,8 @@ impl Profiling {
         *self.setup_seconds.lock().unwrap_or_else(|e| e.into_inner()) = Some(0.0);
         self.inherited_blocks
             .store(self.blocks.len() as usize, Ordering::Release);
+        self.inherited_seq
+            .store(self.blocks.seq(), Ordering::Release);
         self.print_summary.store(false, Ordering::Release);
         self.process
             .lock()

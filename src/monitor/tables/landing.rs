@@ -79,6 +79,14 @@ fn bit(g: u64) -> u64 {
     1 << (g & 63)
 }
 
+impl Watch {
+    /// The marked words are gone (an id epoch ended, epoch.rs): their
+    /// sites and the calls' return addresses stay.
+    pub(super) fn forget_words(&mut self) {
+        self.words = HashMap::new();
+    }
+}
+
 impl Tables {
     /// A call returning to `ret` was seen (made as a word or a unit's
     /// path).
@@ -112,10 +120,20 @@ impl Tables {
         }
         self.words[p].end = End::LandingJump;
         self.watch.words.entry(p).or_insert((0, false));
+        self.add_site(g);
+    }
+
+    /// `g` is a landing site (I1).
+    pub(super) fn add_site(&mut self, g: u64) {
         if self.watch.sites.insert(g) {
             self.watch.bits |= bit(g);
             self.watch_returns_into(g);
         }
+    }
+
+    /// Is `g` the return address of a call the monitor has seen (I1)?
+    pub(super) fn is_call_return(&self, g: u64) -> bool {
+        self.watch.returns.contains(&g)
     }
 
     /// `g` became a landing site: mark the words that returned there
@@ -201,7 +219,7 @@ impl Tables {
     /// Unwind the thread's shadow stack to where it last returned to
     /// landing site `g`, if that activation is still there and the stack
     /// is deeper (I3).
-    fn unwind_landing(&mut self, st: &mut ThreadState, g: u64) -> bool {
+    pub(super) fn unwind_landing(&mut self, st: &mut ThreadState, g: u64) -> bool {
         let Some(&at) = st.landings.get(&g) else {
             return false;
         };

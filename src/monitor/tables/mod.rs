@@ -37,6 +37,7 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 mod ecache;
+mod epoch;
 mod landing;
 mod memo;
 mod mine;
@@ -56,6 +57,7 @@ use super::{ExitKind, UNIT_BASE};
 use crate::cache::{BlockMeta, BlockTable};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
 use ecache::EdgeCache;
+pub use epoch::{is_retired, EpochEnd, Retired, RETIRED_REF};
 pub use mine::Windows;
 use shadow::{Frame, Shadow};
 use units::UnitOp;
@@ -134,6 +136,8 @@ struct ThreadState {
     window: mine::Capture,
     /// Where it last returned to each landing site (landing.rs).
     landings: landing::Landings,
+    /// The word of an ended id epoch `peek` stands for (epoch.rs I2).
+    carry: Option<epoch::Carry>,
 }
 
 impl Default for ThreadState {
@@ -155,6 +159,7 @@ impl Default for ThreadState {
             loop_base: NONE,
             window: mine::Capture::default(),
             landings: landing::Landings::default(),
+            carry: None,
         }
     }
 }
@@ -291,6 +296,12 @@ pub struct Tables {
     /// `--sb-edge-threshold` while counting asks for superblocks, else
     /// never reached.
     edge_threshold: u64,
+    /// The blocks of ended id epochs (epoch.rs).
+    retired: Retired,
+    /// Superblocks below this id ended with an epoch: their summaries
+    /// (epoch.rs I4).
+    frozen_upto: usize,
+    frozen_sbs: Vec<Option<SbSummary>>,
     /// Use the two passes where they can (tests compare them with the
     /// general path alone, I3).
     fast: bool,
@@ -360,6 +371,9 @@ impl Default for Tables {
             paths: None,
             edge_threshold: u64::MAX,
             loops_counted: false,
+            retired: Retired::default(),
+            frozen_upto: 0,
+            frozen_sbs: Vec::new(),
             fast: true,
             arm: true,
             memo: true,
@@ -688,24 +702,7 @@ impl Tables {
         self.threads = threads;
         // memo.rs I2.
         self.replay_memos();
-        for w in self.made_words() {
-            let (n, i) = (self.word_count(w), self.words[w]);
-            if (i.end == End::Direct || i.end == End::Call) && i.target != 0 && n > 0 {
-                *self.edges.entry((i.last, i.target)).or_insert(0) += n;
-            } else if i.end.indirect() {
-                let ways = self.ways[w];
-                for k in 0..2 {
-                    if ways.to[k] != NONE && ways.n[k] > 0 {
-                        self.add_edge(w, ways.to[k], ways.n[k]);
-                    }
-                }
-            }
-        }
-        let ecache = std::mem::take(&mut self.ecache);
-        for slot in ecache.entries() {
-            self.add_edge(slot.p, slot.e, slot.n);
-        }
-        self.expand_units();
+        self.settle_words();
     }
 
     /// Every word with its entry made: the blocks' and the units'. Units

@@ -131,9 +131,11 @@ impl Tables {
                 libc::SYS_execveat,
             ]
             .contains(&(nr as i64));
-            if from != NONE && !gone {
-                let w = crate::contract::block_word(from, crate::contract::EXIT_FALL);
-                let next = self.words[w].target;
+            if super::is_retired(from) && !gone {
+                // Its block's epoch ended meanwhile (epoch.rs I2).
+                self.retired_syscall_edge(from & !super::RETIRED_REF);
+            } else if from != NONE && !gone {
+                let next = self.syscall_next(from);
                 *self.edges.entry((from, next)).or_insert(0) += 1;
             }
         }
@@ -170,7 +172,10 @@ impl Tables {
     /// member's block) did not retire once more.
     fn unretired_in(&mut self, st: &ThreadState, n: u32) {
         let w = st.last_word;
-        let block = if w < UNIT_BASE {
+        let block = if super::is_retired(w) {
+            // An entry of an ended id epoch (epoch.rs I2), as the maps keep it.
+            Some(w)
+        } else if w < UNIT_BASE {
             Some(w >> 2)
         } else {
             let sb = self.unit_sb.get((w.wrapping_sub(UNIT_BASE)) as usize);

@@ -44,6 +44,7 @@ impl Tables {
             block_threshold: self.sb.block_threshold,
             sampler: std::mem::take(&mut self.sampler),
             paths: self.paths.take(),
+            retired: std::mem::take(&mut self.retired),
         }
     }
 }

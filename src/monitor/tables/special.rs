@@ -94,6 +94,9 @@ impl Tables {
             return;
         }
         st.peek = NONE;
+        if w == super::epoch::CARRIED {
+            return self.resolve_carried(st, to);
+        }
         if to == NONE {
             return self.unresolved(st, w);
         }
@@ -234,7 +237,7 @@ impl Tables {
     }
 
     #[inline(always)]
-    fn push_frame(&mut self, st: &mut ThreadState, ret: u64, node: u32) {
+    pub(super) fn push_frame(&mut self, st: &mut ThreadState, ret: u64, node: u32) {
         st.shadow.push(Frame { ret, node });
         self.max_shadow_depth = self.max_shadow_depth.max(st.shadow.len());
     }

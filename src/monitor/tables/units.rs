@@ -476,6 +476,10 @@ impl Tables {
 
     /// How superblock `id`'s passes ended so far.
     pub fn sb_summary(&self, id: u32) -> Option<SbSummary> {
+        if (id as usize) < self.frozen_upto {
+            // As of the end of its id epoch (epoch.rs I4).
+            return self.frozen_sbs.get(id as usize).cloned().flatten();
+        }
         let a = self
             .sbs
             .get(id as usize)
@@ -508,6 +512,9 @@ impl Tables {
     /// (I1): those of units whose passes are not replayed in bulk
     /// (memo.rs), each as often as its unit came.
     pub fn sb_replays(&self, id: u32) -> u64 {
+        if (id as usize) < self.frozen_upto {
+            return 0;
+        }
         let Some(a) = self.sbs.get(id as usize) else {
             return 0;
         };
@@ -532,7 +539,8 @@ impl Tables {
     /// counts.
     pub(super) fn expand_units(&mut self) {
         let inherited = self.inherited_blocks.clone();
-        for id in 0..self.sbs.len() as u32 {
+        // Those of ended epochs were expanded then (epoch.rs I4).
+        for id in self.frozen_upto as u32..self.sbs.len() as u32 {
             let Some(s) = self.sb_summary(id) else {
                 continue;
             };

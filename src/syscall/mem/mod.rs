@@ -312,7 +312,7 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     l.mem
         .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
     if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
-        let blocks = vm.proc.prof.blocks.len();
+        let blocks = vm.proc.prof.blocks.seq();
         let (fd, offset) = (a[4] as i32, a[5]);
         vm.proc
             .prof
@@ -501,7 +501,7 @@ fn move_holding(l: &mut Locked, old: u64, old_len: u64, new_len: u64, at: u64) -
 
 /// Guest memory `[start, end)` is about to go (I4).
 fn gone(vm: &mut Vm, start: u64, end: u64) {
-    let blocks = vm.proc.prof.blocks.len();
+    let blocks = vm.proc.prof.blocks.seq();
     vm.proc.prof.images().unmapped(start, end, blocks);
 }
 

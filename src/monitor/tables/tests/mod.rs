@@ -4,6 +4,7 @@ use crate::contract::{
 };
 use crate::monitor::ExitKind;
 
+mod epoch;
 mod memo;
 mod triggers;
 
