@@ -424,6 +424,33 @@ fn threads_storing_into_one_page_of_code_race_no_fault() {
     }
 }
 
+/// The rewriting guest (tests/hostile/rewrite.c, 20,000 rewrites) under
+/// `hotlift run --no-cache` with `opts` and its profile at `p`, its output
+/// checked against the native run's: the profile.
+fn rewrite_profiled(dir: &Path, opts: &[&str], p: &Path) -> serde_json::Value {
+    let exe = build_named(dir, "rewrite");
+    let n = run(&exe, "20000", None, None);
+    assert!(n.status.success(), "{n:?}");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--no-cache"])
+        .args(opts)
+        .arg("--profile")
+        .arg(p)
+        .arg("--")
+        .arg(&exe)
+        .arg("20000")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{opts:?}: {o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&n.stdout),
+        "{opts:?}"
+    );
+    read_profile(p)
+}
+
 /// Item 8 (code rewritten forever): a guest rewriting a function in an
 /// RWX page gives the native output also across full code-cache flushes.
 /// The translation that found the cache full had write-protected the
@@ -435,25 +462,7 @@ fn threads_storing_into_one_page_of_code_race_no_fault() {
 #[test]
 fn code_rewritten_across_full_code_caches_runs_as_last_written() {
     let dir = workdir("rewrite");
-    let exe = build_named(&dir, "rewrite");
-    let n = run(&exe, "20000", None, None);
-    assert!(n.status.success(), "{n:?}");
-    let p = dir.join("p.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["run", "--no-cache", "--cache-mib", "1", "--profile"])
-        .arg(&p)
-        .arg("--")
-        .arg(&exe)
-        .arg("20000")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&n.stdout)
-    );
-    let prof = read_profile(&p);
+    let prof = rewrite_profiled(&dir, &["--cache-mib", "1"], &dir.join("p.json"));
     let causes = &prof["code_cache_flushes_by_cause"];
     assert!(causes["cache_full"].as_u64().unwrap() >= 1, "{causes}");
     assert!(
@@ -471,23 +480,9 @@ fn code_rewritten_across_full_code_caches_runs_as_last_written() {
 #[test]
 fn code_rewritten_across_id_epochs_keeps_its_exact_profile() {
     let dir = workdir("epochs");
-    let exe = build_named(&dir, "rewrite");
-    let n = run(&exe, "20000", None, None);
-    assert!(n.status.success(), "{n:?}");
     let profile = |epoch: &str| {
         let p = dir.join(format!("p{epoch}.json"));
-        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-            .args(["run", "--no-cache", "--id-epoch", epoch, "--profile"])
-            .arg(&p)
-            .arg("--")
-            .arg(&exe)
-            .arg("20000")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{o:?}");
-        assert_eq!(o.stdout, n.stdout, "--id-epoch {epoch}");
-        read_profile(&p)
+        rewrite_profiled(&dir, &["--id-epoch", epoch], &p)
     };
     let (whole, cut) = (profile("0"), profile("1024"));
     let epochs = |p: &serde_json::Value| p["code_cache_flushes_by_cause"]["id_epoch"].as_u64();
