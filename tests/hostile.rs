@@ -516,6 +516,47 @@ fn code_rewritten_across_id_epochs_keeps_its_exact_profile() {
     );
 }
 
+/// Item 8 with threads and forks: three threads rewriting code while the
+/// main thread forks; id epochs end under it all (every thread stopped,
+/// the monitor draining four rings), and the run gives the native output
+/// with a profile whose every indirect exit found its target and every
+/// ring word its block.
+#[test]
+fn id_epochs_end_under_threads_and_forks() {
+    let dir = workdir("epoch-threads");
+    let exe = build_named(&dir, "rewrite_threads");
+    let n = run(&exe, "20000", None, None);
+    assert!(n.status.success(), "{n:?}");
+    let p = dir.join("p.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args(["run", "--no-cache", "--id-epoch", "512", "--profile"])
+        .arg(&p)
+        .arg("--")
+        .arg(&exe)
+        .arg("20000")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&n.stdout)
+    );
+    let prof = read_profile(&p);
+    let epochs = prof["code_cache_flushes_by_cause"]["id_epoch"]
+        .as_u64()
+        .unwrap();
+    assert!(epochs >= 10, "{epochs} id epochs");
+    assert_eq!(prof["unresolved_exits"], 0);
+    assert_eq!(prof["superblock_stats"]["record_errors"], 0);
+    let threads = prof["threads"].as_array().unwrap();
+    let sum: u64 = threads
+        .iter()
+        .map(|t| t["guest_instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, prof["totals"]["guest_instructions"].as_u64().unwrap());
+}
+
 /// A profile's blocks, edges and calling contexts named by module and
 /// offset (two runs' addresses differ).
 fn by_offset(p: &serde_json::Value) -> Vec<std::collections::BTreeMap<String, u64>> {

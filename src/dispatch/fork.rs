@@ -18,9 +18,13 @@
 //!     thread registry across the fork (in that order, the order every
 //!     other path takes them in), and last the leaf locks, which no
 //!     thread holds while it takes another: the guest's limits, its CPU
-//!     mask, the strace prefix and stderr (a child hung on the CPU mask a
+//!     mask, the strace prefix, stderr (a child hung on the CPU mask a
 //!     thread being created held at the fork, 1 run in ~30 of four
-//!     threads forking). glibc's `fork` makes its own allocator safe.
+//!     threads forking) and the gate of the protected code pages, which a
+//!     signal handler on another thread takes to give a page back (a
+//!     child hung at its first flush, 1 run in ~8 of three threads
+//!     storing into code while the main one forked). glibc's `fork`
+//!     makes its own allocator safe.
 //! F2: the child keeps every block translation: blocks push the same exit
 //!     words in any process, and the child's monitor makes a block's
 //!     entries when it first sees one (tables words.rs I2). The code
@@ -175,6 +179,7 @@ impl Vm {
             proc.affinity.lock().unwrap_or_else(|e| e.into_inner()),
             crate::strace::hold_prefix(),
             std::io::stderr().lock(),
+            proc.protected.hold_gate(),
         );
         // SAFETY: glibc's fork; the child is this thread alone, with every
         // lock it could need held by itself (F1).

@@ -41,6 +41,16 @@ const GIVEN_MAX: usize = 16;
 const TOMB: u64 = 1;
 const PROT_MASK: u64 = 0x7;
 
+/// The gate held ([`ProtectedPages::hold_gate`]); given back on drop.
+#[derive(Debug)]
+pub struct GateHeld<'a>(&'a ProtectedPages);
+
+impl Drop for GateHeld<'_> {
+    fn drop(&mut self) {
+        self.0.gate.store(false, Ordering::Release);
+    }
+}
+
 impl ProtectedPages {
     pub fn new(cap: usize) -> ProtectedPages {
         ProtectedPages {
@@ -154,6 +164,23 @@ impl ProtectedPages {
         let r = f();
         self.gate.store(false, Ordering::Release);
         r
+    }
+
+    /// The gate, held until the guard goes (dispatch/fork.rs F1: across a
+    /// `fork`, so that no child starts with it held by a thread it does not
+    /// have, a handler giving a page back on another thread; the child
+    /// hung at its first flush). The translation lock is held: no other
+    /// thread holds the gate but such a handler, for a moment.
+    pub fn hold_gate(&self) -> GateHeld<'_> {
+        while self
+            .gate
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+        GateHeld(self)
     }
 
     /// Take write permission away from guest page `page`, recording the
