@@ -424,11 +424,11 @@ fn threads_storing_into_one_page_of_code_race_no_fault() {
     }
 }
 
-/// The rewriting guest (tests/hostile/rewrite.c, 20,000 rewrites) under
+/// A rewriting guest (tests/hostile/GUEST.c, 20,000 rewrites) under
 /// `hotlift run --no-cache` with `opts` and its profile at `p`, its output
 /// checked against the native run's: the profile.
-fn rewrite_profiled(dir: &Path, opts: &[&str], p: &Path) -> serde_json::Value {
-    let exe = build_named(dir, "rewrite");
+fn rewrite_profiled(dir: &Path, guest: &str, opts: &[&str], p: &Path) -> serde_json::Value {
+    let exe = build_named(dir, guest);
     let n = run(&exe, "20000", None, None);
     assert!(n.status.success(), "{n:?}");
     let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
@@ -462,7 +462,7 @@ fn rewrite_profiled(dir: &Path, opts: &[&str], p: &Path) -> serde_json::Value {
 #[test]
 fn code_rewritten_across_full_code_caches_runs_as_last_written() {
     let dir = workdir("rewrite");
-    let prof = rewrite_profiled(&dir, &["--cache-mib", "1"], &dir.join("p.json"));
+    let prof = rewrite_profiled(&dir, "rewrite", &["--cache-mib", "1"], &dir.join("p.json"));
     let causes = &prof["code_cache_flushes_by_cause"];
     assert!(causes["cache_full"].as_u64().unwrap() >= 1, "{causes}");
     assert!(
@@ -482,7 +482,7 @@ fn code_rewritten_across_id_epochs_keeps_its_exact_profile() {
     let dir = workdir("epochs");
     let profile = |epoch: &str| {
         let p = dir.join(format!("p{epoch}.json"));
-        rewrite_profiled(&dir, &["--id-epoch", epoch], &p)
+        rewrite_profiled(&dir, "rewrite", &["--id-epoch", epoch], &p)
     };
     let (whole, cut) = (profile("0"), profile("1024"));
     let epochs = |p: &serde_json::Value| p["code_cache_flushes_by_cause"]["id_epoch"].as_u64();
@@ -524,25 +524,8 @@ fn code_rewritten_across_id_epochs_keeps_its_exact_profile() {
 #[test]
 fn id_epochs_end_under_threads_and_forks() {
     let dir = workdir("epoch-threads");
-    let exe = build_named(&dir, "rewrite_threads");
-    let n = run(&exe, "20000", None, None);
-    assert!(n.status.success(), "{n:?}");
     let p = dir.join("p.json");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["run", "--no-cache", "--id-epoch", "512", "--profile"])
-        .arg(&p)
-        .arg("--")
-        .arg(&exe)
-        .arg("20000")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{o:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&n.stdout)
-    );
-    let prof = read_profile(&p);
+    let prof = rewrite_profiled(&dir, "rewrite_threads", &["--id-epoch", "512"], &p);
     let epochs = prof["code_cache_flushes_by_cause"]["id_epoch"]
         .as_u64()
         .unwrap();
