@@ -83,9 +83,7 @@ impl Vm {
         if let Err(e) = proc.threads.stop_others(&self.entry, STOP_LIMIT) {
             return self.give_up(&format!("{e}: cannot end the id epoch"));
         }
-        l.cache.flush(proc.threads.oldest_gen());
-        proc.protected.restore_all();
-        proc.smc_flush_pending.store(false, Ordering::Release);
+        proc.flush_stopped(&mut l);
         // E2: the monitor folds what it knows of the old ids.
         let metas = blocks.published().to_vec();
         let images = {

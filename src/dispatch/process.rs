@@ -429,11 +429,17 @@ impl Process {
     /// first). Nothing is dropped when they cannot be (I4).
     pub fn flush(&self, l: &mut Locked, me: &ThreadEntry) -> Result<(), StuckThread> {
         self.threads.stop_others(me, STOP_LIMIT)?;
+        self.flush_stopped(l);
+        self.threads.go();
+        Ok(())
+    }
+
+    /// [`Process::flush`] with the other threads stopped already (and
+    /// still stopped after: an id epoch's end, epoch.rs E2).
+    pub fn flush_stopped(&self, l: &mut Locked) {
         l.cache.flush(self.threads.oldest_gen());
         self.protected.restore_all();
         self.smc_flush_pending.store(false, Ordering::Release);
-        self.threads.go();
-        Ok(())
     }
 
     /// After stores into code (smc.rs I6), or before a syscall writes

@@ -153,17 +153,8 @@ impl ProtectedPages {
     /// runs translated code, so a handler waiting here waits for another
     /// thread.
     fn gated<R>(&self, f: impl FnOnce() -> R) -> R {
-        while self
-            .gate
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            // SAFETY: sched_yield is async-signal-safe.
-            unsafe { libc::sched_yield() };
-        }
-        let r = f();
-        self.gate.store(false, Ordering::Release);
-        r
+        let _held = self.hold_gate();
+        f()
     }
 
     /// The gate, held until the guard goes (dispatch/fork.rs F1: across a
@@ -171,13 +162,14 @@ impl ProtectedPages {
     /// have, a handler giving a page back on another thread; the child
     /// hung at its first flush). The translation lock is held: no other
     /// thread holds the gate but such a handler, for a moment.
+    /// Async-signal-safe.
     pub fn hold_gate(&self) -> GateHeld<'_> {
         while self
             .gate
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            // SAFETY: sched_yield has no preconditions.
+            // SAFETY: sched_yield is async-signal-safe.
             unsafe { libc::sched_yield() };
         }
         GateHeld(self)

@@ -52,7 +52,7 @@
 //!     runs. A `vfork` parent, which runs again only once its child has
 //!     called `execve` or ended, asks for the same quiet then
 //!     ([`Monitor::keep_still`]).
-//! I7: asked to end an id epoch ([`Monitor::end_epoch`]: the guest threads
+//! I7: asked to end an id epoch ([`Epochs::end_epoch`]: the guest threads
 //!     are out of translated code and every translation is dropped, so
 //!     every word naming an old block id is in a ring already), the monitor
 //!     drains every ring at the top of its loop, tells the second tier,
@@ -122,8 +122,10 @@ struct Shared {
     /// not), unless the doorbell moves from `quiet_bell`.
     quiet_until: AtomicU64,
     quiet_bell: AtomicU32,
-    /// I7: the id epoch to end, and how many the monitor ended.
+    /// I7: the id epoch to end; how many were asked for (so that a round
+    /// looks at the lock only then) and how many the monitor ended.
     epoch: Mutex<Option<tables::EpochEnd>>,
+    epochs_asked: AtomicU32,
     epochs_ended: AtomicU32,
 }
 
@@ -279,6 +281,7 @@ impl Monitor {
             quiet_until: AtomicU64::new(0),
             quiet_bell: AtomicU32::new(0),
             epoch: Mutex::new(None),
+            epochs_asked: AtomicU32::new(0),
             epochs_ended: AtomicU32::new(0),
         });
         // FACTS: get_core_ids reports the calling thread's current mask;
@@ -400,33 +403,7 @@ impl Monitor {
     pub fn epochs(&self) -> Epochs {
         Epochs(self.shared.clone())
     }
-}
 
-/// A monitor's id epochs (I7).
-#[derive(Debug)]
-pub struct Epochs(Arc<Shared>);
-
-impl Epochs {
-    /// I7: end an id epoch: the monitor takes every word pushed so far,
-    /// folds what it knows by block id (tables/epoch.rs) and says so; false
-    /// when it did not within `limit` (or it is finishing).
-    pub fn end_epoch(&self, end: tables::EpochEnd, limit: std::time::Duration) -> bool {
-        let s = &self.0;
-        let before = s.epochs_ended.load(Ordering::Acquire);
-        *s.epoch.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
-        ring::ring_doorbell(&s.doorbell);
-        let until = std::time::Instant::now() + limit;
-        while s.epochs_ended.load(Ordering::Acquire) == before {
-            if s.stop.load(Ordering::Acquire) || std::time::Instant::now() >= until {
-                return false;
-            }
-            futex_wait(&s.epochs_ended, before, 1_000_000);
-        }
-        true
-    }
-}
-
-impl Monitor {
     /// Stop after draining every ring (I1) and hand back their exact profile.
     pub fn finish(&mut self) -> Snapshot {
         self.shared.stop.store(true, Ordering::Release);
@@ -443,6 +420,31 @@ impl Monitor {
             self.info.note = "unpinned: setting the monitor's CPU affinity failed".into();
         }
         tables
+    }
+}
+
+/// A monitor's id epochs (I7).
+#[derive(Debug)]
+pub struct Epochs(Arc<Shared>);
+
+impl Epochs {
+    /// I7: end an id epoch: the monitor takes every word pushed so far,
+    /// folds what it knows by block id (tables/epoch.rs) and says so; false
+    /// when it did not within `limit` (or it is finishing).
+    pub fn end_epoch(&self, end: tables::EpochEnd, limit: std::time::Duration) -> bool {
+        let s = &self.0;
+        let before = s.epochs_ended.load(Ordering::Acquire);
+        *s.epoch.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+        s.epochs_asked.fetch_add(1, Ordering::AcqRel);
+        ring::ring_doorbell(&s.doorbell);
+        let until = std::time::Instant::now() + limit;
+        while s.epochs_ended.load(Ordering::Acquire) == before {
+            if s.stop.load(Ordering::Acquire) || std::time::Instant::now() >= until {
+                return false;
+            }
+            futex_wait(&s.epochs_ended, before, 1_000_000);
+        }
+        true
     }
 }
 
@@ -540,12 +542,18 @@ fn run(
     loop {
         // I4: here the monitor holds nothing.
         pause_point(shared);
-        let asked = shared
-            .epoch
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(end) = asked {
+        let asked = shared.epochs_asked.load(Ordering::Acquire)
+            != shared.epochs_ended.load(Ordering::Relaxed);
+        let end = asked
+            .then(|| {
+                shared
+                    .epoch
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+            })
+            .flatten();
+        if let Some(end) = end {
             end_epoch(shared, &mut tables, tier.as_deref_mut(), &end);
             continue;
         }

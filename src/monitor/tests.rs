@@ -56,6 +56,7 @@ fn shared() -> Shared {
         quiet_until: AtomicU64::new(0),
         quiet_bell: AtomicU32::new(0),
         epoch: Mutex::new(None),
+        epochs_asked: AtomicU32::new(0),
         epochs_ended: AtomicU32::new(0),
     }
 }

@@ -36,7 +36,7 @@ use hashbrown::HashMap;
 use super::words::{End, WordTable, NONE};
 use super::{SbSummary, Tables, ThreadState};
 use crate::cache::BlockMeta;
-use crate::contract::{block_word, EXIT_FALL, UNIT_BASE};
+use crate::contract::UNIT_BASE;
 
 /// A block id naming a retired entry (I2).
 pub const RETIRED_REF: u32 = 1 << 31;
@@ -300,14 +300,7 @@ impl Tables {
         // As the word's own transition would have marked it (landing.rs
         // I1): its target's block is new to it, as after any flush (the
         // block there now has an id the word never went to).
-        let mut end = c.end;
-        if end == End::Return && self.is_landing_site(guest) {
-            end = End::LandingReturn;
-        } else if matches!(end, End::IndirectJump | End::LandingJump) && self.is_call_return(guest)
-        {
-            end = End::LandingJump;
-            self.add_site(guest);
-        }
+        let end = self.first_sight(c.end, guest);
         if end.has(End::CALL) {
             self.call(st, c.ret, guest);
         } else if end.has(End::RET) {
@@ -326,10 +319,5 @@ impl Tables {
     pub(super) fn retired_syscall_edge(&mut self, e: u32) {
         let next = self.retired.metas.get(e as usize).map_or(0, |m| m.target);
         *self.retired.edges.entry((e, next)).or_insert(0) += 1;
-    }
-
-    /// Block `b` of the fall-through word of a syscall (records.rs).
-    pub(super) fn syscall_next(&self, b: u32) -> u64 {
-        self.words[block_word(b, EXIT_FALL)].target
     }
 }

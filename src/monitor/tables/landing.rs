@@ -107,33 +107,34 @@ impl Tables {
     #[cold]
     pub(super) fn new_target(&mut self, p: u32, e: u32) {
         let end = self.words[p].end;
-        let g = self.guest(e);
+        let marked = self.first_sight(end, self.guest(e));
+        if marked == End::LandingJump {
+            self.watch.words.entry(p).or_insert((0, false));
+        }
+        self.words[p].end = marked;
+    }
+
+    /// What a word ending `end` becomes when it goes to guest address `g`
+    /// as a new target (I1): a return into a landing site is marked, a
+    /// jump into a call's return address too, `g` a landing site from
+    /// then on. Also for a word of an ended id epoch (epoch.rs I2).
+    pub(super) fn first_sight(&mut self, end: End, g: u64) -> End {
         if end == End::Return {
-            if self.is_landing_site(g) {
-                self.words[p].end = End::LandingReturn;
-            }
-            return;
+            return if self.is_landing_site(g) {
+                End::LandingReturn
+            } else {
+                end
+            };
         }
         if !matches!(end, End::IndirectJump | End::LandingJump) || !self.watch.returns.contains(&g)
         {
-            return;
+            return end;
         }
-        self.words[p].end = End::LandingJump;
-        self.watch.words.entry(p).or_insert((0, false));
-        self.add_site(g);
-    }
-
-    /// `g` is a landing site (I1).
-    pub(super) fn add_site(&mut self, g: u64) {
         if self.watch.sites.insert(g) {
             self.watch.bits |= bit(g);
             self.watch_returns_into(g);
         }
-    }
-
-    /// Is `g` the return address of a call the monitor has seen (I1)?
-    pub(super) fn is_call_return(&self, g: u64) -> bool {
-        self.watch.returns.contains(&g)
+        End::LandingJump
     }
 
     /// `g` became a landing site: mark the words that returned there

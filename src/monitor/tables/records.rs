@@ -135,7 +135,8 @@ impl Tables {
                 // Its block's epoch ended meanwhile (epoch.rs I2).
                 self.retired_syscall_edge(from & !super::RETIRED_REF);
             } else if from != NONE && !gone {
-                let next = self.syscall_next(from);
+                let w = crate::contract::block_word(from, crate::contract::EXIT_FALL);
+                let next = self.words[w].target;
                 *self.edges.entry((from, next)).or_insert(0) += 1;
             }
         }
