@@ -294,6 +294,29 @@ pub fn shared_with_host(start: u64, end: u64) -> bool {
         .is_some_and(|v| v.iter().any(|&(s, e)| s < end && start < e))
 }
 
+/// syscall/memfile.rs M2: the guest may hold a `/proc/PID/mem` file.
+static MEM_FILES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// May the guest hold a `/proc/PID/mem` file (syscall/memfile.rs M2)?
+pub fn mem_files() -> bool {
+    MEM_FILES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// From now on the guest may hold a `/proc/PID/mem` file.
+pub fn watch_mem_files() {
+    MEM_FILES.store(true, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The mapping the guest shares with hotlift that holds `addr`, as
+/// [start, end).
+pub fn shared_range(addr: u64) -> Option<(u64, u64)> {
+    SHARED_WITH_HOST
+        .get()?
+        .iter()
+        .copied()
+        .find(|&(s, e)| s <= addr && addr < e)
+}
+
 /// I5: the count of shrinks of guest memory so far.
 pub fn shrinks() -> u64 {
     SHRUNK.load(std::sync::atomic::Ordering::Acquire)

@@ -285,6 +285,9 @@ fn launch(
                     l.restore();
                     *vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner()) = l;
                 }
+                if s.mem_files {
+                    crate::guest_mem::watch_mem_files();
+                }
                 vm.tsc_traps = s.tsc_traps;
                 if s.tsc_traps {
                     crate::frontend::set_tsc_traps();

@@ -62,6 +62,10 @@ pub struct ExecState {
     /// `--no-demangle`: the new image's summary names functions raw too.
     #[serde(default)]
     pub raw_names: bool,
+    /// The guest may hold a `/proc/PID/mem` file (syscall/memfile.rs M2):
+    /// descriptors outlive an `execve`.
+    #[serde(default)]
+    pub mem_files: bool,
 }
 
 static OWN_EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -206,6 +210,7 @@ impl Vm {
                 limits: Some(limits.clone()),
                 tsc_traps: self.tsc_traps,
                 raw_names: crate::profile::names::raw(),
+                mem_files: crate::guest_mem::mem_files(),
             };
             let own = OWN_EXE
                 .get()

@@ -26,8 +26,9 @@
 //!     dispatcher gives those pages their protection back and drops their
 //!     translations (I6), before the kernel can see hotlift's write
 //!     protection. Code whose bytes change through another mapping of the
-//!     same memory (a double-mapped JIT) or through /proc/self/mem is not
-//!     detected (README, known limits).
+//!     same memory (a double-mapped JIT) is not detected (README, known
+//!     limits); /proc/self/mem does not open for writing
+//!     (syscall/memfile.rs M1).
 //! I5: a store that faulted on hotlift's protection may find, by the time
 //!     its handler looks, the page already given back by another thread's
 //!     handler or a flush (a JIT's threads writing one page of code and

@@ -24,6 +24,7 @@ mod affinity;
 mod control;
 mod guest_io;
 mod mem;
+mod memfile;
 mod plan;
 mod reach;
 pub mod selfview;
@@ -206,6 +207,12 @@ fn clone3_as_clone(args: u64, size: u64) -> Result<[u64; 6], i64> {
     Ok([flags | exit_signal, top, parent_tid, child_tid, tls, 0])
 }
 
+/// `openat2`'s open flags: the first field of its `struct open_how` (0
+/// where the guest's pointer reads nothing: the kernel fails the call).
+fn open_how_flags(how: u64) -> u64 {
+    guest_read::<u64>(how).unwrap_or(0)
+}
+
 /// The OS layer's entry points for the engine (dispatch/os.rs): the
 /// syscall layer's and the signal layer's.
 pub fn os() -> crate::dispatch::Os {
@@ -230,11 +237,27 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         strace::log(&strace::format_call(nr, &a));
     }
     let at = GuestAddr(vm.ctx.rip() - 2);
-    let own_exe = match nr as i64 {
+    // A result hotlift gives instead of the kernel's.
+    let own = match nr as i64 {
         libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
         libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
-        libc::SYS_open => selfview::open(vm, nr, a, 0),
-        libc::SYS_openat => selfview::open(vm, nr, a, 1),
+        libc::SYS_open => selfview::open(vm, nr, a, 0, a[1]),
+        libc::SYS_openat => selfview::open(vm, nr, a, 1, a[2]),
+        libc::SYS_openat2 => selfview::open(vm, nr, a, 1, open_how_flags(a[2])),
+        libc::SYS_read
+        | libc::SYS_pread64
+        | libc::SYS_readv
+        | libc::SYS_preadv
+        | libc::SYS_preadv2
+        | libc::SYS_write
+        | libc::SYS_pwrite64
+        | libc::SYS_writev
+        | libc::SYS_pwritev
+        | libc::SYS_pwritev2
+            if memfile::watching() =>
+        {
+            memfile::access(vm, nr, &a)
+        }
         _ => None,
     };
     let written = if vm.proc.protected.is_empty() {
@@ -262,7 +285,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     // The duration goes to the monitor only: no clock reads without one.
     let t0 = vm.prof.ring.is_some().then(std::time::Instant::now);
     let ret = match plan(nr as i64) {
-        _ if own_exe.is_some() => own_exe.unwrap_or_default(),
+        _ if own.is_some() => own.unwrap_or_default(),
         Plan::Pass => pass(vm, nr, a),
         Plan::NoSys => {
             // A number the kernel has no syscall for fails with ENOSYS
@@ -348,6 +371,17 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             }
             _ => unreachable!("syscall {nr} planned as emulated without an emulation"),
         },
+    };
+    // The descriptors a call gave the guest (memfile.rs M1, M2).
+    let ret = match nr as i64 {
+        libc::SYS_open => memfile::opened(vm, ret, a[1]),
+        libc::SYS_openat => memfile::opened(vm, ret, a[2]),
+        libc::SYS_openat2 => memfile::opened(vm, ret, open_how_flags(a[2])),
+        libc::SYS_recvmsg | libc::SYS_recvmmsg => {
+            memfile::received(nr, &a, ret);
+            ret
+        }
+        _ => ret,
     };
     if vm.ctx.take_sys_restart() {
         // signal/deliver.rs D3: the syscall instruction runs again after

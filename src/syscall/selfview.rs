@@ -19,11 +19,8 @@
 //!     the guest's brk is `[heap]`, and the kernel's `[stack]`, `[vdso]`,
 //!     `[vvar]` and `[vsyscall]` stay. The copy is made at `open`, read
 //!     from a memory file; asking to write it is `EACCES`, as natively.
-//! I5: opening its own `/proc/self/mem` (or under its pid, a task,
-//!     `thread-self`) for writing is refused with `EACCES`, said once on
-//!     stderr: a write there ignores page protections, so it would reach
-//!     hotlift's memory and change guest code without hotlift seeing it
-//!     (smc.rs write-protects code pages; this path passes them by).
+//! I5: its `mem` files are memfile.rs's: looked at by what the kernel
+//!     opened, not by the path given.
 //! I6: an entry of its own `/proc/self/map_files` (by any of the names of
 //!     I4, or relative to a descriptor or working directory there) that is
 //!     not all guest memory does not exist for `open`/`openat` and
@@ -32,8 +29,9 @@
 //!     cache's memory file opened that way was a way to write translated
 //!     code (the kernel lets only a privileged process, e.g. root, open
 //!     them). Listing the directory still shows hotlift's ranges' names.
-//! Other `/proc/self` files (`mem` read-only, `pagemap`, `status`) still
-//! show hotlift's process (README, threat model).
+//! `open` here is `open`, `openat` and `openat2` alike. Other `/proc/self`
+//! files (`pagemap`, `status`) still show hotlift's process (README,
+//! threat model).
 
 use super::{guest_write_bytes, syscall6, EFAULT};
 use crate::dispatch::Vm;
@@ -432,7 +430,7 @@ fn serve(text: &[u8], flags: u64) -> i64 {
 /// `open`/`openat` of the guest's own executable: the same call on its real
 /// path (I2); of its memory map: a copy cut to the guest's memory (I4).
 /// `a` are the syscall's arguments, `path_arg` the index of the path.
-pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
+pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize, flags: u64) -> Option<i64> {
     let path = guest_cstr(a[path_arg])?;
     if let Some(view) = names_view(&path) {
         let file = match view {
@@ -457,22 +455,10 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize) -> Option<i64> {
             Vec::new()
         };
         let text = guest_view(&real, view, &guest, heap, &extents);
-        return Some(serve(text.as_bytes(), a[path_arg + 1]));
+        return Some(serve(text.as_bytes(), flags));
     }
     if hidden_map_file(vm, &path, (path_arg == 1).then_some(a[0])) {
         return Some(-(libc::ENOENT as i64));
-    }
-    let flags = a[path_arg + 1];
-    if names_self(&path, b"mem") && flags & (libc::O_WRONLY | libc::O_RDWR) as u64 != 0 {
-        // I5.
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            eprintln!(
-                "hotlift: the guest at {} opened its /proc/self/mem for writing: refused with EACCES (writes there would reach hotlift's memory and pass its view of guest code by; said once)",
-                crate::types::GuestAddr(vm.ctx.rip() - 2)
-            )
-        });
-        return Some(-(libc::EACCES as i64));
     }
     if !names_self_exe(&path) {
         return None;

@@ -73,14 +73,6 @@ int main(int argc, char **argv) {
                 : "fork failed\n");
         return 0;
     }
-    if (strcmp(mode, "procmem") == 0) {
-        int fd = open("/proc/self/mem", O_RDWR);
-        say(fd >= 0 ? "/proc/self/mem for writing: opened\n"
-                    : errno == EACCES ? "/proc/self/mem for writing: EACCES\n" : "/proc/self/mem: other\n");
-        fd = open("/proc/self/mem", O_RDONLY);
-        say(fd >= 0 ? "/proc/self/mem for reading: opened\n" : "/proc/self/mem for reading: failed\n");
-        return 0;
-    }
     if (strcmp(mode, "mapfiles") == 0) {
         /* Every entry of /proc/self/map_files the program can open (a
          * privileged one can: it is the mapped object itself) is a range of

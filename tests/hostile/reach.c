@@ -19,13 +19,14 @@
 static const char *err(long rc) {
     if (rc >= 0)
         return "succeeded";
-    return errno == EFAULT ? "EFAULT" : errno == ENOMEM ? "ENOMEM" : strerror(errno);
+    return errno == EFAULT ? "EFAULT" : errno == ENOMEM ? "ENOMEM" : errno == EIO ? "EIO" : strerror(errno);
 }
 
 int main(void) {
     printf("ready\n");
     fflush(stdout);
     int zero = open("/dev/zero", O_RDONLY);
+    int mem = open("/proc/self/mem", O_RDONLY);
     char line[64];
     int n = 0;
     while (fgets(line, sizeof line, stdin)) {
@@ -36,6 +37,12 @@ int main(void) {
         printf(" write %s", err(write(1, p, 16)));
         struct iovec v = {p, 64};
         printf(" readv %s", err(readv(zero, &v, 1)));
+        /* Its own mem file reads memory by address, whatever maps it. */
+        char got[64];
+        printf(" mem pread %s", err(pread(mem, got, sizeof got, (off_t)(long)p)));
+        lseek(mem, (off_t)(long)p, SEEK_SET);
+        struct iovec into = {got, sizeof got};
+        printf(" mem readv %s", err(readv(mem, &into, 1)));
         /* Its own process's memory through process_vm_*: hotlift's is not
          * the guest's on either side. */
         char buf[64];
