@@ -143,7 +143,8 @@ fn own_proc_mem_reaches_only_guest_memory() {
                preadv of the same: 4096\n\
                the unmapped page: EIO\n\
                read there: EIO\n\
-               write through the reading one: Bad file descriptor\n";
+               write through the reading one: Bad file descriptor\n\
+               openat2 of its maps shows hotlift: no\n";
     let writes = |how: &str| {
         format!(
             "/proc/self/mem for writing: {how}\n\

@@ -77,6 +77,17 @@ int main(int argc, char **argv) {
     lseek(mem, (off_t)(long)(two + 4096), SEEK_SET);
     printf("read there: %s\n", got(read(mem, big, 16)));
     printf("write through the reading one: %s\n", got(pwrite(mem, "zz", 2, (off_t)(long)from)));
+    /* openat2 of its maps: the guest's view, as open gives. */
+    struct open_how ro = {.flags = O_RDONLY};
+    int maps = syscall(SYS_openat2, AT_FDCWD, "/proc/self/maps", &ro, sizeof ro);
+    int hotlift = 0;
+    FILE *mf = maps >= 0 ? fdopen(maps, "r") : 0;
+    char line[512];
+    while (mf && fgets(line, sizeof line, mf))
+        hotlift += strstr(line, "/hotlift\n") != 0; /* its program */
+    printf("openat2 of its maps shows hotlift: %s\n", !mf ? "failed" : hotlift ? "yes" : "no");
+    if (mf)
+        fclose(mf);
     fflush(stdout);
 
     /* Another process's: a child waiting on a pipe. */
