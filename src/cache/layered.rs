@@ -1,5 +1,6 @@
-//! The translation lock's guest-address maps, in two layers: a large
-//! one written in batches and a small one every insert goes to first.
+//! The translation lock's guest-address maps, in layers: a large one
+//! written in batches, a small one every insert goes to first, and in a
+//! forked child the parent's small one between them.
 //!
 //! A forked child shares its parent's pages copy-on-write, and an insert
 //! into one large hash table touches a page at random: each of the blocks
@@ -22,6 +23,8 @@ const RECENT: usize = 4096;
 #[derive(Debug)]
 pub struct Layered<K, V> {
     base: HashMap<K, V>,
+    /// L1: a parent's small layer, in a forked child.
+    middle: HashMap<K, V>,
     recent: HashMap<K, V>,
 }
 
@@ -29,6 +32,7 @@ impl<K: Hash + Eq + Copy, V: Copy> Default for Layered<K, V> {
     fn default() -> Self {
         Layered {
             base: HashMap::new(),
+            middle: HashMap::new(),
             recent: HashMap::new(),
         }
     }
@@ -36,37 +40,68 @@ impl<K: Hash + Eq + Copy, V: Copy> Default for Layered<K, V> {
 
 impl<K: Hash + Eq + Copy, V: Copy> Layered<K, V> {
     pub fn get(&self, k: &K) -> Option<V> {
-        self.recent.get(k).or_else(|| self.base.get(k)).copied()
+        // The middle layer is empty but in a forked child: not hashed then.
+        self.recent
+            .get(k)
+            .or_else(|| self.middle_get(k))
+            .or_else(|| self.base.get(k))
+            .copied()
+    }
+
+    fn middle_get(&self, k: &K) -> Option<&V> {
+        if self.middle.is_empty() {
+            None
+        } else {
+            self.middle.get(k)
+        }
     }
 
     pub fn contains_key(&self, k: &K) -> bool {
-        self.recent.contains_key(k) || self.base.contains_key(k)
+        self.recent.contains_key(k) || self.middle_get(k).is_some() || self.base.contains_key(k)
     }
 
     pub fn insert(&mut self, k: K, v: V) {
         self.recent.insert(k, v);
         if self.recent.len() >= RECENT {
+            // The newer layer last: its entries win.
+            self.base.extend(self.middle.drain());
             self.base.extend(self.recent.drain());
         }
     }
 
     pub fn remove(&mut self, k: &K) {
         self.recent.remove(k);
+        self.middle.remove(k);
         self.base.remove(k);
     }
 
     pub fn len(&self) -> usize {
-        // A key in both layers counts twice: a bound, as callers use it.
-        self.base.len() + self.recent.len()
+        // A key in two layers counts twice: a bound, as callers use it.
+        self.base.len() + self.middle.len() + self.recent.len()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &K> {
-        self.recent.keys().chain(self.base.keys())
+        self.recent
+            .keys()
+            .chain(self.middle.keys())
+            .chain(self.base.keys())
     }
 
+    /// Forget every entry (L1: the tables go, unwritten).
     pub fn clear(&mut self) {
-        self.base.clear();
-        self.recent.clear();
+        *self = Layered::default();
+    }
+
+    /// L1, in a forked child: from here on the inherited layers are only
+    /// read (until the next batch).
+    pub fn forked(&mut self) {
+        let recent = std::mem::take(&mut self.recent);
+        if self.middle.is_empty() {
+            self.middle = recent;
+        } else {
+            // A fork of a fork before any batch: rare, and small.
+            self.middle.extend(recent);
+        }
     }
 }
 
@@ -95,5 +130,34 @@ mod tests {
         assert!(!m.contains_key(&1) && m.get(&(3 * RECENT as u64)).is_none());
         m.clear();
         assert_eq!((m.get(&7), m.len()), (None, 0));
+    }
+
+    /// L1: after `forked` the inherited small layer is read, not written;
+    /// newer entries win over it and the base, through the next batch.
+    #[test]
+    fn a_forked_child_reads_its_parents_small_layer() {
+        let mut m = Layered::default();
+        for k in 0..(RECENT as u64 + 10) {
+            m.insert(k, k);
+        }
+        m.forked();
+        assert_eq!((m.recent.len(), m.middle.len()), (0, 10));
+        m.insert(RECENT as u64 + 3, 1);
+        m.forked();
+        assert_eq!((m.recent.len(), m.middle.len()), (0, 10));
+        m.insert(RECENT as u64 + 5, 2);
+        assert_eq!(m.get(&(RECENT as u64 + 3)), Some(1));
+        assert_eq!(m.get(&(RECENT as u64 + 5)), Some(2));
+        assert_eq!(m.get(&(RECENT as u64 + 9)), Some(RECENT as u64 + 9));
+        assert_eq!(m.get(&5), Some(5));
+        for k in 0..RECENT as u64 {
+            m.insert(k + 100_000, 0);
+        }
+        // One batch moved both small layers into the base.
+        assert_eq!((m.recent.len(), m.middle.len()), (1, 0));
+        assert_eq!(m.get(&(RECENT as u64 + 5)), Some(2));
+        assert_eq!(m.get(&(RECENT as u64 + 3)), Some(1));
+        m.remove(&(RECENT as u64 + 3));
+        assert!(!m.contains_key(&(RECENT as u64 + 3)));
     }
 }

@@ -275,6 +275,13 @@ impl CodeCache {
         (a..=b).any(|p| self.code_pages.contains_key(&p))
     }
 
+    /// In a forked child: the guest-address maps it inherited are only
+    /// read from here on (layered.rs L1).
+    pub fn forked(&mut self) {
+        self.by_guest.forked();
+        self.code_pages.forked();
+    }
+
     /// Drop every translation (I3, I4). Only call when no other thread
     /// runs translated code (dispatch stop-the-world); `oldest` is the
     /// oldest generation a thread may still have left from (I6).

@@ -210,6 +210,7 @@ impl Vm {
                 .map_err(copy_failed)?;
             // kept/mod.rs K3: a forked child keeps nothing.
             locked.kept.forked();
+            locked.cache.forked();
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
             // not pin (monitor::PIN).
