@@ -606,6 +606,43 @@ fn a_monitor_record_replays_to_the_monitors_totals() {
     assert!(hotlift::monitor::trace::read(&path).is_err());
 }
 
+/// trace.rs I3: a record goes on across id epochs, and its replay folds
+/// where the monitor did (a guest rewriting its code, ids used again many
+/// times over).
+#[test]
+fn a_monitor_record_replays_across_id_epochs() {
+    let dir = workdir();
+    let exe = build_src(&dir, false, "rewrite", "../hostile/rewrite.c");
+    let out = dir.join("rewrite.json");
+    let rec = dir.join("rewrite-record");
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .env(hotlift::monitor::trace::ENV, &rec)
+        .args(["run", "--id-epoch", "512", "--profile"])
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .arg("5000")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let epochs = p["code_cache_flushes_by_cause"]["id_epoch"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(epochs >= 3, "{}", p["code_cache_flushes_by_cause"]);
+    let path = dir.join(format!("rewrite-record.{}", p["pid"].as_u64().unwrap()));
+    let events = hotlift::monitor::trace::read(&path).expect("a record");
+    let ends = events
+        .iter()
+        .filter(|e| matches!(e, hotlift::monitor::trace::Event::Epoch(..)))
+        .count();
+    assert_eq!(ends as u64, epochs);
+    let r = hotlift::monitor::trace::replay(&events).expect("the monitor's totals");
+    assert_eq!(r.words, p["ring"]["entries"].as_u64().unwrap());
+    assert_eq!(r.snapshot.returns, p["returns"].as_u64().unwrap());
+}
+
 #[test]
 fn threads_are_profiled_each_and_together() {
     let exe = Path::new(env!("CARGO_MANIFEST_DIR")).join("guest-tests/build/cdyn-threads");

@@ -14,16 +14,18 @@
 //!     checks the totals it can (ring words, guest instructions and
 //!     blocks, returns).
 //! I2: what the record does not hold is not replayed: a forked child's
-//!     superblocks inherited from its parent, `--selector pisat`'s mining,
-//!     the ids used again after an id epoch (tables/epoch.rs: the record
-//!     stops there, without its end). Such a record fails the check of I1
-//!     rather than replay wrongly.
+//!     superblocks inherited from its parent, `--selector pisat`'s mining.
+//!     Such a record fails the check of I1 rather than replay wrongly.
+//! I3: an id epoch's end (tables/epoch.rs) is a record of its own, with
+//!     the ending epoch's blocks and their images: the replay folds there
+//!     as the monitor did, and replays each epoch's words against its own
+//!     blocks (ids name other blocks in each epoch).
 //!
 //! Format: "HLMT1\n", then records, each a tag byte and a u64 length
 //! (little-endian) before its payload: `C` the configuration (JSON), `B` a
 //! batch (thread u32, then the words), `S` a superblock (id u32, then its
-//! `SbAccount` as JSON), `M` the block metas (JSON), `T` the totals at the
-//! end (JSON).
+//! `SbAccount` as JSON), `E` an id epoch's end (its `EpochEnd` as JSON),
+//! `M` the block metas (JSON), `T` the totals at the end (JSON).
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -66,6 +68,7 @@ pub enum Event {
     Config(Config),
     Batch(u32, Vec<u32>),
     Superblock(u32, SbAccount),
+    Epoch(super::tables::EpochEnd),
     Metas(Vec<BlockMeta>),
     Totals(Totals),
 }
@@ -134,13 +137,10 @@ pub fn superblock(id: u32, acc: &SbAccount) {
     }
 }
 
-/// An id epoch ended (I2): the record stops here, incomplete.
-pub fn epoch(_end: &super::tables::EpochEnd) {
+/// An id epoch ended (I3).
+pub fn epoch(end: &super::tables::EpochEnd) {
     if ON.load(Ordering::Relaxed) {
-        ON.store(false, Ordering::Relaxed);
-        if let Some(mut w) = OUT.lock().expect("monitor record").take() {
-            let _ = w.flush();
-        }
+        json(b'E', &[], end);
     }
 }
 
@@ -188,6 +188,7 @@ pub fn read(path: &std::path::Path) -> std::io::Result<Vec<Event>> {
                 Event::Batch(u32_at(0), (1..len / 4).map(|k| u32_at(4 * k)).collect())
             }
             b'S' if len >= 4 => Event::Superblock(u32_at(0), de(&p[4..])?),
+            b'E' => Event::Epoch(de(p)?),
             b'M' => Event::Metas(de(p)?),
             b'T' => Event::Totals(de(p)?),
             _ => return Err(bad("unknown record")),
@@ -210,7 +211,9 @@ pub struct Replayed {
 /// and check its totals (I1); an error says what differs.
 pub fn replay(events: &[Event]) -> Result<Replayed, String> {
     let mut cfg = SbConfig::default();
-    let (mut metas, mut want, mut words): (&[BlockMeta], _, u64) = (&[], None, 0);
+    // Each epoch's blocks (I3): the ended ones', then the last one's.
+    let mut epochs: Vec<&[BlockMeta]> = Vec::new();
+    let (mut last, mut want, mut words): (&[BlockMeta], _, u64) = (&[], None, 0);
     for e in events {
         match e {
             Event::Config(c) => {
@@ -218,18 +221,25 @@ pub fn replay(events: &[Event]) -> Result<Replayed, String> {
                 cfg.block_threshold = c.block_threshold;
                 cfg.edge_threshold = c.edge_threshold;
             }
-            Event::Metas(m) => metas = m,
+            Event::Epoch(end) => epochs.push(&end.metas),
+            Event::Metas(m) => last = m,
             Event::Totals(t) => want = Some(*t),
             Event::Batch(_, w) => words += w.len() as u64,
             Event::Superblock(..) => {}
         }
     }
     let want = want.ok_or("the record has no end (its monitor did not finish)")?;
-    let cap = u32::try_from(metas.len() + 1).map_err(|_| "too many blocks")?;
-    let blocks = BlockTable::new(cap).map_err(|e| format!("block table: {e}"))?;
-    for m in metas {
-        blocks.push_meta(*m);
-    }
+    epochs.push(last);
+    let table = |metas: &[BlockMeta]| -> Result<BlockTable, String> {
+        let cap = u32::try_from(metas.len() + 1).map_err(|_| "too many blocks")?;
+        let blocks = BlockTable::new(cap).map_err(|e| format!("block table: {e}"))?;
+        for m in metas {
+            blocks.push_meta(*m);
+        }
+        Ok(blocks)
+    };
+    let mut epoch = 0;
+    let mut blocks = table(epochs[0])?;
     let mut tables = Tables::new(cfg);
     let t0 = std::time::Instant::now();
     for e in events {
@@ -239,7 +249,14 @@ pub fn replay(events: &[Event]) -> Result<Replayed, String> {
                 // The builder takes them each round.
                 tables.requests.clear();
             }
-            Event::Superblock(id, acc) => tables.add_superblock(*id, acc.clone(), metas),
+            Event::Superblock(id, acc) => {
+                tables.add_superblock(*id, acc.clone(), epochs[epoch]);
+            }
+            Event::Epoch(end) => {
+                tables.end_epoch(end);
+                epoch += 1;
+                blocks = table(epochs[epoch])?;
+            }
             _ => {}
         }
     }

@@ -101,7 +101,7 @@ impl Retired {
 
 /// What a fold needs of the ending epoch (dispatch/epoch.rs): its blocks,
 /// and the image of each (`u32::MAX`: none).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct EpochEnd {
     pub metas: Vec<BlockMeta>,
     pub images: Vec<u32>,
