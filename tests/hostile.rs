@@ -553,6 +553,58 @@ fn code_rewritten_across_id_epochs_keeps_its_exact_profile() {
     );
 }
 
+/// Item 8 with the inline counters (dispatch/epoch.rs E4): `--count-inline`
+/// across id epochs counts every block as a run without epochs does, and
+/// `--count-check` finds the monitor and the counters agreeing on every
+/// block of every epoch (with threads: the threads-and-forks guest).
+#[test]
+fn inline_counters_fold_across_id_epochs() {
+    let dir = workdir("epoch-inline");
+    let inline = |epoch: &str| {
+        let p = dir.join(format!("inline{epoch}.json"));
+        rewrite_profiled(
+            &dir,
+            "rewrite",
+            &["--count-inline", "--id-epoch", epoch],
+            &p,
+        )
+    };
+    let (whole, cut) = (inline("0"), inline("1024"));
+    let epochs = |p: &serde_json::Value| {
+        p["code_cache_flushes_by_cause"]["id_epoch"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(epochs(&whole), 0);
+    assert!(epochs(&cut) >= 3, "{}", epochs(&cut));
+    assert_eq!(by_offset(&cut)[0], by_offset(&whole)[0]);
+    assert_eq!(
+        cut["totals"]["block_executions"],
+        whole["totals"]["block_executions"]
+    );
+    for (guest, opts) in [
+        ("rewrite", &["--count-check", "--id-epoch", "1024"][..]),
+        ("rewrite_threads", &["--count-check", "--id-epoch", "512"]),
+    ] {
+        let p = rewrite_profiled(&dir, guest, opts, &dir.join(format!("check-{guest}.json")));
+        assert!(epochs(&p) >= 3, "{guest}: {}", epochs(&p));
+        let c = &p["count_check"];
+        assert_eq!(c["block_mismatch_total"], 0, "{guest}: {c}");
+        assert_eq!(c["thread_mismatches"], 0, "{guest}: {c}");
+        let counted: u64 = c["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t[1].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            counted,
+            p["totals"]["block_executions"].as_u64().unwrap(),
+            "{guest}"
+        );
+    }
+}
+
 /// Item 8 with threads and forks: three threads rewriting code while the
 /// main thread forks; id epochs end under it all (every thread stopped,
 /// the monitor draining four rings), and the run gives the native output

@@ -16,10 +16,12 @@
 //!     and the monitor's fold done (monitor I7); then the block table
 //!     starts its ids again (cache/blocks.rs I3).
 //! E3: not where something keeps block ids of its own across the run:
-//!     `--count-inline` and `--count-check` (counters by id in translated
-//!     code), `--store` (traces by block), `--selector pisat` (windows of
-//!     ids), `hotlift paths` (its function's nodes). Those runs stop at
+//!     `--store` (traces by block), `--selector pisat` (windows of ids),
+//!     `hotlift paths` (its function's nodes). Those runs stop at
 //!     `BLOCK_CAPACITY` ids as before.
+//! E4: the counters of `--count-inline` and `--count-check` (by id in
+//!     translated code) fold by block at the same stop, keyed as the
+//!     monitor's entries (profiling/inline.rs).
 
 use std::sync::atomic::Ordering;
 
@@ -34,11 +36,7 @@ const FOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// The block count at which a process first looks at ending an epoch
 /// (u32::MAX: never, E3).
 pub(super) fn first_check(opts: &crate::options::RunOptions, paths: bool) -> u32 {
-    let own_ids = opts.count_inline
-        || opts.count_check
-        || opts.store.is_some()
-        || opts.pisat().is_some()
-        || paths;
+    let own_ids = opts.store.is_some() || opts.pisat().is_some() || paths;
     if own_ids || opts.id_epoch == 0 {
         u32::MAX
     } else {
@@ -86,7 +84,7 @@ impl Vm {
         proc.flush_stopped(&mut l);
         // E2: the monitor folds what it knows of the old ids.
         let metas = blocks.published().to_vec();
-        let images = {
+        let images: Vec<u32> = {
             let log = proc.prof.images();
             let base = blocks.epoch_base();
             metas
@@ -106,6 +104,8 @@ impl Vm {
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
             .map(|m| m.epochs());
+        // E4: the inline counters fold beside the monitor.
+        proc.prof.fold_inline(&metas, &images);
         let folded = epochs.is_none_or(|e| e.end_epoch(EpochEnd { metas, images }, FOLD_LIMIT));
         if !folded {
             return self.give_up("the monitor did not take the end of an id epoch");

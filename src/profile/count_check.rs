@@ -9,7 +9,9 @@ use crate::monitor::Snapshot;
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CountCheck {
     pub blocks_compared: u64,
-    /// Blocks whose counts differ: (block id, monitor, inline), at most 20.
+    /// Blocks whose counts differ: (block id, monitor, inline), at most 20;
+    /// a block of an ended id epoch is its entry with bit 31 set
+    /// (dispatch/profiling/inline.rs). `blocks_compared` counts both.
     pub block_mismatches: Vec<(u32, u64, u64)>,
     pub block_mismatch_total: u64,
     /// Per thread (in start order): (monitor block executions, inline).

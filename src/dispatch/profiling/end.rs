@@ -144,11 +144,9 @@ impl Process {
                     *a += b;
                 }
             }
-            (
-                Snapshot::from_counts(&counts, n),
-                MonitorInfo::default(),
-                "inline",
-            )
+            let mut snapshot = Snapshot::from_counts(&counts, n);
+            snapshot.retired = prof.inline_retired();
+            (snapshot, MonitorInfo::default(), "inline")
         } else if self.opts.perf_map {
             // --no-monitor: nothing counted, but the perf map needs only
             // the translations and the blocks' names.
@@ -164,9 +162,11 @@ impl Process {
             let (_, modules) = module_table(&prof.images());
             p.report(&snapshot, prof.blocks.published(), &modules)
         });
-        let count_check = prof
-            .count_check
-            .then(|| CountCheck::of(&snapshot, &inline_counts(prof.blocks.len() as usize)));
+        let count_check = prof.count_check.then(|| {
+            let mut c = CountCheck::of(&snapshot, &inline_counts(prof.blocks.len() as usize));
+            prof.check_folds(&snapshot, &mut c);
+            c
+        });
         // The store merges after the profile is written (store/run.rs I1).
         let merge = || {
             if let Some(s) = &prof.store {

@@ -18,6 +18,7 @@
 #![allow(unsafe_code)]
 
 mod end;
+mod inline;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -57,6 +58,8 @@ pub struct Profiling {
     inline: Option<Mutex<Vec<Counters>>>,
     /// `--count-check`: counters and ring both.
     count_check: bool,
+    /// The counters of ended id epochs (inline.rs).
+    inline_folded: Mutex<inline::InlineFolded>,
     started: Mutex<Instant>,
     /// Seconds from hotlift's `main` until the guest's first instruction
     /// ran (0 in a forked child: it began with its parent's set-up done).
@@ -188,6 +191,7 @@ impl Profiling {
             loop_limit: opts.sb_loop_limit,
             inline: (opts.count_inline || opts.count_check).then(|| Mutex::new(Vec::new())),
             count_check: opts.count_check,
+            inline_folded: Mutex::default(),
             started: Mutex::new(Instant::now()),
             setup_seconds: Mutex::new(None),
             inherited_blocks: std::sync::atomic::AtomicUsize::new(0),
@@ -233,6 +237,7 @@ impl Profiling {
             // The parent's threads' counters: theirs, not the child's.
             let mut all = all.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::take(&mut *all);
+            self.forget_inline_folds();
         }
         *self.started.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         *self.setup_seconds.lock().unwrap_or_else(|e| e.into_inner()) = Some(0.0);

@@ -83,7 +83,7 @@ pub struct Retired {
 
 impl Retired {
     /// The entry of a block like `m` in image `image`, made if new.
-    fn entry(&mut self, m: BlockMeta, image: u32) -> u32 {
+    pub fn entry(&mut self, m: BlockMeta, image: u32) -> u32 {
         let next = self.metas.len() as u32;
         *self.index.entry((m, image)).or_insert_with(|| {
             self.metas.push(m);
@@ -91,6 +91,11 @@ impl Retired {
             self.counts.push(0);
             next
         })
+    }
+
+    /// The entry of a block like `m` in image `image`, if there is one.
+    pub fn find(&self, m: BlockMeta, image: u32) -> Option<u32> {
+        self.index.get(&(m, image)).copied()
     }
 
     /// Is there nothing (no epoch ended)?
