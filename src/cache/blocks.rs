@@ -37,6 +37,10 @@
 //! I6: a block's sequence number is its id plus the ids of the ended
 //!     epochs ([`BlockTable::seq`]): it orders blocks over the whole run
 //!     (images.rs I2).
+//! I7: `new_epoch` sets the length to 0 before it moves the base on, so a
+//!     reader on another thread (the superblock builder) that sees the
+//!     new base sees the new epoch's blocks only: it forgets what it
+//!     knew by id when the base moves.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -212,8 +216,9 @@ impl BlockTable {
                 }
             }
         }
-        self.base.fetch_add(u64::from(n), Ordering::AcqRel);
+        // I7: the length first, then the base.
         self.len.store(0, Ordering::Release);
+        self.base.fetch_add(u64::from(n), Ordering::AcqRel);
     }
 
     /// Reserved blocks' metas (I1, I2).

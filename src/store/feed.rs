@@ -36,6 +36,9 @@
 //!   one's head (`check_path` stops at other superblocks' heads). When
 //!   both are ready in one round, the builder takes stored requests
 //!   before counted ones.
+//! - I5: once the block table is in a new id epoch (dispatch/epoch.rs)
+//!   the block ids looked at and their code hashes are forgotten (each id
+//!   names another block now) and every trace is looked at again.
 //!
 //! Usage: `run::RunStore` makes the [`Feed`] and a reader thread fills
 //! it; the builder owns a [`Prebuild`] and calls [`Prebuild::poll`] before
@@ -152,8 +155,11 @@ struct State {
     wanted: HashMap<u64, Vec<u32>>,
     /// How many block ids were looked at.
     seen: u32,
-    /// Block id → its code hash (read once).
-    hashes: HashMap<u32, String>,
+    /// (Block id, its guest address) → its code hash (read once).
+    hashes: HashMap<(u32, u64), String>,
+    /// The block number of id 0 in the id epoch `seen` and `hashes`
+    /// follow (I5).
+    epoch_base: u64,
     /// Traces to look at again.
     dirty: HashSet<u32>,
     gen: u64,
@@ -197,6 +203,7 @@ impl Prebuild {
             Some(s) => {
                 !s.dirty.is_empty()
                     || s.gen != gen
+                    || s.epoch_base != self.blocks.epoch_base()
                     || s.seen != self.blocks.len()
                     || s.images_seen != Some(self.images_changes())
             }
@@ -258,6 +265,14 @@ impl Prebuild {
             s.dirty.extend(0..s.traces.len() as u32);
         }
         s.follow_images(&feed);
+        let base = blocks.epoch_base();
+        if base != s.epoch_base {
+            // I5 (the table's length is 0 by then: cache/blocks.rs I7).
+            s.epoch_base = base;
+            s.seen = 0;
+            s.hashes.clear();
+            s.dirty.extend(0..s.traces.len() as u32);
+        }
         let metas = blocks.published();
         for m in metas.iter().skip(s.seen as usize) {
             if let Some(ts) = s.wanted.get(&m.guest) {
@@ -500,11 +515,15 @@ impl State {
             let Some(&id) = by_guest.get(&addr) else {
                 return Check::Missing;
             };
-            let meta = &metas[id as usize];
+            // I5: the builder's map may name an id of an ended epoch for
+            // a round: look again next round.
+            let Some(meta) = metas.get(id as usize).filter(|m| m.guest == addr) else {
+                return Check::Later;
+            };
             if meta.guest_len != m.size || meta.insns != m.insns {
                 return Check::Stale;
             }
-            let code = self.hashes.entry(id).or_insert_with(|| {
+            let code = self.hashes.entry((id, addr)).or_insert_with(|| {
                 crate::guest_mem::read_bytes(meta.guest, meta.guest_len as usize)
                     .map(|b| code_hash(&b))
                     .unwrap_or_default()

@@ -118,9 +118,11 @@ pub struct Builder {
     fragments: HashSet<u32>,
     /// Heads that failed this generation (not asked again).
     pub(super) failed: HashSet<u32>,
-    /// Guest address → latest block id, and how many ids were looked at.
+    /// Guest address → latest block id, and how many ids were looked at,
+    /// in the id epoch whose id 0 is block number `epoch_base`.
     by_guest: HashMap<u64, u32>,
     seen: u32,
+    epoch_base: u64,
     /// Direct exits without a target block: (rel32 field address, guest).
     unresolved: Vec<(u64, u64)>,
     linked_upto: u32,
@@ -215,6 +217,7 @@ impl Builder {
             failed: HashSet::new(),
             by_guest: HashMap::new(),
             seen: 0,
+            epoch_base: 0,
             unresolved: Vec::new(),
             linked_upto: 0,
             next_id: 0,
@@ -418,6 +421,17 @@ impl Builder {
 
     /// Map the blocks published since the last look by guest address.
     fn follow_blocks(&mut self) {
+        // A new id epoch in the table (dispatch/epoch.rs): its ids name
+        // other blocks. The monitor's `epoch` above comes before the table
+        // starts the new epoch, and a round between them maps the old ids
+        // again: they are forgotten here, once the table has moved on
+        // (cache/blocks.rs I7: its length is 0 by then).
+        let base = self.blocks.epoch_base();
+        if base != self.epoch_base {
+            self.epoch_base = base;
+            self.seen = 0;
+            self.by_guest.clear();
+        }
         let metas = self.blocks.published();
         for (id, m) in metas.iter().enumerate().skip(self.seen as usize) {
             self.by_guest.insert(m.guest, id as u32);
@@ -427,8 +441,17 @@ impl Builder {
 
     /// Host entry and id of the live block at `guest` (this generation).
     fn resolve(&self, guest: u64) -> Option<(u64, u32)> {
-        let id = *self.by_guest.get(&guest)?;
+        let id = self.id_at(guest)?;
         self.blocks.live(id, self.base, self.gen).map(|h| (h, id))
+    }
+
+    /// The latest block id at `guest`, if the table still says so: across
+    /// an id epoch's start an id followed before names another block
+    /// (`follow_blocks`).
+    fn id_at(&self, guest: u64) -> Option<u32> {
+        let id = *self.by_guest.get(&guest)?;
+        let now = self.blocks.published().get(id as usize)?;
+        (now.guest == guest).then_some(id)
     }
 
     /// Lift block `m` again from its guest bytes `bytes`, exactly as the
@@ -725,9 +748,9 @@ impl Builder {
         self.linked_upto = len;
         self.sync();
         let mut now = Vec::new();
-        self.unresolved.retain(|&(field, guest)| {
-            let id = self.by_guest.get(&guest).copied();
-            let host = id.and_then(|id| self.blocks.live(id, self.base, self.gen));
+        let mut unresolved = std::mem::take(&mut self.unresolved);
+        unresolved.retain(|&(field, guest)| {
+            let host = self.resolve(guest).map(|(h, _)| h);
             match host {
                 // Still explicit: its stub pushes the exit record.
                 Some(h) => {
@@ -737,6 +760,7 @@ impl Builder {
                 None => true,
             }
         });
+        self.unresolved = unresolved;
         if now.is_empty() {
             return;
         }
