@@ -439,7 +439,7 @@ fn stored_traces_are_built_again_across_id_epochs() {
     // The rewritten function's page may be mapped elsewhere in each run:
     // its blocks are compared by their sum.
     let (mut cold_b, mut warm_b) = (block_counts(&cold_p), block_counts(&warm_p));
-    let mut anon = |m: &mut BTreeMap<(String, u64), u64>| {
+    let anon = |m: &mut BTreeMap<(String, u64), u64>| {
         let n: u64 = m
             .iter()
             .filter(|(k, _)| k.0 == "[anon]")
