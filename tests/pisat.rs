@@ -191,3 +191,56 @@ fn pisat_options_are_checked() {
         );
     }
 }
+
+/// Pisat across id epochs (monitor/tables/epoch.rs I5): a guest rewriting
+/// a function between the passes of a hot loop gives block ids again many
+/// times; the windows and the miner forget the old ids, mining goes on in
+/// every epoch, the output is native and the monitor's counts agree with
+/// the inline counters on every block of every epoch.
+#[test]
+fn pisat_mines_again_across_id_epochs() {
+    let dir = std::env::temp_dir().join(format!("hotlift-pisat-epochs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("rewrite");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/rewrite.c");
+    guest::gcc(&src, &exe, &["-static"]);
+    let args = ["3000", "2000"];
+    let native = std::process::Command::new(&exe)
+        .args(args)
+        .output()
+        .unwrap();
+    let out = dir.join("p.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .args([
+            "run",
+            "--selector",
+            "pisat",
+            "--count-check",
+            "--id-epoch",
+            "512",
+        ])
+        .arg("--profile")
+        .arg(&out)
+        .arg("--")
+        .arg(&exe)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(o.stdout, native.stdout);
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let epochs = p["code_cache_flushes_by_cause"]["id_epoch"]
+        .as_u64()
+        .unwrap();
+    assert!(epochs >= 3, "{epochs}");
+    let cc = &p["count_check"];
+    assert_eq!(cc["block_mismatch_total"], 0, "{cc}");
+    assert_eq!(cc["thread_mismatches"], 0, "{cc}");
+    let st = &p["pisat"];
+    assert!(st["windows_mined"].as_u64().unwrap() > 0, "{st}");
+    assert!(st["requests"].as_u64().unwrap() > 0, "{st}");
+    assert_eq!(p["superblock_stats"]["record_errors"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -16,10 +16,10 @@
 //!     and the monitor's fold done (monitor I7); then the block table
 //!     starts its ids again (cache/blocks.rs I3).
 //! E3: not where something keeps block ids of its own across the run:
-//!     `--selector pisat` (windows of ids), `hotlift paths` (its
-//!     function's nodes). Those runs stop at `BLOCK_CAPACITY` ids as
-//!     before. (`--store`'s pre-building forgets what it knew by id at an
-//!     epoch: store/feed.rs I5.)
+//!     `hotlift paths` (its function's nodes). Those runs stop at
+//!     `BLOCK_CAPACITY` ids as before. (`--store`'s pre-building and
+//!     `--selector pisat`'s mining forget what they knew by id at an
+//!     epoch: store/feed.rs I5, monitor/tables/epoch.rs I5.)
 //! E4: the counters of `--count-inline` and `--count-check` (by id in
 //!     translated code) fold by block at the same stop, keyed as the
 //!     monitor's entries (profiling/inline.rs).
@@ -37,8 +37,7 @@ const FOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// The block count at which a process first looks at ending an epoch
 /// (u32::MAX: never, E3).
 pub(super) fn first_check(opts: &crate::options::RunOptions, paths: bool) -> u32 {
-    let own_ids = opts.pisat().is_some() || paths;
-    if own_ids || opts.id_epoch == 0 {
+    if paths || opts.id_epoch == 0 {
         u32::MAX
     } else {
         opts.id_epoch

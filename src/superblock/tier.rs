@@ -77,6 +77,9 @@ impl SecondTier for Tier {
 
     fn epoch(&mut self, tables: &mut Tables) {
         self.builder.epoch(tables);
+        if let Some(m) = self.miner.as_deref_mut() {
+            m.epoch();
+        }
     }
 
     fn end(&mut self, tables: &mut Tables) {

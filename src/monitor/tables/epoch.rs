@@ -30,6 +30,9 @@
 //! I4: superblocks do not outlive an epoch (their code was dropped): their
 //!     summaries are kept as they were ([`Tables::sb_summary`]), their units
 //!     numbered afresh.
+//! I5: `--selector pisat`'s windows lose the old ids they hold (an open
+//!     window goes on with the new epoch's); the miner starts afresh
+//!     (superblock/pisat `Miner::epoch`).
 
 use hashbrown::HashMap;
 
@@ -171,8 +174,11 @@ impl Tables {
         let mut threads = std::mem::take(&mut self.threads);
         for st in &mut threads {
             self.carry_thread(st, &mut r, &mut entry);
+            // I5: Pisat's windows name old ids.
+            st.window.epoch();
         }
         self.threads = threads;
+        self.windows.clear();
         r.epochs += 1;
         self.retired = r;
         self.forget_ids();

@@ -125,6 +125,13 @@ impl Capture {
         }
     }
 
+    /// An id epoch ended (tables/epoch.rs I5): the ids taken so far name
+    /// other blocks now; an open window goes on from here.
+    pub(super) fn epoch(&mut self) {
+        self.buf.clear();
+        self.done.clear();
+    }
+
     /// The window is full (or spanned its interval): hand it over at the
     /// batch's end; the next opens `interval` entries after this one did.
     fn close(&mut self) {

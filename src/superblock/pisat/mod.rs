@@ -120,6 +120,15 @@ pub struct Miner {
 }
 
 impl Miner {
+    /// An id epoch ended (monitor/tables/epoch.rs I5): every block id in
+    /// the tree, the database and the patterns names another block now;
+    /// mining starts afresh (its counts go on).
+    pub fn epoch(&mut self) {
+        let stats = std::mem::take(&mut self.stats);
+        *self = Miner::new(self.cfg);
+        self.stats = stats;
+    }
+
     pub fn new(cfg: Config) -> Miner {
         Miner {
             tree: Tree::new(
