@@ -562,6 +562,40 @@ fn dispatcher_counts_account_for_syscalls_and_links() {
     );
 }
 
+/// `hotlift run OPTS --profile` of `exe ARG` with a monitor record asked
+/// for: the profile, the record's path and its events.
+fn recorded(
+    dir: &Path,
+    exe: &Path,
+    opts: &[&str],
+    arg: &str,
+) -> (
+    serde_json::Value,
+    PathBuf,
+    Vec<hotlift::monitor::trace::Event>,
+) {
+    let name = exe.file_name().unwrap().to_str().unwrap();
+    let out = dir.join(format!("{name}.json"));
+    let rec = dir.join(format!("{name}-record"));
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .env(hotlift::monitor::trace::ENV, &rec)
+        .arg("run")
+        .args(opts)
+        .arg("--profile")
+        .arg(&out)
+        .arg("--")
+        .arg(exe)
+        .arg(arg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let path = dir.join(format!("{name}-record.{}", p["pid"].as_u64().unwrap()));
+    let events = hotlift::monitor::trace::read(&path).expect("a record");
+    (p, path, events)
+}
+
 /// A monitor record (`HOTLIFT_MONITOR_TRACE`, src/monitor/trace.rs)
 /// replays into tables whose totals are the monitor's, and holds every
 /// ring word the profile counted: superblocks (a counted loop that calls)
@@ -570,23 +604,7 @@ fn dispatcher_counts_account_for_syscalls_and_links() {
 fn a_monitor_record_replays_to_the_monitors_totals() {
     let dir = workdir();
     let exe = build_src(&dir, false, "record", "calls.c");
-    let out = dir.join("record.json");
-    let rec = dir.join("record");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .env(hotlift::monitor::trace::ENV, &rec)
-        .args(["run", "--profile"])
-        .arg(&out)
-        .arg("--")
-        .arg(&exe)
-        .arg("300000")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let p: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let pid = p["pid"].as_u64().unwrap();
-    let path = dir.join(format!("record.{pid}"));
-    let events = hotlift::monitor::trace::read(&path).expect("a record");
+    let (p, path, events) = recorded(&dir, &exe, &[], "300000");
     let r = hotlift::monitor::trace::replay(&events).expect("the monitor's totals");
     assert_eq!(r.words, p["ring"]["entries"].as_u64().unwrap());
     assert!(
@@ -613,26 +631,11 @@ fn a_monitor_record_replays_to_the_monitors_totals() {
 fn a_monitor_record_replays_across_id_epochs() {
     let dir = workdir();
     let exe = build_src(&dir, false, "rewrite", "../hostile/rewrite.c");
-    let out = dir.join("rewrite.json");
-    let rec = dir.join("rewrite-record");
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .env(hotlift::monitor::trace::ENV, &rec)
-        .args(["run", "--id-epoch", "512", "--profile"])
-        .arg(&out)
-        .arg("--")
-        .arg(&exe)
-        .arg("5000")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let p: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (p, _, events) = recorded(&dir, &exe, &["--id-epoch", "512"], "5000");
     let epochs = p["code_cache_flushes_by_cause"]["id_epoch"]
         .as_u64()
         .unwrap_or(0);
     assert!(epochs >= 3, "{}", p["code_cache_flushes_by_cause"]);
-    let path = dir.join(format!("rewrite-record.{}", p["pid"].as_u64().unwrap()));
-    let events = hotlift::monitor::trace::read(&path).expect("a record");
     let ends = events
         .iter()
         .filter(|e| matches!(e, hotlift::monitor::trace::Event::Epoch(..)))
