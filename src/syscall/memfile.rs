@@ -28,7 +28,9 @@
 //!     one (received, since M1 opens none) and any access through another
 //!     process's (inherited across `fork`, received) fail with `EIO`.
 //! M3: until M2's state is set nothing is looked at: one relaxed load a
-//!     read or write.
+//!     read or write. The decision is made before the call, the call (cut
+//!     short) where every syscall is made, after code pages its buffers
+//!     cover were given back (dispatch/smc.rs I4).
 //! M4: an `SCM_RIGHTS` descriptor or one inherited is seen only where it
 //!     is used (M2), not when it arrives: M1's refusal at `open` cannot
 //!     apply to it.
@@ -178,12 +180,41 @@ fn iovecs(at: u64, n: u64) -> Vec<libc::iovec> {
         .collect()
 }
 
-/// M2: the result of read or write syscall `nr` when its descriptor is a
-/// `mem` file the guest may not use as it asks; None: the call goes to
-/// the kernel as it is. `a` are its arguments, whose memory reach.rs has
-/// checked.
+/// What M2 makes of a read or write on a `mem` file.
+#[derive(Debug)]
+pub enum Access {
+    /// The call fails with this result, reaching nothing.
+    Fail(i64),
+    /// The call is made with these arguments instead (a short read; `iov`
+    /// holds the iovecs they name, when vectored), in its usual place
+    /// (after code pages its buffers cover are given back: smc.rs I4).
+    Cut {
+        args: [u64; 6],
+        iov: Vec<libc::iovec>,
+    },
+}
+
+impl Access {
+    /// Make the cut call.
+    pub fn call(&self, nr: u64) -> i64 {
+        match self {
+            Access::Fail(e) => *e,
+            Access::Cut { args, iov } => {
+                debug_assert!(iov.is_empty() || args[1] == iov.as_ptr() as u64 || iov.len() == 1);
+                // SAFETY: the guest's own buffers (reach.rs R1 on the
+                // arguments it gave), cut shorter; `iov` lives across the
+                // call.
+                unsafe { crate::runtime::guest_syscall(nr, *args) }
+            }
+        }
+    }
+}
+
+/// M2: what becomes of read or write syscall `nr` (arguments `a`) when
+/// its descriptor is a `mem` file; None: the call goes to the kernel as it
+/// is (reach.rs checks it then).
 #[allow(non_upper_case_globals)]
-pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
+pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<Access> {
     use libc::*;
     let fd = a[0] as i32;
     let kind = classify(fd);
@@ -191,7 +222,7 @@ pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
         return None;
     }
     if let Some(err) = super::reach::check(vm, nr, a) {
-        return Some(err);
+        return Some(Access::Fail(err));
     }
     let reads = matches!(
         nr as i64,
@@ -201,10 +232,10 @@ pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
         // SAFETY: F_GETFL only reads the descriptor's flags.
         let flags = unsafe { fcntl(fd, F_GETFL) };
         // Not open for writing: the kernel fails it (EBADF), reaching nothing.
-        return (flags & O_ACCMODE != O_RDONLY).then_some(UNMAPPED);
+        return (flags & O_ACCMODE != O_RDONLY).then_some(Access::Fail(UNMAPPED));
     }
     if kind == Kind::Other {
-        return Some(UNMAPPED);
+        return Some(Access::Fail(UNMAPPED));
     }
     let vectored = matches!(nr as i64, SYS_readv | SYS_preadv | SYS_preadv2);
     let mut iov = if vectored {
@@ -236,7 +267,7 @@ pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
         return None;
     }
     if allowed == 0 {
-        return Some(UNMAPPED);
+        return Some(Access::Fail(UNMAPPED));
     }
     // A short read: the iovecs cut at `allowed` bytes.
     let mut left = allowed as usize;
@@ -246,16 +277,15 @@ pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
         left -= v.iov_len;
         keep
     });
-    let mut b = *a;
+    let mut args = *a;
     if vectored {
-        b[1] = iov.as_ptr() as u64;
-        b[2] = iov.len() as u64;
+        // The Vec's buffer does not move when the Vec does.
+        args[1] = iov.as_ptr() as u64;
+        args[2] = iov.len() as u64;
     } else {
-        b[2] = allowed;
+        args[2] = allowed;
     }
-    // SAFETY: the guest's own buffers (reach.rs R1), cut shorter; the
-    // iovec array is ours and lives across the call.
-    Some(unsafe { crate::runtime::guest_syscall(nr, b) })
+    Some(Access::Cut { args, iov })
 }
 
 #[cfg(test)]

@@ -237,13 +237,9 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         strace::log(&strace::format_call(nr, &a));
     }
     let at = GuestAddr(vm.ctx.rip() - 2);
-    // A result hotlift gives instead of the kernel's.
-    let own = match nr as i64 {
-        libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
-        libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
-        libc::SYS_open => selfview::open(vm, nr, a, 0, a[1]),
-        libc::SYS_openat => selfview::open(vm, nr, a, 1, a[2]),
-        libc::SYS_openat2 => selfview::open(vm, nr, a, 1, open_how_flags(a[2])),
+    // memfile.rs M2: a read or write on a `mem` file, decided now and
+    // made in the usual place below.
+    let mem_file = match nr as i64 {
         libc::SYS_read
         | libc::SYS_pread64
         | libc::SYS_readv
@@ -258,6 +254,15 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         {
             memfile::access(vm, nr, &a)
         }
+        _ => None,
+    };
+    // A result hotlift gives instead of the kernel's.
+    let own = match nr as i64 {
+        libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
+        libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
+        libc::SYS_open => selfview::open(vm, nr, a, 0, a[1]),
+        libc::SYS_openat => selfview::open(vm, nr, a, 1, a[2]),
+        libc::SYS_openat2 => selfview::open(vm, nr, a, 1, open_how_flags(a[2])),
         _ => None,
     };
     let written = if vm.proc.protected.is_empty() {
@@ -286,6 +291,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     let t0 = vm.prof.ring.is_some().then(std::time::Instant::now);
     let ret = match plan(nr as i64) {
         _ if own.is_some() => own.unwrap_or_default(),
+        _ if mem_file.is_some() => mem_file.as_ref().map_or(0, |m| m.call(nr)),
         Plan::Pass => pass(vm, nr, a),
         Plan::NoSys => {
             // A number the kernel has no syscall for fails with ENOSYS
