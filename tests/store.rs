@@ -401,67 +401,6 @@ fn check_warm(url: &str, program: &Path, d: &Path) -> serde_json::Value {
     warm_p
 }
 
-/// Feed I5 with id epochs (dispatch/epoch.rs): a guest rewriting a
-/// function between the passes of a hot loop uses block ids again many
-/// times; a run reading the store pre-builds its traces again after each
-/// epoch (and each flush) without looking at what an old id named, gives
-/// the native output, and counts every block as the run that stored them.
-/// Before, a builder round between the monitor's fold and the table's new
-/// epoch kept old ids (an index past the new epoch's blocks: a panic).
-#[test]
-fn stored_traces_are_built_again_across_id_epochs() {
-    let _serial = serial();
-    let d = scratch("epochs");
-    let exe = d.join("rewrite");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/rewrite.c");
-    guest::gcc(&src, &exe, &["-static"]);
-    let db = d.join("store.db");
-    let url = db.to_str().unwrap();
-    let args = ["3000", "2000"];
-    let native = Command::new(&exe).args(args).output().unwrap();
-    let (cold_p, warm_p) = (d.join("cold.json"), d.join("warm.json"));
-    let cold = run(&exe, &args, &["--store", url, "--id-epoch", "512"], &cold_p);
-    ok(&cold, "cold run");
-    let warm = run(
-        &exe,
-        &args,
-        &["--store", url, "--store-mode", "read", "--id-epoch", "512"],
-        &warm_p,
-    );
-    ok(&warm, "warm run");
-    assert_eq!(cold.stdout, native.stdout, "native output");
-    assert_eq!(warm.stdout, native.stdout, "native output");
-    let (cold_p, warm_p) = (profile(&cold_p), profile(&warm_p));
-    for p in [&cold_p, &warm_p] {
-        let epochs = &p["code_cache_flushes_by_cause"]["id_epoch"];
-        assert!(epochs.as_u64().unwrap() >= 3, "{epochs}");
-    }
-    // The rewritten function's page may be mapped elsewhere in each run:
-    // its blocks are compared by their sum.
-    let (mut cold_b, mut warm_b) = (block_counts(&cold_p), block_counts(&warm_p));
-    let anon = |m: &mut BTreeMap<(String, u64), u64>| {
-        let n: u64 = m
-            .iter()
-            .filter(|(k, _)| k.0 == "[anon]")
-            .map(|(_, c)| c)
-            .sum();
-        m.retain(|k, _| k.0 != "[anon]");
-        n
-    };
-    assert_eq!(anon(&mut cold_b), anon(&mut warm_b));
-    assert!(!cold_b.is_empty());
-    assert_eq!(cold_b, warm_b, "cold and warm counts");
-    let st = &warm_p["store"];
-    assert_eq!(st["read"], "loaded", "{st}");
-    assert_eq!(st["traces_stale"], 0, "{st}");
-    let read = st["traces_read"].as_u64().unwrap();
-    assert!(read > 0, "{st}");
-    assert!(
-        st["superblocks_built"].as_u64().unwrap() > read,
-        "built again after epochs and flushes: {st}"
-    );
-}
-
 #[test]
 fn warm_runs_are_exact() {
     let _serial = serial();

@@ -1,0 +1,92 @@
+//! Id epochs (dispatch/epoch.rs) with `--store`: the store's pre-builder
+//! follows the block table's epoch (store/feed.rs I5), and the superblock
+//! builder uses an id only while it still names the block at its address
+//! (superblock/build.rs `id_at`). The other parts' epoch tests sit with
+//! their parts (tests/hostile.rs, tests/pisat.rs, tests/profile.rs).
+
+mod guest;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// `hotlift run OPTS --profile OUT -- exe ARGS`: its stdout and profile.
+fn run(exe: &Path, args: &[&str], opts: &[&str], out: &Path) -> (Vec<u8>, serde_json::Value) {
+    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .args(opts)
+        .arg("--profile")
+        .arg(out)
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{opts:?}: {o:?}");
+    let p = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
+    (o.stdout, p)
+}
+
+/// Executed blocks by (module, offset), the anonymous ones (the rewritten
+/// function's page, mapped elsewhere in each run) summed.
+fn counts(p: &serde_json::Value) -> (BTreeMap<(String, u64), u64>, u64) {
+    let (mut m, mut anon) = (BTreeMap::new(), 0);
+    for b in p["blocks"].as_array().unwrap() {
+        let c = b["count"].as_u64().unwrap();
+        let module = b["module"].as_str().unwrap_or("").to_string();
+        if module == "[anon]" {
+            anon += c;
+        } else if c > 0 {
+            *m.entry((module, b["offset"].as_u64().unwrap()))
+                .or_insert(0) += c;
+        }
+    }
+    (m, anon)
+}
+
+/// A guest rewriting a function between the passes of a hot loop gives
+/// block ids again many times; a run reading the store pre-builds its
+/// traces again after each epoch (and each flush), gives the native
+/// output, and counts every block as the run that stored them. Before, a
+/// builder round between the monitor's fold and the table's new epoch
+/// kept old ids (the pre-builder indexed past the new epoch's blocks: a
+/// panic).
+#[test]
+fn stored_traces_are_built_again_across_id_epochs() {
+    let dir = std::env::temp_dir().join(format!("hotlift-epochs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("rewrite");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/rewrite.c");
+    guest::gcc(&src, &exe, &["-static"]);
+    let db = dir.join("store.db");
+    let url = db.to_str().unwrap();
+    let args = ["3000", "2000"];
+    let native = Command::new(&exe).args(args).output().unwrap();
+    let cold = run(
+        &exe,
+        &args,
+        &["--store", url, "--id-epoch", "512"],
+        &dir.join("c.json"),
+    );
+    let read = ["--store", url, "--store-mode", "read", "--id-epoch", "512"];
+    let warm = run(&exe, &args, &read, &dir.join("w.json"));
+    for (out, p) in [&cold, &warm] {
+        assert_eq!(*out, native.stdout, "native output");
+        let epochs = &p["code_cache_flushes_by_cause"]["id_epoch"];
+        assert!(epochs.as_u64().unwrap() >= 3, "{epochs}");
+    }
+    let (c, w) = (counts(&cold.1), counts(&warm.1));
+    assert!(!c.0.is_empty());
+    assert_eq!(c, w, "cold and warm counts");
+    let st = &warm.1["store"];
+    assert_eq!(st["read"], "loaded", "{st}");
+    assert_eq!(st["traces_stale"], 0, "{st}");
+    let traces = st["traces_read"].as_u64().unwrap();
+    assert!(traces > 0, "{st}");
+    assert!(
+        st["superblocks_built"].as_u64().unwrap() > traces,
+        "built again after epochs and flushes: {st}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
