@@ -53,12 +53,7 @@ fn counts(p: &serde_json::Value) -> (BTreeMap<(String, u64), u64>, u64) {
 /// panic).
 #[test]
 fn stored_traces_are_built_again_across_id_epochs() {
-    let dir = std::env::temp_dir().join(format!("hotlift-epochs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("rewrite");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/rewrite.c");
-    guest::gcc(&src, &exe, &["-static"]);
+    let (dir, exe) = guest::rewrite_guest("epochs");
     let db = dir.join("store.db");
     let url = db.to_str().unwrap();
     let args = ["3000", "2000"];

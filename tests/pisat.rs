@@ -199,12 +199,7 @@ fn pisat_options_are_checked() {
 /// the inline counters on every block of every epoch.
 #[test]
 fn pisat_mines_again_across_id_epochs() {
-    let dir = std::env::temp_dir().join(format!("hotlift-pisat-epochs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("rewrite");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/rewrite.c");
-    guest::gcc(&src, &exe, &["-static"]);
+    let (dir, exe) = guest::rewrite_guest("pisat-epochs");
     let args = ["3000", "2000"];
     let native = std::process::Command::new(&exe)
         .args(args)

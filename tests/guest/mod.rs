@@ -34,6 +34,19 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// `tests/hostile/rewrite.c` (a guest rewriting a function, with an
+/// optional hot loop between rewrites) built static in a fresh directory
+/// named for `what`: (the directory, the program).
+pub fn rewrite_guest(what: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("hotlift-{what}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("rewrite");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/rewrite.c");
+    gcc(&src, &exe, &["-static"]);
+    (dir, exe)
+}
+
 /// Build the C file `src` into `exe` with `gcc -O1` and `flags`.
 ///
 /// # Panics
