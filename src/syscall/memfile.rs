@@ -171,8 +171,7 @@ fn readable_prefix(vm: &Vm, start: u64, len: u64) -> u64 {
 
 /// The guest's iovecs at `at` (`n` of them; reach.rs checked their memory).
 fn iovecs(at: u64, n: u64) -> Vec<libc::iovec> {
-    (0..n.min(1024))
-        .filter_map(|i| guest_read::<[u64; 2]>(at.wrapping_add(i * 16)))
+    super::reach::guest_iovecs(at, n)
         .map(|[base, len]| libc::iovec {
             iov_base: base as *mut libc::c_void,
             iov_len: len as usize,
@@ -185,12 +184,13 @@ fn iovecs(at: u64, n: u64) -> Vec<libc::iovec> {
 pub enum Access {
     /// The call fails with this result, reaching nothing.
     Fail(i64),
-    /// The call is made with these arguments instead (a short read; `iov`
-    /// holds the iovecs they name, when vectored), in its usual place
-    /// (after code pages its buffers cover are given back: smc.rs I4).
+    /// The call is made with these arguments instead (a short read;
+    /// when vectored, with the iovecs `iov` in place of the guest's), in
+    /// its usual place (after code pages its buffers cover are given
+    /// back: smc.rs I4).
     Cut {
         args: [u64; 6],
-        iov: Vec<libc::iovec>,
+        iov: Option<Vec<libc::iovec>>,
     },
 }
 
@@ -200,11 +200,14 @@ impl Access {
         match self {
             Access::Fail(e) => *e,
             Access::Cut { args, iov } => {
-                debug_assert!(iov.is_empty() || args[1] == iov.as_ptr() as u64 || iov.len() == 1);
+                let mut args = *args;
+                if let Some(v) = iov {
+                    args[1] = v.as_ptr() as u64;
+                    args[2] = v.len() as u64;
+                }
                 // SAFETY: the guest's own buffers (reach.rs R1 on the
-                // arguments it gave), cut shorter; `iov` lives across the
-                // call.
-                unsafe { crate::runtime::guest_syscall(nr, *args) }
+                // arguments it gave), cut shorter; `iov` outlives the call.
+                unsafe { crate::runtime::guest_syscall(nr, args) }
             }
         }
     }
@@ -278,14 +281,13 @@ pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<Access> {
         keep
     });
     let mut args = *a;
-    if vectored {
-        // The Vec's buffer does not move when the Vec does.
-        args[1] = iov.as_ptr() as u64;
-        args[2] = iov.len() as u64;
-    } else {
+    if !vectored {
         args[2] = allowed;
     }
-    Some(Access::Cut { args, iov })
+    Some(Access::Cut {
+        args,
+        iov: vectored.then_some(iov),
+    })
 }
 
 #[cfg(test)]

@@ -226,17 +226,20 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
 
 /// An iovec array of `n` entries at `at`, and the buffers it names.
 fn iovecs(at: u64, n: u64, out: &mut dyn FnMut(Reach)) {
-    let n = n.min(MAX_IOV);
     out(Reach::Bytes {
         addr: at,
-        len: n * IOVEC,
+        len: n.min(MAX_IOV) * IOVEC,
     });
-    for i in 0..n {
-        // An unreadable array fails on its own entry above.
-        if let Some([base, len]) = guest_read::<[u64; 2]>(at.wrapping_add(i * IOVEC)) {
-            out(Reach::Bytes { addr: base, len });
-        }
+    // An unreadable array fails on its own entry above.
+    for [base, len] in guest_iovecs(at, n) {
+        out(Reach::Bytes { addr: base, len });
     }
+}
+
+/// The guest's iovec array of `n` entries at `at` as (base, length), as
+/// many as the kernel looks at and can be read.
+pub(super) fn guest_iovecs(at: u64, n: u64) -> impl Iterator<Item = [u64; 2]> {
+    (0..n.min(MAX_IOV)).filter_map(move |i| guest_read::<[u64; 2]>(at.wrapping_add(i * IOVEC)))
 }
 
 /// A socket address at `addr` whose length is the `socklen_t` at

@@ -11,7 +11,6 @@ use crate::dispatch::module_files::{
 };
 use crate::dispatch::process::Process;
 use crate::monitor::{MonitorInfo, Snapshot};
-use crate::profile::count_check::CountCheck;
 use crate::profile::{Ending, Inputs, Profile, Times};
 
 impl Process {
@@ -162,11 +161,9 @@ impl Process {
             let (_, modules) = module_table(&prof.images());
             p.report(&snapshot, prof.blocks.published(), &modules)
         });
-        let count_check = prof.count_check.then(|| {
-            let mut c = CountCheck::of(&snapshot, &inline_counts(prof.blocks.len() as usize));
-            prof.check_folds(&snapshot, &mut c);
-            c
-        });
+        let count_check = prof
+            .count_check
+            .then(|| prof.count_check(&snapshot, &inline_counts(prof.blocks.len() as usize)));
         // The store merges after the profile is written (store/run.rs I1).
         let merge = || {
             if let Some(s) = &prof.store {

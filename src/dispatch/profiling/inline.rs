@@ -12,8 +12,8 @@
 //!     thread's counts is kept beside its entries.
 
 use crate::cache::BlockMeta;
-use crate::monitor::{Retired, Snapshot, RETIRED_REF};
-use crate::profile::count_check::CountCheck;
+use crate::monitor::{Retired, Snapshot};
+use crate::profile::count_check::{CountCheck, Folded};
 
 /// The counters of ended epochs (N1, N2).
 #[derive(Debug, Default)]
@@ -68,42 +68,13 @@ impl super::Profiling {
             .clone()
     }
 
-    /// `--count-check` over the ended epochs too: `check` (the live ids'
-    /// comparison) gets the entries compared (N1) and the threads' folded
-    /// counts added (N2).
-    pub(super) fn check_folds(&self, snapshot: &Snapshot, check: &mut CountCheck) {
+    /// `--count-check` over the ended epochs too (N1, N2).
+    pub(super) fn count_check(&self, snapshot: &Snapshot, per_thread: &[Vec<u64>]) -> CountCheck {
         let f = self.inline_folded.lock().unwrap_or_else(|e| e.into_inner());
-        let ring = &snapshot.retired;
-        let mut differ = |entry: usize, ring_count: u64, inline: u64| {
-            check.blocks_compared += 1;
-            if ring_count != inline {
-                check.block_mismatch_total += 1;
-                if check.block_mismatches.len() < 20 {
-                    check
-                        .block_mismatches
-                        .push((RETIRED_REF | entry as u32, ring_count, inline));
-                }
-            }
+        let folded = Folded {
+            retired: &f.retired,
+            per_thread: &f.per_thread,
         };
-        for e in 0..ring.metas.len() {
-            let inline = f
-                .retired
-                .find(ring.metas[e], ring.images[e])
-                .map_or(0, |i| f.retired.counts[i as usize]);
-            differ(e, ring.counts[e], inline);
-        }
-        // Entries only the counters have (the monitor made none there).
-        for e in 0..f.retired.metas.len() {
-            if ring.find(f.retired.metas[e], f.retired.images[e]).is_none() {
-                differ(e, 0, f.retired.counts[e]);
-            }
-        }
-        check.thread_mismatches = 0;
-        for (i, t) in check.threads.iter_mut().enumerate() {
-            t.1 += f.per_thread.get(i).copied().unwrap_or(0);
-            if t.0 != t.1 {
-                check.thread_mismatches += 1;
-            }
-        }
+        CountCheck::of(snapshot, per_thread, folded)
     }
 }
