@@ -25,7 +25,7 @@ pub struct RunOptions {
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub cache_mib: u32,
 
-    /// Block ids one id epoch uses before they are given again (then every translation is dropped and the live code translated again): code rewritten for ever keeps hotlift's memory and profile bounded; 0: never, and a run stops after 4,194,304 translations. Not in `hotlift paths`, which keeps block ids of its own
+    /// Block ids one id epoch uses before they are given again (then every translation is dropped and the live code translated again): code rewritten for ever keeps hotlift's memory and profile bounded; 0: never, and a run stops after 4,194,304 translations
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 1 << 18, value_parser = clap::value_parser!(u32).range(0..=(1 << 21)))]
     pub id_epoch: u32,
 

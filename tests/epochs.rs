@@ -1,8 +1,10 @@
 //! Id epochs (dispatch/epoch.rs) with `--store`: the store's pre-builder
 //! follows the block table's epoch (store/feed.rs I5), and the superblock
 //! builder uses an id only while it still names the block at its address
-//! (superblock/build.rs `id_at`). The other parts' epoch tests sit with
-//! their parts (tests/hostile.rs, tests/pisat.rs, tests/profile.rs).
+//! (superblock/build.rs `id_at`); `hotlift paths` names its reference's
+//! blocks by what they were (paths/collect.rs I3). The other parts' epoch
+//! tests sit with their parts (tests/hostile.rs, tests/pisat.rs,
+//! tests/profile.rs).
 
 mod guest;
 
@@ -83,5 +85,53 @@ fn stored_traces_are_built_again_across_id_epochs() {
         st["superblocks_built"].as_u64().unwrap() > traces,
         "built again after epochs and flushes: {st}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `hotlift paths` across id epochs: its function (static code, called
+/// between the rewrites) is profiled in every epoch, and its paths, their
+/// counts and the reference's (by block, across epochs) are those of a
+/// run without epochs. Before, a site read after an epoch ended named its
+/// block by an old id (a panic), and path runs kept one epoch.
+#[test]
+fn paths_are_profiled_across_id_epochs() {
+    let (dir, exe) = guest::rewrite_guest("paths-epochs");
+    let args = ["3000", "20"];
+    let native = Command::new(&exe).args(args).output().unwrap();
+    let paths = |method: &str, epoch: &str| -> (serde_json::Value, u64) {
+        let (out, prof) = (dir.join("paths.json"), dir.join("p.json"));
+        let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(["paths", "--function", "step", "--reference"])
+            .args(["--format", "json", "--method", method, "--id-epoch", epoch])
+            .arg("-o")
+            .arg(&out)
+            .arg("--profile")
+            .arg(&prof)
+            .arg("--")
+            .arg(&exe)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{method} {epoch}: {o:?}");
+        assert_eq!(o.stdout, native.stdout, "native output");
+        let read = |f| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()
+        };
+        let p = read(&prof);
+        let epochs = p["code_cache_flushes_by_cause"]["id_epoch"]
+            .as_u64()
+            .unwrap();
+        (read(&out), epochs)
+    };
+    let (r, epochs) = paths("none", "512");
+    assert!(epochs >= 10, "{epochs} id epochs");
+    let x = &r["reference"];
+    assert_eq!(x["agrees"], true, "{x}");
+    assert_eq!(x["misattributed"], 0, "{x}");
+    assert_eq!(x["invocations"], 60000, "{x}");
+    assert_eq!(r["totals"]["invocations"], 60000, "{r}");
+    let (plain, none) = paths("none", "0");
+    assert_eq!(none, 0);
+    assert_eq!(r["paths"], plain["paths"], "the paths without epochs");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -8,9 +8,9 @@
 //!     writable and executable at once.
 //! I2: a patch is one aligned 4-byte store of a rel32 field, so a running
 //!     thread sees either the old or the new jump, never half of one.
-//! I3: `BlockId`s are dense indices into the [`BlockTable`] and are never
-//!     reused: a flush keeps the entries (without pc maps) and only later
-//!     ids are live; `by_guest` maps a guest entry address to its live
+//! I3: `BlockId`s are dense indices into the [`BlockTable`] and are not
+//!     reused within an id epoch (dispatch/epoch.rs): a flush keeps the
+//!     entries (without pc maps) and only later ids are live; `by_guest` maps a guest entry address to its live
 //!     block.
 //! I4: a thread's lookup table ([`IblTable`], one per thread) holds only
 //!     live blocks; after a flush each thread empties its own before it
@@ -46,7 +46,7 @@ pub use codemem::{CacheError, CodeMem};
 pub use ibl::{ibl_hash, IblTable, IBL_ENTRIES};
 pub use shared::{Arena, CacheShared, SbIds, SbRegistry};
 
-use crate::ir::TrapKind;
+use crate::ir::{ExitKind, TrapKind};
 use crate::types::{BlockId, GuestAddr, HostAddr};
 
 /// Where a host address lies in translated code: the block and the index
@@ -95,7 +95,11 @@ pub struct ExitSite {
     pub kind: SiteKind,
     /// Where the guest continues (the trap's own address for traps).
     pub target: GuestAddr,
-    pub from: BlockId,
+    /// The guest address and exit of the block it leaves: what that block
+    /// was, kept here because a site may be read after an id epoch ended
+    /// (dispatch/epoch.rs), when its block's id names another block.
+    pub from: GuestAddr,
+    pub from_exit: ExitKind,
 }
 
 /// What signal handlers read of the code cache, without a lock (I5).

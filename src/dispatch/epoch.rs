@@ -15,11 +15,12 @@
 //!     code, every translation dropped (a full flush, cause `id_epoch`),
 //!     and the monitor's fold done (monitor I7); then the block table
 //!     starts its ids again (cache/blocks.rs I3).
-//! E3: not where something keeps block ids of its own across the run:
-//!     `hotlift paths` (its function's nodes). Those runs stop at
-//!     `BLOCK_CAPACITY` ids as before. (`--store`'s pre-building and
-//!     `--selector pisat`'s mining forget what they knew by id at an
-//!     epoch: store/feed.rs I5, monitor/tables/epoch.rs I5.)
+//! E3: what keeps block ids across the run forgets or renames them at the
+//!     fold: `--store`'s pre-building and `--selector pisat`'s mining
+//!     forget them (store/feed.rs I5, monitor/tables/epoch.rs I5), `hotlift
+//!     paths` names its reference trace's blocks by what they were and
+//!     makes its unit again (paths/collect.rs I3). With `--id-epoch 0` a
+//!     run stops at `BLOCK_CAPACITY` ids.
 //! E4: the counters of `--count-inline` and `--count-check` (by id in
 //!     translated code) fold by block at the same stop, keyed as the
 //!     monitor's entries (profiling/inline.rs).
@@ -36,8 +37,8 @@ const FOLD_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The block count at which a process first looks at ending an epoch
 /// (u32::MAX: never, E3).
-pub(super) fn first_check(opts: &crate::options::RunOptions, paths: bool) -> u32 {
-    if paths || opts.id_epoch == 0 {
+pub(super) fn first_check(opts: &crate::options::RunOptions) -> u32 {
+    if opts.id_epoch == 0 {
         u32::MAX
     } else {
         opts.id_epoch

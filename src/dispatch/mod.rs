@@ -256,6 +256,7 @@ impl Vm {
             .mem
             .commit_block(&crate::backend::BLOCK_PREFIX_BYTES, &em.code)?;
         let id = BlockId(self.proc.view.blocks.coded());
+        let meta = self.proc.view.blocks.published()[id.0 as usize];
         for s in &em.sites {
             let kind = match s.kind {
                 EmittedSiteKind::Direct { field } => SiteKind::Direct {
@@ -267,7 +268,8 @@ impl Vm {
             l.cache.sites.push(ExitSite {
                 kind,
                 target: s.target,
-                from: id,
+                from: GuestAddr(meta.guest),
+                from_exit: meta.exit,
             });
         }
         let code = BlockCode {

@@ -235,7 +235,7 @@ impl Vm {
             _ => 0,
         };
         (super::os::os()?.hold_guest_area)(&mut mem, stack.region.start.0 - PAGE, above);
-        let epoch_next = super::epoch::first_check(&opts, paths.is_some());
+        let epoch_next = super::epoch::first_check(&opts);
         let proc = Arc::new(Process {
             exe_path: own_identity(execfn, &exe_file),
             locked: Mutex::new(Locked {

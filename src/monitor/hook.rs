@@ -20,6 +20,10 @@ pub trait StreamHook: Send + std::fmt::Debug {
     fn marker(&mut self);
     /// A `TAG_PATH` record (`rec[0]` is the tag).
     fn record(&mut self, rec: &[u32]);
+    /// An id epoch ends (monitor/tables/epoch.rs): `metas` are its blocks,
+    /// by id; every id told so far names one of them, every id told from
+    /// now on a block of the next epoch.
+    fn epoch(&mut self, metas: &[crate::cache::BlockMeta]);
     /// The hook as what it is, for its owner at the end (from the
     /// snapshot).
     fn as_any(&self) -> &dyn std::any::Any;

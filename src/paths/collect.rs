@@ -12,6 +12,13 @@
 //! I2: a record's activation is named by its serial (per thread), so a
 //!     chunk never joins a path of another activation, even when an
 //!     activation is lost without a record (a signal, a longjmp).
+//! I3: across id epochs (monitor/tables/epoch.rs I6) a trace keeps what
+//!     each block was: at an epoch's end the ids it took in that epoch
+//!     become [`KEPT`] entries, indices into the kept blocks (one per
+//!     distinct block: the function's code, so few), and the entry
+//!     copies' ids are forgotten (the dispatcher makes the unit again, with
+//!     ids of the new epoch, only after the fold: dispatch/epoch.rs holds
+//!     the translation lock throughout).
 //!
 //! Usage: the monitor's tables call it as their `StreamHook`: `set_thread`
 //! once per batch, `block` for each block entry, `other` for superblock
@@ -23,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use hashbrown::{HashMap, HashSet};
 
+use crate::cache::BlockMeta;
 use crate::contract::{REC_CHUNK, REC_END, REC_LOST, REC_TERM};
 use crate::monitor::StreamHook;
 
@@ -32,6 +40,11 @@ pub const TRACE_OUT: u32 = u32::MAX;
 /// A trace entry: control flow was interrupted (a signal frame, a
 /// sigreturn, a block that did not run to its end).
 pub const TRACE_BREAK: u32 = u32::MAX - 1;
+/// A trace entry naming a block of an ended id epoch: entry
+/// `w & !KEPT` of the kept blocks (I3). Block ids stay below it
+/// (contract `BLOCK_ID_LIMIT`).
+pub const KEPT: u32 = 1 << 31;
+const _: () = assert!(crate::contract::BLOCK_ID_LIMIT < KEPT);
 
 /// What the dispatcher tells the monitor (set once the function is
 /// resolved; 0 before).
@@ -62,6 +75,8 @@ struct ThreadPaths {
     /// Chunks of open activations, by serial (I2).
     open: HashMap<u32, Vec<u64>>,
     trace: Vec<u32>,
+    /// Where this epoch's entries start in `trace` (I3).
+    since: usize,
     in_extent: bool,
 }
 
@@ -99,6 +114,9 @@ pub struct PathsTables {
     /// A thread's trace passed [`TRACE_LIMIT`]: the reference is
     /// incomplete.
     pub trace_overflow: bool,
+    /// The blocks of ended epochs the traces name (I3).
+    kept: Vec<BlockMeta>,
+    kept_index: HashMap<BlockMeta, u32>,
 }
 
 impl PathsTables {
@@ -117,6 +135,8 @@ impl PathsTables {
             totals: ProbeTotals::default(),
             record_errors: 0,
             trace_overflow: false,
+            kept: Vec::new(),
+            kept_index: HashMap::new(),
         }
     }
 
@@ -173,6 +193,15 @@ impl PathsTables {
     /// Every thread's trace (for the reference).
     pub fn traces(&self) -> impl Iterator<Item = &[u32]> {
         self.threads.iter().map(|t| t.trace.as_slice())
+    }
+
+    /// The block a trace entry names, `blocks` being the current epoch's.
+    pub fn meta(&self, w: u32, blocks: &[BlockMeta]) -> Option<BlockMeta> {
+        if w & KEPT != 0 {
+            self.kept.get((w & !KEPT) as usize).copied()
+        } else {
+            blocks.get(w as usize).copied()
+        }
     }
 }
 
@@ -270,7 +299,76 @@ impl StreamHook for PathsTables {
         }
     }
 
+    /// I3.
+    fn epoch(&mut self, metas: &[BlockMeta]) {
+        for th in &mut self.threads {
+            for w in &mut th.trace[th.since..] {
+                if *w >= TRACE_BREAK || *w & KEPT != 0 {
+                    continue;
+                }
+                let m = metas.get(*w as usize).copied().unwrap_or_default();
+                let next = self.kept.len() as u32;
+                let k = *self.kept_index.entry(m).or_insert(next);
+                if k == next {
+                    self.kept.push(m);
+                }
+                *w = KEPT | k;
+            }
+            th.since = th.trace.len();
+        }
+        self.entry_ids.clear();
+        self.last_entry_id = u32::MAX;
+        self.shared
+            .entry_ids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// I3: after an epoch, the trace names the old blocks by what they
+    /// were and an old entry copy's id (now another block's) counts no
+    /// invocation.
+    #[test]
+    fn an_epoch_keeps_the_trace_and_forgets_entry_ids() {
+        let shared = Arc::new(Shared {
+            reference: true,
+            ..Shared::default()
+        });
+        shared.lo.store(0x1000, Ordering::Relaxed);
+        shared.hi.store(0x1100, Ordering::Relaxed);
+        shared.entry.store(0x1000, Ordering::Relaxed);
+        shared.entry_ids.lock().unwrap().push(1);
+        let mut t = PathsTables::new(shared.clone());
+        t.set_thread(0);
+        t.block(0x1000, 1);
+        t.block(0x1040, 0);
+        assert_eq!(t.totals.invocations, 1);
+        let meta = |guest| BlockMeta {
+            guest,
+            guest_len: 4,
+            ..BlockMeta::default()
+        };
+        t.epoch(&[meta(0x1040), meta(0x1000)]);
+        assert!(shared.entry_ids.lock().unwrap().is_empty());
+        t.set_thread(0);
+        // Id 1 is now the plain copy at the entry: no invocation.
+        t.block(0x1000, 1);
+        assert_eq!(t.totals.invocations, 1);
+        let blocks = [meta(0x1080), meta(0x1000)];
+        let seen: Vec<u64> = t.threads[0]
+            .trace
+            .iter()
+            .map(|&w| t.meta(w, &blocks).unwrap().guest)
+            .collect();
+        assert_eq!(seen, [0x1000, 0x1040, 0x1000]);
     }
 }

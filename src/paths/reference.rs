@@ -96,7 +96,7 @@ impl Walker<'_> {
         self.cfg.graph.has_edge(from, to) || self.kind(from) == NodeKind::IndirectJump
     }
 
-    fn step(&mut self, w: u32, blocks: &[BlockMeta]) {
+    fn step(&mut self, w: u32, meta: &impl Fn(u32) -> Option<BlockMeta>) {
         if let Some((last, St::Running)) = self.last() {
             if self.kind(last) == NodeKind::Return {
                 self.complete();
@@ -118,7 +118,7 @@ impl Walker<'_> {
                 }
             }
             id => {
-                let Some(m) = blocks.get(id as usize) else {
+                let Some(m) = meta(id) else {
                     return;
                 };
                 let Some(nodes) = self.cfg.tile(m.guest, m.guest + m.guest_len as u64) else {
@@ -183,10 +183,11 @@ impl Walker<'_> {
 }
 
 /// The reference for the traces of every thread (module docs), on the
-/// function's graph `cfg` (the last version's), with the block table.
+/// function's graph `cfg` (the last version's); `meta` gives the block a
+/// trace entry names.
 pub fn compute<'t>(
     traces: impl Iterator<Item = &'t [u32]>,
-    blocks: &[BlockMeta],
+    meta: impl Fn(u32) -> Option<BlockMeta>,
     cfg: &FuncCfg,
 ) -> Reference {
     let mut out = Reference::default();
@@ -197,7 +198,7 @@ pub fn compute<'t>(
             out: &mut out,
         };
         for &x in trace {
-            w.step(x, blocks);
+            w.step(x, &meta);
         }
         if let Some((last, St::Running)) = w.last() {
             if w.kind(last) == NodeKind::Return {

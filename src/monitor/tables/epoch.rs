@@ -33,6 +33,9 @@
 //! I5: `--selector pisat`'s windows lose the old ids they hold (an open
 //!     window goes on with the new epoch's); the miner starts afresh
 //!     (superblock/pisat `Miner::epoch`).
+//! I6: the stream hook (hook.rs; path profiling's collector) is told at
+//!     the fold, with the old blocks: what it kept by id it names by what
+//!     the block was (paths/collect.rs I3).
 
 use hashbrown::HashMap;
 
@@ -179,6 +182,10 @@ impl Tables {
         }
         self.threads = threads;
         self.windows.clear();
+        // I6: the stream hook's ids.
+        if let Some(h) = self.paths.as_mut() {
+            h.epoch(&end.metas);
+        }
         r.epochs += 1;
         self.retired = r;
         self.forget_ids();

@@ -313,9 +313,8 @@ impl PathProfiler for PathsState {
         if site.target.0 != self.shared.entry.load(Ordering::Relaxed) {
             return Ok(None);
         }
-        let from: BlockMeta = vm.proc.prof.blocks.published()[site.from.0 as usize];
-        if !self.in_extent(from.guest)
-            || matches!(from.exit, ExitKind::Call | ExitKind::IndirectCall)
+        if !self.in_extent(site.from.0)
+            || matches!(site.from_exit, ExitKind::Call | ExitKind::IndirectCall)
         {
             return Ok(None);
         }
@@ -550,7 +549,8 @@ impl PathsState {
         });
         let reference = match (self.config.reference, inner.versions.last(), pt) {
             (true, Some(v), Some(t)) => {
-                Some(crate::paths::reference::compute(t.traces(), blocks, &v.cfg))
+                let meta = |w| t.meta(w, blocks);
+                Some(crate::paths::reference::compute(t.traces(), meta, &v.cfg))
             }
             _ => None,
         };
