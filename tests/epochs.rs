@@ -135,3 +135,53 @@ fn paths_are_profiled_across_id_epochs() {
     assert_eq!(r["paths"], plain["paths"], "the paths without epochs");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A superblock built again after flushes and epochs keeps one record
+/// (superblock/record.rs I1): the profile's list is bounded by the
+/// distinct superblocks, not the builds, and its builds add up to what
+/// the builder built. Before, every build had a record (a guest rewriting
+/// code between hot loops grew its profile and hotlift's memory by one
+/// record, IR and host code each time).
+#[test]
+fn superblocks_built_again_keep_one_record() {
+    let (dir, exe) = guest::rewrite_guest("sb-records");
+    let args = ["20000", "2000"];
+    let native = Command::new(&exe).args(args).output().unwrap();
+    let (out, p) = run(&exe, &args, &["--id-epoch", "512"], &dir.join("p.json"));
+    assert_eq!(out, native.stdout, "native output");
+    let sbs = p["superblocks"].as_array().unwrap();
+    let builds: u64 = sbs.iter().map(|s| s["builds"].as_u64().unwrap()).sum();
+    assert_eq!(
+        builds, p["superblock_stats"]["built"],
+        "every build counted"
+    );
+    assert!(
+        sbs.iter().any(|s| s["builds"].as_u64() > Some(1)),
+        "rebuilt"
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for s in sbs {
+        let shape = (
+            s["head"].to_string(),
+            s["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m["addr"].to_string(), m["code"].to_string()))
+                .collect::<Vec<_>>(),
+            s["parents"].to_string(),
+            s["exits"].to_string(),
+        );
+        assert!(
+            seen.insert(shape),
+            "one record per superblock: {}",
+            s["head"]
+        );
+        let (n, runs) = (&s["entries"], &s["member_runs"][0]);
+        assert!(
+            runs.as_u64() >= n.as_u64(),
+            "the head ran on every entry: {s}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

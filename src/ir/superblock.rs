@@ -61,7 +61,7 @@ pub enum ExitTo {
 }
 
 /// One exit of a superblock: leaving member `member` to `to`.
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Exit {
     pub index: u32,
     pub member: u16,

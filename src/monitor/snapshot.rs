@@ -106,4 +106,25 @@ impl Snapshot {
     pub fn sb_summary(&self, id: u32) -> Option<&SbSummary> {
         self.superblocks.get(id as usize)?.as_ref()
     }
+
+    /// How the passes of superblocks `ids` (the builds of one superblock:
+    /// superblock/record.rs I1) ended, summed; None if none has a summary.
+    pub fn sb_summary_of(&self, ids: impl IntoIterator<Item = u32>) -> Option<SbSummary> {
+        let add = |to: &mut Vec<u64>, from: &[u64]| {
+            if to.len() < from.len() {
+                to.resize(from.len(), 0);
+            }
+            to.iter_mut().zip(from).for_each(|(t, f)| *t += f);
+        };
+        let mut sum: Option<SbSummary> = None;
+        for s in ids.into_iter().filter_map(|id| self.sb_summary(id)) {
+            let t = sum.get_or_insert_with(SbSummary::default);
+            t.entries += s.entries;
+            t.loops += s.loops;
+            t.partial_exits += s.partial_exits;
+            add(&mut t.member_runs, &s.member_runs);
+            add(&mut t.exit_counts, &s.exit_counts);
+        }
+        sum
+    }
 }

@@ -127,6 +127,13 @@ pub fn render_text(e: &SuperblockEntry) -> String {
         r.generation,
         if e.flushed { " (flushed since)" } else { "" }
     );
+    if r.builds > 1 {
+        let _ = writeln!(
+            s,
+            "  built {} times (after flushes or id epochs; the latest build shown, the counts of all)",
+            r.builds
+        );
+    }
     if let Some(n) = r.retired_after_entries {
         let _ = writeln!(
             s,

@@ -303,11 +303,11 @@ impl Profile {
                 let mut e = SuperblockEntry::unrun(r.clone());
                 e.head_symbol = modules.locate(r.head, None).2;
                 e.flushed = r.generation != inp.flushes;
-                if let Some(s) = t.sb_summary(r.id) {
+                if let Some(s) = t.sb_summary_of(r.ids()) {
                     e.entries = s.entries;
                     e.loops = s.loops;
-                    e.member_runs = s.member_runs.clone();
-                    e.exit_counts = s.exit_counts.clone();
+                    e.member_runs = s.member_runs;
+                    e.exit_counts = s.exit_counts;
                     e.partial_exits = s.partial_exits;
                 }
                 e

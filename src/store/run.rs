@@ -208,7 +208,8 @@ impl RunStore {
             superblocks_built: superblocks
                 .iter()
                 .filter(|s| matches!(s.trigger, Trigger::Stored { .. }))
-                .count() as u64,
+                .map(|s| u64::from(s.builds))
+                .sum(),
         };
         let Some(feed) = &self.feed else {
             return r;
@@ -275,8 +276,8 @@ pub fn traces_of_run(
     for r in superblocks {
         if matches!(r.trigger, Trigger::Stored { .. }) {
             let runs = snapshot
-                .sb_summary(r.id)
-                .map(|s| &s.member_runs[..])
+                .sb_summary_of(r.ids())
+                .map(|s| s.member_runs)
                 .unwrap_or_default();
             let head_runs: u64 = r
                 .members

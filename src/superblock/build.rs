@@ -128,7 +128,7 @@ pub struct Builder {
     linked_upto: u32,
     next_id: u32,
     started: Instant,
-    pub records: Vec<SbRecord>,
+    pub records: super::record::Records,
     pub stats: BuildStats,
     /// What review.rs needs to take published superblocks back.
     pub(super) review: super::review::Review,
@@ -222,7 +222,7 @@ impl Builder {
             linked_upto: 0,
             next_id: 0,
             started: Instant::now(),
-            records: Vec::new(),
+            records: Default::default(),
             review: super::review::Review::default(),
             stats: BuildStats::default(),
             prebuild: None,
@@ -730,12 +730,14 @@ impl Builder {
             host_code: em.code,
             ir: IrText::Plan(Arc::new(plan)),
             retired_after_entries: None,
+            builds: 1,
+            earlier_ids: Vec::new(),
         };
         if let Some(dump) = &self.cfg.dump {
             let text = (dump.render)(&rec);
             let _ = std::fs::write(dump.dir.join(format!("superblock-{id}.txt")), text);
         }
-        self.records.push(rec);
+        self.records.keep(rec);
     }
 
     /// Point direct exits that left to the dispatcher at their target's

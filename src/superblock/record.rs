@@ -6,6 +6,14 @@
 //! hex-encoding the code was about half of the builder's time, a tenth of
 //! the monitor's CPU in `python3 -c pass`, and a run without `--profile`
 //! writes none of it.
+//!
+//! I1: a superblock built again (after a flush, an id epoch's end, a
+//!     review that took it back) has one record: the latest build's, with
+//!     the ids of the earlier ones, whose counts the profile sums. So a
+//!     guest whose code is dropped and translated again for ever (a JIT)
+//!     keeps one record per distinct superblock, not one per build (the
+//!     builder keeps them by head: build.rs). Builds for different kinds
+//!     of reason (counting, mining, the store) keep apart.
 
 use std::fmt;
 use std::sync::Arc;
@@ -59,9 +67,93 @@ pub struct SbRecord {
     /// back (review.rs), if it was.
     #[serde(default)]
     pub retired_after_entries: Option<u64>,
+    /// How many times this superblock was built (I1): the record is its
+    /// latest build's; 1 in profiles older than the field.
+    #[serde(default = "one")]
+    pub builds: u32,
+    /// The ids of its earlier builds (I1), whose counts the profile adds
+    /// to the latest's.
+    #[serde(skip)]
+    pub earlier_ids: Vec<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The builder's records, one per distinct superblock (I1).
+#[derive(Debug, Default)]
+pub struct Records {
+    list: Vec<SbRecord>,
+    /// Head guest address → indices into `list`.
+    at: hashbrown::HashMap<u64, Vec<u32>>,
+}
+
+impl Records {
+    /// Keep a new build's record.
+    pub fn keep(&mut self, rec: SbRecord) {
+        let at = self.at.entry(rec.head).or_default();
+        let list = &mut self.list;
+        match at.iter().find(|&&i| list[i as usize].same_superblock(&rec)) {
+            Some(&i) => {
+                let old = std::mem::replace(&mut list[i as usize], rec);
+                list[i as usize].replaces(old);
+            }
+            None => {
+                at.push(list.len() as u32);
+                list.push(rec);
+            }
+        }
+    }
+
+    /// The record of the superblock whose build `id` was.
+    pub fn of_build(&mut self, id: u32) -> Option<&mut SbRecord> {
+        self.list.iter_mut().find(|r| r.ids().any(|i| i == id))
+    }
+
+    /// Every record, in the order their superblocks were first built.
+    pub fn take(&mut self) -> Vec<SbRecord> {
+        self.at.clear();
+        std::mem::take(&mut self.list)
+    }
 }
 
 impl SbRecord {
+    /// The ids of every build (I1).
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.earlier_ids.iter().copied().chain([self.id])
+    }
+
+    /// I1: the same superblock (members at the same addresses with the
+    /// same guest bytes, the same shape and exits), built again for the
+    /// same kind of reason (so that what the store built stays apart).
+    pub fn same_superblock(&self, o: &SbRecord) -> bool {
+        self.head == o.head
+            && std::mem::discriminant(&self.trigger) == std::mem::discriminant(&o.trigger)
+            && self.parents == o.parents
+            && self.spine == o.spine
+            && self.exits == o.exits
+            && self.members.len() == o.members.len()
+            && self
+                .members
+                .iter()
+                .zip(&o.members)
+                .all(|(a, b)| (a.addr, a.size, &a.code) == (b.addr, b.size, &b.code))
+    }
+
+    /// I1: `self`, built again, takes the place of `old`.
+    pub fn replaces(&mut self, old: SbRecord) {
+        let SbRecord {
+            id,
+            builds,
+            earlier_ids,
+            ..
+        } = old;
+        self.earlier_ids = earlier_ids;
+        self.earlier_ids.push(id);
+        self.builds = builds + 1;
+    }
+
     /// The parent of member `i` (> 0).
     pub fn parent(&self, i: usize) -> usize {
         match self.parents.get(i) {

@@ -136,7 +136,7 @@ impl Builder {
             self.stats.retired += 1;
             self.failed.insert(p.head);
             self.heads.remove(&p.head);
-            if let Some(r) = self.records.iter_mut().find(|r| r.id == p.sb) {
+            if let Some(r) = self.records.of_build(p.sb) {
                 r.retired_after_entries = Some(tables.entries);
             }
         }

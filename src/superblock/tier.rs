@@ -95,7 +95,7 @@ impl SecondTier for Tier {
             s
         });
         *self.outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(Outcome {
-            records: std::mem::take(&mut b.records),
+            records: b.records.take(),
             stats,
             pisat,
         });
