@@ -185,9 +185,12 @@ fn own_proc_mem_reaches_only_guest_memory() {
 /// mapped object: the code cache's memory file, writable, among them)
 /// that are not the guest's memory do not exist for it; its own do, as
 /// natively. The guest lists the directory and opens every entry by its
-/// name relative to the directory and by its absolute path; it tells how
-/// many it could open that its own `/proc/self/maps` does not show.
-/// Unprivileged, nothing there opens, natively or not.
+/// name relative to the directory, by its absolute path and by other
+/// names of it (`/proc//self/…`, `/proc/self/root/proc/self/…`, for
+/// writing too: selfview.rs I7); it tells how many it could open that its
+/// own `/proc/self/maps` does not show. Unprivileged, nothing there
+/// opens, natively or not. Its maps read by such other names show the
+/// same ranges as `/proc/self/maps` (before I7 they showed hotlift's).
 #[test]
 fn map_files_of_hotlift_memory_do_not_open() {
     let dir = workdir("mapfiles");
@@ -201,6 +204,7 @@ fn map_files_of_hotlift_memory_do_not_open() {
         out.starts_with("map_files entries outside its maps that open: 0\n"),
         "{out}"
     );
+    assert!(out.contains("by other names that differ: 0\n"), "{out}");
     assert_eq!(out, String::from_utf8_lossy(&native.stdout));
     assert_eq!(read_profile(&p)["ending"]["code"], 0);
 }

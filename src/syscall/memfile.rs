@@ -80,33 +80,42 @@ fn own_id(id: u32) -> bool {
     id == pid || std::path::Path::new(&format!("/proc/{pid}/task/{id}")).exists()
 }
 
-/// M1, M2: what `fd` names.
-fn classify(fd: i32) -> Kind {
+/// The path the kernel has for `fd` when it is a procfs file (None:
+/// another file system, or unreadable).
+pub(super) fn proc_path(fd: i32) -> Option<Vec<u8>> {
     const PROC_SUPER_MAGIC: i64 = 0x9fa0;
     // SAFETY: a plain struct the kernel fills.
     let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: a live struct; a bad descriptor only fails.
     if unsafe { libc::fstatfs(fd, &mut fs) } != 0 || fs.f_type as i64 != PROC_SUPER_MAGIC {
-        return Kind::NotMem;
+        return None;
     }
-    let Ok(path) = std::fs::read_link(format!("/proc/thread-self/fd/{fd}")) else {
-        return Kind::NotMem;
-    };
-    match mem_owner(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())) {
+    let path = std::fs::read_link(format!("/proc/thread-self/fd/{fd}")).ok()?;
+    Some(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec())
+}
+
+/// M1, M2: what the procfs file at the kernel's `path` is.
+fn classify(path: &[u8]) -> Kind {
+    match mem_owner(path) {
         None => Kind::NotMem,
         Some(id) if own_id(id) => Kind::Own,
         Some(_) => Kind::Other,
     }
 }
 
-/// M1 after an `open`-type call that gave the guest `fd` with `flags`:
-/// the result the guest sees.
-pub fn opened(vm: &Vm, fd: i64, flags: u64) -> i64 {
-    if fd < 0 || flags & libc::O_PATH as u64 != 0 {
+/// Is `id` this process (its pid, or one of its threads' ids)?
+pub(super) fn is_own_id(id: u32) -> bool {
+    own_id(id)
+}
+
+/// M1 after an `open`-type call that gave the guest `fd` with `flags`, a
+/// procfs file the kernel calls `path`: the result the guest sees.
+pub fn opened(vm: &Vm, fd: i64, flags: u64, path: &[u8]) -> i64 {
+    if flags & libc::O_PATH as u64 != 0 {
         return fd;
     }
     let writes = flags & (libc::O_WRONLY | libc::O_RDWR) as u64 != 0;
-    match classify(fd as i32) {
+    match classify(path) {
         Kind::NotMem => fd,
         Kind::Own if !writes => {
             watch();
@@ -220,7 +229,7 @@ impl Access {
 pub fn access(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<Access> {
     use libc::*;
     let fd = a[0] as i32;
-    let kind = classify(fd);
+    let kind = proc_path(fd).map_or(Kind::NotMem, |p| classify(&p));
     if kind == Kind::NotMem {
         return None;
     }
@@ -329,11 +338,13 @@ mod tests {
             link.display().to_string(),
         ] {
             let f = std::fs::File::open(&p).unwrap();
-            assert_eq!(classify(f.as_raw_fd()), Kind::Own, "{p}");
+            let kind = proc_path(f.as_raw_fd()).map_or(Kind::NotMem, |k| classify(&k));
+            assert_eq!(kind, Kind::Own, "{p}");
         }
         for p in ["/proc/self/status", "/proc/self/maps", "/dev/null"] {
             let f = std::fs::File::open(p).unwrap();
-            assert_eq!(classify(f.as_raw_fd()), Kind::NotMem, "{p}");
+            let kind = proc_path(f.as_raw_fd()).map_or(Kind::NotMem, |k| classify(&k));
+            assert_eq!(kind, Kind::NotMem, "{p}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

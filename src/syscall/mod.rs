@@ -378,11 +378,12 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             _ => unreachable!("syscall {nr} planned as emulated without an emulation"),
         },
     };
-    // The descriptors a call gave the guest (memfile.rs M1, M2).
+    // The descriptors a call gave the guest (selfview.rs I7, memfile.rs
+    // M1, M2).
     let ret = match nr as i64 {
-        libc::SYS_open => memfile::opened(vm, ret, a[1]),
-        libc::SYS_openat => memfile::opened(vm, ret, a[2]),
-        libc::SYS_openat2 => memfile::opened(vm, ret, open_how_flags(a[2])),
+        libc::SYS_open => selfview::opened(vm, ret, a[1]),
+        libc::SYS_openat => selfview::opened(vm, ret, a[2]),
+        libc::SYS_openat2 => selfview::opened(vm, ret, open_how_flags(a[2])),
         libc::SYS_recvmsg | libc::SYS_recvmmsg => {
             memfile::received(nr, &a, ret);
             ret

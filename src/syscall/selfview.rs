@@ -29,6 +29,16 @@
 //!     cache's memory file opened that way was a way to write translated
 //!     code (the kernel lets only a privileged process, e.g. root, open
 //!     them). Listing the directory still shows hotlift's ranges' names.
+//! I7: what an `open` gave the guest is judged again by what the kernel
+//!     opened ([`opened`]), so no other name for those files reaches
+//!     them (`/proc//self/maps`, `/proc/self/root/proc/self/maps`,
+//!     `task/..`, a symlink, another thread's id, a directory descriptor
+//!     or working directory inside `/proc/self`): a procfs file the kernel
+//!     calls one of this process's `maps`, `smaps` or `numa_maps` is
+//!     served as I4; an unlinked memory object that backs one of hotlift's
+//!     own mappings (the code cache's, through a `map_files` entry) is
+//!     closed again, `ENOENT` as I6. I4 and I6 by path stay, and save the
+//!     open where they see it.
 //! `open` here is `open`, `openat` and `openat2` alike. Other `/proc/self`
 //! files (`pagemap`, `status`) still show hotlift's process (README,
 //! threat model).
@@ -433,29 +443,7 @@ fn serve(text: &[u8], flags: u64) -> i64 {
 pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize, flags: u64) -> Option<i64> {
     let path = guest_cstr(a[path_arg])?;
     if let Some(view) = names_view(&path) {
-        let file = match view {
-            View::Maps => "/proc/self/maps",
-            View::Smaps => "/proc/self/smaps",
-            View::NumaMaps => "/proc/self/numa_maps",
-        };
-        let (guest, heap) = {
-            let l = vm.proc.lock();
-            let guest: Vec<_> = l.mem.regions().map(|(s, r)| (s, r.end, r.prot)).collect();
-            (guest, (l.brk.start, l.brk.mapped))
-        };
-        let Ok(real) = std::fs::read_to_string(file) else {
-            return Some(-(libc::EMFILE as i64));
-        };
-        let extents = if view == View::NumaMaps {
-            let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
-                return Some(-(libc::EMFILE as i64));
-            };
-            maps_extents(&maps)
-        } else {
-            Vec::new()
-        };
-        let text = guest_view(&real, view, &guest, heap, &extents);
-        return Some(serve(text.as_bytes(), flags));
+        return Some(serve_view(vm, view, flags));
     }
     if hidden_map_file(vm, &path, (path_arg == 1).then_some(a[0])) {
         return Some(-(libc::ENOENT as i64));
@@ -467,6 +455,122 @@ pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize, flags: u64) -> Optio
     a[path_arg] = vm.proc.exe_path.as_ptr() as u64;
     // SAFETY: the same open call with a valid NUL-terminated path of ours.
     Some(unsafe { syscall6(nr, a) })
+}
+
+/// I7 after an `open`-type call gave the guest `fd` (opened with `flags`):
+/// what the guest gets.
+pub fn opened(vm: &Vm, fd: i64, flags: u64) -> i64 {
+    if fd < 0 {
+        return fd;
+    }
+    let close = || {
+        // SAFETY: the descriptor the call just made for the guest.
+        unsafe { libc::close(fd as i32) };
+    };
+    if let Some(path) = super::memfile::proc_path(fd as i32) {
+        if let Some(view) = kernel_view(&path) {
+            close();
+            return serve_view(vm, view, flags);
+        }
+        return super::memfile::opened(vm, fd, flags, &path);
+    }
+    if hotlift_object(vm, fd as i32) {
+        close();
+        return -(libc::ENOENT as i64);
+    }
+    fd
+}
+
+/// I7: the view a procfs file the kernel calls `path` is, if it is one of
+/// this process's (`/proc/ID/maps`, `/proc/ID/task/TID/maps`, … for any
+/// of its threads' ids).
+fn kernel_view(path: &[u8]) -> Option<View> {
+    let parts: Vec<&[u8]> = path.split(|&c| c == b'/').collect();
+    let num = |p: &[u8]| -> Option<u32> {
+        (!p.is_empty() && p.iter().all(u8::is_ascii_digit))
+            .then(|| std::str::from_utf8(p).ok()?.parse().ok())
+            .flatten()
+    };
+    let (id, name) = match parts.as_slice() {
+        [.., id, b"task", tid, name] => (num(id).and(num(tid))?, *name),
+        [.., id, name] => (num(id)?, *name),
+        _ => return None,
+    };
+    let view = match name {
+        b"maps" => View::Maps,
+        b"smaps" => View::Smaps,
+        b"numa_maps" => View::NumaMaps,
+        _ => return None,
+    };
+    super::memfile::is_own_id(id).then_some(view)
+}
+
+/// I7: is `fd` a memory object (an unlinked file) that backs one of
+/// hotlift's own mappings (the code cache's, reached through a
+/// `map_files` entry by any name)?
+fn hotlift_object(vm: &Vm, fd: i32) -> bool {
+    // SAFETY: a plain struct the kernel fills.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a live struct; a bad descriptor only fails.
+    if unsafe { libc::fstat(fd, &mut st) } != 0
+        || st.st_nlink != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFREG
+    {
+        return false;
+    }
+    let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
+        return true;
+    };
+    let dev = format!(
+        "{:02x}:{:02x}",
+        libc::major(st.st_dev),
+        libc::minor(st.st_dev)
+    );
+    let ino = st.st_ino.to_string();
+    let l = vm.proc.lock();
+    maps.lines().any(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(range), Some(d), Some(i)) = (f.first(), f.get(3), f.get(4)) else {
+            return false;
+        };
+        let Some((a, b)) = range.split_once('-') else {
+            return false;
+        };
+        let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
+            return false;
+        };
+        *d == dev && *i == ino && !l.mem.owns_all(a, b)
+    })
+}
+
+/// I4: a copy of the kernel's `view` file cut to the guest's memory,
+/// served as a memory file, or the errno.
+fn serve_view(vm: &Vm, view: View, flags: u64) -> i64 {
+    {
+        let file = match view {
+            View::Maps => "/proc/self/maps",
+            View::Smaps => "/proc/self/smaps",
+            View::NumaMaps => "/proc/self/numa_maps",
+        };
+        let (guest, heap) = {
+            let l = vm.proc.lock();
+            let guest: Vec<_> = l.mem.regions().map(|(s, r)| (s, r.end, r.prot)).collect();
+            (guest, (l.brk.start, l.brk.mapped))
+        };
+        let Ok(real) = std::fs::read_to_string(file) else {
+            return -(libc::EMFILE as i64);
+        };
+        let extents = if view == View::NumaMaps {
+            let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
+                return -(libc::EMFILE as i64);
+            };
+            maps_extents(&maps)
+        } else {
+            Vec::new()
+        };
+        let text = guest_view(&real, view, &guest, heap, &extents);
+        serve(text.as_bytes(), flags)
+    }
 }
 
 #[cfg(test)]
@@ -566,6 +670,22 @@ mod tests {
             guest_view(smaps, View::Smaps, &guest, heap, &[]),
             "7f0000005000-7f0000008000 r-xp 00003000 fe:00 22 /usr/lib/libc.so.6\nRss: 4 kB\n"
         );
+    }
+
+    /// I7: the kernel's names of this process's views, under its pid or a
+    /// thread's; not another process's, not other files.
+    #[test]
+    fn kernel_paths_of_own_views_are_views() {
+        let pid = std::process::id();
+        assert!(kernel_view(format!("/proc/{pid}/maps").as_bytes()) == Some(View::Maps));
+        let task = format!("/proc/{pid}/task/{pid}/smaps");
+        assert!(kernel_view(task.as_bytes()) == Some(View::Smaps));
+        let numa = format!("/proc/{pid}/numa_maps");
+        assert!(kernel_view(numa.as_bytes()) == Some(View::NumaMaps));
+        for p in ["/proc/1/maps", "/proc/self/maps", "/tmp/maps"] {
+            assert!(kernel_view(p.as_bytes()).is_none(), "{p}");
+        }
+        assert!(kernel_view(format!("/proc/{pid}/status").as_bytes()).is_none());
     }
 
     #[test]

@@ -94,11 +94,24 @@ int main(int argc, char **argv) {
             unsigned long a, b;
             if (sscanf(e->d_name, "%lx-%lx", &a, &b) != 2)
                 continue;
-            char abs[128];
+            char abs[128], other[160];
             snprintf(abs, sizeof abs, "/proc/self/map_files/%s", e->d_name);
             int fd = openat(dirfd(d), e->d_name, O_RDONLY), fd2 = open(abs, O_RDONLY);
             char target[256];
             int linked = readlink(abs, target, sizeof target) > 0;
+            /* Other names of the same entry, for writing too: a memory
+             * object (an unlinked file: the code cache's) opens by none. */
+            static const char *const names[] = {"/proc//self", "/proc/./self",
+                                                "/proc/self/root/proc/self"};
+            for (int k = 0; k < 3; k++) {
+                snprintf(other, sizeof other, "%s/map_files/%s", names[k], e->d_name);
+                int f = open(other, k == 0 ? O_RDWR : O_RDONLY);
+                struct stat st;
+                if (f >= 0 && fstat(f, &st) == 0 && st.st_nlink == 0)
+                    linked = 1;
+                if (f >= 0)
+                    close(f);
+            }
             if (fd < 0 && fd2 < 0 && !linked)
                 continue;
             int in = 0;
@@ -115,6 +128,21 @@ int main(int argc, char **argv) {
         }
         printf("map_files entries outside its maps that open: %d\n", outside);
         printf("its own file mappings there: %s\n", own ? "open" : "none open");
+        /* Its maps by other names show what /proc/self/maps shows. */
+        static const char *const maps[] = {"/proc//self/maps", "/proc/./self/maps",
+                                           "/proc/self/root/proc/self/maps",
+                                           "/proc/self/task/../maps"};
+        int differ = 0;
+        for (int k = 0; k < 4; k++) {
+            FILE *f = fopen(maps[k], "r");
+            int lines = 0;
+            while (f && fgets(line, sizeof line, f))
+                lines += strchr(line, '-') != 0;
+            if (f)
+                fclose(f);
+            differ += lines != n;
+        }
+        printf("its maps by other names that differ: %d\n", differ);
         return 0;
     }
     if (strcmp(mode, "chdir") == 0) {
