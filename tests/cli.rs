@@ -439,3 +439,69 @@ fn non_programs_are_refused_as_execve_refuses_them() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A fifo as input with a writer that never ends (`cat /dev/zero >
+/// fifo`) is refused at its first byte (the readers grew ~350 MB/s
+/// before); a fifo as `--profile` that nobody reads is an error at the
+/// end, status 125 (it blocked in `open` for ever, deaf to SIGTERM).
+#[test]
+fn fifos_that_would_never_end_are_errors() {
+    let bin = env!("CARGO_BIN_EXE_hotlift");
+    let dir = std::env::temp_dir().join(format!("hotlift-fifos-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // Opened read-write: a fifo's writer end opens without a reader so.
+    let end = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let mut writer = std::process::Command::new("cat")
+        .arg("/dev/zero")
+        .stdout(end)
+        .spawn()
+        .unwrap();
+    let deadline = |mut c: std::process::Child| {
+        let t0 = std::time::Instant::now();
+        loop {
+            if c.try_wait().unwrap().is_some() {
+                return c.wait_with_output().unwrap();
+            }
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                c.kill().unwrap();
+                panic!("still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let piped = |c: &mut std::process::Command| {
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let o = deadline(piped(
+        std::process::Command::new(bin).arg("dump").arg(&fifo),
+    ));
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("first byte (0x00)"),
+        "{o:?}"
+    );
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    let _ = std::fs::remove_file(&fifo);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let mut run = std::process::Command::new(bin);
+    run.args(["run", "--profile"])
+        .arg(&fifo)
+        .args(["--", "/bin/sh", "-c", ":"]);
+    let o = deadline(piped(&mut run));
+    assert_eq!(o.status.code(), Some(125), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no reader"),
+        "{o:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

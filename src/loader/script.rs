@@ -172,11 +172,15 @@ pub fn map_program(
 /// fifo is read to its end when `pipes` (a fifo nobody writes to reads as
 /// empty rather than waiting for a writer); anything else (a device such
 /// as `/dev/zero`, which reads forever, a socket, a directory) gets
-/// `refused()` and is never read.
+/// `refused()` and is never read. A pipe's first byte that is not white
+/// space must pass `starts` (what the input must begin with): a writer
+/// that never ends (`cat /dev/zero > fifo`) is refused at once, not read
+/// until memory runs out.
 pub fn read_untrusted(
     path: &std::path::Path,
     pipes: bool,
     refused: impl FnOnce() -> std::io::Error,
+    starts: impl Fn(u8) -> bool,
 ) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -196,8 +200,32 @@ pub fn read_untrusted(
         return Err(refused());
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    f.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    if kind.is_file() {
+        f.read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut checked = false;
+    loop {
+        let n = match f.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        if !checked {
+            if let Some(&b) = bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+                if !starts(b) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("a pipe whose first byte ({b:#04x}) cannot start it"),
+                    ));
+                }
+                checked = true;
+            }
+        }
+    }
 }
 
 /// Read `path`; while it is a script, go on with its interpreter, with

@@ -382,8 +382,24 @@ impl Profile {
         if std::fs::metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
             // A device, a fifo, a socket: written to as it is. Renamed
             // over, `--profile /dev/full` run as root replaced the device
-            // with a regular file.
-            return write(std::fs::OpenOptions::new().write(true).open(path)?);
+            // with a regular file. Opened without waiting: a fifo nobody
+            // reads is an error (ENXIO), not a wait for ever at the end.
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENXIO) => {
+                        std::io::Error::new(e.kind(), "a fifo (or socket) with no reader (ENXIO)")
+                    }
+                    _ => e,
+                })?;
+            nix::fcntl::fcntl(
+                &f,
+                nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+            )?;
+            return write(f);
         }
         // Beside the profile, named by this process: the processes of one
         // tree write their profiles at the same time (process.rs I1).

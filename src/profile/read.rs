@@ -68,12 +68,18 @@ pub fn read_file(path: &Path) -> Result<Profile, ReadError> {
 /// (`hotlift report <(zcat p.json.gz)`), read to its end; anything else
 /// refused unread (`loader::script::read_untrusted`).
 pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
-    crate::loader::script::read_untrusted(path, true, || {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file or a pipe",
-        )
-    })
+    crate::loader::script::read_untrusted(
+        path,
+        true,
+        || {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file or a pipe",
+            )
+        },
+        // A JSON document.
+        |b| b == b'{',
+    )
 }
 
 /// Parse a profile from memory; `path` only names it in errors.
