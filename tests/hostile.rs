@@ -334,7 +334,8 @@ fn syscalls_aimed_at_hotlift_memory_fail_as_on_unmapped_memory() {
                 process_vm_readv EFAULT \
                 process_vm_writev EFAULT clock_gettime EFAULT pipe EFAULT \
                 madvise ENOMEM mlock ENOMEM msync ENOMEM rt_sigaction EFAULT \
-                rt_sigprocmask EFAULT sigaltstack EFAULT arch_prctl EFAULT";
+                rt_sigprocmask EFAULT sigaltstack EFAULT arch_prctl EFAULT \
+                prctl_get_name EFAULT prctl_pdeathsig EFAULT futex_wake_op EFAULT";
     let expected: String = (1..=3)
         .map(|i| format!("target {i}: {want}\n"))
         .chain([

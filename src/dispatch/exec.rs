@@ -88,14 +88,24 @@ fn neg(errno: i32) -> i64 {
 }
 
 /// The guest strings a NULL-terminated pointer array at `at` names
-/// (0: none), or the errno the kernel would give.
-fn guest_strings(at: u64) -> Result<Vec<Vec<u8>>, i32> {
+/// (0: none), or the errno the kernel would give; `owned` says whether a
+/// range is guest memory (an array or a string elsewhere, in hotlift's
+/// memory, is `EFAULT` as where nothing is mapped: syscall/reach.rs R1).
+fn guest_strings(at: u64, owned: &dyn Fn(u64, u64) -> bool) -> Result<Vec<Vec<u8>>, i32> {
     if at == 0 {
         return Ok(Vec::new());
     }
     let ptrs = read_words_until_zero(at, MAX_ARG_POINTERS).ok_or(libc::EFAULT)?;
+    if !owned(at, at + 8 * (ptrs.len() as u64 + 1)) {
+        return Err(libc::EFAULT);
+    }
     ptrs.into_iter()
-        .map(|p| read_cstr(p, MAX_ARG_STRLEN).ok_or(libc::EFAULT))
+        .map(|p| {
+            let s = read_cstr(p, MAX_ARG_STRLEN).ok_or(libc::EFAULT)?;
+            owned(p, p + s.len() as u64 + 1)
+                .then_some(s)
+                .ok_or(libc::EFAULT)
+        })
         .collect()
 }
 
@@ -142,7 +152,9 @@ impl Vm {
         let Some(name) = read_cstr(path, libc::PATH_MAX as usize) else {
             return Ok(neg(libc::EFAULT));
         };
-        let (args, env) = match (guest_strings(argv), guest_strings(envp)) {
+        let proc = self.proc.clone();
+        let owned = |a: u64, b: u64| proc.lock().mem.owns_all(a, b);
+        let (args, env) = match (guest_strings(argv, &owned), guest_strings(envp, &owned)) {
             (Ok(a), Ok(e)) => (a, e),
             (Err(e), _) | (_, Err(e)) => return Ok(neg(e)),
         };

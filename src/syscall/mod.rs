@@ -134,9 +134,10 @@ fn arch_prctl(vm: &mut Vm, code: u64, addr: u64) -> i64 {
                 EFAULT
             }
         }
-        // CPUID faulting, CET, AMX permission: process-wide, harmless.
-        // SAFETY: none of these touch FS/GS or memory hotlift owns.
-        _ => unsafe { syscall6(libc::SYS_arch_prctl as u64, [code, addr, 0, 0, 0, 0]) },
+        // CPUID faulting, CET, AMX permission: process-wide, harmless
+        // (none touches FS/GS); the queries' results go to guest memory
+        // only (reach.rs).
+        _ => pass(vm, libc::SYS_arch_prctl as u64, [code, addr, 0, 0, 0, 0]),
     }
 }
 

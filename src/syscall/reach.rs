@@ -11,7 +11,8 @@
 //!     iovec arrays are read from the guest and their buffers checked too.
 //!     Arguments it does not list are not checked: path strings (only
 //!     read, up to their NUL), `ioctl`'s and `fcntl`'s third argument,
-//!     `prctl`'s and `bpf`-like opaque pointers (README, threat model).
+//!     `prctl`'s other than the name, auxv and tid-address ones, and
+//!     `bpf`-like opaque pointers (README, threat model).
 //! R3: a null pointer, or a zero length, reaches nothing (the kernel
 //!     treats it as absent or fails it itself).
 
@@ -135,7 +136,11 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
                 bytes(a[5], 16)
             }
         }
-        SYS_epoll_wait | SYS_epoll_pwait => bytes(a[1], a[2].saturating_mul(EPOLL_EVENT)),
+        SYS_epoll_wait => bytes(a[1], a[2].saturating_mul(EPOLL_EVENT)),
+        SYS_epoll_pwait => {
+            bytes(a[1], a[2].saturating_mul(EPOLL_EVENT));
+            bytes(a[4], a[5].min(128))
+        }
         SYS_epoll_pwait2 => {
             bytes(a[1], a[2].saturating_mul(EPOLL_EVENT));
             bytes(a[3], TIMESPEC)
@@ -205,7 +210,66 @@ fn reach(nr: u64, a: &[u64; 6], out: &mut dyn FnMut(Reach)) {
             bytes(a[0], 8);
             bytes(a[1], 24)
         }
-        SYS_futex => bytes(a[0], 4),
+        SYS_futex => {
+            bytes(a[0], 4);
+            // The operations with a second futex word (`uaddr2`).
+            const REQUEUE: u64 = 3;
+            const CMP_REQUEUE: u64 = 4;
+            const WAKE_OP: u64 = 5;
+            const WAIT_REQUEUE_PI: u64 = 11;
+            const CMP_REQUEUE_PI: u64 = 12;
+            if matches!(
+                a[1] & 127,
+                REQUEUE | CMP_REQUEUE | WAKE_OP | WAIT_REQUEUE_PI | CMP_REQUEUE_PI
+            ) {
+                bytes(a[4], 4)
+            }
+        }
+        // Extended attributes' values and name lists.
+        SYS_getxattr | SYS_lgetxattr | SYS_fgetxattr | SYS_setxattr | SYS_lsetxattr
+        | SYS_fsetxattr => bytes(a[2], a[3]),
+        SYS_listxattr | SYS_llistxattr | SYS_flistxattr => bytes(a[1], a[2]),
+        SYS_name_to_handle_at => {
+            // struct file_handle: its size, its type, then the handle.
+            let size = guest_read::<u32>(a[2]).map_or(8, |n| 8 + u64::from(n.min(128)));
+            bytes(a[2], size);
+            bytes(a[3], 4)
+        }
+        SYS_open_by_handle_at => {
+            let size = guest_read::<u32>(a[1]).map_or(8, |n| 8 + u64::from(n.min(128)));
+            bytes(a[1], size)
+        }
+        SYS_prctl => {
+            const PR_SET_NAME: u64 = 15;
+            const PR_GET_NAME: u64 = 16;
+            const PR_GET_TID_ADDRESS: u64 = 40;
+            const PR_GET_AUXV: u64 = 0x4155_5856;
+            // The queries that write an int there.
+            const PR_GET_PDEATHSIG: u64 = 2;
+            const PR_GET_UNALIGN: u64 = 5;
+            const PR_GET_FPEMU: u64 = 9;
+            const PR_GET_FPEXC: u64 = 11;
+            const PR_GET_ENDIAN: u64 = 19;
+            const PR_GET_CHILD_SUBREAPER: u64 = 37;
+            match a[0] {
+                PR_GET_PDEATHSIG
+                | PR_GET_UNALIGN
+                | PR_GET_FPEMU
+                | PR_GET_FPEXC
+                | PR_GET_ENDIAN
+                | PR_GET_CHILD_SUBREAPER => bytes(a[1], 4),
+                // The kernel reads the name up to its NUL (at most 16).
+                PR_SET_NAME => bytes(a[1], 1),
+                PR_GET_NAME => bytes(a[1], 16),
+                PR_GET_TID_ADDRESS => bytes(a[1], 8),
+                PR_GET_AUXV => bytes(a[1], a[2]),
+                _ => {}
+            }
+        }
+        // Reading the kernel's log (types 2 to 4) into a buffer.
+        SYS_syslog if (2..=4).contains(&a[0]) => bytes(a[1], a[2]),
+        // The AMX permission queries write a u64.
+        SYS_arch_prctl if matches!(a[0], 0x1021 | 0x1022 | 0x1024 | 0x1025) => bytes(a[1], 8),
         SYS_mincore => {
             out(Reach::Range {
                 addr: a[0],

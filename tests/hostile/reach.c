@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -59,7 +60,13 @@ int main(void) {
         printf(" rt_sigaction %s", err(syscall(SYS_rt_sigaction, SIGUSR1, 0, p, 8)));
         printf(" rt_sigprocmask %s", err(syscall(SYS_rt_sigprocmask, SIG_BLOCK, 0, p, 8)));
         printf(" sigaltstack %s", err(syscall(SYS_sigaltstack, 0, p)));
-        printf(" arch_prctl %s\n", err(syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, p)));
+        printf(" arch_prctl %s", err(syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, p)));
+        /* Results a control call writes, a futex's second word. */
+        printf(" prctl_get_name %s", err(prctl(PR_GET_NAME, p, 0, 0, 0)));
+        printf(" prctl_pdeathsig %s", err(prctl(PR_GET_PDEATHSIG, p, 0, 0, 0)));
+        int word = 0;
+        printf(" futex_wake_op %s\n",
+               err(syscall(SYS_futex, &word, 5 /* FUTEX_WAKE_OP */, 1, 1, p, 0)));
         fflush(stdout);
     }
     /* The guest's own memory on both sides works. */
