@@ -109,6 +109,32 @@ fn guest_strings(at: u64, owned: &dyn Fn(u64, u64) -> bool) -> Result<Vec<Vec<u8
         .collect()
 }
 
+/// Would the kernel refuse `execve` of `name` with `args` and `env` for
+/// their size (E2BIG)? Checked before the point of no return: the call
+/// that fails returns to the guest, as natively, instead of ending the
+/// run after its profile was written. As fs/exec.c counts: the strings
+/// with their NULs and the pointers, against a quarter of the stack limit
+/// (at most 6 MiB, at least 128 KiB).
+fn too_big(name: &[u8], args: &[Vec<u8>], env: &[Vec<u8>]) -> bool {
+    const STK_LIM: u64 = 8 << 20;
+    const ARG_MAX: u64 = 32 * 4096;
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct (RLIMIT_STACK is the guest's:
+    // limits.rs passes it through).
+    let stack = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rl) } == 0 {
+        rl.rlim_cur
+    } else {
+        u64::MAX
+    };
+    let limit = (STK_LIM / 4 * 3).min(stack / 4).max(ARG_MAX);
+    let pointers = 8 * (args.len().max(1) + env.len()) as u64;
+    let strings: u64 = args.iter().chain(env).map(|s| s.len() as u64 + 1).sum();
+    pointers + strings + name.len() as u64 + 1 > limit
+}
+
 /// How the checked program will run.
 enum Runs {
     Translated,
@@ -160,6 +186,9 @@ impl Vm {
         };
         if flags & !(libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW) as u64 != 0 {
             return Ok(neg(libc::EINVAL));
+        }
+        if too_big(&name, &args, &env) {
+            return Ok(neg(libc::E2BIG));
         }
         let file = match self.exec_file(dirfd, &name, flags) {
             Ok(f) => f,

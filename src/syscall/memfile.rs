@@ -57,10 +57,11 @@ enum Kind {
     Other,
 }
 
-/// The `mem` file a `/proc` path the kernel gives names: `Some(pid)` for
-/// `…/PID/mem` and `…/PID/task/TID/mem` (the thread's id when it is a
-/// task's: its own process's file under any of its threads).
-fn mem_owner(path: &[u8]) -> Option<u32> {
+/// A process's file as a `/proc` path the kernel gives names it: the
+/// process's id and the file's name for `…/PID/NAME`, the thread's id for
+/// `…/PID/task/TID/NAME` (its own process's file under any of its
+/// threads).
+pub(super) fn proc_file(path: &[u8]) -> Option<(u32, &[u8])> {
     let parts: Vec<&[u8]> = path.split(|&c| c == b'/').collect();
     let num = |p: &[u8]| -> Option<u32> {
         (!p.is_empty() && p.iter().all(u8::is_ascii_digit))
@@ -68,10 +69,15 @@ fn mem_owner(path: &[u8]) -> Option<u32> {
             .flatten()
     };
     match parts.as_slice() {
-        [.., tid_dir, b"task", tid, b"mem"] => num(tid_dir).and(num(tid)),
-        [.., pid, b"mem"] => num(pid),
+        [.., tid_dir, b"task", tid, name] => Some((num(tid_dir).and(num(tid))?, *name)),
+        [.., pid, name] => Some((num(pid)?, *name)),
         _ => None,
     }
+}
+
+/// The `mem` file a `/proc` path the kernel gives names: its owner.
+fn mem_owner(path: &[u8]) -> Option<u32> {
+    proc_file(path).and_then(|(id, name)| (name == b"mem").then_some(id))
 }
 
 /// Is `id` this process (its pid, or one of its threads' ids)?

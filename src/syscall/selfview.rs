@@ -485,17 +485,7 @@ pub fn opened(vm: &Vm, fd: i64, flags: u64) -> i64 {
 /// this process's (`/proc/ID/maps`, `/proc/ID/task/TID/maps`, … for any
 /// of its threads' ids).
 fn kernel_view(path: &[u8]) -> Option<View> {
-    let parts: Vec<&[u8]> = path.split(|&c| c == b'/').collect();
-    let num = |p: &[u8]| -> Option<u32> {
-        (!p.is_empty() && p.iter().all(u8::is_ascii_digit))
-            .then(|| std::str::from_utf8(p).ok()?.parse().ok())
-            .flatten()
-    };
-    let (id, name) = match parts.as_slice() {
-        [.., id, b"task", tid, name] => (num(id).and(num(tid))?, *name),
-        [.., id, name] => (num(id)?, *name),
-        _ => return None,
-    };
+    let (id, name) = super::memfile::proc_file(path)?;
     let view = match name {
         b"maps" => View::Maps,
         b"smaps" => View::Smaps,
