@@ -10,7 +10,8 @@
 //!     thread sees either the old or the new jump, never half of one.
 //! I3: `BlockId`s are dense indices into the [`BlockTable`] and are not
 //!     reused within an id epoch (dispatch/epoch.rs): a flush keeps the
-//!     entries (without pc maps) and only later ids are live; `by_guest` maps a guest entry address to its live
+//!     entries (without pc maps) and only later ids are live; `by_guest`
+//!     maps a guest entry address to its live
 //!     block.
 //! I4: a thread's lookup table ([`IblTable`], one per thread) holds only
 //!     live blocks; after a flush each thread empties its own before it
