@@ -42,6 +42,16 @@ pub fn read_proc(path: &str) -> std::io::Result<String> {
     String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
+/// `(start, end)` of a `/proc/PID/maps` line (None: not a mapping's line,
+/// as smaps' detail lines are not).
+pub fn maps_range(line: &str) -> Option<(u64, u64)> {
+    let (a, b) = line.split_whitespace().next()?.split_once('-')?;
+    Some((
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    ))
+}
+
 /// Give the calling thread a descriptor table of its own
 /// (`unshare(CLONE_FILES)`), holding only stderr: the files it opens then
 /// take no descriptor number the guest's next `open` would have got (a

@@ -374,6 +374,26 @@ fn unsupported_syscalls_are_named_once_or_each_time_with_verbose() {
     }
 }
 
+/// `cmd`'s status and stderr (its stdout goes nowhere: a pipe nobody
+/// drains could fill), within 20 s: a hang is the failure the callers
+/// test for.
+fn output_within(cmd: &mut std::process::Command) -> std::process::Output {
+    let mut c = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while c.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(20) {
+            c.kill().unwrap();
+            panic!("{cmd:?} still running after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    c.wait_with_output().unwrap()
+}
+
 /// `run` refuses what `execve` refuses, with the shell's status 126 and
 /// the kernel's reason: a device (`/dev/zero` was read forever, growing
 /// past 3.8 GB), a fifo with execute bits (waited forever), a file without
@@ -390,27 +410,12 @@ fn non_programs_are_refused_as_execve_refuses_them() {
     let no_x = dir.join("true-without-x");
     std::fs::copy("/bin/true", &no_x).unwrap();
     std::fs::set_permissions(&no_x, std::fs::Permissions::from_mode(0o644)).unwrap();
-    // Within a deadline: a hang is the failure being tested for.
     let within = |args: &[&std::ffi::OsStr]| {
-        let mut child = std::process::Command::new(bin)
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t0 = std::time::Instant::now();
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                let mut err = String::new();
-                std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-                return (status.code(), err);
-            }
-            if t0.elapsed() > std::time::Duration::from_secs(20) {
-                child.kill().unwrap();
-                panic!("hotlift {args:?} still running after 20 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let o = output_within(std::process::Command::new(bin).args(args));
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
     let programs = [
         std::path::Path::new("/dev/zero"),
@@ -462,28 +467,7 @@ fn fifos_that_would_never_end_are_errors() {
         .stdout(end)
         .spawn()
         .unwrap();
-    let deadline = |mut c: std::process::Child| {
-        let t0 = std::time::Instant::now();
-        loop {
-            if c.try_wait().unwrap().is_some() {
-                return c.wait_with_output().unwrap();
-            }
-            if t0.elapsed() > std::time::Duration::from_secs(20) {
-                c.kill().unwrap();
-                panic!("still running after 20 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    };
-    let piped = |c: &mut std::process::Command| {
-        c.stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let o = deadline(piped(
-        std::process::Command::new(bin).arg("dump").arg(&fifo),
-    ));
+    let o = output_within(std::process::Command::new(bin).arg("dump").arg(&fifo));
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("first byte (0x00)"),
@@ -497,7 +481,7 @@ fn fifos_that_would_never_end_are_errors() {
     run.args(["run", "--profile"])
         .arg(&fifo)
         .args(["--", "/bin/sh", "-c", ":"]);
-    let o = deadline(piped(&mut run));
+    let o = output_within(&mut run);
     assert_eq!(o.status.code(), Some(125), "{o:?}");
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no reader"),

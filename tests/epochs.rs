@@ -98,11 +98,11 @@ fn paths_are_profiled_across_id_epochs() {
     let (dir, exe) = guest::rewrite_guest("paths-epochs");
     let args = ["3000", "20"];
     let native = Command::new(&exe).args(args).output().unwrap();
-    let paths = |method: &str, epoch: &str| -> (serde_json::Value, u64) {
+    let paths = |epoch: &str| -> (serde_json::Value, u64) {
         let (out, prof) = (dir.join("paths.json"), dir.join("p.json"));
         let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
             .args(["paths", "--function", "step", "--reference"])
-            .args(["--format", "json", "--method", method, "--id-epoch", epoch])
+            .args(["--format", "json", "--id-epoch", epoch])
             .arg("-o")
             .arg(&out)
             .arg("--profile")
@@ -112,7 +112,7 @@ fn paths_are_profiled_across_id_epochs() {
             .args(args)
             .output()
             .unwrap();
-        assert!(o.status.success(), "{method} {epoch}: {o:?}");
+        assert!(o.status.success(), "--id-epoch {epoch}: {o:?}");
         assert_eq!(o.stdout, native.stdout, "native output");
         let read = |f| -> serde_json::Value {
             serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()
@@ -123,14 +123,14 @@ fn paths_are_profiled_across_id_epochs() {
             .unwrap();
         (read(&out), epochs)
     };
-    let (r, epochs) = paths("none", "512");
+    let (r, epochs) = paths("512");
     assert!(epochs >= 10, "{epochs} id epochs");
     let x = &r["reference"];
     assert_eq!(x["agrees"], true, "{x}");
     assert_eq!(x["misattributed"], 0, "{x}");
     assert_eq!(x["invocations"], 60000, "{x}");
     assert_eq!(r["totals"]["invocations"], 60000, "{r}");
-    let (plain, none) = paths("none", "0");
+    let (plain, none) = paths("0");
     assert_eq!(none, 0);
     assert_eq!(r["paths"], plain["paths"], "the paths without epochs");
     let _ = std::fs::remove_dir_all(&dir);

@@ -544,7 +544,7 @@ pub fn stack_growth_floor() -> Option<u64> {
     let (_, stack_end) = maps
         .lines()
         .filter(|l| l.ends_with("[stack]"))
-        .find_map(map_range)?;
+        .find_map(crate::host::maps_range)?;
     let limit = rlimit_stack()?.max(8 << 20);
     stack_end.checked_sub(limit + (1 << 20) + (16 << 20))
 }
@@ -560,21 +560,11 @@ fn rlimit_stack() -> Option<u64> {
     (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
 }
 
-/// `(start, end)` of a `/proc/self/maps` line.
-fn map_range(line: &str) -> Option<(u64, u64)> {
-    let range = line.split_whitespace().next()?;
-    let (a, b) = range.split_once('-')?;
-    Some((
-        u64::from_str_radix(a, 16).ok()?,
-        u64::from_str_radix(b, 16).ok()?,
-    ))
-}
-
 /// The highest end of a mapping in `maps` (`/proc/self/maps` text) that
 /// lies wholly below `limit`.
 pub(crate) fn highest_end_below(maps: &str, limit: u64) -> Option<u64> {
     maps.lines()
-        .filter_map(map_range)
+        .filter_map(crate::host::maps_range)
         .filter(|&(_, end)| end <= limit)
         .map(|(_, end)| end)
         .max()

@@ -89,13 +89,26 @@ fn own_id(id: u32) -> bool {
 /// The path the kernel has for `fd` when it is a procfs file (None:
 /// another file system, or unreadable).
 pub(super) fn proc_path(fd: i32) -> Option<Vec<u8>> {
-    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    (fs_type(fd) == Some(PROC_SUPER_MAGIC))
+        .then(|| kernel_path(fd))
+        .flatten()
+}
+
+/// `statfs`'s file system type of procfs, and of tmpfs (memory objects:
+/// `memfd_create`'s, shared anonymous mappings').
+pub(super) const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+pub(super) const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// The type of the file system `fd` is on (None: a bad descriptor).
+pub(super) fn fs_type(fd: i32) -> Option<i64> {
     // SAFETY: a plain struct the kernel fills.
     let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: a live struct; a bad descriptor only fails.
-    if unsafe { libc::fstatfs(fd, &mut fs) } != 0 || fs.f_type as i64 != PROC_SUPER_MAGIC {
-        return None;
-    }
+    (unsafe { libc::fstatfs(fd, &mut fs) } == 0).then_some(fs.f_type as i64)
+}
+
+/// The path the kernel has for `fd`.
+pub(super) fn kernel_path(fd: i32) -> Option<Vec<u8>> {
     let path = std::fs::read_link(format!("/proc/thread-self/fd/{fd}")).ok()?;
     Some(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec())
 }

@@ -37,8 +37,10 @@
 //!     calls one of this process's `maps`, `smaps` or `numa_maps` is
 //!     served as I4; an unlinked memory object that backs one of hotlift's
 //!     own mappings (the code cache's, through a `map_files` entry) is
-//!     closed again, `ENOENT` as I6. I4 and I6 by path stay, and save the
-//!     open where they see it.
+//!     closed again, `ENOENT` as I6. The cost is memfile.rs M1's one
+//!     `fstatfs` an open; only a procfs file then has its path read, only
+//!     a tmpfs one is `fstat`ed (and `maps` read when it is unlinked). I4
+//!     and I6 by path stay, and save the open where they see it.
 //! `open` here is `open`, `openat` and `openat2` alike. Other `/proc/self`
 //! files (`pagemap`, `status`) still show hotlift's process (README,
 //! threat model).
@@ -284,15 +286,7 @@ const KERNEL_LABELS: [&str; 5] = ["[stack]", "[vdso]", "[vvar]", "[vvar_vclock]"
 
 /// The ranges of a maps text's lines.
 fn maps_extents(maps: &str) -> Vec<(u64, u64)> {
-    maps.lines()
-        .filter_map(|l| {
-            let (a, b) = l.split(' ').next()?.split_once('-')?;
-            Some((
-                u64::from_str_radix(a, 16).ok()?,
-                u64::from_str_radix(b, 16).ok()?,
-            ))
-        })
-        .collect()
+    maps.lines().filter_map(crate::host::maps_range).collect()
 }
 
 /// I4: the kernel's `maps`/`smaps`/`numa_maps` text `real` cut to the
@@ -467,18 +461,25 @@ pub fn opened(vm: &Vm, fd: i64, flags: u64) -> i64 {
         // SAFETY: the descriptor the call just made for the guest.
         unsafe { libc::close(fd as i32) };
     };
-    if let Some(path) = super::memfile::proc_path(fd as i32) {
-        if let Some(view) = kernel_view(&path) {
-            close();
-            return serve_view(vm, view, flags);
+    use super::memfile::{fs_type, kernel_path, PROC_SUPER_MAGIC, TMPFS_MAGIC};
+    // One `fstatfs` for every open; more only for procfs and memory files.
+    match fs_type(fd as i32) {
+        Some(PROC_SUPER_MAGIC) => {
+            let Some(path) = kernel_path(fd as i32) else {
+                return fd;
+            };
+            if let Some(view) = kernel_view(&path) {
+                close();
+                return serve_view(vm, view, flags);
+            }
+            super::memfile::opened(vm, fd, flags, &path)
         }
-        return super::memfile::opened(vm, fd, flags, &path);
+        Some(TMPFS_MAGIC) if hotlift_object(vm, fd as i32) => {
+            close();
+            -(libc::ENOENT as i64)
+        }
+        _ => fd,
     }
-    if hotlift_object(vm, fd as i32) {
-        close();
-        return -(libc::ENOENT as i64);
-    }
-    fd
 }
 
 /// I7: the view a procfs file the kernel calls `path` is, if it is one of
@@ -495,9 +496,9 @@ fn kernel_view(path: &[u8]) -> Option<View> {
     super::memfile::is_own_id(id).then_some(view)
 }
 
-/// I7: is `fd` a memory object (an unlinked file) that backs one of
-/// hotlift's own mappings (the code cache's, reached through a
-/// `map_files` entry by any name)?
+/// I7: is `fd` (a tmpfs file) a memory object (an unlinked file) that
+/// backs one of hotlift's own mappings (the code cache's, reached through
+/// a `map_files` entry by any name)?
 fn hotlift_object(vm: &Vm, fd: i32) -> bool {
     // SAFETY: a plain struct the kernel fills.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -519,17 +520,9 @@ fn hotlift_object(vm: &Vm, fd: i32) -> bool {
     let ino = st.st_ino.to_string();
     let l = vm.proc.lock();
     maps.lines().any(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let (Some(range), Some(d), Some(i)) = (f.first(), f.get(3), f.get(4)) else {
-            return false;
-        };
-        let Some((a, b)) = range.split_once('-') else {
-            return false;
-        };
-        let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
-            return false;
-        };
-        *d == dev && *i == ino && !l.mem.owns_all(a, b)
+        let mut f = line.split_whitespace().skip(3);
+        let same = f.next() == Some(dev.as_str()) && f.next() == Some(ino.as_str());
+        same && crate::host::maps_range(line).is_some_and(|(a, b)| !l.mem.owns_all(a, b))
     })
 }
 

@@ -97,13 +97,7 @@ pub fn hold_guest_area(mem: &mut GuestMem, stack_bottom: u64, floor: u64) {
 
 /// `(start, end)` of every line of `/proc/self/maps` text, ascending.
 fn map_ranges(maps: &str) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
-    maps.lines().filter_map(|l| {
-        let (a, b) = l.split_whitespace().next()?.split_once('-')?;
-        Some((
-            u64::from_str_radix(a, 16).ok()?,
-            u64::from_str_radix(b, 16).ok()?,
-        ))
-    })
+    maps.lines().filter_map(crate::host::maps_range)
 }
 
 /// The start of a `len`-byte range in the highest gap of this process's

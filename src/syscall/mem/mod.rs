@@ -74,16 +74,12 @@ fn touches_host_in(mem: &GuestMem, brk: &Brk, start: u64, end: u64) -> bool {
     let Ok(maps) = crate::host::read_proc("/proc/self/maps") else {
         return true;
     };
-    maps.lines().any(|line| {
-        let range = line.split_whitespace().next().unwrap_or("");
-        let (a, b) = range.split_once('-').unwrap_or(("0", "0"));
-        let (a, b) = (
-            u64::from_str_radix(a, 16).unwrap_or(0),
-            u64::from_str_radix(b, 16).unwrap_or(0),
-        );
-        let (s, e) = (a.max(start), b.min(end));
-        s < e && !mem.claimable(s, e)
-    })
+    maps.lines()
+        .filter_map(crate::host::maps_range)
+        .any(|(a, b)| {
+            let (s, e) = (a.max(start), b.min(end));
+            s < e && !mem.claimable(s, e)
+        })
 }
 
 /// Map a placeholder (guest_mem I4) over [start, end): over anything with
