@@ -294,6 +294,29 @@ pub fn shared_with_host(start: u64, end: u64) -> bool {
         .is_some_and(|v| v.iter().any(|&(s, e)| s < end && start < e))
 }
 
+/// [start, end) cut where mappings the guest shares with hotlift begin
+/// and end, in order: (start, end, shared).
+pub fn split_shared(start: u64, end: u64) -> Vec<(u64, u64, bool)> {
+    let mut cuts: Vec<u64> = SHARED_WITH_HOST
+        .get()
+        .into_iter()
+        .flatten()
+        .flat_map(|&(s, e)| [s, e])
+        .filter(|&c| c > start && c < end)
+        .collect();
+    cuts.push(end);
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut at = start;
+    cuts.into_iter()
+        .map(|c| {
+            let piece = (at, c, shared_with_host(at, c));
+            at = c;
+            piece
+        })
+        .collect()
+}
+
 /// syscall/memfile.rs M2: the guest may hold a `/proc/PID/mem` file.
 static MEM_FILES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

@@ -2,7 +2,9 @@
 //! system calls: the raw `syscall` instruction (guest syscalls passed
 //! through with their exact result, no libc errno translation), a
 //! thread's CPU affinity mask, a thread's own descriptor table, and
-//! reading a `/proc` file whole. A leaf.
+//! reading a `/proc` file whole, and where hotlift says things (its own
+//! stderr, kept when the guest closes fd 2: [`keep_stderr`], [`say!`]).
+//! A leaf.
 #![allow(unsafe_code)]
 
 /// Issue syscall `nr` with six arguments; returns the kernel's raw result
@@ -123,6 +125,87 @@ impl Affinity {
             )
         };
     }
+}
+
+/// hotlift's messages' descriptor once the guest is about to close or
+/// replace its stderr ([`keep_stderr`]); -1 before: fd 2 itself.
+static OWN_STDERR: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// `fd` moved (`F_DUPFD_CLOEXEC`) to the highest free descriptor in the
+/// top half below the `RLIMIT_NOFILE` soft limit, so that the guest's own
+/// `open`s get the numbers they get natively; None if none is free.
+pub fn dup_high(fd: i32) -> Option<i32> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 1024,
+        rlim_max: 1024,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    let limit = lim.rlim_cur.min(1 << 20) as i32;
+    (limit / 2..limit).rev().take(64).find_map(|high| {
+        // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor (>= high) that
+        // nothing else owns; the caller owns it.
+        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, high) };
+        (new >= 0).then_some(new)
+    })
+}
+
+/// The guest is about to close or replace fd 2: hotlift's messages keep
+/// the stderr it had (once; an `execve`'d process starts again from its
+/// fd 2, as the descriptor is close-on-exec).
+pub fn keep_stderr() {
+    use std::sync::atomic::Ordering;
+    if OWN_STDERR.load(Ordering::Acquire) >= 0 {
+        return;
+    }
+    if let Some(fd) = dup_high(2) {
+        if OWN_STDERR
+            .compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: the descriptor just made, unused.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+/// Where hotlift's messages go: fd 2, or its own copy of the stderr it
+/// started with once the guest closed or replaced fd 2 ([`keep_stderr`]).
+/// Async-signal-safe.
+pub fn stderr_fd() -> i32 {
+    match OWN_STDERR.load(std::sync::atomic::Ordering::Acquire) {
+        fd if fd >= 0 => fd,
+        _ => 2,
+    }
+}
+
+/// Write `text` whole to hotlift's stderr ([`stderr_fd`]), in as few
+/// writes as the kernel takes; errors are dropped (there is nowhere left
+/// to say them).
+pub fn write_stderr(text: &[u8]) {
+    let fd = stderr_fd();
+    let mut rest = text;
+    while !rest.is_empty() {
+        // SAFETY: writes from a live buffer.
+        let n = unsafe { libc::write(fd, rest.as_ptr() as *const libc::c_void, rest.len()) };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        rest = &rest[n as usize..];
+    }
+}
+
+/// `eprintln!` to hotlift's stderr ([`stderr_fd`]): one write a message.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let mut text = format!($($arg)*);
+        text.push('\n');
+        $crate::host::write_stderr(text.as_bytes());
+    }};
 }
 
 #[cfg(test)]

@@ -489,3 +489,26 @@ fn fifos_that_would_never_end_are_errors() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// hotlift's messages stay on the stderr it started with when the guest
+/// closes fd 2 and opens a file there: before, the `--strace` lines after
+/// the close went into the guest's own file (and with fd 2 closed, a
+/// late "cannot write the profile" went nowhere).
+#[test]
+fn messages_keep_their_stderr_when_the_guest_closes_fd_2() {
+    let bin = env!("CARGO_BIN_EXE_hotlift");
+    let dir = std::env::temp_dir().join(format!("hotlift-stderr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = output_within(
+        std::process::Command::new(bin)
+            .current_dir(&dir)
+            .args(["run", "--strace", "--", "/bin/sh", "-c"])
+            .arg("exec 2>&-; exec 2>guest.log; echo hi; echo to-guest-log >&2"),
+    );
+    assert!(o.status.success(), "{o:?}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(r#"write(1, "hi\n", 3) = 3"#), "{stderr}");
+    let log = std::fs::read_to_string(dir.join("guest.log")).unwrap();
+    assert_eq!(log, "to-guest-log\n", "hotlift wrote into the guest's fd 2");
+    let _ = std::fs::remove_dir_all(&dir);
+}

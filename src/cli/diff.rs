@@ -32,7 +32,7 @@ pub fn main(args: DiffArgs) -> i32 {
     match run(&args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("hotlift diff: {e:#}");
+            crate::say!("hotlift diff: {e:#}");
             EXIT_TOOL_ERROR
         }
     }

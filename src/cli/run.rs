@@ -108,7 +108,7 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
     let state: ExecState = match serde_json::from_str(state) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("hotlift: bad --exec-state: {e}");
+            crate::say!("hotlift: bad --exec-state: {e}");
             return EXIT_HOTLIFT_FAILED;
         }
     };
@@ -159,7 +159,7 @@ fn launch(
         match file {
             Ok(f) => crate::strace::set_log_file(f),
             Err(e) => {
-                eprintln!(
+                crate::say!(
                     "hotlift: cannot create the strace log {}: {e}",
                     log.display()
                 );
@@ -190,7 +190,7 @@ fn launch(
     for (path, check, what) in outputs {
         if let Some(p) = path.filter(|_| !append_log) {
             if let Err(why) = check(p) {
-                eprintln!("hotlift: cannot {what} {}: {why}", p.display());
+                crate::say!("hotlift: cannot {what} {}: {why}", p.display());
                 return EXIT_HOTLIFT_FAILED;
             }
         }
@@ -222,7 +222,7 @@ fn launch(
             l
         }
         Err(e) => {
-            eprintln!("hotlift: {e}");
+            crate::say!("hotlift: {e}");
             return match e {
                 script::ScriptError::Io(_, io) if io.kind() == std::io::ErrorKind::NotFound => {
                     EXIT_NOT_FOUND
@@ -239,7 +239,7 @@ fn launch(
     let plan = match loader::plan(&launch.bytes) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("hotlift: {shown}: {e}");
+            crate::say!("hotlift: {shown}: {e}");
             return e.exit_code();
         }
     };
@@ -247,7 +247,7 @@ fn launch(
     let interp = match plan.interp.as_deref().map(loader::read_interp).transpose() {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("hotlift: {shown}: {e}");
+            crate::say!("hotlift: {shown}: {e}");
             return e.exit_code();
         }
     };
@@ -309,7 +309,7 @@ fn launch(
             vm.run()
         }
         Err(e) => {
-            eprintln!("hotlift: {shown}: {e}");
+            crate::say!("hotlift: {shown}: {e}");
             match e {
                 crate::dispatch::VmError::Load(l) => l.exit_code(),
                 _ => EXIT_HOTLIFT_FAILED,

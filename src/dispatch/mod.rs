@@ -20,6 +20,7 @@
 
 mod epoch;
 pub mod exec;
+mod flags;
 mod fork;
 mod guest_access;
 mod hooks;
@@ -113,6 +114,8 @@ pub struct Vm {
     pub paths_epoch: u64,
     /// The thread asked for `PR_TSC_SIGSEGV` (syscall/control.rs C3).
     pub tsc_traps: bool,
+    /// The guest's RFLAGS.TF (flags.rs I1).
+    pub guest_tf: bool,
 }
 
 impl Vm {
@@ -122,13 +125,15 @@ impl Vm {
 
     /// Translate up to `max` instructions at `addr` (translation lock held
     /// as `l`). A block that is not `reusable` is run once (smc.rs I2): it
-    /// is neither the block for `addr` nor protects its pages.
+    /// is neither the block for `addr` nor protects its pages; it is
+    /// `counted` (flags.rs I2) or not (smc.rs I2).
     fn translate_with(
         &mut self,
         l: &mut Locked,
         addr: GuestAddr,
         max: usize,
         reusable: bool,
+        counted: bool,
     ) -> Result<BlockId, VmError> {
         // paths I3: a plain translation inside a path-profiled function
         // covers exactly its node.
@@ -152,7 +157,7 @@ impl Vm {
         // [addr, addr+len) lies in executable guest memory, which on
         // x86-64 is readable (guest_mem G2).
         let block = lift_guest(addr, len, max)?;
-        let prologue = self.publish_block(&block, reusable)?;
+        let prologue = self.publish_block(&block, counted)?;
         for attempt in 0..2 {
             if reusable {
                 // Before the code is committed, in each attempt: it may
@@ -180,7 +185,7 @@ impl Vm {
             if keep {
                 self.keep(l, &block, &env, &em);
             }
-            let (id, host) = self.commit_block(l, &mut em, reusable, reusable)?;
+            let (id, host) = self.commit_block(l, &mut em, reusable, counted)?;
             if reusable {
                 self.prelink(l, first_site)?;
             }
@@ -188,11 +193,12 @@ impl Vm {
             // Block table I4 (cache/blocks.rs): the monitor may link
             // superblocks to it now (not inside a path-profiled function,
             // paths/engine/mod.rs I2).
-            if self
-                .proc
-                .paths
-                .as_ref()
-                .is_none_or(|p| p.allow_superblocks(addr))
+            if reusable
+                && self
+                    .proc
+                    .paths
+                    .as_ref()
+                    .is_none_or(|p| p.allow_superblocks(addr))
             {
                 self.proc
                     .prof
@@ -319,7 +325,7 @@ impl Vm {
             Some(id) => id,
             None => {
                 let max = self.proc.opts.max_block_insns as usize;
-                self.translate_with(l, addr, max, true)?
+                self.translate_with(l, addr, max, true, true)?
             }
         };
         let host = l.cache.block(id).host;
@@ -355,7 +361,7 @@ impl Vm {
                 unsafe { libc::pthread_exit(std::ptr::null_mut()) }
             }
             Err(e) => {
-                eprintln!("hotlift: {e}");
+                crate::say!("hotlift: {e}");
                 self.finish(Ending::Exit {
                     code: crate::status::EXIT_HOTLIFT_FAILED,
                 });
@@ -398,6 +404,16 @@ impl Vm {
                 self.deliver_queued()?;
                 next = self.host_for(GuestAddr(self.ctx.rip()))?;
             }
+            // flags.rs I2: the guest's trap flag: its next instruction
+            // alone, with no lookup that could run on past it.
+            let step = if self.guest_tf {
+                self.ibl.clear();
+                let (host, step) = self.step_block()?;
+                next = host;
+                Some(step)
+            } else {
+                None
+            };
             // I3 and process.rs I2: enter only code of the generation the
             // lookup table and `next` belong to.
             let gen = self.proc.view.gen();
@@ -447,6 +463,17 @@ impl Vm {
             self.proc.threads.leave(&self.entry);
             self.mail
                 .set_entering_single(self.ctx.exit_reason.get() == exit_reason::CODE_WRITE);
+            // flags.rs I2-I3: the stepped instruction retired and raised
+            // no signal of its own (a trap site runs its own; a syscall
+            // returns as `sysret` does, the trap after the next one).
+            let trace = step.filter(|s| match self.ctx.exit_reason.get() {
+                exit_reason::SITE => matches!(
+                    self.proc.lock().cache.site(gen, self.ctx.exit_arg()).kind,
+                    SiteKind::Direct { .. }
+                ),
+                exit_reason::INDIRECT_MISS | exit_reason::KICKED => self.ctx.rip() != s.at,
+                _ => false,
+            });
             next = match self.ctx.exit_reason.get() {
                 exit_reason::SITE => match self.handle_site(gen)? {
                     Some(host) => host,
@@ -480,6 +507,10 @@ impl Vm {
                 }
                 r => panic!("translated code exited with unknown reason {r}"),
             };
+            if let Some(step) = trace {
+                self.trace_trap(step, self.ctx.rip())?;
+                next = self.host_for(GuestAddr(self.ctx.rip()))?;
+            }
         }
     }
 
@@ -552,7 +583,7 @@ impl Vm {
                 })
                 .flatten();
             let Some(fix) = fix else {
-                eprintln!(
+                crate::say!(
                     "hotlift: SIG{} at guest {at} faulted inside hotlift's code for that instruction where the guest's registers cannot be recreated; the guest dies of it instead of running its handler (README, known limits)",
                     crate::strace::sig_name(sig)
                 );
@@ -582,6 +613,11 @@ impl Vm {
         if kind == TrapKind::Tsc && !self.tsc_traps {
             return self.read_tsc(at);
         }
+        if matches!(kind, TrapKind::Popf | TrapKind::Iret) {
+            if let Some(host) = self.run_flags_insn(kind, at)? {
+                return Ok(host);
+            }
+        }
         // The trap instruction is the last one its block counted; `int3`
         // retires (the signal's rip is past it), `int1` as the CPU does.
         let retires = match kind {
@@ -603,17 +639,19 @@ impl Vm {
                 (1, rip, 1, rip)
             }
             TrapKind::InvalidOpcode => (2, at.0, 6, at.0),
-            TrapKind::GeneralProtection | TrapKind::Tsc => (0x80, 0, 13, at.0),
+            TrapKind::GeneralProtection | TrapKind::Tsc | TrapKind::Iret => (0x80, 0, 13, at.0),
+            // Its stack is not readable guest memory (SEGV_MAPERR).
+            TrapKind::Popf => (1, self.ctx.reg(Reg::Rsp), 14, at.0),
             TrapKind::FetchFault => (self.fetch_fault_code(at), at.0, 14, at.0),
         };
         let mut info = [0u8; 128];
         info[0..4].copy_from_slice(&sig.to_le_bytes());
         info[8..12].copy_from_slice(&code.to_le_bytes());
         info[16..24].copy_from_slice(&addr.to_le_bytes());
-        let err = if kind == TrapKind::FetchFault {
-            0x14
-        } else {
-            0
+        let err = match kind {
+            TrapKind::FetchFault => 0x14,
+            TrapKind::Iret => self.iret_fault_selector(),
+            _ => 0,
         };
         self.ctx.set_rip(rip);
         if self.deliver_sync(sig, &info, [err, trapno, addr])? {
@@ -674,8 +712,10 @@ impl Vm {
                 TrapKind::GeneralProtection => "privileged or faulting instruction",
                 TrapKind::FetchFault => "instruction fetch from non-executable memory",
                 TrapKind::Tsc => "time stamp counter read after PR_SET_TSC(PR_TSC_SIGSEGV)",
+                TrapKind::Popf => "popf from an unreadable stack",
+                TrapKind::Iret => "iretq to a frame that is not 64-bit user code",
             };
-            eprintln!(
+            crate::say!(
                 "hotlift: guest killed by SIG{} at guest {at}: {what}",
                 crate::strace::sig_name(kind.signal())
             );
@@ -711,7 +751,7 @@ impl Vm {
             _ => proc.flush(l, &self.entry),
         };
         if let Err(e) = done {
-            eprintln!("hotlift: {e}: cannot drop the code cache ({cause:?})");
+            crate::say!("hotlift: {e}: cannot drop the code cache ({cause:?})");
             let code = crate::status::EXIT_HOTLIFT_FAILED;
             self.finish(Ending::Exit { code });
             // SAFETY: _exit has no preconditions.

@@ -105,7 +105,7 @@ impl Vm {
         let proc = self.proc.clone();
         let mut l = proc.lock();
         self.flush(&mut l, super::process::FlushCause::CodeWritten);
-        let id = self.translate_with(&mut l, GuestAddr(self.ctx.rip()), 1, false)?;
+        let id = self.translate_with(&mut l, GuestAddr(self.ctx.rip()), 1, false, false)?;
         Ok(l.cache.block(id).host)
     }
 }

@@ -153,7 +153,7 @@ impl Vm {
         // selfview I3: hotlift has one thread until the monitor starts.
         if let Err(e) = (super::os::os()?.adopt_guest_view)(stack.sp.0) {
             if opts.verbose {
-                eprintln!("hotlift: /proc/self/cmdline, environ and auxv stay hotlift's: {e}");
+                crate::say!("hotlift: /proc/self/cmdline, environ and auxv stay hotlift's: {e}");
             }
         }
 
@@ -306,6 +306,7 @@ impl Vm {
             start_mask: None,
             paths_epoch: 0,
             tsc_traps: false,
+            guest_tf: false,
         })
     }
 }

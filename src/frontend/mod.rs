@@ -12,6 +12,10 @@
 //!     `Tsc` trap; before, they are body instructions the CPU runs. The
 //!     switch is one-way and made with the translations flushed, so every
 //!     lift of a process sees one setting at a time.
+//! I4: instructions that change the flags' trap flag or leave through a
+//!     system frame (`popf`, `iretq`) end their block as traps the
+//!     dispatcher runs (dispatch/flags.rs); `sysret`/`sysexit` raise
+//!     general protection and AMD's `sysenter` is undefined, as at CPL 3.
 //!
 //! Usage: `lift_block(bytes, GuestAddr(start), max_insns)`.
 
@@ -34,6 +38,16 @@ pub fn tsc_traps() -> bool {
 /// caller flushes what was translated before).
 pub fn set_tsc_traps() {
     TSC_TRAPS.store(true, std::sync::atomic::Ordering::Release);
+}
+
+/// I4: whether the host CPU is AMD's, whose `sysenter` is undefined in
+/// 64-bit mode (Intel's enters the kernel's 32-bit entry: not supported).
+fn cpu_is_amd() -> bool {
+    static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AMD.get_or_init(|| {
+        let v = std::arch::x86_64::__cpuid(0);
+        [v.ebx, v.edx, v.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163]
+    })
 }
 
 /// A guest instruction hotlift cannot translate (yet).
@@ -231,12 +245,23 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
             })
         }
         Mnemonic::Xbegin | Mnemonic::Xend | Mnemonic::Xabort => lift_rtm(insn, rtm::host()),
-        Mnemonic::Sysenter
-        | Mnemonic::Sysexit
-        | Mnemonic::Sysret
-        | Mnemonic::Iret
-        | Mnemonic::Iretd
-        | Mnemonic::Iretq => return Err(unsupported(insn, "system-level control transfer")),
+        // I4: privileged at CPL 3 (general protection), `sysenter` is #UD
+        // in 64-bit mode on AMD CPUs.
+        Mnemonic::Sysexit | Mnemonic::Sysret => Step::End(Terminator::Trap {
+            kind: TrapKind::GeneralProtection,
+        }),
+        Mnemonic::Sysenter if cpu_is_amd() => Step::End(Terminator::Trap {
+            kind: TrapKind::InvalidOpcode,
+        }),
+        Mnemonic::Popf | Mnemonic::Popfq => Step::End(Terminator::Trap {
+            kind: TrapKind::Popf,
+        }),
+        Mnemonic::Iretq => Step::End(Terminator::Trap {
+            kind: TrapKind::Iret,
+        }),
+        Mnemonic::Sysenter | Mnemonic::Iret | Mnemonic::Iretd => {
+            return Err(unsupported(insn, "system-level control transfer"))
+        }
         Mnemonic::Rdgsbase => Step::Body(IrOp::ReadGsBase {
             dst: insn.op0_register(),
         }),

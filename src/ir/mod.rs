@@ -117,6 +117,13 @@ pub enum TrapKind {
     /// `PR_TSC_SIGSEGV` (frontend I3): SIGSEGV in such a thread, else the
     /// dispatcher reads the counter and the instruction retires.
     Tsc,
+    /// `popf`: run by the dispatcher (dispatch/flags.rs), which keeps the
+    /// trap flag it may set for the guest (hotlift's own TF stays clear);
+    /// it retires.
+    Popf,
+    /// `iretq`: run by the dispatcher (dispatch/flags.rs) to a 64-bit user
+    /// frame; another frame raises general protection (SIGSEGV).
+    Iret,
 }
 
 impl TrapKind {
@@ -131,7 +138,11 @@ impl TrapKind {
         match self {
             TrapKind::Breakpoint | TrapKind::Icebp => libc::SIGTRAP,
             TrapKind::InvalidOpcode => libc::SIGILL,
-            TrapKind::GeneralProtection | TrapKind::FetchFault | TrapKind::Tsc => libc::SIGSEGV,
+            TrapKind::GeneralProtection
+            | TrapKind::FetchFault
+            | TrapKind::Tsc
+            | TrapKind::Popf
+            | TrapKind::Iret => libc::SIGSEGV,
         }
     }
 }

@@ -159,7 +159,7 @@ pub fn at_exit(profile: &Profile, summary: bool, perf_map: bool) {
             .map_err(|e| e.to_string())
             .and_then(|()| std::fs::write(&path, map).map_err(|e| e.to_string()));
         if let Err(e) = written {
-            eprintln!("hotlift: cannot write the perf map {path}: {e}");
+            crate::say!("hotlift: cannot write the perf map {path}: {e}");
         }
     }
     if summary {
@@ -179,7 +179,7 @@ pub fn at_exit(profile: &Profile, summary: bool, perf_map: bool) {
         let mut pairs: Vec<(&Profile, &Images)> = vec![(profile, &images)];
         pairs.extend(others.iter().zip(&others_images));
         pairs.sort_by_key(|(d, _)| began(d));
-        eprint!("{}", self::summary(&pairs, TOP_FUNCTIONS));
+        crate::host::write_stderr(self::summary(&pairs, TOP_FUNCTIONS).as_bytes());
     }
 }
 

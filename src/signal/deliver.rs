@@ -306,7 +306,7 @@ impl Vm {
         let at = crate::types::GuestAddr(self.ctx.rip());
         if flags & SA_RESTORER == 0 {
             // The x86-64 kernel cannot build a frame without it either.
-            eprintln!(
+            crate::say!(
                 "hotlift: guest handler for signal {sig} has no SA_RESTORER; the kernel would kill it with SIGSEGV (at {at})"
             );
             self.finish(crate::profile::Ending::Signal {
@@ -346,7 +346,9 @@ impl Vm {
             put(&mut f, sc + 8 * slot, self.ctx.reg(g));
         }
         put(&mut f, sc + 8 * SC_RIP, self.ctx.rip());
-        put(&mut f, sc + 8 * SC_EFLAGS, self.ctx.rflags.get());
+        // dispatch/flags.rs I3: TF saved, the handler runs without it.
+        put(&mut f, sc + 8 * SC_EFLAGS, self.guest_rflags());
+        self.guest_tf = false;
         // cs, gs, fs, ss.
         put(&mut f, sc + 8 * SC_SEGS, 0x33 | 0x2b << 48);
         put(&mut f, sc + 8 * (SC_SEGS + 1), fault[0]);
@@ -377,7 +379,7 @@ impl Vm {
         // quarter of its time in process_vm_readv/writev).
         if !self.write_guest_pieces(&[(fp, &x), (frame, &f)]) {
             // The kernel forces SIGSEGV when the frame cannot be written.
-            eprintln!(
+            crate::say!(
                 "hotlift: cannot write the frame for signal {sig} at {frame:#x} (guest stack at {rsp:#x}, at {at}): the kernel would kill it with SIGSEGV"
             );
             self.finish(crate::profile::Ending::Signal {
@@ -433,13 +435,6 @@ impl Vm {
         let word = |i: usize| u64::from_le_bytes(u[i..i + 8].try_into().expect("8 bytes"));
         let sc = UC_MCONTEXT;
         let eflags = word(sc + 8 * SC_EFLAGS);
-        if eflags & TF != 0 {
-            return Err(VmError::UnsupportedSyscall {
-                name: "rt_sigreturn to a context with the trap flag set (guest single-stepping)",
-                nr: libc::SYS_rt_sigreturn as u64,
-                at,
-            });
-        }
         let fp = word(sc + 8 * SC_FPSTATE);
         if fp != 0 && !self.restore_xstate(&frame, fp) {
             return self.die_of_bad_frame(uc, at);
@@ -451,9 +446,11 @@ impl Vm {
             self.ctx.set_reg(g, word(sc + 8 * slot));
         }
         self.ctx.set_rip(word(sc + 8 * SC_RIP));
+        // dispatch/flags.rs I3: TF from the frame is the guest's again.
+        self.guest_tf = eflags & TF != 0;
         self.ctx
             .rflags
-            .set((self.ctx.rflags.get() & !FIX_EFLAGS) | (eflags & FIX_EFLAGS) | 2);
+            .set((self.ctx.rflags.get() & !FIX_EFLAGS) | (eflags & FIX_EFLAGS & !TF) | 2);
         // The alternate stack as saved, unless the thread is on the
         // current one (the kernel's restore_altstack).
         let [ss_sp, ss_flags, ss_size] = self.altstack;
@@ -474,7 +471,9 @@ impl Vm {
 
     fn die_of_bad_frame(&mut self, uc: u64, at: crate::types::GuestAddr) -> Result<(), VmError> {
         if self.opts().verbose {
-            eprintln!("hotlift: rt_sigreturn at {at} with an unreadable frame at {uc:#x}: SIGSEGV");
+            crate::say!(
+                "hotlift: rt_sigreturn at {at} with an unreadable frame at {uc:#x}: SIGSEGV"
+            );
         }
         self.finish(crate::profile::Ending::Signal {
             signal: libc::SIGSEGV,

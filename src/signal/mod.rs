@@ -160,8 +160,9 @@ struct StackBuf {
 
 impl StackBuf {
     fn emit(&self) {
+        let fd = crate::host::stderr_fd();
         // SAFETY: write(2) is async-signal-safe; the buffer is valid.
-        unsafe { libc::write(2, self.buf.as_ptr() as *const libc::c_void, self.len) };
+        unsafe { libc::write(fd, self.buf.as_ptr() as *const libc::c_void, self.len) };
     }
 }
 

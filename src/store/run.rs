@@ -144,13 +144,13 @@ impl RunStore {
                 Ok(Some(l)) => LoadResult::Loaded(l),
                 Ok(None) => LoadResult::Nothing,
                 Err(e) => {
-                    eprintln!("hotlift: store: cannot read: {e}");
+                    crate::say!("hotlift: store: cannot read: {e}");
                     LoadResult::Failed(e)
                 }
             };
             if verbose {
                 if let LoadResult::Loaded(l) = &res {
-                    eprintln!(
+                    crate::say!(
                         "hotlift: store: version {}, {} traces read in {:.1} ms ({:.1} ms after start)",
                         l.version,
                         l.traces.len(),
@@ -165,7 +165,7 @@ impl RunStore {
         // I4: born with every signal blocked.
         if let Err(e) = crate::own_thread::spawn_blocked("hotlift-store", body) {
             self.reading.store(false, Ordering::SeqCst);
-            eprintln!("hotlift: store: cannot start the reader thread: {e}");
+            crate::say!("hotlift: store: cannot start the reader thread: {e}");
         }
     }
 
@@ -182,7 +182,7 @@ impl RunStore {
         if self.reading.load(Ordering::SeqCst) {
             self.disabled.store(true, Ordering::SeqCst);
             if self.verbose {
-                eprintln!("hotlift: store: not used by this process (forked while reading it)");
+                crate::say!("hotlift: store: not used by this process (forked while reading it)");
             }
         }
     }
@@ -250,14 +250,14 @@ impl RunStore {
             store.merge(&key, &traces).map_err(|e| e.to_string())
         });
         match merged {
-            Ok(out) if self.verbose => eprintln!(
+            Ok(out) if self.verbose => crate::say!(
                 "hotlift: store: merged {} traces ({} new) into version {}",
                 out.new_traces + out.known_traces,
                 out.new_traces,
                 out.version
             ),
             Ok(_) => {}
-            Err(e) => eprintln!("hotlift: store: cannot merge: {e}"),
+            Err(e) => crate::say!("hotlift: store: cannot merge: {e}"),
         }
     }
 }

@@ -37,7 +37,7 @@
 //!
 //! Usage:
 //! ```text
-//! eprintln!("{}{}", format_call(nr, &args), format_return(nr, &args, ret));
+//! crate::say!("{}{}", format_call(nr, &args), format_return(nr, &args, ret));
 //! ```
 
 mod memory;

@@ -23,22 +23,12 @@ static LOG_FILE: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new()
 #[allow(unsafe_code)]
 pub fn set_log_file(file: std::fs::File) {
     use std::os::fd::{AsRawFd, FromRawFd};
-    let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map(|(soft, _)| soft.min(1 << 20) as i32)
-        .unwrap_or(1024);
-    let mut file = file;
-    for high in (limit / 2..limit).rev().take(64) {
-        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor (>= high) that
-        // nothing else owns, and from_raw_fd takes ownership of it; the old
-        // File is dropped (closed) by the assignment.
-        unsafe {
-            let fd = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, high);
-            if fd >= 0 {
-                file = std::fs::File::from_raw_fd(fd);
-                break;
-            }
-        }
-    }
+    let file = match crate::host::dup_high(file.as_raw_fd()) {
+        // SAFETY: the new descriptor is ours alone; the old File is
+        // dropped (closed).
+        Some(fd) => unsafe { std::fs::File::from_raw_fd(fd) },
+        None => file,
+    };
     let _ = LOG_FILE.set(file);
 }
 
@@ -108,8 +98,6 @@ fn write_lines(lines: &str) {
         Some(mut f) => {
             let _ = f.write_all(text.as_bytes());
         }
-        None => {
-            let _ = std::io::stderr().write_all(text.as_bytes());
-        }
+        None => crate::host::write_stderr(text.as_bytes()),
     }
 }

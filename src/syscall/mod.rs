@@ -214,6 +214,19 @@ fn open_how_flags(how: u64) -> u64 {
     guest_read::<u64>(how).unwrap_or(0)
 }
 
+/// Does the syscall close or replace fd 2 (hotlift's messages then keep
+/// their own copy of it: host::keep_stderr)?
+fn replaces_stderr(nr: u64, a: &[u64; 6]) -> bool {
+    match nr as i64 {
+        libc::SYS_close => a[0] == 2,
+        libc::SYS_dup2 | libc::SYS_dup3 => a[1] == 2,
+        libc::SYS_close_range => {
+            a[0] <= 2 && 2 <= a[1] && a[2] & libc::CLOSE_RANGE_CLOEXEC as u64 == 0
+        }
+        _ => false,
+    }
+}
+
 /// The OS layer's entry points for the engine (dispatch/os.rs): the
 /// syscall layer's and the signal layer's.
 pub fn os() -> crate::dispatch::Os {
@@ -238,6 +251,20 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         strace::log(&strace::format_call(nr, &a));
     }
     let at = GuestAddr(vm.ctx.rip() - 2);
+    if nr == libc::SYS_mremap as u64
+        && crate::guest_mem::shared_with_host(a[0], a[0].saturating_add(a[1].max(1)))
+    {
+        // mem/mod.rs I8: the vDSO cannot move from under hotlift, which
+        // calls it too.
+        return Err(VmError::UnsupportedSyscall {
+            name: "mremap of the vDSO or its data pages",
+            nr,
+            at,
+        });
+    }
+    if replaces_stderr(nr, &a) {
+        crate::host::keep_stderr();
+    }
     // memfile.rs M2: a read or write on a `mem` file, decided now and
     // made in the usual place below.
     let mem_file = match nr as i64 {
@@ -300,7 +327,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             let known = strace::syscall_name(nr).is_some();
             if (known && first_unhandled(nr)) || vm.opts().verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");
-                eprintln!(
+                crate::say!(
                     "hotlift: guest syscall {name} ({nr}) at {at} is not supported: it returns -ENOSYS{}",
                     if vm.opts().verbose { "" } else { " (said once; --verbose says it each time)" }
                 );

@@ -17,7 +17,8 @@
 //!     as QEMU user mode does: hotlift's mappings (its program, heap, code
 //!     cache and its writable alias, ring, placeholders) are not there,
 //!     the guest's brk is `[heap]`, and the kernel's `[stack]`, `[vdso]`,
-//!     `[vvar]` and `[vsyscall]` stay. The copy is made at `open`, read
+//!     `[vvar]` and `[vsyscall]` stay (the vDSO's lines until the guest
+//!     unmaps it: hotlift keeps it, syscall/mem/mod.rs I8). The copy is made at `open`, read
 //!     from a memory file; asking to write it is `EACCES`, as natively.
 //! I5: its `mem` files are memfile.rs's: looked at by what the kernel
 //!     opened, not by the path given.
@@ -342,7 +343,13 @@ fn guest_view(
         // The guest's own protection where it has one (the kernel's is
         // never executable for guest memory: syscall/mem/mod.rs I8).
         let own = |at: u64| guest.iter().find(|g| g.0 <= at && at < g.1).map(|g| g.2);
-        let parts: Vec<(u64, u64, Option<crate::loader::Prot>)> = if labelled {
+        // The vDSO and its data once the guest unmapped them (hotlift
+        // keeps them: syscall/mem/mod.rs I8) are gone from its view.
+        let unmapped_shared =
+            labelled && (rest.contains("[vdso]") || rest.contains("[vvar")) && own(start).is_none();
+        let parts: Vec<(u64, u64, Option<crate::loader::Prot>)> = if unmapped_shared {
+            Vec::new()
+        } else if labelled {
             vec![(start, end, own(start))]
         } else {
             guest
@@ -623,8 +630,12 @@ mod tests {
         let guest = [
             (0x7f00_0000_2000, 0x7f00_0000_4000, rw),
             (0x7f00_0000_5000, 0x7f00_0000_8000, rx),
+            (0x7ffd_0010_0000, 0x7ffd_0010_2000, rx),
         ];
         let heap = (0x7f00_0000_2000, 0x7f00_0000_4000);
+        // The vDSO the guest unmapped (hotlift keeps it) is not shown.
+        let unmapped = guest_view(REAL, View::Maps, &guest[..2], heap, &[]);
+        assert!(!unmapped.contains("[vdso]") && unmapped.contains("[stack]"));
         let v = guest_view(REAL, View::Maps, &guest, heap, &[]);
         assert_eq!(
             v,

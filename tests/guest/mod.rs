@@ -73,6 +73,10 @@ pub const ADDRESSES_VARY: &str = "it parses its own /proc/self/maps, whose addre
     (and so the instructions that read them) differ from run to run with \
     address-space randomisation (natively too)";
 
+pub const STEPS_ITSELF: &str = "it single-steps itself with the trap flag, which \
+    the native count cannot reproduce: stepcount's ptrace single-steps with \
+    the same flag (its output differs under stepcount)";
+
 /// `hotlift run` options that build superblocks nearly everywhere
 /// (thresholds of 1, any yield): the suites' stress setting.
 pub const SB_EVERYWHERE: &[&str] = &[
@@ -119,6 +123,10 @@ pub const COUNTS_VARY: &[(&str, &str)] = &[
     ("cpie-tsc", THREADS_VARY),
     ("c-selfmaps", ADDRESSES_VARY),
     ("cpie-selfmaps", ADDRESSES_VARY),
+    ("c-vdso", ADDRESSES_VARY),
+    ("cpie-vdso", ADDRESSES_VARY),
+    ("c-trapflag", STEPS_ITSELF),
+    ("cpie-trapflag", STEPS_ITSELF),
 ];
 
 /// Whether `exact.rs` runs `case` (a line of `COUNT`) natively and in

@@ -275,7 +275,7 @@ impl Process {
             profile
                 .write_json(path)
                 .map_err(|e| {
-                    eprintln!(
+                    crate::say!(
                         "hotlift: cannot write the profile to {}: {e}",
                         path.display()
                     );

@@ -520,7 +520,7 @@ impl PathsState {
     ) -> bool {
         use crate::paths::{report, Format};
         let Some(inner) = self.try_lock() else {
-            eprintln!("hotlift paths: no report: a stopped thread holds the path state");
+            crate::say!("hotlift paths: no report: a stopped thread holds the path state");
             return false;
         };
         if inner.versions.is_empty() && inner.error.is_some() {
@@ -573,16 +573,16 @@ impl PathsState {
         match &self.config.output {
             Some(path) => {
                 if let Err(e) = std::fs::write(path, out) {
-                    eprintln!("hotlift paths: cannot write {}: {e}", path.display());
+                    crate::say!("hotlift paths: cannot write {}: {e}", path.display());
                 }
             }
-            None => eprint!("{out}"),
+            None => crate::host::write_stderr(out.as_bytes()),
         }
         match missing {
             // The text report was that line.
             Some(_) if text_on_stderr => true,
             Some(m) => {
-                eprintln!("hotlift paths: {m}");
+                crate::say!("hotlift paths: {m}");
                 true
             }
             None => false,

@@ -31,8 +31,10 @@
 //!     guest's protection without `PROT_EXEC` (with `PROT_READ` where it
 //!     asked for execute; loader::host_prot) and guest_mem keeps what the
 //!     guest asked for. The vDSO and its data, which hotlift calls too,
-//!     keep their protection: the guest's `mprotect` there is recorded
-//!     only.
+//!     keep their protection: the guest's `mprotect` and `munmap` there
+//!     are recorded only (the guest's view loses the pages; a fetch from
+//!     them faults as natively), and `mremap` of them stops the run with a
+//!     message (syscall/mod.rs).
 //! I6: what the guest unmaps, or moves or shrinks away from, becomes a
 //!     placeholder (guest_mem I4) when `keep_released` is on: `munmap` and
 //!     a shrinking `mremap` replace the pages in one step; a growing
@@ -518,13 +520,19 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if !l.mem.keep_released {
         // Only the guest's pages and placeholders, piece by piece: a hole
         // in the range may be hotlift's by now (see `claim`).
-        let mut pieces: Vec<(u64, u64)> = l
+        let mut pieces: Vec<(u64, u64, bool)> = l
             .mem
             .owned(addr, end)
             .chain(l.mem.held(addr, end))
+            .flat_map(|(s, e)| crate::guest_mem::split_shared(s, e))
             .collect();
         pieces.sort_unstable();
-        for (s, e) in pieces {
+        for (s, e, shared) in pieces {
+            if shared {
+                // I8: the vDSO stays hotlift's.
+                l.mem.remove(s, e);
+                continue;
+            }
             // SAFETY: the guest's own pages or hotlift's placeholders (I1).
             let r = unsafe { syscall6(libc::SYS_munmap as u64, [s, e - s, 0, 0, 0, 0]) };
             if r != 0 {
@@ -537,8 +545,17 @@ pub fn munmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
     // I6: the guest's pages become placeholders in one step; holes stay
     // holes (as natively, unmapping them changes nothing).
-    let owned: Vec<(u64, u64)> = l.mem.owned(addr, end).collect();
-    for (s, e) in owned {
+    let owned: Vec<(u64, u64, bool)> = l
+        .mem
+        .owned(addr, end)
+        .flat_map(|(s, e)| crate::guest_mem::split_shared(s, e))
+        .collect();
+    for (s, e, shared) in owned {
+        if shared {
+            // I8: the vDSO stays hotlift's.
+            l.mem.remove(s, e);
+            continue;
+        }
         if !map_placeholder(s, e, true) {
             // SAFETY: the guest's own pages (I1).
             let r = unsafe { syscall6(libc::SYS_munmap as u64, [s, e - s, 0, 0, 0, 0]) };
