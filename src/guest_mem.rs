@@ -431,11 +431,39 @@ pub struct GuestMem {
     /// I4: what the guest unmaps becomes a placeholder (off when address
     /// space is limited: `RLIMIT_AS` counts placeholders too).
     pub keep_released: bool,
+    /// The initial stack's region (start, top) and the size the kernel
+    /// gives that stack's mapping at `execve` (its arguments and
+    /// environment plus 128 KiB): hotlift maps the whole `RLIMIT_STACK`
+    /// at once where the kernel grows the mapping on demand.
+    pub stack: Option<(u64, u64, u64)>,
 }
 
 impl GuestMem {
     pub fn new() -> GuestMem {
         GuestMem::default()
+    }
+
+    /// The guest's address space as the kernel counts it for
+    /// `RLIMIT_AS`, `rsp` its stack pointer now: every region, the initial
+    /// stack only as far as the kernel would have grown it (its size at
+    /// `execve`, or down to `rsp`), and of them the writable bytes.
+    pub fn footprint(&self, rsp: u64) -> (u64, u64) {
+        let (mut total, mut writable) = (0u64, 0u64);
+        for (start, r) in self.regions() {
+            let mut len = r.end - start;
+            if let Some((s, top, initial)) = self.stack {
+                if start >= s && r.end <= top {
+                    // The part of this region below the kernel's mapping.
+                    let low = top.saturating_sub(initial.max(top.saturating_sub(page_down(rsp))));
+                    len = r.end.saturating_sub(start.max(low));
+                }
+            }
+            total += len;
+            if r.prot.w {
+                writable += len;
+            }
+        }
+        (total, writable)
     }
 
     /// The region containing `addr`, as (start, region).

@@ -14,7 +14,11 @@
 //! I2: `RLIMIT_AS` and `RLIMIT_DATA` never reach the kernel, which would
 //!     count hotlift's own memory (code cache, ring, tables): the guest's
 //!     own mappings are checked against them where the kernel checks a
-//!     process's (`mmap`, `mremap`, `brk`; syscall/mem/mod.rs).
+//!     process's (`mmap`, `mremap`, `brk`; syscall/mem/mod.rs; the initial
+//!     stack counted as the kernel grows it: guest_mem `footprint`), and a
+//!     new program's image after `execve` too (cli/run.rs: SIGSEGV, as
+//!     the kernel's execve fails past its point of no return). `execve`
+//!     runs lifted (dispatch/exec.rs) and the next hotlift applies them.
 //! I3: the guest reads back the limits it set, and a change is checked as
 //!     the kernel checks it: `EINVAL` for a soft limit above the hard one,
 //!     `EPERM` for raising a hard limit without `CAP_SYS_RESOURCE` or

@@ -17,7 +17,9 @@
  *   7. posix_spawn of this program with file actions (stdout to a pipe);
  *   8. a SIGCHLD handler counting three children, and a pipeline of two
  *      children connected by a pipe (one writes, one transforms);
- *   9. a grandchild (fork in a forked child), reaped by its parent.
+ *   9. a grandchild (fork in a forked child), reaped by its parent;
+ *  10. clone3 asking for an exit signal with CLONE_PARENT or CLONE_THREAD
+ *      (EINVAL, before anything is made).
  * The child forms run this same program with argv[1] naming the role.
  */
 #include "common.h"
@@ -25,7 +27,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -313,6 +318,17 @@ int main(int argc, char **argv) {
     }
     st = status_of(c);
     printf("9. grandchild chain exited %d\n", WEXITSTATUS(st));
+
+    /* 10 */
+    struct {
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+    } args = {.flags = CLONE_PARENT, .exit_signal = SIGCHLD};
+    long r = syscall(SYS_clone3, &args, sizeof args);
+    int sibling_errno = r < 0 ? errno : 0;
+    args.flags = CLONE_THREAD | CLONE_SIGHAND | CLONE_VM;
+    r = syscall(SYS_clone3, &args, sizeof args);
+    printf("10. clone3 with an exit signal: as a sibling errno %d, as a thread errno %d\n",
+           sibling_errno, r < 0 ? errno : 0);
     CHECK(unlink("plain.txt") == 0 && unlink("noexec.sh") == 0 && unlink("hello.script") == 0);
     CHECK(rmdir(dir) == 0);
     puts("ok");

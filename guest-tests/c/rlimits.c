@@ -9,7 +9,10 @@
  * RLIMIT_DATA lowered: a large malloc, mmap and sbrk fail, a small one
  * works. A fork after all that works and the child sees the same limits.
  * With "die", a write past RLIMIT_FSIZE with SIGXFSZ at its default ends
- * the process.
+ * the process. With "exec", children lowering RLIMIT_NOFILE to 0 or
+ * RLIMIT_AS to 1 MiB run /bin/true, whose ld.so then fails (127); with
+ * "exec-self" a child with RLIMIT_AS 256 KiB runs this program again, which
+ * fails in execve (SIGSEGV) where it is static and larger than that.
  */
 #include "common.h"
 #include <errno.h>
@@ -27,7 +30,43 @@ static void show(const char *name, int resource) {
            r.rlim_max == RLIM_INFINITY ? -1LL : (long long)r.rlim_max);
 }
 
+/* A child that lowers `resource` to `value` and runs /bin/true (linked
+ * dynamically: ld.so fails to open or map libc, 127) or this program
+ * (argv0; built static, the kernel's execve itself fails: SIGSEGV), and
+ * how it ended. */
+static void exec_limited(const char *what, int resource, rlim_t value, const char *prog) {
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        /* ld.so's message names the program: stderr goes to stdout. */
+        dup2(1, 2);
+        struct rlimit r = {value, resource == RLIMIT_AS ? value : 1024};
+        CHECK(setrlimit(resource, &r) == 0);
+        execl(prog, "limited", "x", (char *)0);
+        printf("execve failed: errno %d\n", errno);
+        _exit(99);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c);
+    if (WIFEXITED(st))
+        printf("%s: exec'd child exited %d\n", what, WEXITSTATUS(st));
+    else
+        printf("%s: exec'd child killed by signal %d\n", what, WTERMSIG(st));
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "x") == 0)
+        return 0;
+    if (argc > 1 && strcmp(argv[1], "exec") == 0) {
+        fflush(stdout);
+        exec_limited("RLIMIT_NOFILE 0, /bin/true", RLIMIT_NOFILE, 0, "/bin/true");
+        exec_limited("RLIMIT_AS 1 MiB, /bin/true", RLIMIT_AS, 1 << 20, "/bin/true");
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "exec-self") == 0) {
+        exec_limited("RLIMIT_AS 256 KiB, itself", RLIMIT_AS, 256 << 10, "/proc/self/exe");
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "die") == 0) {
         int fd = open("big", O_CREAT | O_WRONLY | O_TRUNC, 0600);
         CHECK(fd >= 0);

@@ -283,6 +283,21 @@ fn launch(
                     // The image before lifted the soft limits for its own
                     // profile (limits.rs I1).
                     l.restore();
+                    if let Some(max) = l.address_space() {
+                        let rsp = vm.ctx.reg(crate::contract::Reg::Rsp);
+                        let (space, _) = vm.proc.lock().mem.footprint(rsp);
+                        if space > max {
+                            // The kernel fails to map the program past
+                            // execve's point of no return: SIGSEGV.
+                            if vm.opts().verbose {
+                                crate::say!("hotlift: {shown}: its image ({space} bytes) is larger than RLIMIT_AS ({max}): killed by SIGSEGV as the kernel's execve kills it");
+                            }
+                            vm.finish(crate::profile::Ending::Signal {
+                                signal: libc::SIGSEGV,
+                            });
+                            crate::status::die_with(libc::SIGSEGV);
+                        }
+                    }
                     *vm.proc.limits.lock().unwrap_or_else(|e| e.into_inner()) = l;
                 }
                 if s.mem_files {

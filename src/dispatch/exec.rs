@@ -174,6 +174,20 @@ impl Vm {
     /// `execveat(dirfd, path, argv, envp, flags)` (`execve` is
     /// `execveat(AT_FDCWD, …, 0)`): returns only with the guest's error.
     pub(crate) fn execve(&mut self, a: [u64; 5], nr: u64) -> Result<i64, VmError> {
+        // What hotlift opens and reads for the call (the program, a
+        // script's interpreter, the next hotlift) is its own: the guest's
+        // limits must not fail it where the kernel needs no descriptor
+        // (limits.rs I1; `RLIMIT_NOFILE` 0 made every execve EMFILE). The
+        // next hotlift starts with them lifted and applies them to its
+        // guest; a program run natively gets them back first.
+        let limits = self.proc.guest_limits();
+        crate::limits::lift();
+        let r = self.execve_lifted(a, nr);
+        limits.restore();
+        r
+    }
+
+    fn execve_lifted(&mut self, a: [u64; 5], nr: u64) -> Result<i64, VmError> {
         let (dirfd, path, argv, envp, flags) = (a[0] as i32, a[1], a[2], a[3], a[4]);
         let Some(name) = read_cstr(path, libc::PATH_MAX as usize) else {
             return Ok(neg(libc::EFAULT));

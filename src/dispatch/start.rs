@@ -135,6 +135,10 @@ impl Vm {
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
+        // The kernel's stack mapping at execve: what fs/exec.c's
+        // setup_arg_pages leaves (arguments, environment, 128 KiB).
+        let top = stack.region.end.0;
+        mem.stack = Some((stack.region.start.0, top, top - stack.sp.0 + (128 << 10)));
         // W^X (syscall/mem/mod.rs I8): the loader maps as the kernel would;
         // guest code runs from the code cache only.
         for (s, r) in mem

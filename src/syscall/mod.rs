@@ -201,7 +201,14 @@ fn clone3_as_clone(args: u64, size: u64) -> Result<[u64; 6], i64> {
     {
         return Err(ENOSYS);
     }
-    if exit_signal > 0xff || flags & 0xff != 0 || (stack == 0) != (stack_size == 0) {
+    // The kernel's clone3_args_valid: a sibling or a thread has no exit
+    // signal of its own.
+    let sibling_or_thread = flags & (libc::CLONE_PARENT | libc::CLONE_THREAD) as u64 != 0;
+    if exit_signal > 0xff
+        || flags & 0xff != 0
+        || (stack == 0) != (stack_size == 0)
+        || (sibling_or_thread && exit_signal != 0)
+    {
         return Err(EINVAL);
     }
     let top = if stack == 0 { 0 } else { stack + stack_size };

@@ -175,13 +175,7 @@ fn within_limits(vm: &Vm, l: &Locked, grow: u64, data: bool) -> bool {
     if space.is_none() && data_max.is_none() {
         return true;
     }
-    let (mut total, mut writable) = (0u64, 0u64);
-    for (start, r) in l.mem.regions() {
-        total += r.end - start;
-        if r.prot.w {
-            writable += r.end - start;
-        }
-    }
+    let (total, writable) = l.mem.footprint(vm.ctx.reg(crate::contract::Reg::Rsp));
     space.is_none_or(|m| total.saturating_add(grow) <= m)
         && data_max.is_none_or(|m| writable.saturating_add(grow) <= m)
 }
