@@ -91,7 +91,8 @@ fn seccomp_is_refused_and_the_guest_goes_on() {
 /// Item 3's kin: syscall user dispatch (hotlift died of SIGSYS at its own
 /// next syscall, no profile) and MDWE (the kernel refused the forked
 /// child's copy of the code cache; hotlift panicked, status 125) fail with
-/// EINVAL, as under QEMU user mode, and the guest goes on.
+/// EINVAL, as under QEMU user mode, and the guest goes on; so does
+/// PR_SET_MM (`/proc/self/cmdline` read hotlift's heap).
 #[test]
 fn controls_that_would_bind_hotlift_are_refused() {
     let dir = workdir("prctl");
@@ -107,6 +108,7 @@ fn controls_that_would_bind_hotlift_are_refused() {
             "PR_SET_MDWE: EINVAL\nPR_GET_MDWE: 0\nchild exited 5\n",
             0,
         ),
+        ("setmm", "PR_SET_MM: EINVAL\n", 0),
     ] {
         let p = dir.join(format!("{mode}.json"));
         let o = run(&exe, mode, Some(&p), None);

@@ -2,7 +2,7 @@
  * of the faulting instruction.
  *
  * A null load (SIGSEGV, SEGV_MAPERR, si_addr 0, RIP at the load) left with
- * siglongjmp; a store into a read-only page that the handler makes
+ * siglongjmp, and one from a page unmapped inside a mapping (SEGV_MAPERR); a store into a read-only page that the handler makes
  * writable and returns, so the store runs again; an integer division by
  * zero (SIGFPE, FPE_INTDIV) that the handler steps over, setting RAX in
  * the ucontext; ud2 (SIGILL, ILL_ILLOPN, si_addr at it) stepped over;
@@ -113,6 +113,17 @@ int main(void) {
     }
     printf("null load: SEGV_MAPERR %d, si_addr 0 %d, rip %d, rbx %d\n", segv_code == SEGV_MAPERR,
            segv_addr == NULL, segv_rip_ok, segv_rbx_ok);
+
+    /* A load from a page unmapped in the middle of a mapping: nothing is
+     * mapped there (SEGV_MAPERR), whatever a translator keeps there. */
+    char *three = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(three != MAP_FAILED && munmap(three + 4096, 4096) == 0);
+    if (sigsetjmp(jb, 1) == 0) {
+        (void)*(volatile char *)(three + 4096);
+        puts("not reached");
+    }
+    printf("load from an unmapped hole: SEGV_MAPERR %d, si_addr %d\n", segv_code == SEGV_MAPERR,
+           segv_addr == three + 4096);
 
     on(SIGSEGV, h_segv_fix);
     page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -158,8 +158,18 @@ impl Vm {
         // x86-64 is readable (guest_mem G2).
         let block = lift_guest(addr, len, max)?;
         let prologue = self.publish_block(&block, counted)?;
+        // A fetch from memory that is not executable translates no byte
+        // of it: nothing to guard (its page may hold the guest's stack,
+        // where the signal frame for the fault goes).
+        let no_code = block.body.is_empty()
+            && matches!(
+                block.term,
+                crate::ir::Terminator::Trap {
+                    kind: TrapKind::FetchFault
+                }
+            );
         for attempt in 0..2 {
-            if reusable {
+            if reusable && !no_code {
                 // Before the code is committed, in each attempt: it may
                 // flush (smc.rs), and the cache-full flush below gives
                 // every page its protection back (smc.rs I1), this
@@ -355,10 +365,16 @@ impl Vm {
         match self.run_loop() {
             Ok(ThreadEnd::Exited) => {
                 // Other guest threads live on: end only this host thread
-                // (returning from main would end the process).
-                // SAFETY: pthread_exit ends the calling thread; nothing on
-                // its stack is used by the others.
-                unsafe { libc::pthread_exit(std::ptr::null_mut()) }
+                // (returning from main would end the process), with the
+                // raw `exit` syscall: `pthread_exit`'s forced unwinding
+                // cannot cross Rust frames and aborted the process (a
+                // guest's main calling `pthread_exit`, its profile lost).
+                // Its Vm is left as it is: its context stays (runtime I6).
+                std::mem::forget(self);
+                // SAFETY: ends the calling thread only; nothing on its
+                // stack is used by the others.
+                unsafe { libc::syscall(libc::SYS_exit, 0) };
+                unreachable!("exit returned")
             }
             Err(e) => {
                 crate::say!("hotlift: {e}");
@@ -600,8 +616,22 @@ impl Vm {
             );
         }
         self.ctx.set_rip(at.0);
-        let info = self.mail.sig.info(sig as usize);
-        if !self.deliver_sync(sig, &info, self.mail.fault_regs())? {
+        let mut info = self.mail.sig.info(sig as usize);
+        let mut regs = self.mail.fault_regs();
+        // The address lies in none of the guest's mappings but in one of
+        // hotlift's placeholders (its PROT_NONE reservations, guest_mem
+        // I4): natively nothing is mapped there, SEGV_MAPERR, the page
+        // fault's error code without its "present" bit.
+        let addr = u64::from_le_bytes(info[16..24].try_into().expect("8 bytes"));
+        let code = i32::from_le_bytes(info[8..12].try_into().expect("4 bytes"));
+        if sig == libc::SIGSEGV
+            && code == 2 // SEGV_ACCERR
+            && !self.proc.lock().mem.owns_all(addr, addr.saturating_add(1))
+        {
+            info[8..12].copy_from_slice(&1i32.to_le_bytes()); // SEGV_MAPERR
+            regs[0] &= !1;
+        }
+        if !self.deliver_sync(sig, &info, regs)? {
             return Ok(None);
         }
         self.host_for(GuestAddr(self.ctx.rip())).map(Some)

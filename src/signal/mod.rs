@@ -341,7 +341,13 @@ pub unsafe extern "C" fn handle_host_signal(
         h.is_some_and(|h| h.mail.proc.sig.handler(sig as usize) == libc::SIG_IGN as u64);
     let blocked_by_guest =
         h.is_some_and(|h| h.mail.sig.blocked_own.load(Ordering::Acquire) & (1 << (sig - 1)) != 0);
-    if sig == KICK || (sig == libc::SIGTRAP && code == TRAP_TRACE && stepping) {
+    // hotlift's kicks are its own tgkills; signal 64 from another process
+    // is the guest's (its handler, or its default action: the end).
+    // SAFETY: the kernel's siginfo.
+    let kick = sig == KICK
+        && code == libc::SI_TKILL
+        && unsafe { (*info).si_pid() } == crate::guest_mem::own_pid();
+    if kick || (sig == libc::SIGTRAP && code == TRAP_TRACE && stepping) {
         // process.rs I3: leave translated code at the next boundary.
         if let Some(h) = h {
             if in_code && pc >= floor {

@@ -27,6 +27,10 @@
 //!     refuses hotlift's own mappings that gain execute: a fork could not
 //!     copy its code cache and hotlift panicked, status 125). Their
 //!     queries pass through (`PR_GET_MDWE` answers 0).
+//!     `PR_SET_MM` fails with `EINVAL` too: the kernel's record of the
+//!     process's layout (arguments, environment, brk, auxv) is hotlift's
+//!     process's, and a guest that pointed `arg_start` at hotlift's heap
+//!     read it back through `/proc/self/cmdline`.
 //! C5: `personality(READ_IMPLIES_EXEC)` would make the kernel add execute
 //!     to every readable mapping made after it, hotlift's own and the
 //!     guest's (an `mmap` of read and write was writable and executable in
@@ -141,12 +145,13 @@ const PR_GET_SECCOMP: u64 = 21;
 const PR_SET_SECCOMP: u64 = 22;
 const PR_SET_SYSCALL_USER_DISPATCH: u64 = 59;
 const PR_SET_MDWE: u64 = 65;
+const PR_SET_MM: u64 = 35;
 
 /// `prctl(option, …)`: what hotlift answers itself (C2, C3, C4); `None`:
 /// the kernel's.
 fn prctl(vm: &mut Vm, a: [u64; 6]) -> Option<i64> {
     match a[0] {
-        PR_SET_SECCOMP | PR_SET_SYSCALL_USER_DISPATCH | PR_SET_MDWE => Some(EINVAL),
+        PR_SET_SECCOMP | PR_SET_SYSCALL_USER_DISPATCH | PR_SET_MDWE | PR_SET_MM => Some(EINVAL),
         // No filter is ever installed (C2): mode 0, "disabled".
         PR_GET_SECCOMP => Some(0),
         PR_GET_TSC => {

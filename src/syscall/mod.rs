@@ -272,6 +272,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     if replaces_stderr(nr, &a) {
         crate::host::keep_stderr();
     }
+    let queued = signals::queue_owned_to_self(vm, nr, &a).transpose()?;
     // memfile.rs M2: a read or write on a `mem` file, decided now and
     // made in the usual place below.
     let mem_file = match nr as i64 {
@@ -293,6 +294,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     };
     // A result hotlift gives instead of the kernel's.
     let own = match nr as i64 {
+        _ if queued.is_some() => queued,
         libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
         libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
         libc::SYS_open => selfview::open(vm, nr, a, 0, a[1]),
@@ -321,6 +323,9 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         // The kernel is about to kill us: the profile goes first.
         vm.record_syscall(nr, 0, 0);
         vm.finish(crate::profile::Ending::Signal { signal: sig });
+        // One hotlift handles itself (a fault signal, signal 64 of its
+        // kicks) would reach its handler, not end the process.
+        crate::status::set_default(sig);
     }
     // The duration goes to the monitor only: no clock reads without one.
     let t0 = vm.prof.ring.is_some().then(std::time::Instant::now);

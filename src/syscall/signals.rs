@@ -243,3 +243,74 @@ pub(super) fn fatal_self_signal(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i32> {
             .load(std::sync::atomic::Ordering::Acquire);
     (blocked & (1 << (sig - 1)) == 0).then_some(sig)
 }
+
+/// `rt_sigqueueinfo`/`rt_tgsigqueueinfo` to this process of a signal
+/// hotlift keeps for itself (a fault signal, signal 64) with a positive
+/// `si_code`: the kernel allows that to one's own process, and hotlift's
+/// handler would take it for a fault of its own (an "internal error" and
+/// no profile). Emulated instead, as the kernel would deliver it to this
+/// thread: to the guest's handler (queued, or pending while the guest
+/// blocks it), dropped when ignored, else the end of the guest. None for
+/// every other call; a signal queued so at another thread of the process
+/// stops the run with a message.
+pub(super) fn queue_owned_to_self(
+    vm: &mut Vm,
+    nr: u64,
+    a: &[u64; 6],
+) -> Option<Result<i64, crate::dispatch::VmError>> {
+    let pid = crate::guest_mem::own_pid();
+    let (sig, info_at, to_other) = match nr as i64 {
+        libc::SYS_rt_sigqueueinfo if a[0] as i32 == pid => (a[1] as i32, a[2], false),
+        libc::SYS_rt_tgsigqueueinfo if a[0] as i32 == pid => {
+            let (me, tid) = (vm.entry.tid.load(Ordering::Relaxed), a[1] as i32);
+            if tid != me && !vm.proc.threads.has_tid(tid) {
+                // No guest thread: the kernel's answer (EINVAL, ESRCH).
+                return None;
+            }
+            (a[2] as i32, a[3], tid != me)
+        }
+        _ => return None,
+    };
+    if !crate::dispatch::hotlift_owns(sig) {
+        return None;
+    }
+    let words = guest_read::<[u64; 16]>(info_at)?;
+    let mut info = [0u8; 128];
+    for (chunk, w) in info.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    let code = i32::from_le_bytes(info[8..12].try_into().expect("4 bytes"));
+    if code <= 0 {
+        // The kernel's own checks and a sent signal's usual path.
+        return None;
+    }
+    if to_other {
+        return Some(Err(crate::dispatch::VmError::UnsupportedSyscall {
+            name: "rt_tgsigqueueinfo of a fault signal to another thread",
+            nr,
+            at: crate::types::GuestAddr(vm.ctx.rip() - 2),
+        }));
+    }
+    // As the kernel stores it: the signal number it was queued as.
+    info[0..4].copy_from_slice(&sig.to_le_bytes());
+    let bit = 1u64 << (sig - 1);
+    match vm.proc.sig.handler(sig as usize) {
+        1 => {}
+        0 => {
+            // As for a kill of itself (mod.rs): the syscall retired.
+            vm.record_syscall(nr, 0, 0);
+            vm.finish(crate::profile::Ending::Signal { signal: sig });
+            crate::status::die_with(sig);
+        }
+        _ => {
+            // SAFETY: a 128-byte siginfo.
+            unsafe { vm.mail.sig.set_info(sig as usize, info.as_ptr()) };
+            if vm.mail.sig.blocked_own.load(Ordering::Acquire) & bit != 0 {
+                vm.mail.sig.pending_own.fetch_or(bit, Ordering::AcqRel);
+            } else {
+                vm.ctx.sig_queued().fetch_or(bit, Ordering::AcqRel);
+            }
+        }
+    }
+    Some(Ok(0))
+}

@@ -61,6 +61,13 @@ int main(int argc, char **argv) {
         say("still making syscalls\n");
         return 4;
     }
+    if (strcmp(mode, "setmm") == 0) {
+        /* The kernel's record of the layout is hotlift's process's: its
+         * /proc/self/cmdline would read wherever this points. */
+        static char args[64];
+        say_result("PR_SET_MM", prctl(PR_SET_MM, PR_SET_MM_ARG_START, (unsigned long)args, 0, 0));
+        return 0;
+    }
     if (strcmp(mode, "mdwe") == 0) {
         say_result("PR_SET_MDWE", prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0));
         say(prctl(PR_GET_MDWE, 0, 0, 0, 0) == 0 ? "PR_GET_MDWE: 0\n" : "PR_GET_MDWE: not 0\n");
