@@ -162,6 +162,11 @@ impl Vm {
         }
     }
 
+    /// The length of the (translated, so readable) instruction at `at`.
+    pub(super) fn insn_len(&self, at: GuestAddr) -> u64 {
+        self.decode_at(at).len() as u64
+    }
+
     /// The decoded instruction at `at` (a trap's, which was translated,
     /// so readable: guest_mem G2).
     fn decode_at(&self, at: GuestAddr) -> iced_x86::Instruction {

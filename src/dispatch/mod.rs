@@ -662,7 +662,8 @@ impl Vm {
         // siginfo and frame as the kernel fills them: (si_code, si_addr,
         // trap number, rip).
         let (code, addr, trapno, rip) = match kind {
-            TrapKind::Breakpoint => (0x80, 0, 3, at.0 + 1),
+            // `int3`, or the two-byte `int $3`.
+            TrapKind::Breakpoint => (0x80, 0, 3, at.0 + self.insn_len(at)),
             TrapKind::Icebp => {
                 // A debug exception: TRAP_BRKPT, at the rip it reports.
                 let rip = at.0 + u64::from(retires);

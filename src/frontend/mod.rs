@@ -179,6 +179,10 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
     if gs_mem {
         return lift_gs_memory(insn).map(Step::Body);
     }
+    if insn.is_jmp_far_indirect() || insn.is_call_far_indirect() {
+        // Through a memory operand (m16:64): not a near indirect branch.
+        return Err(unsupported(insn, "far transfer"));
+    }
     let step = match m {
         Mnemonic::Jmp => match insn.op0_kind() {
             OpKind::NearBranch64 => Step::End(Terminator::Jump {
@@ -239,6 +243,12 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
         Mnemonic::Int => {
             if insn.immediate8() == 0x80 {
                 return Err(unsupported(insn, "32-bit system call through int 0x80"));
+            }
+            if insn.immediate8() == 3 {
+                // `int $3` (cd 03): the breakpoint gate, as `int3`.
+                return Ok(Step::End(Terminator::Trap {
+                    kind: TrapKind::Breakpoint,
+                }));
             }
             Step::End(Terminator::Trap {
                 kind: TrapKind::GeneralProtection,

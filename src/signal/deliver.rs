@@ -369,6 +369,12 @@ impl Vm {
             )
         };
         crate::runtime::xsave_sanitize(&mut x[..xsize as usize]);
+        // As the kernel's frame: x87 and SSE always marked in use (their
+        // bytes hold their state, initial values included), so that a
+        // handler's edit of them (the x87 control word) is restored by
+        // rt_sigreturn; it was dropped where the x87 had been unused.
+        let bv = u64::from_le_bytes(x[512..520].try_into().expect("8 bytes")) | 3;
+        x[512..520].copy_from_slice(&bv.to_le_bytes());
         x[464..468].copy_from_slice(&FP_XSTATE_MAGIC1.to_le_bytes());
         x[468..472].copy_from_slice(&((xsize + 4) as u32).to_le_bytes());
         x[472..480].copy_from_slice(&self.ctx.xsave_mask.get().to_le_bytes());
