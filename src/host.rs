@@ -150,6 +150,13 @@ pub fn dup_high(fd: i32) -> Option<i32> {
     })
 }
 
+/// Close descriptor `fd`, which the caller owns (one handed over by
+/// number: dispatch/exec.rs E4).
+pub fn close_fd(fd: i32) {
+    // SAFETY: closes a descriptor the caller says is its own.
+    unsafe { libc::close(fd) };
+}
+
 /// The guest is about to close or replace fd 2: hotlift's messages keep
 /// the stderr it had (once; an `execve`'d process starts again from its
 /// fd 2, as the descriptor is close-on-exec).

@@ -214,10 +214,23 @@ fn launch(
     // A `#!` script runs its interpreter, as the kernel would run it; what
     // the kernel would refuse to execute (no execute permission, not a
     // regular file) is refused, with the shell's status 126.
+    let program = path.clone();
     let mut launch = match script::follow(path, argv, &script::check_executable) {
         Ok(mut l) => {
             if let Some(s) = state.as_ref().filter(|s| !s.execfn.is_empty()) {
                 l.execfn = s.execfn.clone();
+            }
+            if let Some((_, fd)) = state
+                .as_ref()
+                .and_then(|s| s.held_fd)
+                .filter(|_| l.path != program)
+            {
+                // dispatch/exec.rs E4: a script by descriptor reaches its
+                // interpreter as the kernel names it, `/dev/fd/N`.
+                let held = program.as_os_str().as_encoded_bytes();
+                for a in l.argv.iter_mut().filter(|a| a.as_slice() == held) {
+                    *a = format!("/dev/fd/{fd}").into_bytes();
+                }
             }
             l
         }
@@ -279,6 +292,10 @@ fn launch(
             drop(interp);
             launch.bytes = loader::script::FileBytes::Empty;
             if let Some(s) = state {
+                if let Some((fd, _)) = s.held_fd {
+                    // dispatch/exec.rs E4: the program is loaded.
+                    crate::host::close_fd(fd);
+                }
                 if let Some(l) = s.limits {
                     // The image before lifted the soft limits for its own
                     // profile (limits.rs I1).

@@ -16,6 +16,14 @@
 //!     `PROGRAM` is the path the guest gave, never searched in `PATH`.
 //! E3: a program hotlift cannot translate but the kernel can run (a
 //!     32-bit ELF) runs natively, without a profile, and hotlift says so.
+//! E4: a program named by a descriptor (`execveat` with `AT_EMPTY_PATH`,
+//!     `fexecve`'s `/proc/self/fd/N`) is read through a copy of the
+//!     descriptor that the `execve` keeps open and the next hotlift closes
+//!     once the program is loaded: the guest's may be close-on-exec, and
+//!     the file may have no name to open again (a memfd, an unlinked
+//!     file). A script run so gets `/dev/fd/N` (the guest's descriptor)
+//!     as its argument, as from the kernel, which refuses (ENOENT) when
+//!     that descriptor is close-on-exec.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -66,6 +74,11 @@ pub struct ExecState {
     /// descriptors outlive an `execve`.
     #[serde(default)]
     pub mem_files: bool,
+    /// A descriptor of the program kept open across the `execve` for the
+    /// next hotlift to read it by (E4), closed once it has loaded it, and
+    /// the guest's descriptor it copies.
+    #[serde(default)]
+    pub held_fd: Option<(i32, i32)>,
 }
 
 static OWN_EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -204,7 +217,7 @@ impl Vm {
         if too_big(&name, &args, &env) {
             return Ok(neg(libc::E2BIG));
         }
-        let file = match self.exec_file(dirfd, &name, flags) {
+        let (file, held) = match self.exec_file(dirfd, &name, flags) {
             Ok(f) => f,
             Err(e) => return Ok(neg(e)),
         };
@@ -213,6 +226,16 @@ impl Vm {
             Ok(l) => l,
             Err(e) => return Ok(neg(e.errno())),
         };
+        if let Some((_, fd)) = held.as_ref().filter(|_| launch.path != file) {
+            // E4: a script by descriptor reaches its interpreter as
+            // `/dev/fd/N` (the next hotlift names it so), which a
+            // close-on-exec descriptor cannot give (the kernel refuses,
+            // ENOENT).
+            // SAFETY: reads the flags of a descriptor.
+            if unsafe { libc::fcntl(*fd, libc::F_GETFD) } & libc::FD_CLOEXEC != 0 {
+                return Ok(neg(libc::ENOENT));
+            }
+        }
         let runs = match check_elf(&launch.bytes) {
             Ok(r) => r,
             Err(e) => return Ok(neg(e)),
@@ -249,6 +272,17 @@ impl Vm {
             // as it set them (limits.rs I1, I2), and its time stamp
             // counter mode.
             limits.apply_all();
+            if let Some((h, _)) = &held {
+                // E4: the kernel opens the program before it closes it.
+                // SAFETY: sets a flag of our own descriptor.
+                unsafe {
+                    libc::fcntl(
+                        std::os::fd::AsRawFd::as_raw_fd(h),
+                        libc::F_SETFD,
+                        libc::FD_CLOEXEC,
+                    )
+                };
+            }
             if self.tsc_traps {
                 // SAFETY: no hotlift code runs after a successful execve.
                 unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
@@ -266,6 +300,9 @@ impl Vm {
                 tsc_traps: self.tsc_traps,
                 raw_names: crate::profile::names::raw(),
                 mem_files: crate::guest_mem::mem_files(),
+                held_fd: held
+                    .as_ref()
+                    .map(|(h, fd)| (std::os::fd::AsRawFd::as_raw_fd(h), *fd)),
             };
             let own = OWN_EXE
                 .get()
@@ -310,17 +347,47 @@ impl Vm {
     }
 
     /// The file `execveat(dirfd, name, …, flags)` names, as a path a new
-    /// process can open (a descriptor's path is resolved now: it may be
-    /// close-on-exec), or the errno.
-    fn exec_file(&self, dirfd: i32, name: &[u8], flags: u64) -> Result<PathBuf, i32> {
+    /// process can open, or the errno. A program named by a descriptor
+    /// (`AT_EMPTY_PATH`, `fexecve`'s `/proc/self/fd/N`, `/dev/fd/N`) is
+    /// named by a copy of it that the `execve` keeps open (E4): the
+    /// descriptor may be close-on-exec, and the file may have no name to
+    /// open (a memfd, a file unlinked since).
+    fn exec_file(
+        &self,
+        dirfd: i32,
+        name: &[u8],
+        flags: u64,
+    ) -> Result<(PathBuf, Option<(std::os::fd::OwnedFd, i32)>), i32> {
         let fd_path = |fd: i32| -> Result<PathBuf, i32> {
             std::fs::read_link(format!("/proc/self/fd/{fd}")).map_err(|_| libc::EBADF)
         };
+        let by_fd = if name.is_empty() && flags & libc::AT_EMPTY_PATH as u64 != 0 {
+            Some(dirfd)
+        } else {
+            names_descriptor(name)
+        };
+        if let Some(fd) = by_fd {
+            // SAFETY: a plain dup of the guest's descriptor (no
+            // close-on-exec), owned here until the execve.
+            let held = unsafe { libc::fcntl(fd, libc::F_DUPFD, 3) };
+            if held < 0 {
+                return Err(libc::EBADF);
+            }
+            // SAFETY: the descriptor just made is ours alone.
+            let held =
+                unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(held) };
+            let path = PathBuf::from(format!(
+                "/proc/self/fd/{}",
+                std::os::fd::AsRawFd::as_raw_fd(&held)
+            ));
+            return Ok((path, Some((held, fd))));
+        }
         if super::os::os().is_ok_and(|os| (os.names_self_exe)(name)) {
             // The guest's own program, not hotlift (selfview).
-            return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(
-                self.proc.exe_path.as_bytes(),
-            )));
+            return Ok((
+                PathBuf::from(std::ffi::OsStr::from_bytes(self.proc.exe_path.as_bytes())),
+                None,
+            ));
         }
         let path = if name.is_empty() {
             if flags & libc::AT_EMPTY_PATH as u64 == 0 {
@@ -337,7 +404,7 @@ impl Vm {
         {
             return Err(libc::ELOOP);
         }
-        Ok(path)
+        Ok((path, None))
     }
 
     /// Signals the guest ignores (bit `sig - 1`).
@@ -385,4 +452,22 @@ impl Vm {
             )
         };
     }
+}
+
+/// E4: the descriptor a path names: `/proc/self/fd/N`, `/proc/PID/fd/N`
+/// with this process's id, `/dev/fd/N`.
+fn names_descriptor(name: &[u8]) -> Option<i32> {
+    let name = std::str::from_utf8(name).ok()?;
+    let own = format!("/proc/{}/fd/", crate::guest_mem::own_pid());
+    let rest = [
+        "/proc/self/fd/",
+        "/proc/thread-self/fd/",
+        "/dev/fd/",
+        own.as_str(),
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))?;
+    (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| rest.parse().ok())
+        .flatten()
 }
