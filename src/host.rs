@@ -3,7 +3,7 @@
 //! through with their exact result, no libc errno translation), a
 //! thread's CPU affinity mask, a thread's own descriptor table, and
 //! reading a `/proc` file whole, and where hotlift says things (its own
-//! stderr, kept when the guest closes fd 2: [`keep_stderr`], [`say!`]).
+//! stderr, kept when the guest closes fd 2: [`keep_stderr`], `say!`).
 //! A leaf.
 #![allow(unsafe_code)]
 
@@ -206,7 +206,6 @@ pub fn write_stderr(text: &[u8]) {
 }
 
 /// `eprintln!` to hotlift's stderr ([`stderr_fd`]): one write a message.
-#[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{
         let mut text = format!($($arg)*);
@@ -214,6 +213,7 @@ macro_rules! say {
         $crate::host::write_stderr(text.as_bytes());
     }};
 }
+pub(crate) use say;
 
 #[cfg(test)]
 mod tests {

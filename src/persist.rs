@@ -93,7 +93,7 @@ fn dir() -> Option<&'static Path> {
             Ok(()) => true,
             Err(why) => {
                 if *named {
-                    crate::say!(
+                    crate::host::say!(
                         "hotlift: cache {}: {why}; running without it",
                         dir.display()
                     );
@@ -296,7 +296,7 @@ fn payload_of<'a>(file: &'a [u8], key: &[u8], path: &Path) -> Option<&'a [u8]> {
         Decoded::Payload(p) => Some(p),
         Decoded::Other => None,
         Decoded::Corrupt => {
-            crate::say!(
+            crate::host::say!(
                 "hotlift: cache: {} is damaged; it is written again",
                 path.display()
             );

@@ -27,7 +27,7 @@ pub enum CacheAction {
 
 pub fn main(args: CacheArgs) -> i32 {
     let Some(dir) = args.cache_dir.or_else(crate::persist::default_dir) else {
-        crate::say!("hotlift cache: no cache directory: neither XDG_CACHE_HOME nor HOME is set; give --cache-dir");
+        crate::host::say!("hotlift cache: no cache directory: neither XDG_CACHE_HOME nor HOME is set; give --cache-dir");
         return EXIT_TOOL_ERROR;
     };
     let missing = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
@@ -48,7 +48,7 @@ pub fn main(args: CacheArgs) -> i32 {
             }
             Err(e) if missing(&e) => format!("{}\nempty (not made yet)\n", dir.display()),
             Err(e) => {
-                crate::say!("hotlift cache: cannot read {}: {e}", dir.display());
+                crate::host::say!("hotlift cache: cannot read {}: {e}", dir.display());
                 return EXIT_TOOL_ERROR;
             }
         },
@@ -56,7 +56,7 @@ pub fn main(args: CacheArgs) -> i32 {
             Ok(n) => format!("{}: {n} entries removed\n", dir.display()),
             Err(e) if missing(&e) => format!("{}: empty (not made yet)\n", dir.display()),
             Err(e) => {
-                crate::say!("hotlift cache: cannot clear {}: {e}", dir.display());
+                crate::host::say!("hotlift cache: cannot clear {}: {e}", dir.display());
                 return EXIT_TOOL_ERROR;
             }
         },
@@ -64,7 +64,7 @@ pub fn main(args: CacheArgs) -> i32 {
     match super::write_stdout(&text) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            crate::say!("hotlift cache: {e:#}");
+            crate::host::say!("hotlift cache: {e:#}");
             EXIT_TOOL_ERROR
         }
     }

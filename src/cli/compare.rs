@@ -98,7 +98,7 @@ pub fn main(args: CompareArgs) -> i32 {
         Ok(code) => code,
         Err(e) => {
             // One line: anyhow's chain joined with ": ".
-            crate::say!("hotlift compare: {}", format!("{e:#}").replace('\n', " "));
+            crate::host::say!("hotlift compare: {}", format!("{e:#}").replace('\n', " "));
             EXIT_TOOL_ERROR
         }
     }

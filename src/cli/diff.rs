@@ -32,7 +32,7 @@ pub fn main(args: DiffArgs) -> i32 {
     match run(&args) {
         Ok(code) => code,
         Err(e) => {
-            crate::say!("hotlift diff: {e:#}");
+            crate::host::say!("hotlift diff: {e:#}");
             EXIT_TOOL_ERROR
         }
     }

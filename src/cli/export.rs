@@ -35,7 +35,7 @@ pub fn main(args: ExportArgs) -> i32 {
     match run(&args) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            crate::say!("hotlift export: {e:#}");
+            crate::host::say!("hotlift export: {e:#}");
             EXIT_TOOL_ERROR
         }
     }
@@ -68,7 +68,7 @@ fn run(args: &ExportArgs) -> anyhow::Result<()> {
     };
     let warnings = export(&docs, args.format, opts, &mut buf)?;
     for w in warnings {
-        crate::say!("hotlift export: warning: {w}");
+        crate::host::say!("hotlift export: warning: {w}");
     }
     match &args.output {
         Some(path) => std::fs::write(path, &buf)

@@ -198,7 +198,7 @@ pub fn main() -> i32 {
             if unknown && !msg.contains("tip:") {
                 msg.push_str(&transposed_subcommand(&sub));
             }
-            crate::say!(
+            crate::host::say!(
                 "hotlift: {msg} (see hotlift {}--help)",
                 if sub.starts_with('-') || sub.is_empty() || unknown {
                     String::new()
@@ -231,7 +231,7 @@ pub fn main() -> i32 {
             program,
         } => {
             if opts.no_monitor {
-                crate::say!("hotlift: profile needs the monitor (drop --no-monitor)");
+                crate::host::say!("hotlift: profile needs the monitor (drop --no-monitor)");
                 return EXIT_HOTLIFT_FAILED;
             }
             opts.profile.get_or_insert(output);
@@ -245,7 +245,7 @@ pub fn main() -> i32 {
         } => match dump::main(&profile, superblock, top, format) {
             Ok(()) => 0,
             Err(e) => {
-                crate::say!("hotlift dump: {e:#}");
+                crate::host::say!("hotlift dump: {e:#}");
                 2
             }
         },

@@ -51,7 +51,7 @@ pub fn main(args: PathsArgs) -> i32 {
             super::run::main_with(args.opts, args.program, false, Some(paths))
         }
         Err(e) => {
-            crate::say!("hotlift paths: {e:#}");
+            crate::host::say!("hotlift paths: {e:#}");
             EXIT_HOTLIFT_FAILED
         }
     }

@@ -81,7 +81,7 @@ pub fn main(args: ReportArgs) -> i32 {
     match run(&args) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            crate::say!("hotlift report: {e:#}");
+            crate::host::say!("hotlift report: {e:#}");
             EXIT_TOOL_ERROR
         }
     }
@@ -142,7 +142,7 @@ fn run(args: &ReportArgs) -> anyhow::Result<()> {
         };
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
         if args.verbose {
-            crate::say!(
+            crate::host::say!(
                 "hotlift report: timeline {}: {} slices, {} samples; the {} queries visited {} nodes, {} raw samples, {} stored counts",
                 path.display(),
                 stats.slices,

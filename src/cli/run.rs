@@ -108,7 +108,7 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
     let state: ExecState = match serde_json::from_str(state) {
         Ok(s) => s,
         Err(e) => {
-            crate::say!("hotlift: bad --exec-state: {e}");
+            crate::host::say!("hotlift: bad --exec-state: {e}");
             return EXIT_HOTLIFT_FAILED;
         }
     };
@@ -159,7 +159,7 @@ fn launch(
         match file {
             Ok(f) => crate::strace::set_log_file(f),
             Err(e) => {
-                crate::say!(
+                crate::host::say!(
                     "hotlift: cannot create the strace log {}: {e}",
                     log.display()
                 );
@@ -190,7 +190,7 @@ fn launch(
     for (path, check, what) in outputs {
         if let Some(p) = path.filter(|_| !append_log) {
             if let Err(why) = check(p) {
-                crate::say!("hotlift: cannot {what} {}: {why}", p.display());
+                crate::host::say!("hotlift: cannot {what} {}: {why}", p.display());
                 return EXIT_HOTLIFT_FAILED;
             }
         }
@@ -235,7 +235,7 @@ fn launch(
             l
         }
         Err(e) => {
-            crate::say!("hotlift: {e}");
+            crate::host::say!("hotlift: {e}");
             return match e {
                 script::ScriptError::Io(_, io) if io.kind() == std::io::ErrorKind::NotFound => {
                     EXIT_NOT_FOUND
@@ -252,7 +252,7 @@ fn launch(
     let plan = match loader::plan(&launch.bytes) {
         Ok(p) => p,
         Err(e) => {
-            crate::say!("hotlift: {shown}: {e}");
+            crate::host::say!("hotlift: {shown}: {e}");
             return e.exit_code();
         }
     };
@@ -260,7 +260,7 @@ fn launch(
     let interp = match plan.interp.as_deref().map(loader::read_interp).transpose() {
         Ok(i) => i,
         Err(e) => {
-            crate::say!("hotlift: {shown}: {e}");
+            crate::host::say!("hotlift: {shown}: {e}");
             return e.exit_code();
         }
     };
@@ -307,7 +307,7 @@ fn launch(
                             // The kernel fails to map the program past
                             // execve's point of no return: SIGSEGV.
                             if vm.opts().verbose {
-                                crate::say!("hotlift: {shown}: its image ({space} bytes) is larger than RLIMIT_AS ({max}): killed by SIGSEGV as the kernel's execve kills it");
+                                crate::host::say!("hotlift: {shown}: its image ({space} bytes) is larger than RLIMIT_AS ({max}): killed by SIGSEGV as the kernel's execve kills it");
                             }
                             vm.finish(crate::profile::Ending::Signal {
                                 signal: libc::SIGSEGV,
@@ -341,7 +341,7 @@ fn launch(
             vm.run()
         }
         Err(e) => {
-            crate::say!("hotlift: {shown}: {e}");
+            crate::host::say!("hotlift: {shown}: {e}");
             match e {
                 crate::dispatch::VmError::Load(l) => l.exit_code(),
                 _ => EXIT_HOTLIFT_FAILED,

@@ -78,7 +78,7 @@ pub fn main(args: StoreArgs) -> i32 {
     match run(args.command, &mut out).and_then(|()| super::write_stdout(&out)) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            crate::say!("hotlift store: {e:#}");
+            crate::host::say!("hotlift store: {e:#}");
             EXIT_TOOL_ERROR
         }
     }

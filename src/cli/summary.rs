@@ -29,7 +29,7 @@ pub fn main(args: SummaryArgs) -> i32 {
         match read::read_file(p) {
             Ok(d) => docs.push(d),
             Err(e) => {
-                crate::say!("hotlift summary: {e}");
+                crate::host::say!("hotlift summary: {e}");
                 return EXIT_TOOL_ERROR;
             }
         }
@@ -48,7 +48,7 @@ pub fn main(args: SummaryArgs) -> i32 {
     match super::write_stdout(&text) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            crate::say!("hotlift summary: {e:#}");
+            crate::host::say!("hotlift summary: {e:#}");
             EXIT_TOOL_ERROR
         }
     }

@@ -122,7 +122,7 @@ impl Vm {
 
     /// The epoch cannot end: the run stops with its profile (status 125).
     fn give_up(&mut self, why: &str) {
-        crate::say!("hotlift: {why}");
+        crate::host::say!("hotlift: {why}");
         let code = crate::status::EXIT_HOTLIFT_FAILED;
         self.finish(Ending::Exit { code });
         // SAFETY: _exit has no preconditions.

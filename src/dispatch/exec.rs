@@ -244,7 +244,7 @@ impl Vm {
             _ if self.opts().no_follow => true,
             Runs::Translated => false,
             Runs::Natively(why) => {
-                crate::say!(
+                crate::host::say!(
                     "hotlift: {}: {why}, which hotlift cannot translate: it runs natively, without a profile",
                     launch.path.display()
                 );
@@ -337,7 +337,7 @@ impl Vm {
         // SAFETY: NUL-terminated strings and NULL-terminated arrays that
         // live across the call.
         unsafe { libc::execve(prog.as_ptr(), argp.as_ptr(), envpp.as_ptr()) };
-        crate::say!(
+        crate::host::say!(
             "hotlift: execve of {} failed after the guest's profile was written: {}",
             program.display(),
             std::io::Error::last_os_error()

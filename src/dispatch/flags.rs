@@ -222,7 +222,7 @@ impl Vm {
             return Ok(());
         }
         if self.proc.opts.verbose {
-            crate::say!(
+            crate::host::say!(
                 "hotlift: guest killed by SIGTRAP after guest {}: single-step trap (trap flag set)",
                 GuestAddr(step.at)
             );

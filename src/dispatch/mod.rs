@@ -37,6 +37,7 @@ mod sigstate;
 mod smc;
 mod start;
 mod threads;
+mod traps;
 
 use std::sync::Arc;
 
@@ -377,7 +378,7 @@ impl Vm {
                 unreachable!("exit returned")
             }
             Err(e) => {
-                crate::say!("hotlift: {e}");
+                crate::host::say!("hotlift: {e}");
                 self.finish(Ending::Exit {
                     code: crate::status::EXIT_HOTLIFT_FAILED,
                 });
@@ -599,7 +600,7 @@ impl Vm {
                 })
                 .flatten();
             let Some(fix) = fix else {
-                crate::say!(
+                crate::host::say!(
                     "hotlift: SIG{} at guest {at} faulted inside hotlift's code for that instruction where the guest's registers cannot be recreated; the guest dies of it instead of running its handler (README, known limits)",
                     crate::strace::sig_name(sig)
                 );
@@ -637,126 +638,6 @@ impl Vm {
         self.host_for(GuestAddr(self.ctx.rip())).map(Some)
     }
 
-    /// A trap instruction at `at`: the guest's handler runs, or the guest
-    /// dies of it as the kernel would kill it.
-    fn trap(&mut self, kind: TrapKind, at: GuestAddr) -> Result<HostAddr, VmError> {
-        if kind == TrapKind::Tsc && !self.tsc_traps {
-            return self.read_tsc(at);
-        }
-        if matches!(kind, TrapKind::Popf | TrapKind::Iret) {
-            if let Some(host) = self.run_flags_insn(kind, at)? {
-                return Ok(host);
-            }
-        }
-        // The trap instruction is the last one its block counted; `int3`
-        // retires (the signal's rip is past it), `int1` as the CPU does.
-        let retires = match kind {
-            TrapKind::Breakpoint => true,
-            TrapKind::Icebp => icebp::retires(),
-            _ => false,
-        };
-        if kind.counted() && !retires {
-            self.record_unretired(1);
-        }
-        let sig = kind.signal();
-        // siginfo and frame as the kernel fills them: (si_code, si_addr,
-        // trap number, rip).
-        let (code, addr, trapno, rip) = match kind {
-            // `int3`, or the two-byte `int $3`.
-            TrapKind::Breakpoint => (0x80, 0, 3, at.0 + self.insn_len(at)),
-            TrapKind::Icebp => {
-                // A debug exception: TRAP_BRKPT, at the rip it reports.
-                let rip = at.0 + u64::from(retires);
-                (1, rip, 1, rip)
-            }
-            TrapKind::InvalidOpcode => (2, at.0, 6, at.0),
-            TrapKind::GeneralProtection | TrapKind::Tsc | TrapKind::Iret => (0x80, 0, 13, at.0),
-            // Its stack is not readable guest memory (SEGV_MAPERR).
-            TrapKind::Popf => (1, self.ctx.reg(Reg::Rsp), 14, at.0),
-            TrapKind::FetchFault => (self.fetch_fault_code(at), at.0, 14, at.0),
-        };
-        let mut info = [0u8; 128];
-        info[0..4].copy_from_slice(&sig.to_le_bytes());
-        info[8..12].copy_from_slice(&code.to_le_bytes());
-        info[16..24].copy_from_slice(&addr.to_le_bytes());
-        let err = match kind {
-            TrapKind::FetchFault => 0x14,
-            TrapKind::Iret => self.iret_fault_selector(),
-            _ => 0,
-        };
-        self.ctx.set_rip(rip);
-        if self.deliver_sync(sig, &info, [err, trapno, addr])? {
-            return self.host_for(GuestAddr(self.ctx.rip()));
-        }
-        self.die_of_trap(kind, at)
-    }
-
-    /// A `Tsc` trap in a thread that did not ask for `PR_TSC_SIGSEGV`
-    /// (syscall/control.rs C3): the `rdtsc` or `rdtscp` at `at` runs here
-    /// and retires.
-    fn read_tsc(&mut self, at: GuestAddr) -> Result<HostAddr, VmError> {
-        let bytes = (2..=15)
-            .rev()
-            .find_map(|n| crate::guest_mem::read_bytes(at.0, n))
-            .unwrap_or_default();
-        let mut d = iced_x86::Decoder::with_ip(64, &bytes, at.0, iced_x86::DecoderOptions::NONE);
-        let insn = d.decode();
-        let mut aux = 0u32;
-        // SAFETY: rdtsc and rdtscp have no preconditions (hotlift's own
-        // counter reads never trap: C3).
-        let tsc = match insn.mnemonic() {
-            iced_x86::Mnemonic::Rdtscp => {
-                let t = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
-                self.ctx.set_reg(Reg::Rcx, u64::from(aux));
-                t
-            }
-            iced_x86::Mnemonic::Rdtsc => unsafe { std::arch::x86_64::_rdtsc() },
-            m => {
-                return Err(VmError::Host(format!(
-                    "a time stamp counter trap at guest {at} found {m:?} there"
-                )))
-            }
-        };
-        self.ctx.set_reg(Reg::Rax, tsc & 0xffff_ffff);
-        self.ctx.set_reg(Reg::Rdx, tsc >> 32);
-        self.ctx.set_rip(insn.next_ip());
-        self.host_for(GuestAddr(self.ctx.rip()))
-    }
-
-    /// si_code of a fetch from `at`: SEGV_MAPERR where nothing is mapped,
-    /// SEGV_ACCERR where the memory is not executable.
-    fn fetch_fault_code(&self, at: GuestAddr) -> i32 {
-        let mapped = self.proc.lock().mem.owns_all(at.0, at.0 + 1);
-        if mapped {
-            2
-        } else {
-            1
-        }
-    }
-
-    fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
-        if self.proc.opts.verbose {
-            let what = match kind {
-                TrapKind::Breakpoint => "breakpoint trap",
-                TrapKind::Icebp => "debug trap (int1)",
-                TrapKind::InvalidOpcode => "invalid opcode",
-                TrapKind::GeneralProtection => "privileged or faulting instruction",
-                TrapKind::FetchFault => "instruction fetch from non-executable memory",
-                TrapKind::Tsc => "time stamp counter read after PR_SET_TSC(PR_TSC_SIGSEGV)",
-                TrapKind::Popf => "popf from an unreadable stack",
-                TrapKind::Iret => "iretq to a frame that is not 64-bit user code",
-            };
-            crate::say!(
-                "hotlift: guest killed by SIG{} at guest {at}: {what}",
-                crate::strace::sig_name(kind.signal())
-            );
-        }
-        self.finish(Ending::Signal {
-            signal: kind.signal(),
-        });
-        crate::status::die_with(kind.signal())
-    }
-
     /// Guest memory [start, end) changed under translated code: drop it
     /// (translation lock held as `l`).
     pub fn code_changed(&mut self, l: &mut Locked, start: u64, end: u64) {
@@ -782,7 +663,7 @@ impl Vm {
             _ => proc.flush(l, &self.entry),
         };
         if let Err(e) = done {
-            crate::say!("hotlift: {e}: cannot drop the code cache ({cause:?})");
+            crate::host::say!("hotlift: {e}: cannot drop the code cache ({cause:?})");
             let code = crate::status::EXIT_HOTLIFT_FAILED;
             self.finish(Ending::Exit { code });
             // SAFETY: _exit has no preconditions.

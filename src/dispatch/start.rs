@@ -157,7 +157,9 @@ impl Vm {
         // selfview I3: hotlift has one thread until the monitor starts.
         if let Err(e) = (super::os::os()?.adopt_guest_view)(stack.sp.0) {
             if opts.verbose {
-                crate::say!("hotlift: /proc/self/cmdline, environ and auxv stay hotlift's: {e}");
+                crate::host::say!(
+                    "hotlift: /proc/self/cmdline, environ and auxv stay hotlift's: {e}"
+                );
             }
         }
 

@@ -112,7 +112,7 @@ impl Vm {
                 let mut vm = match Vm::new_thread(proc, child) {
                     Ok(vm) => vm,
                     Err(e) => {
-                        crate::say!("hotlift: cannot start a guest thread: {e}");
+                        crate::host::say!("hotlift: cannot start a guest thread: {e}");
                         let _ = tx.send(-(libc::EAGAIN as i64));
                         return;
                     }
@@ -193,7 +193,7 @@ impl Vm {
         match self.run_loop() {
             Ok(ThreadEnd::Exited) => {}
             Err(e) => {
-                crate::say!("hotlift: {e}");
+                crate::host::say!("hotlift: {e}");
                 self.finish(Ending::Exit {
                     code: crate::status::EXIT_HOTLIFT_FAILED,
                 });

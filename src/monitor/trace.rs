@@ -81,7 +81,7 @@ pub fn start(sb: &SbConfig) {
     let mut path = std::path::PathBuf::from(path).into_os_string();
     path.push(format!(".{}", std::process::id()));
     let Ok(f) = File::create(&path) else {
-        crate::say!(
+        crate::host::say!(
             "hotlift: cannot write the monitor record {}",
             path.to_string_lossy()
         );

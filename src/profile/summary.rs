@@ -159,7 +159,7 @@ pub fn at_exit(profile: &Profile, summary: bool, perf_map: bool) {
             .map_err(|e| e.to_string())
             .and_then(|()| std::fs::write(&path, map).map_err(|e| e.to_string()));
         if let Err(e) = written {
-            crate::say!("hotlift: cannot write the perf map {path}: {e}");
+            crate::host::say!("hotlift: cannot write the perf map {path}: {e}");
         }
     }
     if summary {

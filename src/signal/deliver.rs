@@ -306,7 +306,7 @@ impl Vm {
         let at = crate::types::GuestAddr(self.ctx.rip());
         if flags & SA_RESTORER == 0 {
             // The x86-64 kernel cannot build a frame without it either.
-            crate::say!(
+            crate::host::say!(
                 "hotlift: guest handler for signal {sig} has no SA_RESTORER; the kernel would kill it with SIGSEGV (at {at})"
             );
             self.finish(crate::profile::Ending::Signal {
@@ -385,7 +385,7 @@ impl Vm {
         // quarter of its time in process_vm_readv/writev).
         if !self.write_guest_pieces(&[(fp, &x), (frame, &f)]) {
             // The kernel forces SIGSEGV when the frame cannot be written.
-            crate::say!(
+            crate::host::say!(
                 "hotlift: cannot write the frame for signal {sig} at {frame:#x} (guest stack at {rsp:#x}, at {at}): the kernel would kill it with SIGSEGV"
             );
             self.finish(crate::profile::Ending::Signal {
@@ -477,7 +477,7 @@ impl Vm {
 
     fn die_of_bad_frame(&mut self, uc: u64, at: crate::types::GuestAddr) -> Result<(), VmError> {
         if self.opts().verbose {
-            crate::say!(
+            crate::host::say!(
                 "hotlift: rt_sigreturn at {at} with an unreadable frame at {uc:#x}: SIGSEGV"
             );
         }

@@ -144,13 +144,13 @@ impl RunStore {
                 Ok(Some(l)) => LoadResult::Loaded(l),
                 Ok(None) => LoadResult::Nothing,
                 Err(e) => {
-                    crate::say!("hotlift: store: cannot read: {e}");
+                    crate::host::say!("hotlift: store: cannot read: {e}");
                     LoadResult::Failed(e)
                 }
             };
             if verbose {
                 if let LoadResult::Loaded(l) = &res {
-                    crate::say!(
+                    crate::host::say!(
                         "hotlift: store: version {}, {} traces read in {:.1} ms ({:.1} ms after start)",
                         l.version,
                         l.traces.len(),
@@ -165,7 +165,7 @@ impl RunStore {
         // I4: born with every signal blocked.
         if let Err(e) = crate::own_thread::spawn_blocked("hotlift-store", body) {
             self.reading.store(false, Ordering::SeqCst);
-            crate::say!("hotlift: store: cannot start the reader thread: {e}");
+            crate::host::say!("hotlift: store: cannot start the reader thread: {e}");
         }
     }
 
@@ -182,7 +182,9 @@ impl RunStore {
         if self.reading.load(Ordering::SeqCst) {
             self.disabled.store(true, Ordering::SeqCst);
             if self.verbose {
-                crate::say!("hotlift: store: not used by this process (forked while reading it)");
+                crate::host::say!(
+                    "hotlift: store: not used by this process (forked while reading it)"
+                );
             }
         }
     }
@@ -250,14 +252,14 @@ impl RunStore {
             store.merge(&key, &traces).map_err(|e| e.to_string())
         });
         match merged {
-            Ok(out) if self.verbose => crate::say!(
+            Ok(out) if self.verbose => crate::host::say!(
                 "hotlift: store: merged {} traces ({} new) into version {}",
                 out.new_traces + out.known_traces,
                 out.new_traces,
                 out.version
             ),
             Ok(_) => {}
-            Err(e) => crate::say!("hotlift: store: cannot merge: {e}"),
+            Err(e) => crate::host::say!("hotlift: store: cannot merge: {e}"),
         }
     }
 }

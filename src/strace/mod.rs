@@ -37,7 +37,7 @@
 //!
 //! Usage:
 //! ```text
-//! crate::say!("{}{}", format_call(nr, &args), format_return(nr, &args, ret));
+//! crate::host::say!("{}{}", format_call(nr, &args), format_return(nr, &args, ret));
 //! ```
 
 mod memory;

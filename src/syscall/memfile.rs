@@ -150,7 +150,7 @@ pub fn opened(vm: &Vm, fd: i64, flags: u64, path: &[u8]) -> i64 {
                 } else {
                     "another process's /proc/PID/mem (a process run by hotlift has hotlift's memory too)"
                 };
-                crate::say!(
+                crate::host::say!(
                     "hotlift: the guest at {} opened {what}: refused with EACCES (said once)",
                     crate::types::GuestAddr(vm.ctx.rip() - 2)
                 )

@@ -324,8 +324,12 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         vm.record_syscall(nr, 0, 0);
         vm.finish(crate::profile::Ending::Signal { signal: sig });
         // One hotlift handles itself (a fault signal, signal 64 of its
-        // kicks) would reach its handler, not end the process.
-        crate::status::set_default(sig);
+        // kicks) would reach its handler, not end the process. (Any other
+        // reaches the handler that ends the guest, after this call's
+        // return is logged.)
+        if crate::dispatch::hotlift_owns(sig) {
+            crate::status::set_default(sig);
+        }
     }
     // The duration goes to the monitor only: no clock reads without one.
     let t0 = vm.prof.ring.is_some().then(std::time::Instant::now);
@@ -339,7 +343,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             let known = strace::syscall_name(nr).is_some();
             if (known && first_unhandled(nr)) || vm.opts().verbose {
                 let name = strace::syscall_name(nr).unwrap_or("unknown");
-                crate::say!(
+                crate::host::say!(
                     "hotlift: guest syscall {name} ({nr}) at {at} is not supported: it returns -ENOSYS{}",
                     if vm.opts().verbose { "" } else { " (said once; --verbose says it each time)" }
                 );

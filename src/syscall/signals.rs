@@ -28,12 +28,12 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
         let handler = new[0];
         let own = crate::dispatch::hotlift_owns(sig as i32);
         if sig as i32 == crate::dispatch::process::KICK && handler > 1 {
-            crate::say!("hotlift: the guest's handler for signal {sig} at {handler:#x} will never run: hotlift keeps the signal for itself (README, known limits)");
+            crate::host::say!("hotlift: the guest's handler for signal {sig} at {handler:#x} will never run: hotlift keeps the signal for itself (README, known limits)");
         }
         if handler > 1 {
             // deliver.rs: hotlift's handler queues it for the guest's.
             if let Err(e) = crate::signal::catch_for_guest(sig as i32) {
-                crate::say!("hotlift: {e}");
+                crate::host::say!("hotlift: {e}");
                 return EINVAL;
             }
         } else if crate::signal::ends_guest(sig as i32) {
@@ -42,7 +42,7 @@ pub(super) fn rt_sigaction(vm: &mut Vm, a: [u64; 6]) -> i64 {
             if let Err(e) =
                 crate::signal::set_host_action(sig as i32, handler == libc::SIG_IGN as u64)
             {
-                crate::say!("hotlift: {e}");
+                crate::host::say!("hotlift: {e}");
                 return EINVAL;
             }
         } else if handler <= 1 && !own {

@@ -275,7 +275,7 @@ impl Process {
             profile
                 .write_json(path)
                 .map_err(|e| {
-                    crate::say!(
+                    crate::host::say!(
                         "hotlift: cannot write the profile to {}: {e}",
                         path.display()
                     );

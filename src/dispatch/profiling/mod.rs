@@ -506,7 +506,7 @@ impl Vm {
         // from what the rings held by then (process.rs I4).
         let limit = super::process::END_STOP_LIMIT;
         if let Err(e) = self.proc.threads.stop_others(&self.entry, limit) {
-            crate::say!("hotlift: {e}: the profile holds what the rings held then");
+            crate::host::say!("hotlift: {e}: the profile holds what the rings held then");
         }
         self.proc.finish(ending);
     }

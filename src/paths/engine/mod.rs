@@ -520,7 +520,7 @@ impl PathsState {
     ) -> bool {
         use crate::paths::{report, Format};
         let Some(inner) = self.try_lock() else {
-            crate::say!("hotlift paths: no report: a stopped thread holds the path state");
+            crate::host::say!("hotlift paths: no report: a stopped thread holds the path state");
             return false;
         };
         if inner.versions.is_empty() && inner.error.is_some() {
@@ -573,7 +573,7 @@ impl PathsState {
         match &self.config.output {
             Some(path) => {
                 if let Err(e) = std::fs::write(path, out) {
-                    crate::say!("hotlift paths: cannot write {}: {e}", path.display());
+                    crate::host::say!("hotlift paths: cannot write {}: {e}", path.display());
                 }
             }
             None => crate::host::write_stderr(out.as_bytes()),
@@ -582,7 +582,7 @@ impl PathsState {
             // The text report was that line.
             Some(_) if text_on_stderr => true,
             Some(m) => {
-                crate::say!("hotlift paths: {m}");
+                crate::host::say!("hotlift paths: {m}");
                 true
             }
             None => false,

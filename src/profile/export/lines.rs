@@ -140,7 +140,7 @@ impl Lines {
                 // Its build id is the module's: the same build, processed
                 // after the link was made (dwz, a second strip). Used, and
                 // said.
-                crate::say!(
+                crate::host::say!(
                     "hotlift: warning: {} does not have the CRC-32 {}'s .gnu_debuglink names; its lines are used because its build id matches",
                     cand.display(),
                     path.display()
