@@ -191,16 +191,25 @@ impl Vm {
         Some(u64::from_le_bytes(w))
     }
 
-    /// I2: the host code of the guest's instruction at `ctx.rip()` alone,
-    /// and what to look at after it.
-    pub(super) fn step_block(&mut self) -> Result<(HostAddr, Step), VmError> {
+    /// I2: the host code of the guest's instruction at `ctx.rip()` alone
+    /// (None: `next` already is, the uncounted re-run of a store into
+    /// code, smc.rs I2), and what to look at after it. The thread's lookup
+    /// table is emptied first: no lookup may run on past the instruction.
+    pub(super) fn step_block(&mut self, rerun: bool) -> Result<(Option<HostAddr>, Step), VmError> {
+        self.ibl.clear();
         let at = GuestAddr(self.ctx.rip());
+        let m = self.decode_at(at).mnemonic();
+        let step = Step {
+            at: at.0,
+            pushf: matches!(m, iced_x86::Mnemonic::Pushfq | iced_x86::Mnemonic::Pushf),
+        };
+        if rerun {
+            return Ok((None, step));
+        }
         let proc = self.proc.clone();
         let mut l = proc.lock();
         let id = self.translate_with(&mut l, at, 1, false, true)?;
-        let m = self.decode_at(at).mnemonic();
-        let pushf = matches!(m, iced_x86::Mnemonic::Pushfq | iced_x86::Mnemonic::Pushf);
-        Ok((l.cache.block(id).host, Step { at: at.0, pushf }))
+        Ok((Some(l.cache.block(id).host), step))
     }
 
     /// I2: after the stepped instruction `step` retired with the guest at

@@ -424,9 +424,10 @@ impl Vm {
             // flags.rs I2: the guest's trap flag: its next instruction
             // alone, with no lookup that could run on past it.
             let step = if self.guest_tf {
-                self.ibl.clear();
-                let (host, step) = self.step_block()?;
-                next = host;
+                let (host, step) = self.step_block(self.mail.entering_single())?;
+                if let Some(host) = host {
+                    next = host;
+                }
                 Some(step)
             } else {
                 None
