@@ -98,8 +98,9 @@ impl Vm {
                 self.ctx.set_reg(Reg::Rsp, rsp.wrapping_add(size as u64));
             }
             TrapKind::Iret => {
-                let frame: Option<Vec<u64>> =
-                    (0..5).map(|i| self.read_stack(rsp + 8 * i, 8)).collect();
+                let frame: Option<Vec<u64>> = (0..5)
+                    .map(|i| self.read_stack(rsp.wrapping_add(8 * i), 8))
+                    .collect();
                 let Some(frame) = frame else {
                     return Ok(None);
                 };
@@ -151,7 +152,7 @@ impl Vm {
     /// selector (RPL cleared) that is not the one user code returns with.
     pub(super) fn iret_fault_selector(&self) -> u64 {
         let rsp = self.ctx.reg(Reg::Rsp);
-        let word = |i: u64| self.read_stack(rsp + 8 * i, 8).unwrap_or(0) & 0xffff;
+        let word = |i: u64| self.read_stack(rsp.wrapping_add(8 * i), 8).unwrap_or(0) & 0xffff;
         let (cs, ss) = (word(1), word(4));
         if cs != USER_CS && cs != USER32_CS {
             cs & 0xfffc
