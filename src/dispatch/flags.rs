@@ -169,8 +169,8 @@ impl Vm {
     }
 
     /// The decoded instruction at `at` (a trap's, which was translated,
-    /// so readable: guest_mem G2).
-    fn decode_at(&self, at: GuestAddr) -> iced_x86::Instruction {
+    /// so readable: guest_mem G2; also traps.rs' `rdtsc`).
+    pub(super) fn decode_at(&self, at: GuestAddr) -> iced_x86::Instruction {
         let bytes = (1..=15)
             .rev()
             .find_map(|n| crate::guest_mem::read_bytes(at.0, n))

@@ -68,12 +68,7 @@ impl Vm {
     /// (syscall/control.rs C3): the `rdtsc` or `rdtscp` at `at` runs here
     /// and retires.
     fn read_tsc(&mut self, at: GuestAddr) -> Result<HostAddr, VmError> {
-        let bytes = (2..=15)
-            .rev()
-            .find_map(|n| crate::guest_mem::read_bytes(at.0, n))
-            .unwrap_or_default();
-        let mut d = iced_x86::Decoder::with_ip(64, &bytes, at.0, iced_x86::DecoderOptions::NONE);
-        let insn = d.decode();
+        let insn = self.decode_at(at);
         let mut aux = 0u32;
         // SAFETY: rdtsc and rdtscp have no preconditions (hotlift's own
         // counter reads never trap: C3).

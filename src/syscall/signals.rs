@@ -258,6 +258,13 @@ pub(super) fn queue_owned_to_self(
     nr: u64,
     a: &[u64; 6],
 ) -> Option<Result<i64, crate::dispatch::VmError>> {
+    if !matches!(
+        nr as i64,
+        libc::SYS_rt_sigqueueinfo | libc::SYS_rt_tgsigqueueinfo
+    ) {
+        // Every other call (the syscall path's common case).
+        return None;
+    }
     let pid = crate::guest_mem::own_pid();
     let (sig, info_at, to_other) = match nr as i64 {
         libc::SYS_rt_sigqueueinfo if a[0] as i32 == pid => (a[1] as i32, a[2], false),
