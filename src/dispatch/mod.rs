@@ -22,6 +22,7 @@ mod epoch;
 pub mod exec;
 mod flags;
 mod fork;
+mod growsdown;
 mod guest_access;
 mod hooks;
 mod icebp;
@@ -584,7 +585,12 @@ impl Vm {
         loc: crate::cache::PcLocation,
     ) -> Result<Option<HostAddr>, VmError> {
         let at = loc.guest;
-        if self.proc.sig.handler(sig as usize) <= 1 {
+        let mut info = self.mail.sig.info(sig as usize);
+        let addr = u64::from_le_bytes(info[16..24].try_into().expect("8 bytes"));
+        // growsdown.rs G1: a guest mapping that grows down to the fault
+        // runs the instruction again, as natively.
+        let grew = sig == libc::SIGSEGV && self.grow_down(addr);
+        if !grew && self.proc.sig.handler(sig as usize) <= 1 {
             return Ok(None);
         }
         if !loc.exact {
@@ -618,13 +624,14 @@ impl Vm {
             );
         }
         self.ctx.set_rip(at.0);
-        let mut info = self.mail.sig.info(sig as usize);
+        if grew {
+            return self.host_for(at).map(Some);
+        }
         let mut regs = self.mail.fault_regs();
         // The address lies in none of the guest's mappings but in one of
         // hotlift's placeholders (its PROT_NONE reservations, guest_mem
         // I4): natively nothing is mapped there, SEGV_MAPERR, the page
         // fault's error code without its "present" bit.
-        let addr = u64::from_le_bytes(info[16..24].try_into().expect("8 bytes"));
         let code = i32::from_le_bytes(info[8..12].try_into().expect("4 bytes"));
         if sig == libc::SIGSEGV
             && code == 2 // SEGV_ACCERR

@@ -356,7 +356,20 @@ fn guest_view(
                 .iter()
                 .map(|&(s, e, p)| (s.max(start), e.min(end), Some(p)))
                 .filter(|(s, e, _)| s < e)
-                .collect()
+                .fold(Vec::new(), |mut v: Vec<(u64, u64, _)>, (s, e, p)| {
+                    // One mapping of the kernel's is one line where the
+                    // guest's protection is the same throughout (a mapping
+                    // that grew down, growsdown.rs, or a heap grown in
+                    // steps is one region of the guest's per step), but
+                    // the heap's bounds stay lines' bounds.
+                    match v.last_mut() {
+                        Some(last) if last.1 == s && last.2 == p && s != heap.0 && s != heap.1 => {
+                            last.1 = e
+                        }
+                        _ => v.push((s, e, p)),
+                    }
+                    v
+                })
         };
         if view == View::NumaMaps {
             for (s, _, _) in parts {

@@ -1,0 +1,96 @@
+//! Mappings the guest made with `MAP_GROWSDOWN`: the kernel grows them
+//! down to a faulting address below (`expand_downwards`), but under
+//! hotlift the pages below are its placeholders (guest_mem I4), so the
+//! fault finds a `PROT_NONE` mapping instead of a hole and the guest would
+//! die of SIGSEGV where natively its mapping grows.
+//!
+//! G1: a SIGSEGV at an address whose page and every page up to a guest
+//!     mapping above are placeholders, where that mapping is `MAP_GROWSDOWN`
+//!     (the kernel's `gd` flag in `/proc/self/smaps`), grows the guest's
+//!     mapping down to the page, as the kernel would: its own protection,
+//!     `RLIMIT_STACK` on the grown size, no accessible guest mapping of
+//!     another kind within the kernel's guard gap below, not under
+//!     `mmap_min_addr`. The faulting instruction then runs again. Anything
+//!     else is a fault as before.
+
+use super::Vm;
+use crate::guest_mem::{page_down, PAGE};
+use crate::host::syscall6;
+
+/// The kernel's `stack_guard_gap` (its default, 256 pages; a boot option
+/// changes it, which hotlift does not read).
+const GUARD_GAP: u64 = 256 * PAGE;
+
+impl Vm {
+    /// G1 for the SIGSEGV at `addr`: whether the guest's mapping grew.
+    pub(super) fn grow_down(&mut self, addr: u64) -> bool {
+        let page = page_down(addr);
+        let proc = self.proc.clone();
+        let mut l = proc.lock();
+        if page < min_addr() || l.mem.owns_any(page, page + PAGE) {
+            return false;
+        }
+        // The guest's mapping just above, and only placeholders between.
+        let Some((start, region)) = l.mem.regions().find(|&(s, _)| s > page) else {
+            return false;
+        };
+        if !l.mem.held_all(page, start) {
+            return false;
+        }
+        let Some(vma_end) = growsdown_vma_end(start) else {
+            return false;
+        };
+        let stack_max = crate::limits::kernel_get(libc::RLIMIT_STACK).map_or(u64::MAX, |l| l.cur);
+        if vma_end - page > stack_max {
+            return false;
+        }
+        // The kernel's guard gap: an accessible guest mapping just below
+        // that does not grow down itself stops the growth.
+        let below = l
+            .mem
+            .regions()
+            .filter(|&(s, r)| s < page && r.end > page.saturating_sub(GUARD_GAP))
+            .any(|(s, r)| (r.prot.r || r.prot.w || r.prot.x) && growsdown_vma_end(s).is_none());
+        if below {
+            return false;
+        }
+        let prot = crate::loader::host_prot(
+            (if region.prot.r { libc::PROT_READ } else { 0 })
+                | (if region.prot.w { libc::PROT_WRITE } else { 0 })
+                | (if region.prot.x { libc::PROT_EXEC } else { 0 }),
+        );
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_GROWSDOWN;
+        let a = [page, start - page, prot as u64, flags as u64, u64::MAX, 0];
+        // SAFETY: every page of [page, start) is a placeholder (checked
+        // above, under the lock that guards guest memory).
+        if unsafe { syscall6(libc::SYS_mmap as u64, a) } != page as i64 {
+            return false;
+        }
+        l.mem.insert(page, start, region.prot);
+        true
+    }
+}
+
+/// The end of the `MAP_GROWSDOWN` mapping that starts at `start`, from
+/// `/proc/self/smaps`; None if no mapping starts there or it does not grow
+/// down.
+fn growsdown_vma_end(start: u64) -> Option<u64> {
+    let smaps = crate::host::read_proc("/proc/self/smaps").ok()?;
+    let mut current = None;
+    for line in smaps.lines() {
+        if let Some((s, e)) = crate::host::maps_range(line) {
+            current = (s == start).then_some(e);
+        } else if let (Some(e), Some(flags)) = (current, line.strip_prefix("VmFlags:")) {
+            return flags.split_whitespace().any(|f| f == "gd").then_some(e);
+        }
+    }
+    None
+}
+
+/// `vm.mmap_min_addr`: the kernel grows nothing below it.
+fn min_addr() -> u64 {
+    crate::host::read_proc("/proc/sys/vm/mmap_min_addr")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65536)
+}
