@@ -4,7 +4,7 @@
  *
  * Checks that every maps line parses, lines are sorted and disjoint, main's
  * code is in an executable mapping, a local variable in [stack], grown brk
- * memory in [heap], a fresh anonymous mapping appears exactly (and is gone
+ * memory in [heap] (one line, grown in steps), a fresh anonymous mapping appears exactly (and is gone
  * after munmap), every file mapping's path exists, no memfd or hotlift
  * mapping is listed, smaps lists the same ranges with their sizes, and
  * pthread_getattr_np (which reads maps for the main thread) gives a stack
@@ -57,6 +57,9 @@ int main(void) {
     char *brk0 = sbrk(0);
     CHECK(sbrk(64 << 10) == brk0);
     brk0[0] = 1;
+    /* Grown in steps, the heap is still one mapping. */
+    for (int i = 0; i < 4; i++)
+        CHECK(sbrk(64 << 10) != (void *)-1);
     char *anon = mmap(0, 5 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(anon != MAP_FAILED);
     CHECK(mprotect(anon + 4096, 4096, PROT_NONE) == 0);
@@ -81,6 +84,10 @@ int main(void) {
     printf("a local is in [stack]: %d\n", st && strcmp(st->path, "[stack]") == 0);
     const struct map *hp = find(maps, n, (unsigned long)brk0);
     printf("brk memory is [heap]: %d\n", hp && strcmp(hp->path, "[heap]") == 0 && hp->perms[1] == 'w');
+    int heap_lines = 0;
+    for (int i = 0; i < n; i++)
+        heap_lines += strcmp(maps[i].path, "[heap]") == 0;
+    printf("[heap] lines: %d\n", heap_lines);
     const struct map *a0 = find(maps, n, (unsigned long)anon);
     const struct map *a1 = find(maps, n, (unsigned long)anon + 4096);
     const struct map *a2 = find(maps, n, (unsigned long)anon + 2 * 4096);
