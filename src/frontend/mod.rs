@@ -16,6 +16,12 @@
 //!     system frame (`popf`, `iretq`) end their block as traps the
 //!     dispatcher runs (dispatch/flags.rs); `sysret`/`sysexit` raise
 //!     general protection and AMD's `sysenter` is undefined, as at CPL 3.
+//! I5: instructions decode as the host CPU decodes them ([`decoder_options`]):
+//!     on AMD a 16-bit direct jump or conditional branch goes to its target
+//!     cut to 16 bits; a 16-bit call, return or indirect branch (which moves
+//!     the stack by two bytes) stops the run with a message. An
+//!     instruction longer than 15 bytes raises general protection
+//!     (SIGSEGV), as the CPU does, not an invalid opcode.
 //!
 //! Usage: `lift_block(bytes, GuestAddr(start), max_insns)`.
 
@@ -38,6 +44,17 @@ pub fn tsc_traps() -> bool {
 /// caller flushes what was translated before).
 pub fn set_tsc_traps() {
     TSC_TRAPS.store(true, std::sync::atomic::Ordering::Release);
+}
+
+/// I5: how the host CPU decodes: AMD's takes an operand-size prefix on a
+/// near branch or `ret` as 16 bits (`66 eb` jumps to an address cut to
+/// 16 bits), Intel's ignores it.
+pub fn decoder_options() -> u32 {
+    if cpu_is_amd() {
+        DecoderOptions::AMD
+    } else {
+        DecoderOptions::NONE
+    }
 }
 
 /// I4: whether the host CPU is AMD's, whose `sysenter` is undefined in
@@ -136,6 +153,25 @@ fn lift_rtm(insn: &Instruction, host: rtm::Host) -> Step {
     }
 }
 
+/// I5: do `code`'s bytes start with an instruction longer than 15 bytes
+/// (prefixes, then an instruction the CPU knows)?
+fn too_long(code: &[u8]) -> bool {
+    let prefix = |b: &u8| {
+        matches!(
+            b,
+            0x26 | 0x2e | 0x36 | 0x3e | 0x64 | 0x65 | 0x66 | 0x67 | 0xf0 | 0xf2 | 0xf3 | 0x40
+                ..=0x4f
+        )
+    };
+    let n = code.iter().take_while(|b| prefix(b)).count();
+    if n == 0 || n >= code.len() {
+        return false;
+    }
+    let rest = &code[n..code.len().min(n + 15)];
+    let insn = Decoder::with_ip(64, rest, 0, decoder_options()).decode();
+    insn.code() != Code::INVALID && n + insn.len() > 15
+}
+
 /// Classify one decoded instruction (I2).
 fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
     let next = GuestAddr(insn.next_ip());
@@ -184,8 +220,16 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
         return Err(unsupported(insn, "far transfer"));
     }
     let step = match m {
+        Mnemonic::Jmp | Mnemonic::Call
+            if matches!(insn.code(), Code::Jmp_rm16 | Code::Call_rm16) =>
+        {
+            return Err(unsupported(insn, "16-bit indirect branch"));
+        }
+        Mnemonic::Call if insn.op0_kind() == OpKind::NearBranch16 => {
+            return Err(unsupported(insn, "16-bit call"));
+        }
         Mnemonic::Jmp => match insn.op0_kind() {
-            OpKind::NearBranch64 => Step::End(Terminator::Jump {
+            OpKind::NearBranch64 | OpKind::NearBranch16 => Step::End(Terminator::Jump {
                 target: GuestAddr(insn.near_branch_target()),
             }),
             OpKind::Register | OpKind::Memory => {
@@ -346,7 +390,7 @@ pub fn lift_copy(
     max_insns: usize,
 ) -> Result<IrBlock, Unsupported> {
     raw.truncate(max_insns.max(1).saturating_mul(15) + 15);
-    let mut decoder = Decoder::with_ip(64, &raw, start.0, DecoderOptions::NONE);
+    let mut decoder = Decoder::with_ip(64, &raw, start.0, decoder_options());
     let mut body = Vec::new();
     let mut insn = Instruction::default();
     loop {
@@ -362,7 +406,15 @@ pub fn lift_copy(
             // I1: the instruction runs past the mapping.
             return Ok(cut(start, body, here, raw, true));
         }
-        match lift_insn(&insn)? {
+        let step = if insn.code() == Code::INVALID && too_long(&raw[(here.0 - start.0) as usize..])
+        {
+            Step::End(Terminator::Trap {
+                kind: TrapKind::GeneralProtection,
+            })
+        } else {
+            lift_insn(&insn)?
+        };
+        match step {
             Step::Body(op) => {
                 body.push(IrInsn {
                     addr: here,
@@ -518,6 +570,35 @@ mod tests {
         ];
         for (bytes, want) in cases {
             assert_eq!(lift(bytes).term.to_string(), *want, "bytes {bytes:02x?}");
+        }
+    }
+
+    /// I5: past 15 bytes an instruction raises general protection; a
+    /// 16-bit branch is the host CPU's.
+    #[test]
+    fn instructions_decode_as_the_host_cpu_does() {
+        let mut long = vec![0x66u8; 15];
+        long.push(0x90);
+        assert_eq!(lift(&long).term.to_string(), "trap GeneralProtection");
+        // 14 prefixes and a nop: 15 bytes, a body instruction.
+        assert_eq!(lift(&long[1..]).body.len(), 1);
+        // Not a valid instruction after its prefixes: invalid opcode.
+        let mut bad = vec![0x66u8; 15];
+        bad.push(0x06);
+        assert_eq!(lift(&bad).term.to_string(), "trap InvalidOpcode");
+        let jmp16 = lift(&[0x66, 0xeb, 0x00]).term.to_string();
+        let call16 = lift_block(&[0x66, 0xe8, 0, 0, 0, 0], GuestAddr(0x401000), 8);
+        let ret16 = lift_block(&[0x66, 0xc3], GuestAddr(0x401000), 8);
+        if cpu_is_amd() {
+            assert_eq!(jmp16, "jump 0x1003");
+            assert!(call16.unwrap_err().to_string().contains("16-bit call"));
+            assert!(ret16.unwrap_err().to_string().contains("16-bit return"));
+        } else {
+            assert_eq!(jmp16, "jump 0x401003");
+            assert_eq!(
+                call16.unwrap().term.to_string(),
+                "call 0x401006 return 0x401006"
+            );
         }
     }
 

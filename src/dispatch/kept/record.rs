@@ -96,7 +96,11 @@ pub struct Made<'a> {
 /// for a block K2 leaves out.
 pub(super) fn encode(out: &mut Vec<u8>, base: u64, m: &Made<'_>) -> bool {
     let em = m.em;
-    if m.meta.exit == ExitKind::Trap || !em.relocatable || m.meta.guest < base {
+    // A direct exit below the module (AMD's 16-bit jumps go to an address
+    // cut to 16 bits, frontend I5) is not relative to it: placed again
+    // elsewhere, it would move with the module.
+    let outside = em.sites.iter().any(|s| s.target.0 < base);
+    if m.meta.exit == ExitKind::Trap || !em.relocatable || m.meta.guest < base || outside {
         return false;
     }
     let Ok(offset) = u32::try_from(m.meta.guest - base) else {
