@@ -19,7 +19,8 @@
  *      children connected by a pipe (one writes, one transforms);
  *   9. a grandchild (fork in a forked child), reaped by its parent;
  *  10. clone3 asking for an exit signal with CLONE_PARENT or CLONE_THREAD
- *      (EINVAL, before anything is made).
+ *      (EINVAL, before anything is made);
+ *  11. a fork through clone with CLONE_UNTRACED.
  * The child forms run this same program with argv[1] naming the role.
  */
 #include "common.h"
@@ -329,6 +330,14 @@ int main(int argc, char **argv) {
     r = syscall(SYS_clone3, &args, sizeof args);
     printf("10. clone3 with an exit signal: as a sibling errno %d, as a thread errno %d\n",
            sibling_errno, r < 0 ? errno : 0);
+
+    /* 11 */
+    r = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
+    CHECK(r >= 0);
+    if (r == 0)
+        _exit(11);
+    st = status_of((pid_t)r);
+    printf("11. clone with CLONE_UNTRACED exited %d\n", WEXITSTATUS(st));
     CHECK(unlink("plain.txt") == 0 && unlink("noexec.sh") == 0 && unlink("hello.script") == 0);
     CHECK(rmdir(dir) == 0);
     puts("ok");
