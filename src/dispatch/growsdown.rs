@@ -27,14 +27,16 @@ impl Vm {
         let page = page_down(addr);
         let proc = self.proc.clone();
         let mut l = proc.lock();
-        if page < min_addr() || l.mem.owns_any(page, page + PAGE) {
+        // The guest's own page (a fault a handler takes: the JVM's polling
+        // page), or not below a guest mapping across placeholders alone,
+        // is decided from guest_mem before anything is read.
+        if l.mem.owns_any(page, page + PAGE) {
             return false;
         }
-        // The guest's mapping just above, and only placeholders between.
         let Some((start, region)) = l.mem.regions().find(|&(s, _)| s > page) else {
             return false;
         };
-        if !l.mem.held_all(page, start) {
+        if !l.mem.held_all(page, start) || page < min_addr() {
             return false;
         }
         let Some(vma_end) = growsdown_vma_end(start) else {
@@ -89,8 +91,11 @@ fn growsdown_vma_end(start: u64) -> Option<u64> {
 
 /// `vm.mmap_min_addr`: the kernel grows nothing below it.
 fn min_addr() -> u64 {
-    crate::host::read_proc("/proc/sys/vm/mmap_min_addr")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(65536)
+    static MIN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        crate::host::read_proc("/proc/sys/vm/mmap_min_addr")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(65536)
+    })
 }
