@@ -175,7 +175,7 @@ impl Vm {
             .rev()
             .find_map(|n| crate::guest_mem::read_bytes(at.0, n))
             .unwrap_or_default();
-        iced_x86::Decoder::with_ip(64, &bytes, at.0, iced_x86::DecoderOptions::NONE).decode()
+        iced_x86::Decoder::with_ip(64, &bytes, at.0, crate::frontend::decoder_options()).decode()
     }
 
     /// `size` bytes (≤ 8) of the guest's stack at `addr`, little-endian;

@@ -56,11 +56,7 @@ impl Vm {
         if below {
             return false;
         }
-        let prot = crate::loader::host_prot(
-            (if region.prot.r { libc::PROT_READ } else { 0 })
-                | (if region.prot.w { libc::PROT_WRITE } else { 0 })
-                | (if region.prot.x { libc::PROT_EXEC } else { 0 }),
-        );
+        let prot = region.prot.host_bits();
         let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_GROWSDOWN;
         let a = [page, start - page, prot as u64, flags as u64, u64::MAX, 0];
         // SAFETY: every page of [page, start) is a placeholder (checked
