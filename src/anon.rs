@@ -4,7 +4,156 @@
 //! monitor's growing tables, kept out of a forked child
 //! ([`UnforkedVec`]); and the malloc settings that let a thread's arena
 //! grow in one step ([`reserve_arena`]).
+//!
+//! R1: address space is held back from the guest for hotlift's own later
+//!     mappings ([`reserve_address_space`]): a `PROT_NONE`,
+//!     `MAP_NORESERVE` range, hotlift's, so the guest cannot map over it
+//!     (syscall/mem I1) and its `mmap`s fail with `ENOMEM` once the rest
+//!     is taken. When one of hotlift's own mappings or allocations fails
+//!     with `ENOMEM` ([`fresh`], [`Allocator`]), a step of the reserve is
+//!     given back and it is tried again, until the reserve is gone; the
+//!     guest's `mmap` the kernel places there fails ([`in_reserve`]). A
+//!     guest that mapped the whole address space and then forked left the
+//!     child no room for its monitor's tables (a panic) and the parent
+//!     none to copy its code memory or grow its heap (an abort).
+//!     Not held when `RLIMIT_AS` is finite: it would count against it.
 #![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// R1: what is held, and the step given back at a time.
+const RESERVE: u64 = 32 << 30;
+const STEP: u64 = 1 << 30;
+
+/// R1: the reserve's base, and the bytes of it still held (its low end:
+/// steps go back from the top, so what is given back is one range).
+static RESERVE_BASE: AtomicU64 = AtomicU64::new(0);
+static RESERVE_LEFT: AtomicU64 = AtomicU64::new(0);
+
+/// R1: hold [`RESERVE`] bytes of address space for hotlift, once, at start.
+pub fn reserve_address_space() {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid out pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } != 0 || r.rlim_cur != libc::RLIM_INFINITY
+    {
+        return;
+    }
+    // Far below the top-down mmap area, where the kernel puts the guest's
+    // stack, a static-PIE guest, hotlift's start-up mappings and the code
+    // memory that must lie within 2 GiB of the guest (a reserve there left
+    // a static-PIE guest no room for it), and above any non-PIE program
+    // and hotlift's own (at 0x55…).
+    for hint in [1u64 << 44, 3 << 43, 1 << 45] {
+        // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE replaces nothing.
+        let p = unsafe {
+            libc::mmap(
+                hint as *mut libc::c_void,
+                RESERVE as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE
+                    | libc::MAP_ANONYMOUS
+                    | libc::MAP_NORESERVE
+                    | libc::MAP_FIXED_NOREPLACE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            continue;
+        }
+        if p as u64 != hint {
+            // An old kernel that took the flag for a hint.
+            // SAFETY: the mapping just made.
+            unsafe { libc::munmap(p, RESERVE as usize) };
+            continue;
+        }
+        RESERVE_BASE.store(hint, Ordering::Relaxed);
+        RESERVE_LEFT.store(RESERVE, Ordering::Release);
+        return;
+    }
+}
+
+/// R1: give back one step of the reserve; false when none is left.
+pub fn release_reserve() -> bool {
+    let mut left = RESERVE_LEFT.load(Ordering::Acquire);
+    loop {
+        if left == 0 {
+            return false;
+        }
+        let step = left.min(STEP);
+        match RESERVE_LEFT.compare_exchange(left, left - step, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => {
+                let at = RESERVE_BASE.load(Ordering::Relaxed) + left - step;
+                // SAFETY: part of the reserve, which nothing uses.
+                unsafe { libc::munmap(at as *mut libc::c_void, step as usize) };
+                return true;
+            }
+            Err(now) => left = now,
+        }
+    }
+}
+
+/// R1: does [at, at + len) meet the range of the reserve (held or given
+/// back)? The guest's mappings never go there.
+pub fn in_reserve(at: u64, len: u64) -> bool {
+    let base = RESERVE_BASE.load(Ordering::Relaxed);
+    base != 0 && at < base + RESERVE && base < at.saturating_add(len)
+}
+
+/// Out of address space even with the reserve given back (R1): hotlift
+/// cannot go on without `what`, so it says so and ends with status 125
+/// (was a panic on the monitor's thread).
+pub fn no_room_for(what: &str, e: std::io::Error) -> ! {
+    crate::host::say!(
+        "hotlift: cannot map {what}: {e} (the guest has taken the address space, hotlift's reserve too)"
+    );
+    // SAFETY: _exit has no preconditions.
+    unsafe { libc::_exit(crate::status::EXIT_HOTLIFT_FAILED) }
+}
+
+/// The global allocator: the system's, given more address space from the
+/// reserve when it runs out (R1).
+#[derive(Debug)]
+pub struct Allocator;
+
+/// `alloc` until it gives memory or the reserve is gone (R1).
+#[inline]
+fn or_release(alloc: impl Fn() -> *mut u8) -> *mut u8 {
+    let mut p = alloc();
+    while p.is_null() && release_reserve() {
+        p = alloc();
+    }
+    p
+}
+
+// SAFETY: the system allocator's contract, passed through; a failed
+// `alloc` or `realloc` changes nothing, so trying again is sound.
+unsafe impl GlobalAlloc for Allocator {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        or_release(|| unsafe { System.alloc(layout) })
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        or_release(|| unsafe { System.alloc_zeroed(layout) })
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        or_release(|| unsafe { System.realloc(ptr, layout, new_size) })
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
 
 /// Map `len` bytes of zeroed, read-write, private anonymous memory, with
 /// `extra` flags (e.g. `MAP_32BIT`, `MAP_NORESERVE`). Never unmapped, but
@@ -22,21 +171,27 @@ pub fn map_shared(len: usize) -> std::io::Result<*mut u8> {
 }
 
 fn fresh(len: usize, flags: libc::c_int) -> std::io::Result<*mut u8> {
-    // SAFETY: a fresh anonymous mapping at an address the kernel picks.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_ANONYMOUS | flags,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
+    loop {
+        // SAFETY: a fresh anonymous mapping at an address the kernel picks.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_ANONYMOUS | flags,
+                -1,
+                0,
+            )
+        };
+        if p != libc::MAP_FAILED {
+            return Ok(p as *mut u8);
+        }
+        let e = std::io::Error::last_os_error();
+        // R1: out of address space: take a step of the reserve.
+        if e.raw_os_error() != Some(libc::ENOMEM) || !release_reserve() {
+            return Err(e);
+        }
     }
-    Ok(p as *mut u8)
 }
 
 /// As [`map`], for memory a forked child never uses (a guest thread's
@@ -144,8 +299,8 @@ unsafe impl<T: Copy + Send> Send for UnforkedVec<T> {}
 
 impl<T: Copy> UnforkedVec<T> {
     /// An empty vector with room for `cap` elements (the mapping is
-    /// reserved, not touched). Panics if the address space has no room
-    /// for it, as the monitor's word tables do.
+    /// reserved, not touched). Ends hotlift if the address space has no
+    /// room for it ([`no_room_for`]), as the monitor's word tables do.
     pub fn with_capacity(cap: usize) -> UnforkedVec<T> {
         let bytes = cap * std::mem::size_of::<T>();
         if bytes == 0 {
@@ -156,7 +311,7 @@ impl<T: Copy> UnforkedVec<T> {
             };
         }
         let p = map_unforked(bytes, libc::MAP_NORESERVE)
-            .unwrap_or_else(|e| panic!("cannot map a {bytes}-byte table of the monitor: {e}"));
+            .unwrap_or_else(|e| no_room_for(&format!("a {bytes}-byte table of the monitor"), e));
         UnforkedVec {
             ptr: p as *mut T,
             len: 0,

@@ -251,28 +251,6 @@ pub fn read_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {
     None
 }
 
-/// The guest's 64-bit words at `addr` up to (not including) the first
-/// zero, at most `max` of them, if readable.
-pub fn read_words_until_zero(addr: u64, max: usize) -> Option<Vec<u64>> {
-    let mut out = Vec::new();
-    let mut at = addr;
-    loop {
-        let chunk = (4096 - (at % 4096)) as usize;
-        let bytes = read_bytes(at, chunk.max(8))?;
-        for w in bytes.chunks_exact(8) {
-            let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-            if v == 0 {
-                return Some(out);
-            }
-            if out.len() == max {
-                return None;
-            }
-            out.push(v);
-        }
-        at += bytes.len() as u64 - (bytes.len() % 8) as u64;
-    }
-}
-
 /// I5: bumped before guest memory shrinks (a region removed or made a
 /// placeholder): while it is unchanged, a range seen owned by the guest
 /// still is, without the translation lock (syscall/reach.rs).

@@ -31,7 +31,17 @@
 //!     parent's to 0 lost the parent's profile ("File too large", "Too
 //!     many open files"). What the other process's guest reads back is its
 //!     own record, not the change.
+//! I5: `RLIMIT_SIGPENDING` is kept as I1 keeps `RLIMIT_NOFILE`: the
+//!     guest's own queued signals get `EAGAIN` at its soft limit as
+//!     natively, but hotlift's own queued signals (the kick that stops
+//!     threads before code is dropped, a guest signal queued back while
+//!     blocked) are sent with the soft limit raised to the hard one for
+//!     that call ([`queue_own`]). With the limit at 0 the kick was
+//!     refused: a code change waited 60 s for spinning threads, failed,
+//!     and the profile lost what the rings had not yet held.
 #![allow(unsafe_code)]
+
+use std::sync::Mutex;
 
 /// One limit as `struct rlimit64` holds it; `u64::MAX` is infinity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -41,17 +51,25 @@ pub struct Limit {
 }
 
 /// The limits hotlift keeps for the guest (I1, I2), in this order.
-const KEPT: [u32; 4] = [
+const KEPT: [u32; 5] = [
     libc::RLIMIT_FSIZE,
     libc::RLIMIT_NOFILE,
+    libc::RLIMIT_SIGPENDING,
     libc::RLIMIT_AS,
     libc::RLIMIT_DATA,
 ];
 
-/// Does the kernel see the guest's soft limit (I1), or nothing (I2)?
+/// Does the kernel see the guest's soft limit (I1, I5), or nothing (I2)?
 fn applied(resource: u32) -> bool {
-    resource == libc::RLIMIT_FSIZE || resource == libc::RLIMIT_NOFILE
+    resource == libc::RLIMIT_FSIZE
+        || resource == libc::RLIMIT_NOFILE
+        || resource == libc::RLIMIT_SIGPENDING
 }
+
+/// Held while the kernel's soft limits may differ from the guest's for a
+/// moment ([`queue_own`]), and by a guest's change of an applied limit, so
+/// that neither undoes the other.
+static SOFT: Mutex<()> = Mutex::new(());
 
 /// The guest's view of the limits hotlift keeps from the kernel.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -126,6 +144,7 @@ impl GuestLimits {
             return Err(libc::EPERM);
         }
         if applied(resource) {
+            let _held = SOFT.lock().unwrap_or_else(|e| e.into_inner());
             // I1: the kernel's hard limit stays where it is unless the
             // guest raised its own above it.
             let hard = kernel_get(resource).map_or(new.max, |k| k.max.max(new.max));
@@ -246,6 +265,32 @@ pub fn lift() {
             }
         }
     }
+}
+
+/// I5: make `send` (a raw syscall queueing one of hotlift's own signals)
+/// and, if the guest's soft `RLIMIT_SIGPENDING` refused it (`EAGAIN`), make
+/// it again with the soft limit raised to the hard one for that call. The
+/// syscall's result.
+pub fn queue_own(send: impl Fn() -> libc::c_long) -> libc::c_long {
+    let rc = send();
+    if rc == 0 || last_errno() != libc::EAGAIN {
+        return rc;
+    }
+    let _held = SOFT.lock().unwrap_or_else(|e| e.into_inner());
+    let r = libc::RLIMIT_SIGPENDING;
+    let Some(k) = kernel_get(r).filter(|k| k.cur < k.max) else {
+        return rc;
+    };
+    if kernel_set(r, Limit { cur: k.max, ..k }).is_err() {
+        return rc;
+    }
+    let rc = send();
+    let e = last_errno();
+    let _ = kernel_set(r, k);
+    // The caller reads the errno of `send`, not of the restore.
+    // SAFETY: the thread's errno location is always valid.
+    unsafe { *libc::__errno_location() = e };
+    rc
 }
 
 /// Whether this process has `CAP_SYS_RESOURCE` in its effective set (it

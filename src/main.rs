@@ -1,3 +1,8 @@
+/// The system allocator, given address space from hotlift's reserve when
+/// the guest took the rest (anon.rs R1).
+#[global_allocator]
+static ALLOCATOR: hotlift::anon::Allocator = hotlift::anon::Allocator;
+
 fn main() {
     // A panic on any thread ends hotlift at once, with its message and
     // SIGABRT, as `panic = "abort"` did: nothing unwinds through the
@@ -10,5 +15,6 @@ fn main() {
         std::process::abort();
     }));
     hotlift::anon::tune_malloc();
+    hotlift::anon::reserve_address_space();
     std::process::exit(hotlift::cli::main());
 }

@@ -602,25 +602,34 @@ fn profile_prints_the_trees_summary_and_summary_keeps_runs_apart() {
 /// An `execve` the kernel refuses for its arguments' size (`E2BIG`)
 /// returns to the guest as natively: the shell says so and goes on. It
 /// ended the run before (status 125: the profile had been written, then
-/// hotlift's own `execve` failed).
+/// hotlift's own `execve` failed); one string longer than the kernel's
+/// `MAX_ARG_STRLEN` (128 KiB) gave `EFAULT` ("Bad address").
 #[test]
 fn an_execve_too_big_fails_in_the_guest() {
     let dir = scratch("e2big");
-    let script = "exec /bin/true $(seq 1 400000) || echo still here";
-    let native = std::process::Command::new("/bin/sh")
-        .args(["-c", script])
-        .output()
-        .unwrap();
-    let p = dir.join("p.json");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["run", "--profile"])
-        .arg(&p)
-        .args(["--", "/bin/sh", "-c", script])
-        .output()
-        .unwrap();
-    assert_eq!(native.status.code(), o.status.code(), "{o:?}");
-    assert_eq!(native.stdout, o.stdout);
-    assert_eq!(native.stderr, o.stderr);
-    assert!(p.exists(), "its profile");
+    for (i, script) in [
+        "exec /bin/true $(seq 1 400000) || echo still here",
+        "exec /bin/true $(head -c 140000 /dev/zero | tr '\\0' a) || echo still here",
+        "exec /bin/true $(head -c 131071 /dev/zero | tr '\\0' a) && echo not here",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let native = std::process::Command::new("/bin/sh")
+            .args(["-c", script])
+            .output()
+            .unwrap();
+        let p = dir.join(format!("p{i}.json"));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .args(["run", "--profile"])
+            .arg(&p)
+            .args(["--", "/bin/sh", "-c", script])
+            .output()
+            .unwrap();
+        assert_eq!(native.status.code(), o.status.code(), "{script}: {o:?}");
+        assert_eq!(native.stdout, o.stdout, "{script}");
+        assert_eq!(native.stderr, o.stderr, "{script}");
+        assert!(p.exists(), "its profile");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

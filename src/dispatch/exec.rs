@@ -33,7 +33,7 @@ use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 use super::{Vm, VmError};
-use crate::guest_mem::{read_cstr, read_words_until_zero};
+use crate::guest_mem::read_cstr;
 use crate::host::syscall6;
 use crate::loader::{self, script, LoadError};
 use crate::options::RunOptions;
@@ -104,17 +104,33 @@ fn neg(errno: i32) -> i64 {
 /// (0: none), or the errno the kernel would give; `owned` says whether a
 /// range is guest memory (an array or a string elsewhere, in hotlift's
 /// memory, is `EFAULT` as where nothing is mapped: syscall/reach.rs R1).
-fn guest_strings(at: u64, owned: &dyn Fn(u64, u64) -> bool) -> Result<Vec<Vec<u8>>, i32> {
+/// As fs/exec.c copies them: a string without its NUL within
+/// `MAX_ARG_STRLEN` bytes is `E2BIG` (was `EFAULT`), and an array with
+/// more pointers than fit in the largest argument area (`max_ptrs`) is
+/// `E2BIG` once its end is found, without reading its strings.
+fn guest_strings(
+    at: u64,
+    max_ptrs: usize,
+    owned: &dyn Fn(u64, u64) -> bool,
+) -> Result<Vec<Vec<u8>>, i32> {
     if at == 0 {
         return Ok(Vec::new());
     }
-    let ptrs = read_words_until_zero(at, MAX_ARG_POINTERS).ok_or(libc::EFAULT)?;
+    let ptrs = pointers(at, max_ptrs)?;
     if !owned(at, at + 8 * (ptrs.len() as u64 + 1)) {
         return Err(libc::EFAULT);
     }
     ptrs.into_iter()
         .map(|p| {
-            let s = read_cstr(p, MAX_ARG_STRLEN).ok_or(libc::EFAULT)?;
+            let s = match read_cstr(p, MAX_ARG_STRLEN - 1) {
+                Some(s) => s,
+                // Readable for MAX_ARG_STRLEN bytes without a NUL:
+                // strnlen_user's answer is too long.
+                None if crate::guest_mem::read_bytes(p, MAX_ARG_STRLEN).is_some() => {
+                    return Err(libc::E2BIG)
+                }
+                None => return Err(libc::EFAULT),
+            };
             owned(p, p + s.len() as u64 + 1)
                 .then_some(s)
                 .ok_or(libc::EFAULT)
@@ -122,13 +138,42 @@ fn guest_strings(at: u64, owned: &dyn Fn(u64, u64) -> bool) -> Result<Vec<Vec<u8
         .collect()
 }
 
-/// Would the kernel refuse `execve` of `name` with `args` and `env` for
-/// their size (E2BIG)? Checked before the point of no return: the call
-/// that fails returns to the guest, as natively, instead of ending the
-/// run after its profile was written. As fs/exec.c counts: the strings
-/// with their NULs and the pointers, against a quarter of the stack limit
-/// (at most 6 MiB, at least 128 KiB).
-fn too_big(name: &[u8], args: &[Vec<u8>], env: &[Vec<u8>]) -> bool {
+/// The pointers of the NULL-terminated array at `at`, at most `keep` of
+/// them: the kernel counts the whole array first (`EFAULT` where it
+/// cannot be read, `E2BIG` past `MAX_ARG_STRINGS`), and more than `keep`
+/// cannot fit (`E2BIG`); nothing past `keep` is kept in memory.
+fn pointers(at: u64, keep: usize) -> Result<Vec<u64>, i32> {
+    let mut out = Vec::new();
+    let mut count = 0usize;
+    let mut page = at;
+    loop {
+        let chunk = (4096 - (page % 4096)) as usize;
+        let bytes = crate::guest_mem::read_bytes(page, chunk.max(8)).ok_or(libc::EFAULT)?;
+        for w in bytes.chunks_exact(8) {
+            let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            if v == 0 {
+                return if count > keep {
+                    Err(libc::E2BIG)
+                } else {
+                    Ok(out)
+                };
+            }
+            count += 1;
+            if count > MAX_ARG_POINTERS {
+                return Err(libc::E2BIG);
+            }
+            if count <= keep {
+                out.push(v);
+            }
+        }
+        page += bytes.len() as u64 - (bytes.len() % 8) as u64;
+    }
+}
+
+/// The kernel's room for an `execve`'s strings and pointers, in bytes:
+/// a quarter of the stack limit, at most 6 MiB, at least 128 KiB (as
+/// fs/exec.c `bprm_stack_limits` counts).
+fn arg_room() -> u64 {
     const STK_LIM: u64 = 8 << 20;
     const ARG_MAX: u64 = 32 * 4096;
     let mut rl = libc::rlimit {
@@ -142,10 +187,27 @@ fn too_big(name: &[u8], args: &[Vec<u8>], env: &[Vec<u8>]) -> bool {
     } else {
         u64::MAX
     };
-    let limit = (STK_LIM / 4 * 3).min(stack / 4).max(ARG_MAX);
+    (STK_LIM / 4 * 3).min(stack / 4).max(ARG_MAX)
+}
+
+/// Would the kernel refuse `execve` of `name` with `args` and `env` for
+/// their size (E2BIG)? Checked before the point of no return: the call
+/// that fails returns to the guest, as natively, instead of ending the
+/// run after its profile was written. As fs/exec.c counts: the strings
+/// with their NULs and the pointers, against [`arg_room`]; one string
+/// longer than `MAX_ARG_STRLEN` too.
+fn too_big<S: AsRef<[u8]>>(name: &[u8], args: &[S], env: &[S]) -> bool {
     let pointers = 8 * (args.len().max(1) + env.len()) as u64;
-    let strings: u64 = args.iter().chain(env).map(|s| s.len() as u64 + 1).sum();
-    pointers + strings + name.len() as u64 + 1 > limit
+    let long = args
+        .iter()
+        .chain(env)
+        .any(|s| s.as_ref().len() >= MAX_ARG_STRLEN);
+    let strings: u64 = args
+        .iter()
+        .chain(env)
+        .map(|s| s.as_ref().len() as u64 + 1)
+        .sum();
+    long || pointers + strings + name.len() as u64 + 1 > arg_room()
 }
 
 /// How the checked program will run.
@@ -207,7 +269,9 @@ impl Vm {
         };
         let proc = self.proc.clone();
         let owned = |a: u64, b: u64| proc.lock().mem.owns_all(a, b);
-        let (args, env) = match (guest_strings(argv, &owned), guest_strings(envp, &owned)) {
+        let max_ptrs = (arg_room() / 8) as usize;
+        let strings = |at| guest_strings(at, max_ptrs, &owned);
+        let (args, env) = match (strings(argv), strings(envp)) {
             (Ok(a), Ok(e)) => (a, e),
             (Err(e), _) | (_, Err(e)) => return Ok(neg(e)),
         };
@@ -251,8 +315,6 @@ impl Vm {
                 true
             }
         };
-        // The point of no return.
-        let print_summary = self.proc.prof.print_summary.swap(false, Ordering::AcqRel);
         let successor = self
             .proc
             .prof
@@ -261,32 +323,9 @@ impl Vm {
             .unwrap_or_else(|e| e.into_inner())
             .exec_successor();
         let ignored = self.ignored_signals();
-        if self.opts().strace {
-            crate::strace::log(" = ? (the new program runs)\n");
-        }
-        self.record_syscall(nr, 0, 0);
-        self.finish(Ending::Exec);
         let limits = self.proc.guest_limits();
+        let print_summary = self.proc.prof.print_summary.load(Ordering::Acquire);
         let (program, argv) = if native {
-            // The program is the guest's alone: the kernel gets its limits
-            // as it set them (limits.rs I1, I2), and its time stamp
-            // counter mode.
-            limits.apply_all();
-            if let Some((h, _)) = &held {
-                // E4: the kernel opens the program before it closes it.
-                // SAFETY: sets a flag of our own descriptor.
-                unsafe {
-                    libc::fcntl(
-                        std::os::fd::AsRawFd::as_raw_fd(h),
-                        libc::F_SETFD,
-                        libc::FD_CLOEXEC,
-                    )
-                };
-            }
-            if self.tsc_traps {
-                // SAFETY: no hotlift code runs after a successful execve.
-                unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
-            }
             (file.clone(), args)
         } else {
             let state = ExecState {
@@ -319,6 +358,44 @@ impl Vm {
             v.extend(args.into_iter().skip(1));
             (own, v)
         };
+        if too_big(program.as_os_str().as_bytes(), &argv, &env) {
+            // The guest's arguments fit (checked above), hotlift's own
+            // with them (about 2 KB more) do not: stop before the point
+            // of no return, the profile whole, rather than fail after it.
+            return Err(VmError::UnsupportedSyscall {
+                name: "execve whose arguments fit the kernel's limit only without hotlift's own",
+                nr,
+                at: crate::types::GuestAddr(self.ctx.rip() - 2),
+            });
+        }
+        // The point of no return.
+        self.proc.prof.print_summary.store(false, Ordering::Release);
+        if self.opts().strace {
+            crate::strace::log(" = ? (the new program runs)\n");
+        }
+        self.record_syscall(nr, 0, 0);
+        self.finish(Ending::Exec);
+        if native {
+            // The program is the guest's alone: the kernel gets its limits
+            // as it set them (limits.rs I1, I2), and its time stamp
+            // counter mode.
+            limits.apply_all();
+            if let Some((h, _)) = &held {
+                // E4: the kernel opens the program before it closes it.
+                // SAFETY: sets a flag of our own descriptor.
+                unsafe {
+                    libc::fcntl(
+                        std::os::fd::AsRawFd::as_raw_fd(h),
+                        libc::F_SETFD,
+                        libc::FD_CLOEXEC,
+                    )
+                };
+            }
+            if self.tsc_traps {
+                // SAFETY: no hotlift code runs after a successful execve.
+                unsafe { libc::prctl(libc::PR_SET_TSC, libc::PR_TSC_SIGSEGV, 0, 0, 0) };
+            }
+        }
         self.signals_for_exec(ignored);
         // The new program inherits the guest's CPU mask, not the one core
         // this thread was pinned to (`sh -c nproc` printed 1 of 2).

@@ -233,10 +233,12 @@ impl Threads {
             if kicked.elapsed() > pause {
                 for e in &running {
                     let tid = e.tid.load(Ordering::SeqCst);
-                    // SAFETY: tgkill to a thread of our own process.
-                    unsafe {
+                    // SAFETY: tgkill to a thread of our own process. A
+                    // guest's RLIMIT_SIGPENDING must not refuse it
+                    // (limits.rs I5).
+                    crate::limits::queue_own(|| unsafe {
                         libc::syscall(libc::SYS_tgkill, crate::guest_mem::own_pid(), tid, KICK)
-                    };
+                    });
                 }
                 kicked = Instant::now();
                 pause = (pause * 2).min(Duration::from_millis(20));

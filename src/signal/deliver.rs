@@ -256,8 +256,10 @@ impl Vm {
             return;
         }
         // SAFETY: queues the same siginfo to this thread, where the signal
-        // is blocked (held) until the guest unblocks it.
-        unsafe {
+        // is blocked (held) until the guest unblocks it; it was queued
+        // once, so the guest's RLIMIT_SIGPENDING must not refuse it now
+        // (limits.rs I5).
+        crate::limits::queue_own(|| unsafe {
             libc::syscall(
                 libc::SYS_rt_tgsigqueueinfo,
                 crate::guest_mem::own_pid(),
@@ -265,7 +267,7 @@ impl Vm {
                 sig as i32,
                 info.as_ptr(),
             )
-        };
+        });
         self.mail.sig.held.fetch_and(!bit(sig), Ordering::AcqRel);
     }
 

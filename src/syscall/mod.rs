@@ -169,9 +169,20 @@ fn protected_written(vm: &Vm, nr: u64, a: &[u64; 6]) -> Vec<u64> {
     if let Some((s, l)) = buffer {
         hit(s, l.min(1 << 30));
     }
-    if let libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 = nr as i64 {
-        for i in 0..a[2].min(1024) {
-            if let Some([base, len]) = guest_read::<[u64; 2]>(a[1] + 16 * i) {
+    // The iovecs written: `readv`'s, `process_vm_readv`'s local ones, and
+    // `process_vm_writev`'s remote ones when the process is this one.
+    let iovecs = match nr as i64 {
+        libc::SYS_readv | libc::SYS_preadv | libc::SYS_preadv2 | libc::SYS_process_vm_readv => {
+            Some((a[1], a[2]))
+        }
+        libc::SYS_process_vm_writev if a[0] as i32 == crate::guest_mem::own_pid() => {
+            Some((a[3], a[4]))
+        }
+        _ => None,
+    };
+    if let Some((at, n)) = iovecs {
+        for i in 0..n.min(1024) {
+            if let Some([base, len]) = guest_read::<[u64; 2]>(at + 16 * i) {
                 hit(base, len.min(1 << 30));
             }
         }
@@ -292,6 +303,24 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         }
         _ => None,
     };
+    let written = if vm.proc.protected.is_empty() {
+        Vec::new()
+    } else {
+        protected_written(vm, nr, &a)
+    };
+    if !written.is_empty() {
+        // dispatch/smc.rs I4: the kernel (or an emulation below: readlink
+        // of /proc/self/exe wrote nothing into code's page, EFAULT) would
+        // hit a page hotlift write-protected; give the pages back first,
+        // and drop their translations.
+        let proc = vm.proc.clone();
+        let mut l = proc.lock();
+        vm.flush_pages(
+            &mut l,
+            crate::dispatch::process::FlushCause::SyscallIntoCode,
+            &written,
+        );
+    }
     // A result hotlift gives instead of the kernel's.
     let own = match nr as i64 {
         _ if queued.is_some() => queued,
@@ -302,23 +331,6 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         libc::SYS_openat2 => selfview::open(vm, nr, a, 1, open_how_flags(a[2])),
         _ => None,
     };
-    let written = if vm.proc.protected.is_empty() {
-        Vec::new()
-    } else {
-        protected_written(vm, nr, &a)
-    };
-    if !written.is_empty() {
-        // dispatch/smc.rs I4: the kernel (or an emulation) would hit a page
-        // hotlift write-protected; give the pages back first, and drop
-        // their translations.
-        let proc = vm.proc.clone();
-        let mut l = proc.lock();
-        vm.flush_pages(
-            &mut l,
-            crate::dispatch::process::FlushCause::SyscallIntoCode,
-            &written,
-        );
-    }
     if let Some(sig) = fatal_self_signal(vm, nr, &a) {
         // The kernel is about to kill us: the profile goes first.
         vm.record_syscall(nr, 0, 0);

@@ -122,6 +122,18 @@ pub const COUNTS_VARY: &[(&str, &str)] = &[
     ("cpie-threads", THREADS_VARY),
     ("c-threads-jit", THREADS_VARY),
     ("cpie-threads-jit", THREADS_VARY),
+    ("c-sigpending", THREADS_VARY),
+    ("cpie-sigpending", THREADS_VARY),
+    (
+        "c-exhaust",
+        "it maps address space until none is left, so how many mappings \
+     fit depends on where the kernel and hotlift put everything else",
+    ),
+    (
+        "cpie-exhaust",
+        "it maps address space until none is left, so how many mappings \
+     fit depends on where the kernel and hotlift put everything else",
+    ),
     ("c-threads-robust", THREADS_VARY),
     ("cpie-threads-robust", THREADS_VARY),
     ("c-tsc", THREADS_VARY),

@@ -277,7 +277,10 @@ impl<T> Default for WordTable<T> {
     fn default() -> Self {
         let bytes = WORD_LIMIT as usize * std::mem::size_of::<T>();
         let p = crate::anon::map_unforked(bytes, libc::MAP_NORESERVE).unwrap_or_else(|e| {
-            panic!("cannot map the monitor's {bytes}-byte table of exit words: {e}")
+            crate::anon::no_room_for(
+                &format!("the monitor's {bytes}-byte table of exit words"),
+                e,
+            )
         });
         WordTable {
             base: p as *mut T,

@@ -301,6 +301,13 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
         }
         return r;
     }
+    if placed.is_none() && crate::anon::in_reserve(r as u64, page_up(len)) {
+        // anon.rs R1: the kernel placed it in address space hotlift gave
+        // back from its reserve for its own use: as if none were left.
+        // SAFETY: the mapping just made, the guest's for no one yet.
+        unsafe { libc::munmap(r as *mut libc::c_void, page_up(len) as usize) };
+        return ENOMEM;
+    }
     l.mem
         .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
     if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
