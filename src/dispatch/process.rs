@@ -460,7 +460,13 @@ impl Process {
         for &p in pages {
             self.protected.restore(p);
         }
-        let dropped = self.protected.take_given_back().and_then(|pages| {
+        let dropped = self.protected.take_given_back().and_then(|mut pages| {
+            // smc.rs I7: the same memory in another mapping.
+            for p in pages.clone() {
+                for (s, e) in l.mem.twins(p, p + crate::guest_mem::PAGE) {
+                    pages.extend((s..e).step_by(crate::guest_mem::PAGE as usize));
+                }
+            }
             l.cache.drop_pages(&pages, crate::backend::PATCH_NOP, |id| {
                 self.prof.blocks.set_dead(id.0)
             })

@@ -26,8 +26,7 @@
 //!     dispatcher gives those pages their protection back and drops their
 //!     translations (I6), before the kernel can see hotlift's write
 //!     protection. Code whose bytes change through another mapping of the
-//!     same memory (a double-mapped JIT) is not detected (README, known
-//!     limits); /proc/self/mem does not open for writing
+//!     same memory: I7; /proc/self/mem does not open for writing
 //!     (syscall/memfile.rs M1).
 //! I5: a store that faulted on hotlift's protection may find, by the time
 //!     its handler looks, the page already given back by another thread's
@@ -46,6 +45,16 @@
 //!     every link into a dropped block is undone. With more pages, with
 //!     path profiling, or when code memory shared with a forked process
 //!     cannot be written, everything goes, as for the other causes.
+//! I7: memory mapped twice (two shared mappings of one file or memfd at
+//!     the same offsets, guest_mem I6: a double-mapped JIT writes code
+//!     through a writable view and runs it from an executable one): the
+//!     writable view's page of a page holding translated code is
+//!     protected too (I1), a store there drops the translations on its
+//!     twin (I6 drops the twins of the pages given back), and a new view
+//!     or a view made writable drops those of its twins
+//!     (syscall/mem `twins_changed`); `write` and `pwrite` into such a
+//!     file drop those of its mappings (syscall/mod.rs). Not seen: a
+//!     change another process makes, and views moved by `mremap`.
 #![allow(unsafe_code)]
 
 use super::process::Locked;
@@ -61,20 +70,39 @@ pub(crate) fn prot_bits(p: Prot) -> i32 {
 }
 
 impl Vm {
+    /// I1 and I7 for one page holding translated code: it, and every page
+    /// that is the same memory in another mapping (I7), lose their write
+    /// permission where they have it. False when the table is full.
+    fn protect_page(&self, l: &Locked, page: u64) -> bool {
+        let one = |p: u64| match l.mem.find(p) {
+            Some((_, r)) if r.prot.w => self.proc.protected.protect(p, r.prot),
+            _ => true,
+        };
+        if !one(page) {
+            return false;
+        }
+        if l.mem.has_views() {
+            for (s, e) in l.mem.twins(page, page + PAGE) {
+                if !(s..e).step_by(PAGE as usize).all(one) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// I1 for the pages of guest range [start, end) (translation lock held
     /// as `l`). When the table of protected pages is full, everything is
     /// flushed (which empties it) and protection starts over.
     pub fn protect_code(&mut self, l: &mut Locked, start: u64, end: u64) {
         let mut page = start & !(PAGE - 1);
         while page < end {
-            if let Some((_, r)) = l.mem.find(page) {
-                if r.prot.w && !self.proc.protected.protect(page, r.prot) {
-                    // Full: the flush gives every page its protection
-                    // back; this block's own translation survives it
-                    // only as unlinked code, so it is dropped too.
-                    self.flush(l, super::process::FlushCause::ProtectionTableFull);
-                    continue;
-                }
+            if !self.protect_page(l, page) {
+                // Full: the flush gives every page its protection
+                // back; this block's own translation survives it
+                // only as unlinked code, so it is dropped too.
+                self.flush(l, super::process::FlushCause::ProtectionTableFull);
+                continue;
             }
             page += PAGE;
         }

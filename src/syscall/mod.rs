@@ -321,6 +321,17 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             &written,
         );
     }
+    if crate::guest_mem::exec_views() {
+        if let libc::SYS_write
+        | libc::SYS_pwrite64
+        | libc::SYS_writev
+        | libc::SYS_pwritev
+        | libc::SYS_pwritev2 = nr as i64
+        {
+            // dispatch/smc.rs I7: new bytes for code mapped from the file.
+            mem::file_written(vm, a[0] as i32);
+        }
+    }
     // A result hotlift gives instead of the kernel's.
     let own = match nr as i64 {
         _ if queued.is_some() => queued,

@@ -310,6 +310,14 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
     l.mem
         .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
+    if flags & libc::MAP_SHARED != 0 && flags & libc::MAP_ANONYMOUS == 0 {
+        // dispatch/smc.rs I7: a view of a file another view may share.
+        if let Some((dev, ino)) = file_identity(a[4] as i32) {
+            let end = r as u64 + page_up(len);
+            l.mem.add_view(r as u64, end, dev, ino, a[5]);
+            twins_changed(vm, l, r as u64, end);
+        }
+    }
     if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
         let blocks = vm.proc.prof.blocks.seq();
         let (fd, offset) = (a[4] as i32, a[5]);
@@ -599,8 +607,48 @@ pub fn mprotect(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if r == 0 {
         let prot = super::control::guest_prot(a[2]);
         l.mem.protect(addr, addr + len, prot_from(prot));
+        if l.mem.has_views() {
+            // dispatch/smc.rs I7: a view made writable (or executable)
+            // is the same memory as its twins.
+            l.mem.note_exec(addr, addr + len);
+            twins_changed(vm, l, addr, addr + len);
+        }
     }
     r
+}
+
+/// The device and inode of the regular file (or memfd) `fd` opens.
+pub(crate) fn file_identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: fstat fills a stat buffer we own.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; a bad descriptor is an error.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    Some((st.st_dev, st.st_ino))
+}
+
+/// dispatch/smc.rs I7: the pages of other mappings that are the same
+/// memory as [start, end) lose their translations (a new writable view
+/// of code, or one made writable).
+fn twins_changed(vm: &mut Vm, l: &mut Locked, start: u64, end: u64) {
+    for (s, e) in l.mem.twins(start, end) {
+        vm.code_changed(l, s, e);
+    }
+}
+
+/// dispatch/smc.rs I7: the guest is about to write into the file `fd`
+/// opens: the translations made from its shared mappings go first.
+pub fn file_written(vm: &mut Vm, fd: i32) {
+    let Some((dev, ino)) = file_identity(fd) else {
+        return;
+    };
+    let proc = vm.proc.clone();
+    let mut guard = proc.lock();
+    let l = &mut *guard;
+    for (s, e) in l.mem.views_of(dev, ino) {
+        vm.code_changed(l, s, e);
+    }
 }
 
 pub fn mremap(vm: &mut Vm, a: [u64; 6]) -> i64 {

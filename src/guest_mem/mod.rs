@@ -25,6 +25,13 @@
 //!     placeholder (it replaces it), never over any other page of hotlift's.
 //! I5: [`shrinks`] changes before any page stops being the guest's (one
 //!     counter for the process: hotlift runs one guest process).
+//! I6: the guest's shared mappings of files and memfds are known as
+//!     views of the file ([`GuestMem::add_view`]), so that the pages of
+//!     two mappings of the same file at the same offset are known to be
+//!     the same memory ([`GuestMem::twins`]): a double-mapped JIT writes
+//!     code through one view and runs it from the other (dispatch/smc.rs
+//!     I7). A view ends with its mapping (`remove`, `insert`, `hold`);
+//!     one `mremap` moved is not a view any more.
 //!
 //! Reading guest memory, for every layer (the translator, the monitor
 //! lifting superblock members again, kept translations, path profiling,
@@ -251,6 +258,16 @@ pub fn read_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {
     None
 }
 
+/// I6: has the guest had an executable shared mapping of a file? Until
+/// then a write into a file cannot change code (syscall/mod.rs looks at
+/// nothing).
+static EXEC_VIEWS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// I6: see [`EXEC_VIEWS`].
+pub fn exec_views() -> bool {
+    EXEC_VIEWS.load(std::sync::atomic::Ordering::Acquire)
+}
+
 /// I5: bumped before guest memory shrinks (a region removed or made a
 /// placeholder): while it is unchanged, a range seen owned by the guest
 /// still is, without the translation lock (syscall/reach.rs).
@@ -398,9 +415,22 @@ impl<V: Copy> Spans<V> {
     }
 }
 
+/// I6: a shared mapping of a file (or memfd): its identity, and `delta`,
+/// the file offset of an address in it minus the address (wrapping), the
+/// same for every piece a split leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct View {
+    pub dev: u64,
+    pub ino: u64,
+    pub delta: u64,
+}
+
 #[derive(Debug, Default)]
 pub struct GuestMem {
     regions: Spans<Prot>,
+    /// I6: the guest's shared mappings of files, for the pages that are
+    /// the same memory as another's (a double-mapped JIT's views).
+    views: Spans<View>,
     /// I4: hotlift's `PROT_NONE` placeholders for address space the guest
     /// may take (its own top-down area, and whatever it gave back).
     placeholders: Spans<()>,
@@ -455,13 +485,80 @@ impl GuestMem {
     pub fn remove(&mut self, start: u64, end: u64) {
         SHRUNK.fetch_add(1, std::sync::atomic::Ordering::Release);
         self.regions.remove(start, end);
+        self.views.remove(page_down(start), page_up(end));
     }
 
     /// Record [start, end) as guest memory with `prot` (no longer a
-    /// placeholder, I4).
+    /// placeholder, I4; no longer any view it was, I6).
     pub fn insert(&mut self, start: u64, end: u64, prot: Prot) {
         self.regions.insert(start, end, prot);
         self.placeholders.remove(page_down(start), page_up(end));
+        self.views.remove(page_down(start), page_up(end));
+    }
+
+    /// I6: [start, end) is a shared mapping of the file `dev`/`ino` from
+    /// file offset `offset` (after [`GuestMem::insert`]).
+    pub fn add_view(&mut self, start: u64, end: u64, dev: u64, ino: u64, offset: u64) {
+        let delta = offset.wrapping_sub(start);
+        self.views.insert(start, end, View { dev, ino, delta });
+        self.note_exec(start, end);
+    }
+
+    /// I6: [start, end) may be executable now: if a view is, writes into
+    /// files are looked at from now on ([`exec_views`]).
+    pub fn note_exec(&self, start: u64, end: u64) {
+        let exec = self.regions.pieces(start, end).any(|(_, _, p)| p.x);
+        if exec && self.views.pieces(start, end).next().is_some() {
+            EXEC_VIEWS.store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+
+    /// I6: the file of the view holding `addr`.
+    pub fn view_at(&self, addr: u64) -> Option<View> {
+        self.views.find(addr).map(|(_, _, v)| v)
+    }
+
+    /// I6: does the guest have a shared mapping of any file?
+    pub fn has_views(&self) -> bool {
+        !self.views.map.is_empty()
+    }
+
+    /// I6: the shared mappings of the file `dev`/`ino`, as (start, end).
+    pub fn views_of(&self, dev: u64, ino: u64) -> Vec<(u64, u64)> {
+        self.views
+            .map
+            .iter()
+            .filter(|(_, (_, v))| v.dev == dev && v.ino == ino)
+            .map(|(&s, &(e, _))| (s, e))
+            .collect()
+    }
+
+    /// I6: the parts of other mappings that are the same memory as
+    /// [start, end) (the same file's pages at the same offsets), as
+    /// (start, end); nothing without shared file mappings.
+    pub fn twins(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        if self.views.map.is_empty() {
+            return out;
+        }
+        for (s, e, v) in self.views.pieces(page_down(start), page_up(end)) {
+            for (&ws, &(we, w)) in &self.views.map {
+                if (w.dev, w.ino) != (v.dev, v.ino) || w.delta == v.delta {
+                    continue;
+                }
+                // [s, e) at the file offsets it has, in the other mapping.
+                let shift = v.delta.wrapping_sub(w.delta);
+                let (ts, te) = (s.wrapping_add(shift), e.wrapping_add(shift));
+                if ts >= te {
+                    continue; // wrapped around the address space
+                }
+                let (ts, te) = (ts.max(ws), te.min(we));
+                if ts < te {
+                    out.push((ts, te));
+                }
+            }
+        }
+        out
     }
 
     /// Change the protection of the guest-owned parts of [start, end).
@@ -496,6 +593,7 @@ impl GuestMem {
     pub fn hold(&mut self, start: u64, end: u64) {
         SHRUNK.fetch_add(1, std::sync::atomic::Ordering::Release);
         self.regions.remove(page_down(start), page_up(end));
+        self.views.remove(page_down(start), page_up(end));
         self.placeholders.insert(start, end, ());
     }
 
@@ -583,145 +681,4 @@ pub struct Brk {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const RW: Prot = Prot {
-        r: true,
-        w: true,
-        x: false,
-    };
-    const RX: Prot = Prot {
-        r: true,
-        w: false,
-        x: true,
-    };
-
-    #[test]
-    fn insert_remove_split() {
-        let mut m = GuestMem::new();
-        m.insert(0x1000, 0x5000, RW);
-        m.remove(0x2000, 0x3000);
-        assert!(m.owns_all(0x1000, 0x2000));
-        assert!(!m.owns_all(0x1000, 0x3000));
-        assert!(m.owns_all(0x3000, 0x5000));
-        assert_eq!(m.find(0x2800), None);
-        assert_eq!(m.regions().count(), 2);
-    }
-
-    #[test]
-    fn protect_and_exec_end() {
-        let mut m = GuestMem::new();
-        m.insert(0x400000, 0x402000, RX);
-        m.insert(0x402000, 0x404000, RX);
-        m.insert(0x404000, 0x405000, RW);
-        assert_eq!(m.exec_end(0x400010), Some(0x404000));
-        m.protect(0x401000, 0x402000, RW);
-        assert_eq!(m.exec_end(0x400010), Some(0x401000));
-        assert_eq!(m.exec_end(0x401010), None);
-        assert_eq!(m.exec_end(0x300000), None);
-    }
-
-    #[test]
-    fn highest_held_gap_takes_the_top_of_the_highest_run_that_fits() {
-        let mut m = GuestMem::new();
-        // Two adjacent placeholders (one run of 3 pages) under a guest
-        // page, a lone one below, a big one above the ceiling.
-        m.hold(0x10000, 0x11000);
-        m.hold(0x20000, 0x22000);
-        m.hold(0x22000, 0x23000);
-        m.insert(0x23000, 0x24000, RW);
-        m.hold(0x24000, 0x40000);
-        assert_eq!(m.highest_held_gap(0x24000, 0x3000), Some(0x20000));
-        assert_eq!(m.highest_held_gap(0x24000, 0x1000), Some(0x22000));
-        // The ceiling cuts a run.
-        assert_eq!(m.highest_held_gap(0x30000, 0x4000), Some(0x2c000));
-        assert_eq!(m.highest_held_gap(0x26000, 0x3000), Some(0x20000));
-        // A guest page splits a run: nothing of 4 pages below it.
-        assert_eq!(m.highest_held_gap(0x24000, 0x4000), None);
-        m.insert(0x21000, 0x22000, RW);
-        assert_eq!(m.highest_held_gap(0x24000, 0x2000), None);
-        assert_eq!(m.highest_held_gap(0x24000, 0x1000), Some(0x22000));
-    }
-
-    #[test]
-    fn placeholders_and_guest_pages_never_overlap() {
-        let mut m = GuestMem::new();
-        m.hold(0x10000, 0x20000);
-        m.insert(0x14000, 0x16000, RW);
-        assert!(m.held_all(0x10000, 0x14000) && m.held_all(0x16000, 0x20000));
-        assert!(!m.held_all(0x10000, 0x20000));
-        assert_eq!(
-            m.held(0x12000, 0x18000).collect::<Vec<_>>(),
-            [(0x12000, 0x14000), (0x16000, 0x18000)]
-        );
-        assert!(m.claimable(0x10000, 0x20000));
-        assert!(!m.claimable(0x10000, 0x21000));
-        assert!(m.owns_any(0x13000, 0x15000) && !m.owns_any(0x16000, 0x20000));
-        assert_eq!(
-            m.owned(0, u64::MAX).collect::<Vec<_>>(),
-            [(0x14000, 0x16000)]
-        );
-        // Given back: a placeholder again, not guest memory.
-        m.hold(0x15000, 0x16000);
-        assert!(!m.owns_all(0x15000, 0x16000) && m.held_all(0x15000, 0x20000));
-        m.release(0x18000, 0x19000);
-        assert!(!m.claimable(0x10000, 0x20000) && m.claimable(0x19000, 0x20000));
-    }
-
-    /// G1, G2: both readers give the bytes at any alignment and length, and
-    /// the comparison finds any byte that differs;
-    /// the page-wise reader keeps the readable prefix before an
-    /// unreadable page.
-    #[test]
-    #[allow(unsafe_code)]
-    fn readers_copy_exactly_what_is_there() {
-        let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
-        let base = data.as_ptr() as u64;
-        for start in [0usize, 1, 7, 8, 13] {
-            for len in [0usize, 1, 5, 8, 9, 64, 200] {
-                let want = &data[start..start + len];
-                assert_eq!(copy_mapped(base + start as u64, len), want, "{start}+{len}");
-                assert_eq!(read_prefix(0, base + start as u64, len), want);
-                assert!(mapped_equals(base + start as u64, want));
-                for k in [0, len / 2, len.saturating_sub(1)]
-                    .into_iter()
-                    .filter(|&k| k < len)
-                {
-                    let mut other = want.to_vec();
-                    other[k] ^= 1;
-                    assert!(
-                        !mapped_equals(base + start as u64, &other),
-                        "{start}+{len}: {k}"
-                    );
-                }
-            }
-        }
-        // Two pages, the second unreadable: the prefix is the first's.
-        // SAFETY: a fresh private mapping of two pages, unmapped below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                2 * PAGE as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
-        // SAFETY: the second page of the mapping above.
-        unsafe {
-            std::ptr::write_bytes(p as *mut u8, 0xab, PAGE as usize);
-            libc::mprotect(p.add(PAGE as usize), PAGE as usize, libc::PROT_NONE);
-        }
-        let at = p as u64 + PAGE - 10;
-        assert_eq!(read_prefix(0, at, 100), vec![0xab; 10]);
-        assert!(read_prefix(0, at + 10, 100).is_empty());
-        assert_eq!(read_bytes(at, 100), None);
-        // Nothing at all, in the unreadable page: nothing is read.
-        assert!(copy_mapped(at + 13, 0).is_empty() && mapped_equals(at + 13, &[]));
-        // SAFETY: unmaps the mapping made above.
-        unsafe { libc::munmap(p, 2 * PAGE as usize) };
-    }
-}
+mod tests;
