@@ -1,8 +1,9 @@
 /* growsdown: a MAP_GROWSDOWN mapping grows down to a fault below it as the
  * kernel grows it: a load and a store a few pages below, a function
  * recursing on it as its stack (its calls' return-address pushes fault
- * below the mapping), and the limits: the guard gap above another mapping
- * and RLIMIT_STACK stop the growth with SIGSEGV.
+ * below the mapping), a read() into a buffer below it, and the limits: the
+ * guard gap above another mapping and RLIMIT_STACK stop the growth with
+ * SIGSEGV.
  */
 #include "common.h"
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #define KIB 1024UL
 
@@ -98,6 +100,17 @@ int main(void) {
     below = p - 40 * KIB;
     below[0] = 9;
     printf("below stores %d, grown to %lu KiB\n", below[0], mapping_size(p, 64 * KIB) / KIB);
+
+    /* 1b. A syscall's buffer below it: the kernel grows it too. */
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    CHECK(write(pfd[1], "grown", 6) == 6);
+    char *q = growsdown(64 * KIB);
+    ssize_t got = read(pfd[0], q - 8 * KIB, 6);
+    printf("read below: %zd \"%s\", grown to %lu KiB\n", got, got > 0 ? q - 8 * KIB : "",
+           mapping_size(q, 64 * KIB) / KIB);
+    close(pfd[0]);
+    close(pfd[1]);
 
     /* 2. A function recursing on a one-page growsdown mapping as its
      * stack: about 250 KiB of frames, every call's push below the last. */

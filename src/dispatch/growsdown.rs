@@ -12,7 +12,12 @@
 //!     another kind within the kernel's guard gap below, not under
 //!     `mmap_min_addr`. The faulting instruction then runs again. Anything
 //!     else is a fault as before.
+//! G2: a syscall's buffer that begins in such placeholders grows the
+//!     mapping the same way before the kernel sees it (guest_access.rs):
+//!     the kernel's own access to a user buffer grows a stack mapping as
+//!     the guest's fault does (`read()` there got EFAULT).
 
+use super::process::Locked;
 use super::Vm;
 use crate::guest_mem::{page_down, PAGE};
 use crate::host::syscall6;
@@ -24,49 +29,55 @@ const GUARD_GAP: u64 = 256 * PAGE;
 impl Vm {
     /// G1 for the SIGSEGV at `addr`: whether the guest's mapping grew.
     pub(super) fn grow_down(&mut self, addr: u64) -> bool {
-        let page = page_down(addr);
         let proc = self.proc.clone();
         let mut l = proc.lock();
-        // The guest's own page (a fault a handler takes: the JVM's polling
-        // page), or not below a guest mapping across placeholders alone,
-        // is decided from guest_mem before anything is read.
-        if l.mem.owns_any(page, page + PAGE) {
-            return false;
-        }
-        let Some((start, region)) = l.mem.regions().find(|&(s, _)| s > page) else {
-            return false;
-        };
-        if !l.mem.held_all(page, start) || page < min_addr() {
-            return false;
-        }
-        let Some(vma_end) = growsdown_vma_end(start) else {
-            return false;
-        };
-        let stack_max = crate::limits::kernel_get(libc::RLIMIT_STACK).map_or(u64::MAX, |l| l.cur);
-        if vma_end - page > stack_max {
-            return false;
-        }
-        // The kernel's guard gap: an accessible guest mapping just below
-        // that does not grow down itself stops the growth.
-        let below = l
-            .mem
-            .regions()
-            .filter(|&(s, r)| s < page && r.end > page.saturating_sub(GUARD_GAP))
-            .any(|(s, r)| (r.prot.r || r.prot.w || r.prot.x) && growsdown_vma_end(s).is_none());
-        if below {
-            return false;
-        }
-        let prot = region.prot.host_bits();
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_GROWSDOWN;
-        let a = [page, start - page, prot as u64, flags as u64, u64::MAX, 0];
-        // SAFETY: every page of [page, start) is a placeholder (checked
-        // above, under the lock that guards guest memory).
-        if unsafe { syscall6(libc::SYS_mmap as u64, a) } != page as i64 {
-            return false;
-        }
-        l.mem.insert(page, start, region.prot);
-        true
+        grow_locked(&mut l, addr)
     }
+}
+
+/// G1 with the translation lock held as `l`: whether the guest's mapping
+/// grew down to `addr`. Also for G2.
+pub(super) fn grow_locked(l: &mut Locked, addr: u64) -> bool {
+    let page = page_down(addr);
+    // The guest's own page (a fault a handler takes: the JVM's polling
+    // page), or not below a guest mapping across placeholders alone,
+    // is decided from guest_mem before anything is read.
+    if l.mem.owns_any(page, page + PAGE) {
+        return false;
+    }
+    let Some((start, region)) = l.mem.regions().find(|&(s, _)| s > page) else {
+        return false;
+    };
+    if !l.mem.held_all(page, start) || page < min_addr() {
+        return false;
+    }
+    let Some(vma_end) = growsdown_vma_end(start) else {
+        return false;
+    };
+    let stack_max = crate::limits::kernel_get(libc::RLIMIT_STACK).map_or(u64::MAX, |l| l.cur);
+    if vma_end - page > stack_max {
+        return false;
+    }
+    // The kernel's guard gap: an accessible guest mapping just below
+    // that does not grow down itself stops the growth.
+    let below = l
+        .mem
+        .regions()
+        .filter(|&(s, r)| s < page && r.end > page.saturating_sub(GUARD_GAP))
+        .any(|(s, r)| (r.prot.r || r.prot.w || r.prot.x) && growsdown_vma_end(s).is_none());
+    if below {
+        return false;
+    }
+    let prot = region.prot.host_bits();
+    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_GROWSDOWN;
+    let a = [page, start - page, prot as u64, flags as u64, u64::MAX, 0];
+    // SAFETY: every page of [page, start) is a placeholder (checked
+    // above, under the lock that guards guest memory).
+    if unsafe { syscall6(libc::SYS_mmap as u64, a) } != page as i64 {
+        return false;
+    }
+    l.mem.insert(page, start, region.prot);
+    true
 }
 
 /// The end of the `MAP_GROWSDOWN` mapping that starts at `start`, from

@@ -58,7 +58,11 @@ impl Vm {
                 return;
             }
             let l = lock.get_or_insert_with(|| self.proc.lock());
-            if !l.mem.owns_all(addr, end) {
+            if !l.mem.owns_all(addr, end)
+                && !(fail == EFAULT
+                    && super::growsdown::grow_locked(l, addr)
+                    && l.mem.owns_all(addr, end))
+            {
                 err = Some(fail);
                 return;
             }
