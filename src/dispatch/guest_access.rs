@@ -58,11 +58,12 @@ impl Vm {
                 return;
             }
             let l = lock.get_or_insert_with(|| self.proc.lock());
-            if !l.mem.owns_all(addr, end)
-                && !(fail == EFAULT
+            // growsdown.rs G2: a buffer below a growing mapping grows it.
+            let owned = l.mem.owns_all(addr, end)
+                || fail == EFAULT
                     && super::growsdown::grow_locked(l, addr)
-                    && l.mem.owns_all(addr, end))
-            {
+                    && l.mem.owns_all(addr, end);
+            if !owned {
                 err = Some(fail);
                 return;
             }
