@@ -15,16 +15,19 @@
 //!     guest's `mmap` the kernel places there fails ([`in_reserve`]). A
 //!     guest that mapped the whole address space and then forked left the
 //!     child no room for its monitor's tables (a panic) and the parent
-//!     none to copy its code memory or grow its heap (an abort).
+//!     none to copy its code memory or grow its heap (an abort). Each step
+//!     is a kernel mapping of its own, so a step given back also makes
+//!     room under `vm.max_map_count` (a guest that split its memory into
+//!     65,000 mappings left hotlift none to copy code memory at a fork).
 //!     Not held when `RLIMIT_AS` is finite: it would count against it.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// R1: what is held, and the step given back at a time.
+/// R1: what is held, and the step given back at a time (64 steps).
 const RESERVE: u64 = 32 << 30;
-const STEP: u64 = 1 << 30;
+const STEP: u64 = 512 << 20;
 
 /// R1: the reserve's base, and the bytes of it still held (its low end:
 /// steps go back from the top, so what is given back is one range).
@@ -71,9 +74,35 @@ pub fn reserve_address_space() {
             unsafe { libc::munmap(p, RESERVE as usize) };
             continue;
         }
+        // One kernel mapping a step (every other one readable, so that
+        // neighbours do not merge): a step given back frees a mapping of
+        // the process's `vm.max_map_count` as well as address space.
+        for k in (1..RESERVE / STEP).step_by(2) {
+            // SAFETY: a step of the reserve just made, never touched.
+            unsafe {
+                libc::mprotect(
+                    (hint + k * STEP) as *mut libc::c_void,
+                    STEP as usize,
+                    libc::PROT_READ,
+                )
+            };
+        }
         RESERVE_BASE.store(hint, Ordering::Relaxed);
         RESERVE_LEFT.store(RESERVE, Ordering::Release);
         return;
+    }
+}
+
+/// R1: `f` until it succeeds or fails for another reason than `ENOMEM`,
+/// giving back a step of the reserve before each retry, while one is
+/// left (an operation that needs address space or a new kernel mapping
+/// of its own when the guest has taken them all).
+pub fn retry_enomem<T>(mut f: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    loop {
+        match f() {
+            Err(e) if e.raw_os_error() == Some(libc::ENOMEM) && release_reserve() => {}
+            r => return r,
+        }
     }
 }
 
@@ -200,15 +229,41 @@ fn fresh(len: usize, flags: libc::c_int) -> std::io::Result<*mut u8> {
 /// so a `fork` neither copies its page tables nor makes the parent's next
 /// write to each of its pages a copy-on-write fault.
 pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> {
-    let p = map(len, extra)?;
-    // SAFETY: advice on the mapping just made.
-    if unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_DONTFORK) } != 0 {
-        let e = std::io::Error::last_os_error();
-        // SAFETY: ours, unused yet.
-        unsafe { libc::munmap(p as *mut libc::c_void, len) };
-        return Err(e);
+    // R1: the advice splits the mapping from a neighbour it merged with,
+    // which takes a kernel mapping the guest may have left none of.
+    retry_enomem(|| {
+        let p = map(len, extra)?;
+        // SAFETY: advice on the mapping just made.
+        if unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_DONTFORK) } != 0 {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: ours, unused yet.
+            unsafe { libc::munmap(p as *mut libc::c_void, len) };
+            return Err(e);
+        }
+        Ok(p)
+    })
+}
+
+/// R1: before hotlift starts a thread (a guest thread's host thread, a
+/// forked child's monitor), whose stack, guard page and signal stack the
+/// standard library maps (and panics in the new thread if it cannot):
+/// when the guest's own mappings, `guest_spans`, come near
+/// `vm.max_map_count`, give back a few steps of the reserve first, each
+/// a kernel mapping.
+pub fn room_for_thread(guest_spans: usize) {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(65530)
+    });
+    if guest_spans + 4096 > max {
+        // A thread's stacks, and a ring split in six (monitor/ring.rs).
+        for _ in 0..12 {
+            release_reserve();
+        }
     }
-    Ok(p)
 }
 
 /// Make the pages of `[p, p + len)` now, writable, rather than at their

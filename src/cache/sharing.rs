@@ -153,10 +153,11 @@ impl Sharing {
         let len = to - from;
         // SAFETY: a new shared mapping placed over both views of the
         // range, as the caller allows.
-        unsafe {
+        // anon.rs R1: the mappings it takes may be the last ones.
+        crate::anon::retry_enomem(|| unsafe {
             let p = crate::anon::map_shared(len)?;
-            place(p, len, self.rx + from as u64, self.rw.add(from))?;
-        }
+            place(p, len, self.rx + from as u64, self.rw.add(from))
+        })?;
         for c in from / CHUNK..to.div_ceil(CHUNK) {
             self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Release);
         }
@@ -194,12 +195,13 @@ impl Sharing {
         // SAFETY: a new mapping of `len` bytes, filled from the write view
         // of the chunk (inside code memory), which nothing writes while it
         // is marked (S2); then put in place of both views of the chunk.
-        unsafe {
+        // anon.rs R1: the mappings it takes may be the last ones.
+        crate::anon::retry_enomem(|| unsafe {
             let p = crate::anon::map_shared(len)?;
             crate::anon::populate_write(p, len);
             std::ptr::copy_nonoverlapping(self.rw.add(off), p, len);
-            place(p, len, self.rx + off as u64, self.rw.add(off))?;
-        }
+            place(p, len, self.rx + off as u64, self.rw.add(off))
+        })?;
         self.marks[c / 64].fetch_and(!(1 << (c % 64)), Ordering::Release);
         Ok(())
     }

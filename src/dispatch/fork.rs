@@ -204,14 +204,16 @@ impl Vm {
             std::mem::forget(paused);
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);
             drop(threads);
-            // F2.
-            let copy_failed =
-                |e| VmError::Host(format!("forked child: cannot copy the code cache: {e}"));
-            locked
-                .cache
-                .mem
-                .after_fork_child(keep, arena_used)
-                .map_err(copy_failed)?;
+            // Its monitor thread is about to start (anon.rs R1).
+            crate::anon::room_for_thread(locked.mem.spans());
+            // F2. A child that cannot have code memory of its own ends
+            // here, before any of its code ran: its monitor is still the
+            // parent's, which a failure's usual path would wait for.
+            if let Err(e) = locked.cache.mem.after_fork_child(keep, arena_used) {
+                crate::host::say!("hotlift: forked child: cannot copy the code cache: {e}");
+                // SAFETY: _exit has no preconditions.
+                unsafe { libc::_exit(crate::status::EXIT_HOTLIFT_FAILED) }
+            }
             // kept/mod.rs K3: a forked child keeps nothing.
             locked.kept.forked();
             locked.cache.forked();

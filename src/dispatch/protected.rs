@@ -187,8 +187,14 @@ impl ProtectedPages {
                 return false;
             }
             let ro = Prot { w: false, ..prot };
-            // SAFETY: the caller's page is guest memory.
-            if unsafe { mprotect_page(page, ro) } != 0 {
+            // SAFETY: the caller's page is guest memory. Splitting its
+            // mapping may need one more kernel mapping than the guest
+            // left (anon.rs R1).
+            let done = crate::anon::retry_enomem(|| match unsafe { mprotect_page(page, ro) } {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            });
+            if done.is_err() {
                 self.remove(page);
             }
             true

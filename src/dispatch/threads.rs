@@ -102,6 +102,7 @@ impl Vm {
             // SAFETY: a valid sigset and signal number.
             unsafe { libc::sigdelset(&mut start_mask, sig) };
         }
+        crate::anon::room_for_thread(self.proc.lock().mem.spans());
         let spawned = std::thread::Builder::new()
             .name("hotlift-guest".into())
             .stack_size(1 << 20)

@@ -518,6 +518,13 @@ impl GuestMem {
         self.views.find(addr).map(|(_, _, v)| v)
     }
 
+    /// The guest's regions and hotlift's placeholders: about as many
+    /// kernel mappings (anon.rs R1 compares them with
+    /// `vm.max_map_count`).
+    pub fn spans(&self) -> usize {
+        self.regions.map.len() + self.placeholders.map.len()
+    }
+
     /// I6: does the guest have a shared mapping of any file?
     pub fn has_views(&self) -> bool {
         !self.views.map.is_empty()

@@ -96,6 +96,12 @@ impl Ring {
     /// Map a ring with `entries` entries in all (rounded to whole pages per
     /// segment).
     pub fn new(entries: usize) -> std::io::Result<Ring> {
+        // anon.rs R1: its gaps and advice split the mapping into kernel
+        // mappings the guest may have left none of.
+        crate::anon::retry_enomem(|| Self::try_new(entries))
+    }
+
+    fn try_new(entries: usize) -> std::io::Result<Ring> {
         let seg_bytes = segment_bytes(entries);
         let stride = seg_bytes.next_multiple_of(HUGE) + HUGE;
         let total = 2 * stride;
@@ -119,7 +125,9 @@ impl Ring {
                     libc::PROT_NONE,
                 ) != 0
                 {
-                    return Err(std::io::Error::last_os_error());
+                    let e = std::io::Error::last_os_error();
+                    libc::munmap(base as *mut libc::c_void, total);
+                    return Err(e);
                 }
             }
             // I4; a kernel without transparent huge pages refuses, and

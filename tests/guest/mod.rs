@@ -106,6 +106,11 @@ pub const PISAT_EAGER: &[&str] = &[
     "3",
 ];
 
+/// Why a program that takes address space or kernel mappings until none
+/// is left has counts of its own on each run.
+pub const EXHAUSTS: &str = "it maps address space (or splits mappings) until none is left, so \
+     how many fit depends on where the kernel and hotlift put everything else";
+
 /// Guest programs whose counts depend on timing, with the reason: the
 /// exact-count checks (`exact.rs`) give them the in-run check alone, and
 /// `guest_diff.rs` compares their output itself.
@@ -124,16 +129,10 @@ pub const COUNTS_VARY: &[(&str, &str)] = &[
     ("cpie-threads-jit", THREADS_VARY),
     ("c-sigpending", THREADS_VARY),
     ("cpie-sigpending", THREADS_VARY),
-    (
-        "c-exhaust",
-        "it maps address space until none is left, so how many mappings \
-     fit depends on where the kernel and hotlift put everything else",
-    ),
-    (
-        "cpie-exhaust",
-        "it maps address space until none is left, so how many mappings \
-     fit depends on where the kernel and hotlift put everything else",
-    ),
+    ("c-exhaust", EXHAUSTS),
+    ("cpie-exhaust", EXHAUSTS),
+    ("c-mapcount", EXHAUSTS),
+    ("cpie-mapcount", EXHAUSTS),
     ("c-threads-robust", THREADS_VARY),
     ("cpie-threads-robust", THREADS_VARY),
     ("c-tsc", THREADS_VARY),
