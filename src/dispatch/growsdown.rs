@@ -39,6 +39,11 @@ impl Vm {
 /// grew down to `addr`. Also for G2.
 pub(super) fn grow_locked(l: &mut Locked, addr: u64) -> bool {
     let page = page_down(addr);
+    // Nothing grows into the kernel's half (a fault at NULL[-1], in the
+    // last page of the address space: `page + PAGE` wrapped to 0).
+    if page >= crate::loader::TASK_SIZE {
+        return false;
+    }
     // The guest's own page (a fault a handler takes: the JVM's polling
     // page), or not below a guest mapping across placeholders alone,
     // is decided from guest_mem before anything is read.
