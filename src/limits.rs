@@ -39,6 +39,12 @@
 //!     that call ([`queue_own`]). With the limit at 0 the kick was
 //!     refused: a code change waited 60 s for spinning threads, failed,
 //!     and the profile lost what the rings had not yet held.
+//! I6: `RLIMIT_NPROC` is kept the same way: the guest's `fork` and
+//!     threads meet its soft limit as natively, but hotlift's own threads
+//!     (a forked child's monitor) start with it raised to the hard one
+//!     (own_thread.rs); a guest that lowered its hard limit too (and then
+//!     dropped its privileges) left a forked child no thread for its
+//!     monitor, which panicked.
 #![allow(unsafe_code)]
 
 use std::sync::Mutex;
@@ -51,10 +57,11 @@ pub struct Limit {
 }
 
 /// The limits hotlift keeps for the guest (I1, I2), in this order.
-const KEPT: [u32; 5] = [
+const KEPT: [u32; 6] = [
     libc::RLIMIT_FSIZE,
     libc::RLIMIT_NOFILE,
     libc::RLIMIT_SIGPENDING,
+    libc::RLIMIT_NPROC,
     libc::RLIMIT_AS,
     libc::RLIMIT_DATA,
 ];
@@ -64,6 +71,7 @@ fn applied(resource: u32) -> bool {
     resource == libc::RLIMIT_FSIZE
         || resource == libc::RLIMIT_NOFILE
         || resource == libc::RLIMIT_SIGPENDING
+        || resource == libc::RLIMIT_NPROC
 }
 
 /// Held while the kernel's soft limits may differ from the guest's for a
@@ -256,9 +264,13 @@ pub fn set_other(pid: i32, resource: u32, want: Limit) -> Result<Limit, Errno> {
 /// hard ones, for hotlift's own descriptors and files: at the end (no
 /// guest code runs after) and around a fork ([`GuestLimits::restore`]
 /// after; the parent's other threads may see the raised limits while the
-/// code cache is copied).
+/// code cache is copied). Not `RLIMIT_NPROC`: the guest's `fork` is
+/// the guest's to be refused (I6).
 pub fn lift() {
-    for r in KEPT.into_iter().filter(|&r| applied(r)) {
+    for r in KEPT
+        .into_iter()
+        .filter(|&r| applied(r) && r != libc::RLIMIT_NPROC)
+    {
         if let Some(k) = kernel_get(r) {
             if k.cur < k.max {
                 let _ = kernel_set(r, Limit { cur: k.max, ..k });

@@ -784,3 +784,45 @@ fn outputs_go_where_asked_and_their_errors_end_nonzero() {
         );
     }
 }
+
+/// Run as root, a guest that gives up root (a new user id, or a
+/// `chroot`) keeps its profile: hotlift opens the file before the guest
+/// runs (profiling `hold_output`); it could not create it after. Under a
+/// lowered `RLIMIT_NPROC` after the drop, a forked child still gets its
+/// monitor thread (limits.rs I6; it panicked). The directory is open to
+/// all, so the children after the drop can create theirs; a child in the
+/// chroot cannot (it says so, its status unchanged). Not root: nothing
+/// to give up, and the test says so.
+#[test]
+fn a_guest_giving_up_root_keeps_its_profile() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: a guest cannot give up root, nothing to check");
+        return;
+    }
+    let dir = workdir("privdrop");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let exe = build_named(&dir, "privdrop");
+    for mode in ["nproc", "drop", "chroot"] {
+        let n = run(&exe, mode, None, None);
+        let p = dir.join(format!("{mode}.json"));
+        let h = run(&exe, mode, Some(&p), None);
+        assert_eq!(h.status.code(), n.status.code(), "{mode}: {h:?} vs {n:?}");
+        assert_eq!(h.stdout, n.stdout, "{mode}");
+        let stderr = String::from_utf8_lossy(&h.stderr);
+        if mode == "chroot" {
+            assert!(
+                stderr
+                    .lines()
+                    .all(|l| l.contains("cannot write the profile to")
+                        && l.contains(&format!("{mode}.json."))),
+                "{mode}: {stderr}"
+            );
+        } else {
+            assert!(stderr.is_empty(), "{mode}: {stderr}");
+        }
+        let prof = read_profile(&p);
+        assert_eq!(prof["ending"]["code"], n.status.code().unwrap(), "{mode}");
+    }
+}

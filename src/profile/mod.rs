@@ -371,6 +371,19 @@ impl Profile {
         }
     }
 
+    /// The profile as JSON into `f`, replacing what it held (a file
+    /// opened before the guest could drop its privileges).
+    pub fn write_json_into(&self, f: &std::fs::File) -> std::io::Result<()> {
+        use std::io::Seek;
+        f.set_len(0)?;
+        let mut f = f;
+        f.seek(std::io::SeekFrom::Start(0))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        json::write_profile(self, &mut w)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
+
     /// Write the JSON document to `path` (atomically: a temp file renamed).
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let write = |f: std::fs::File| -> std::io::Result<()> {

@@ -271,9 +271,16 @@ impl Process {
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
         );
+        let held = prof.take_held_output();
         let unwritten = path.as_ref().is_some_and(|path| {
             profile
                 .write_json(path)
+                .or_else(|e| match &held {
+                    // The guest dropped its privileges or chroot'ed: into
+                    // the file opened as the image started (hold_output).
+                    Some(f) => profile.write_json_into(f),
+                    None => Err(e),
+                })
                 .map_err(|e| {
                     crate::host::say!(
                         "hotlift: cannot write the profile to {}: {e}",

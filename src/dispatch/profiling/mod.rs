@@ -85,6 +85,11 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
+    /// The profile's file, opened as the image starts when hotlift runs
+    /// as root, for a guest that drops its privileges or `chroot`s: the
+    /// profile is written into it when it cannot be written beside it
+    /// and renamed (end.rs). ([`Profiling::hold_output`].)
+    held_output: Mutex<Option<std::fs::File>>,
     /// Path profiling (`hotlift paths`), which gives each monitor its
     /// collector.
     paths: Option<Arc<dyn PathProfiler>>,
@@ -201,6 +206,7 @@ impl Profiling {
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
+            held_output: Mutex::new(None),
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
             paths,
             tier,
@@ -213,7 +219,52 @@ impl Profiling {
         let mut s = self.setup_seconds.lock().unwrap_or_else(|e| e.into_inner());
         if s.is_none() {
             *s = Some(crate::clock::since_born());
+            self.hold_output();
         }
+    }
+
+    /// Open this image's profile file now, before any guest code runs, if
+    /// hotlift runs as root: the guest may drop its privileges or
+    /// `chroot`, after which the profile could not be created beside it
+    /// (a server run as root lost every profile). Created if missing,
+    /// never truncated here; moved to a high descriptor (host.rs
+    /// `dup_high`) so the guest's own descriptors keep their numbers.
+    pub fn hold_output(&self) {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let Some(path) = self.profile_path() else {
+            return;
+        };
+        if std::fs::metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
+            return; // a device or fifo: written to as it is (profile/mod.rs)
+        }
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        let Ok(f) = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+        else {
+            return;
+        };
+        let low = f.into_raw_fd();
+        let high = crate::host::dup_high(low);
+        crate::host::close_fd(low);
+        if let Some(fd) = high {
+            // SAFETY: the descriptor dup_high just made is ours alone.
+            let f = unsafe { std::fs::File::from_raw_fd(fd) };
+            *self.held_output.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
+        }
+    }
+
+    /// The file [`Profiling::hold_output`] opened, if any.
+    pub(crate) fn take_held_output(&self) -> Option<std::fs::File> {
+        self.held_output
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// After `fork`, in the child (only the calling thread exists): a
@@ -250,6 +301,9 @@ impl Profiling {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .forked(parent_profile);
+        // The parent's file is the parent's; this child's, opened now.
+        *self.held_output.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.hold_output();
         // The store: the parent's reader thread did not come along
         // (store/run.rs I6).
         let prebuild = self.store.as_ref().and_then(|s| {
