@@ -242,6 +242,13 @@ fn kernel_set_of(pid: i32, resource: u32, l: Limit) -> Result<(), Errno> {
     }
 }
 
+/// Set the kernel's `RLIMIT_STACK` (passed through to the kernel: the
+/// guest's own) to `l`: raised for hotlift's own `execve` and given back
+/// by the next hotlift (dispatch/exec.rs `OWN_STACK`).
+pub fn set_stack(l: Limit) {
+    let _ = kernel_set(libc::RLIMIT_STACK, l);
+}
+
 /// Does a guest's change of another process's limit `resource` go through
 /// [`set_other`] (I4)?
 pub fn kept_hard(resource: u32) -> bool {

@@ -826,3 +826,40 @@ fn a_guest_giving_up_root_keeps_its_profile() {
         assert_eq!(prof["ending"]["code"], n.status.code().unwrap(), "{mode}");
     }
 }
+
+/// A guest that lowers its soft `RLIMIT_STACK` to 32 KiB and then
+/// `execve`s: the next hotlift's own stack overflowed ("stack overflow,
+/// aborting", status 134). It starts with the limit raised and gives the
+/// program the guest's limit back (dispatch/exec.rs `OWN_STACK`).
+#[test]
+fn a_small_stack_limit_before_execve_is_the_guests_alone() {
+    let dir = workdir("stackexec");
+    let script = "ulimit -S -s 32 && exec /bin/sh -c 'ulimit -S -s; /bin/echo hello'";
+    // A small environment: natively, the program's start-up must fit in
+    // the 32 KiB with it (16 KiB did not always).
+    let native = Command::new("/bin/sh")
+        .args(["-c", script])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let p = dir.join("p.json");
+    let h = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("run")
+        .arg("--profile")
+        .arg(&p)
+        .args(["--", "/bin/sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(h.status.code(), native.status.code(), "{h:?}");
+    assert_eq!(h.stdout, native.stdout);
+    assert_eq!(String::from_utf8_lossy(&native.stdout), "32\nhello\n");
+    assert!(
+        h.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&h.stderr)
+    );
+    assert!(read_profile(&p)["ending"].is_object());
+}

@@ -112,6 +112,14 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
             return EXIT_HOTLIFT_FAILED;
         }
     };
+    if let Some(l) = state.stack {
+        // The guest's own RLIMIT_STACK, raised for this hotlift's start
+        // (dispatch/exec.rs OWN_STACK): back to it once this thread's stack
+        // has grown to what hotlift may need (the kernel checks the limit
+        // at each growth).
+        grow_own_stack();
+        crate::limits::set_stack(l);
+    }
     let path = PathBuf::from(&program[0]);
     let argv: Vec<Vec<u8>> = state
         .argv0
@@ -131,6 +139,14 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
         true,
         None,
     )
+}
+
+/// Touch 4 MiB of this thread's stack, so that the kernel grows its
+/// mapping now, while the limit allows it.
+#[inline(never)]
+fn grow_own_stack() {
+    let mut room = [0u8; 4 << 20];
+    std::hint::black_box(&mut room);
 }
 
 fn launch(

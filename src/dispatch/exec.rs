@@ -79,7 +79,17 @@ pub struct ExecState {
     /// the guest's descriptor it copies.
     #[serde(default)]
     pub held_fd: Option<(i32, i32)>,
+    /// The guest's `RLIMIT_STACK` where it was too small for hotlift's
+    /// own stack: the next hotlift starts with it raised and gives it
+    /// back (cli/run.rs `main_exec`).
+    #[serde(default)]
+    pub stack: Option<crate::limits::Limit>,
 }
+
+/// The stack the next hotlift's main thread may need: a guest's
+/// `RLIMIT_STACK` below it is raised for hotlift's own `execve` (16 KiB
+/// overflowed hotlift's stack: "stack overflow, aborting").
+pub const OWN_STACK: u64 = 8 << 20;
 
 static OWN_EXE: OnceLock<PathBuf> = OnceLock::new();
 
@@ -325,6 +335,8 @@ impl Vm {
         let ignored = self.ignored_signals();
         let limits = self.proc.guest_limits();
         let print_summary = self.proc.prof.print_summary.load(Ordering::Acquire);
+        let stack = crate::limits::kernel_get(libc::RLIMIT_STACK)
+            .filter(|l| !native && l.cur < OWN_STACK && l.max > l.cur);
         let (program, argv) = if native {
             (file.clone(), args)
         } else {
@@ -342,6 +354,7 @@ impl Vm {
                 held_fd: held
                     .as_ref()
                     .map(|(h, fd)| (std::os::fd::AsRawFd::as_raw_fd(h), *fd)),
+                stack,
             };
             let own = OWN_EXE
                 .get()
@@ -370,6 +383,12 @@ impl Vm {
         }
         // The point of no return.
         self.proc.prof.print_summary.store(false, Ordering::Release);
+        if let Some(l) = stack {
+            crate::limits::set_stack(crate::limits::Limit {
+                cur: OWN_STACK.min(l.max),
+                max: l.max,
+            });
+        }
         if self.opts().strace {
             crate::strace::log(" = ? (the new program runs)\n");
         }
