@@ -52,6 +52,22 @@ static const struct map *find(const struct map *m, int n, unsigned long a) {
 
 static struct map maps[4096], smaps[4096];
 
+/* Every range as the kernel prints it, `%08lx-%08lx` (a non-PIE program
+ * at 0x400000 reads 00400000-…). */
+static int ranges_padded(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL);
+    char line[512];
+    int ok = 1;
+    while (fgets(line, sizeof line, f)) {
+        char *dash = strchr(line, '-'), *space = strchr(line, ' ');
+        if (!dash || !space || dash - line < 8 || space - dash - 1 < 8)
+            ok = 0;
+    }
+    fclose(f);
+    return ok;
+}
+
 int main(void) {
     int local = 1;
     char *brk0 = sbrk(0);
@@ -88,6 +104,7 @@ int main(void) {
     for (int i = 0; i < n; i++)
         heap_lines += strcmp(maps[i].path, "[heap]") == 0;
     printf("[heap] lines: %d\n", heap_lines);
+    printf("ranges padded to 8 digits: %d\n", ranges_padded());
     const struct map *a0 = find(maps, n, (unsigned long)anon);
     const struct map *a1 = find(maps, n, (unsigned long)anon + 4096);
     const struct map *a2 = find(maps, n, (unsigned long)anon + 2 * 4096);

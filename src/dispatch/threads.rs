@@ -103,8 +103,10 @@ impl Vm {
             unsafe { libc::sigdelset(&mut start_mask, sig) };
         }
         crate::anon::room_for_thread(self.proc.lock().mem.spans());
+        // No name of hotlift's: the thread keeps the name of the thread
+        // that made it, as a new thread does natively (it was
+        // `hotlift-guest` in the guest's /proc/self/task/*/comm).
         let spawned = std::thread::Builder::new()
-            .name("hotlift-guest".into())
             .stack_size(1 << 20)
             .spawn(move || {
                 // SAFETY: gettid has no preconditions.

@@ -401,7 +401,8 @@ fn guest_view(
             let offset =
                 u64::from_str_radix(offset, 16).unwrap_or(0) + if file { s - start } else { 0 };
             let in_heap = s >= heap.0 && e <= heap.1 && heap.0 < heap.1;
-            let head = format!("{s:x}-{e:x} {perms} {offset:08x} {dev} ");
+            // The kernel's `%08lx-%08lx`.
+            let head = format!("{s:08x}-{e:08x} {perms} {offset:08x} {dev} ");
             if in_heap {
                 // Inode 0, then the label where the kernel pads it to (column 74).
                 let pad = 73usize.saturating_sub(head.len() + 1).max(1);

@@ -128,6 +128,8 @@ pub const COUNTS_VARY: &[(&str, &str)] = &[
     ("c-threads-jit", THREADS_VARY),
     ("cpie-threads-jit", THREADS_VARY),
     ("c-sigpending", THREADS_VARY),
+    ("c-thread-name", THREADS_VARY),
+    ("cpie-thread-name", THREADS_VARY),
     ("cpie-sigpending", THREADS_VARY),
     ("c-exhaust", EXHAUSTS),
     ("cpie-exhaust", EXHAUSTS),

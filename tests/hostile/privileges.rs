@@ -1,0 +1,84 @@
+//! Hostile guests that change what the next process or hotlift's own
+//! files would get: giving up root, `chroot`, a small `RLIMIT_STACK`
+//! before `execve`.
+
+use super::*;
+
+/// Run as root, a guest that gives up root (a new user id, or a
+/// `chroot`) keeps its profile: hotlift opens the file before the guest
+/// runs (profiling `hold_output`); it could not create it after. Under a
+/// lowered `RLIMIT_NPROC` after the drop, a forked child still gets its
+/// monitor thread (limits.rs I6; it panicked). The directory is open to
+/// all, so the children after the drop can create theirs; a child in the
+/// chroot cannot (it says so, its status unchanged). Not root: nothing
+/// to give up, and the test says so.
+#[test]
+fn a_guest_giving_up_root_keeps_its_profile() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: a guest cannot give up root, nothing to check");
+        return;
+    }
+    let dir = workdir("privdrop");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let exe = build_named(&dir, "privdrop");
+    for mode in ["nproc", "drop", "chroot"] {
+        let n = run(&exe, mode, None, None);
+        let p = dir.join(format!("{mode}.json"));
+        let h = run(&exe, mode, Some(&p), None);
+        assert_eq!(h.status.code(), n.status.code(), "{mode}: {h:?} vs {n:?}");
+        assert_eq!(h.stdout, n.stdout, "{mode}");
+        let stderr = String::from_utf8_lossy(&h.stderr);
+        if mode == "chroot" {
+            assert!(
+                stderr
+                    .lines()
+                    .all(|l| l.contains("cannot write the profile to")
+                        && l.contains(&format!("{mode}.json."))),
+                "{mode}: {stderr}"
+            );
+        } else {
+            assert!(stderr.is_empty(), "{mode}: {stderr}");
+        }
+        let prof = read_profile(&p);
+        assert_eq!(prof["ending"]["code"], n.status.code().unwrap(), "{mode}");
+    }
+}
+
+/// A guest that lowers its soft `RLIMIT_STACK` to 32 KiB and then
+/// `execve`s: the next hotlift's own stack overflowed ("stack overflow,
+/// aborting", status 134). It starts with the limit raised and gives the
+/// program the guest's limit back (dispatch/exec.rs `OWN_STACK`).
+#[test]
+fn a_small_stack_limit_before_execve_is_the_guests_alone() {
+    let dir = workdir("stackexec");
+    let script = "ulimit -S -s 32 && exec /bin/sh -c 'ulimit -S -s; /bin/echo hello'";
+    // A small environment: natively, the program's start-up must fit in
+    // the 32 KiB with it (16 KiB did not always).
+    let native = Command::new("/bin/sh")
+        .args(["-c", script])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let p = dir.join("p.json");
+    let h = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("run")
+        .arg("--profile")
+        .arg(&p)
+        .args(["--", "/bin/sh", "-c", script])
+        .output()
+        .unwrap();
+    assert_eq!(h.status.code(), native.status.code(), "{h:?}");
+    assert_eq!(h.stdout, native.stdout);
+    assert_eq!(String::from_utf8_lossy(&native.stdout), "32\nhello\n");
+    assert!(
+        h.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&h.stderr)
+    );
+    assert!(read_profile(&p)["ending"].is_object());
+}
