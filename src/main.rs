@@ -43,5 +43,6 @@ fn main() {
     }));
     hotlift::anon::tune_malloc();
     hotlift::anon::reserve_address_space();
+    hotlift::profile::remember_umask();
     std::process::exit(hotlift::cli::main());
 }

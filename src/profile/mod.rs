@@ -371,6 +371,13 @@ impl Profile {
         }
     }
 
+    /// The permissions a new profile file gets: the `umask` hotlift
+    /// started with, not the one its guest set since (a guest's 0777
+    /// made the profile `----------`). [`remember_umask`] sets it.
+    fn file_mode() -> u32 {
+        0o666 & !START_UMASK.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The profile as JSON into `f`, replacing what it held (a file
     /// opened before the guest could drop its privileges).
     pub fn write_json_into(&self, f: &std::fs::File) -> std::io::Result<()> {
@@ -420,6 +427,11 @@ impl Profile {
         tmp.push(format!(".{}.tmp-hotlift", std::process::id()));
         let tmp = std::path::PathBuf::from(tmp);
         let written = std::fs::File::create(&tmp)
+            .and_then(|f| {
+                use std::os::unix::fs::PermissionsExt;
+                f.set_permissions(std::fs::Permissions::from_mode(Self::file_mode()))?;
+                Ok(f)
+            })
             .and_then(write)
             .and_then(|()| std::fs::rename(&tmp, path));
         if written.is_err() {
@@ -428,6 +440,18 @@ impl Profile {
         }
         written
     }
+}
+
+/// The `umask` hotlift started with ([`remember_umask`]).
+static START_UMASK: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0o022);
+
+/// Remember the `umask` hotlift starts with, for its profiles' files
+/// (call once at start, before any other thread runs).
+pub fn remember_umask() {
+    use nix::sys::stat::{umask, Mode};
+    let old = umask(Mode::from_bits_truncate(0o022));
+    umask(old);
+    START_UMASK.store(old.bits(), std::sync::atomic::Ordering::Relaxed);
 }
 
 #[cfg(test)]

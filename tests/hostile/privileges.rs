@@ -1,6 +1,6 @@
 //! Hostile guests that change what the next process or hotlift's own
 //! files would get: giving up root, `chroot`, a small `RLIMIT_STACK`
-//! before `execve`.
+//! before `execve`, a `umask` that would reach the profile.
 
 use super::*;
 
@@ -81,4 +81,31 @@ fn a_small_stack_limit_before_execve_is_the_guests_alone() {
         String::from_utf8_lossy(&h.stderr)
     );
     assert!(read_profile(&p)["ending"].is_object());
+}
+
+/// The guest's `umask` is the guest's: the profile's file gets the
+/// permissions of the `umask` hotlift started with (a guest's 0777 made
+/// it `----------`).
+#[test]
+fn a_guests_umask_does_not_reach_the_profile() {
+    let dir = workdir("umask");
+    let p = dir.join("p.json");
+    let h = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .arg("--profile")
+        .arg(&p)
+        .args(["--", "/bin/sh", "-c", "umask 0777; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(h.status.code(), Some(3), "{h:?}");
+    // SAFETY: reads this process's umask and puts it back.
+    let ours = unsafe {
+        let m = libc::umask(0o022);
+        libc::umask(m);
+        m
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o666 & !ours, "{mode:o}");
+    assert_eq!(read_profile(&p)["ending"]["code"], 3);
 }
