@@ -48,9 +48,10 @@ pub fn reserve_address_space() {
     // Far below the top-down mmap area, where the kernel puts the guest's
     // stack, a static-PIE guest, hotlift's start-up mappings and the code
     // memory that must lie within 2 GiB of the guest (a reserve there left
-    // a static-PIE guest no room for it), and above any non-PIE program
-    // and hotlift's own (at 0x55…).
-    for hint in [1u64 << 44, 3 << 43, 1 << 45] {
+    // a static-PIE guest no room for it), below hotlift's own program (at
+    // 0x55…), and above AddressSanitizer's shadow, which ends at
+    // 0x10007fff8000 (a reserve at 16 TiB failed its start-up).
+    for hint in [2u64 << 44, 3 << 44, 4 << 44] {
         // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE replaces nothing.
         let p = unsafe {
             libc::mmap(
