@@ -117,7 +117,8 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
         // (dispatch/exec.rs OWN_STACK): back to it once this thread's stack
         // has grown to what hotlift may need (the kernel checks the limit
         // at each growth).
-        grow_own_stack();
+        let raised = crate::limits::kernel_get(libc::RLIMIT_STACK).map_or(0, |k| k.cur);
+        grow_own_stack((4 << 20).min(raised.saturating_sub(512 << 10)) / (64 << 10));
         crate::limits::set_stack(l);
     }
     let path = PathBuf::from(&program[0]);
@@ -141,11 +142,17 @@ pub fn main_exec(state: &str, program: Vec<OsString>) -> i32 {
     )
 }
 
-/// Touch 4 MiB of this thread's stack, so that the kernel grows its
-/// mapping now, while the limit allows it.
+/// Touch `chunks` × 64 KiB of this thread's stack (up to 4 MiB, within
+/// the raised limit), so that the kernel grows its mapping now, while the
+/// limit allows it.
 #[inline(never)]
-fn grow_own_stack() {
-    let mut room = [0u8; 4 << 20];
+fn grow_own_stack(chunks: u64) {
+    let mut room = [0u8; 64 << 10];
+    std::hint::black_box(&mut room);
+    if chunks > 1 {
+        grow_own_stack(chunks - 1);
+    }
+    // Used after the call: the frame is not reused for it.
     std::hint::black_box(&mut room);
 }
 

@@ -53,34 +53,46 @@ fn a_guest_giving_up_root_keeps_its_profile() {
 #[test]
 fn a_small_stack_limit_before_execve_is_the_guests_alone() {
     let dir = workdir("stackexec");
-    let script = "ulimit -S -s 32 && exec /bin/sh -c 'ulimit -S -s; /bin/echo hello'";
-    // A small environment: natively, the program's start-up must fit in
-    // the 32 KiB with it (16 KiB did not always).
-    let native = Command::new("/bin/sh")
-        .args(["-c", script])
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .output()
-        .unwrap();
-    let p = dir.join("p.json");
-    let h = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .arg("run")
-        .arg("--profile")
-        .arg(&p)
-        .args(["--", "/bin/sh", "-c", script])
-        .output()
-        .unwrap();
-    assert_eq!(h.status.code(), native.status.code(), "{h:?}");
-    assert_eq!(h.stdout, native.stdout);
-    assert_eq!(String::from_utf8_lossy(&native.stdout), "32\nhello\n");
-    assert!(
-        h.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&h.stderr)
-    );
-    assert!(read_profile(&p)["ending"].is_object());
+    // Soft 32 KiB under the usual hard limit, and under a hard limit of
+    // 1 MiB (less than the stack the next hotlift grows at start).
+    for (i, (script, out)) in [
+        (
+            "ulimit -S -s 32 && exec /bin/sh -c 'ulimit -S -s; /bin/echo hello'",
+            "32\nhello\n",
+        ),
+        (
+            "ulimit -s 1024 && ulimit -S -s 32 && exec /bin/sh -c 'ulimit -S -s; ulimit -H -s'",
+            "32\n1024\n",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // A small environment: natively, the program's start-up must fit
+        // in the 32 KiB with it (16 KiB did not always).
+        let native = Command::new("/bin/sh")
+            .args(["-c", script])
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let p = dir.join(format!("p{i}.json"));
+        let h = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .arg("run")
+            .arg("--profile")
+            .arg(&p)
+            .args(["--", "/bin/sh", "-c", script])
+            .output()
+            .unwrap();
+        assert_eq!(h.status.code(), native.status.code(), "{script}: {h:?}");
+        assert_eq!(h.stdout, native.stdout, "{script}");
+        assert_eq!(String::from_utf8_lossy(&native.stdout), out);
+        let stderr = String::from_utf8_lossy(&h.stderr);
+        assert!(stderr.is_empty(), "{script}: {stderr}");
+        assert!(read_profile(&p)["ending"].is_object());
+    }
 }
 
 /// The guest's `umask` is the guest's: the profile's file gets the
