@@ -42,7 +42,7 @@
 //! I6: `RLIMIT_NPROC` is kept the same way: the guest's `fork` and
 //!     threads meet its soft limit as natively, but hotlift's own threads
 //!     (a forked child's monitor) start with it raised to the hard one
-//!     (own_thread.rs); a guest that lowered its hard limit too (and then
+//!     ([`raised`], own_thread.rs); a guest that lowered its hard limit too (and then
 //!     dropped its privileges) left a forked child no thread for its
 //!     monitor, which panicked.
 #![allow(unsafe_code)]
@@ -295,21 +295,29 @@ pub fn queue_own(send: impl Fn() -> libc::c_long) -> libc::c_long {
     if rc == 0 || last_errno() != libc::EAGAIN {
         return rc;
     }
-    let _held = SOFT.lock().unwrap_or_else(|e| e.into_inner());
-    let r = libc::RLIMIT_SIGPENDING;
-    let Some(k) = kernel_get(r).filter(|k| k.cur < k.max) else {
-        return rc;
-    };
-    if kernel_set(r, Limit { cur: k.max, ..k }).is_err() {
-        return rc;
-    }
-    let rc = send();
-    let e = last_errno();
-    let _ = kernel_set(r, k);
+    let (rc, e) = raised(libc::RLIMIT_SIGPENDING, || (send(), last_errno()));
     // The caller reads the errno of `send`, not of the restore.
     // SAFETY: the thread's errno location is always valid.
     unsafe { *libc::__errno_location() = e };
     rc
+}
+
+/// `f` with the kernel's soft limit `resource` raised to the hard one
+/// and put back after (I5, I6): for what hotlift does itself that a
+/// guest's soft limit must not refuse (its queued signals, its threads).
+pub fn raised<T>(resource: u32, f: impl FnOnce() -> T) -> T {
+    let Some(k) = kernel_get(resource).filter(|k| k.cur < k.max) else {
+        return f();
+    };
+    // Not waited for: a forked child (its monitor's spawn) may find it
+    // held by a thread of its parent that did not come along.
+    let _held = SOFT.try_lock().ok();
+    let lifted = Some(k).filter(|&k| kernel_set(resource, Limit { cur: k.max, ..k }).is_ok());
+    let out = f();
+    if let Some(k) = lifted {
+        let _ = kernel_set(resource, k);
+    }
+    out
 }
 
 /// Whether this process has `CAP_SYS_RESOURCE` in its effective set (it

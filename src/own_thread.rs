@@ -2,7 +2,7 @@
 //! writer): started with every signal blocked, since signals sent to the
 //! process belong to the guest threads.
 //!
-//! A leaf: it uses nothing of the crate, so every layer can start one.
+//! It uses only limits.rs, a leaf, so every layer can start one.
 #![allow(unsafe_code)]
 
 /// Start one of hotlift's own threads (the monitor, the store's) born
@@ -24,26 +24,9 @@ pub fn spawn_blocked<T: Send + 'static>(
     // A guest's soft RLIMIT_NPROC counts this thread too (a forked
     // child's monitor could not start and panicked): raised to the hard
     // limit for the spawn (limits.rs I6 keeps the hard one).
-    let mut nproc = libc::rlimit64 {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: reads this process's limit into a buffer we own.
-    let got = unsafe { libc::prlimit64(0, libc::RLIMIT_NPROC, std::ptr::null(), &mut nproc) } == 0;
-    let lift = got && nproc.rlim_cur < nproc.rlim_max;
-    if lift {
-        let high = libc::rlimit64 {
-            rlim_cur: nproc.rlim_max,
-            rlim_max: nproc.rlim_max,
-        };
-        // SAFETY: a soft limit up to the hard one, always allowed.
-        unsafe { libc::prlimit64(0, libc::RLIMIT_NPROC, &high, std::ptr::null_mut()) };
-    }
-    let spawned = std::thread::Builder::new().name(name.into()).spawn(f);
-    if lift {
-        // SAFETY: the limit read above, put back.
-        unsafe { libc::prlimit64(0, libc::RLIMIT_NPROC, &nproc, std::ptr::null_mut()) };
-    }
+    let spawned = crate::limits::raised(libc::RLIMIT_NPROC, || {
+        std::thread::Builder::new().name(name.into()).spawn(f)
+    });
     // SAFETY: restores the mask saved above.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     spawned

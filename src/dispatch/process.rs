@@ -462,9 +462,11 @@ impl Process {
         }
         let dropped = self.protected.take_given_back().and_then(|mut pages| {
             // smc.rs I7: the same memory in another mapping.
-            for p in pages.clone() {
-                for (s, e) in l.mem.twins(p, p + crate::guest_mem::PAGE) {
-                    pages.extend((s..e).step_by(crate::guest_mem::PAGE as usize));
+            if l.mem.has_views() {
+                for p in pages.clone() {
+                    for (s, e) in l.mem.twins(p, p + crate::guest_mem::PAGE) {
+                        pages.extend((s..e).step_by(crate::guest_mem::PAGE as usize));
+                    }
                 }
             }
             l.cache.drop_pages(&pages, crate::backend::PATCH_NOP, |id| {
