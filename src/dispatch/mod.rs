@@ -170,6 +170,14 @@ impl Vm {
                     kind: TrapKind::FetchFault
                 }
             );
+        // A fetch fault in memory the guest mapped executable is a page
+        // past the end of its file (guest_mem G2): the file may grow, so
+        // the trap runs once, kept neither as the page's translation nor
+        // for later runs.
+        let past_eof = no_code
+            && l.mem.exec_end(addr.0).is_some()
+            && !crate::guest_mem::probe::readable(addr.0);
+        let (reusable, keep) = (reusable && !past_eof, keep && !past_eof);
         for attempt in 0..2 {
             if reusable && !no_code {
                 // Before the code is committed, in each attempt: it may
@@ -342,7 +350,8 @@ impl Vm {
         };
         let host = l.cache.block(id).host;
         self.sync_ibl();
-        if !self.proc.opts.no_chain {
+        // Not a block run once (a fetch past the end of a file).
+        if !self.proc.opts.no_chain && l.cache.lookup(addr) == Some(id) {
             self.ibl.insert(addr, host);
         }
         Ok(host)
@@ -559,7 +568,10 @@ impl Vm {
                     match l.cache.lookup(site.target) {
                         Some(to) if l.cache.block(to).host == host => l.cache.link(field, to)?,
                         // A path-profiled function's entry (paths/engine).
-                        _ => l.cache.mem.patch_rel32(field, host)?,
+                        _ if redirect.is_some() => l.cache.mem.patch_rel32(field, host)?,
+                        // A block run once (a fetch past the end of a
+                        // file): not linked.
+                        _ => return Ok(Some(host)),
                     }
                     DispatchCounts::add(&proc.dispatch.links);
                 }

@@ -31,7 +31,14 @@ impl Vm {
         if kind.counted() && !retires {
             self.record_unretired(1);
         }
-        let sig = kind.signal();
+        // A fetch from a page the guest mapped executable that still
+        // faults is past the end of its file: SIGBUS (guest_mem/probe.rs).
+        let past_eof = kind == TrapKind::FetchFault && self.fetch_past_eof(at);
+        let sig = if past_eof {
+            libc::SIGBUS
+        } else {
+            kind.signal()
+        };
         // siginfo and frame as the kernel fills them: (si_code, si_addr,
         // trap number, rip).
         let (code, addr, trapno, rip) = match kind {
@@ -46,6 +53,8 @@ impl Vm {
             TrapKind::GeneralProtection | TrapKind::Tsc | TrapKind::Iret => (0x80, 0, 13, at.0),
             // Its stack is not readable guest memory (SEGV_MAPERR).
             TrapKind::Popf => (1, self.ctx.reg(Reg::Rsp), 14, at.0),
+            // BUS_ADRERR.
+            TrapKind::FetchFault if past_eof => (2, at.0, 14, at.0),
             TrapKind::FetchFault => (self.fetch_fault_code(at), at.0, 14, at.0),
         };
         let mut info = [0u8; 128];
@@ -61,7 +70,7 @@ impl Vm {
         if self.deliver_sync(sig, &info, [err, trapno, addr])? {
             return self.host_for(GuestAddr(self.ctx.rip()));
         }
-        self.die_of_trap(kind, at)
+        self.die_of_trap(kind, at, sig)
     }
 
     /// A `Tsc` trap in a thread that did not ask for `PR_TSC_SIGSEGV`
@@ -91,6 +100,13 @@ impl Vm {
         self.host_for(GuestAddr(self.ctx.rip()))
     }
 
+    /// Is `at` executable guest memory whose read faults (a file
+    /// mapping's page past the file's end)?
+    fn fetch_past_eof(&self, at: GuestAddr) -> bool {
+        let exec = self.proc.lock().mem.exec_end(at.0).is_some();
+        exec && !crate::guest_mem::probe::readable(at.0)
+    }
+
     /// si_code of a fetch from `at`: SEGV_MAPERR where nothing is mapped,
     /// SEGV_ACCERR where the memory is not executable.
     fn fetch_fault_code(&self, at: GuestAddr) -> i32 {
@@ -102,13 +118,16 @@ impl Vm {
         }
     }
 
-    fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr) -> ! {
+    fn die_of_trap(&mut self, kind: TrapKind, at: GuestAddr, sig: i32) -> ! {
         if self.proc.opts.verbose {
             let what = match kind {
                 TrapKind::Breakpoint => "breakpoint trap",
                 TrapKind::Icebp => "debug trap (int1)",
                 TrapKind::InvalidOpcode => "invalid opcode",
                 TrapKind::GeneralProtection => "privileged or faulting instruction",
+                TrapKind::FetchFault if sig == libc::SIGBUS => {
+                    "instruction fetch past the end of a mapped file"
+                }
                 TrapKind::FetchFault => "instruction fetch from non-executable memory",
                 TrapKind::Tsc => "time stamp counter read after PR_SET_TSC(PR_TSC_SIGSEGV)",
                 TrapKind::Popf => "popf from an unreadable stack",
@@ -116,12 +135,10 @@ impl Vm {
             };
             crate::host::say!(
                 "hotlift: guest killed by SIG{} at guest {at}: {what}",
-                crate::strace::sig_name(kind.signal())
+                crate::strace::sig_name(sig)
             );
         }
-        self.finish(Ending::Signal {
-            signal: kind.signal(),
-        });
-        crate::status::die_with(kind.signal())
+        self.finish(Ending::Signal { signal: sig });
+        crate::status::die_with(sig)
     }
 }

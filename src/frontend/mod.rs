@@ -462,11 +462,14 @@ pub fn lift_guest(addr: GuestAddr, len: usize, max_insns: usize) -> Result<IrBlo
     let mut window = len.min(256);
     loop {
         let raw = crate::guest_mem::copy_mapped(addr.0, window);
+        // A page that faulted ends the bytes (guest_mem G2): what came
+        // before it is all there is.
+        let cut = raw.len() < window;
         let block = lift_copy(raw, addr, max_insns)?;
         // Decoding reads an instruction's own bytes, at most 15: a block
         // that ends 15 or more bytes before the window's end is the one
         // the whole range gives.
-        if window == len || block.end.0 + 15 <= addr.0 + window as u64 {
+        if cut || window == len || block.end.0 + 15 <= addr.0 + window as u64 {
             return Ok(block);
         }
         window = (window * 4).min(len);

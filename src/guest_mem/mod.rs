@@ -45,11 +45,18 @@
 //!     borrowed as a slice: another guest thread may be writing it, so it
 //!     is read with relaxed atomic loads (a race gives some mix of old and
 //!     new bytes, which the copy then holds still for decoding and
-//!     comparing; a Rust slice over it would be a data race).
+//!     comparing; a Rust slice over it would be a data race). Mapped is
+//!     not always readable: a file mapping's pages past the file's end
+//!     raise SIGBUS, and another thread may unmap the range meanwhile; the
+//!     loads are the fault-catching ones of probe.rs, and a copy stops at
+//!     the first page that faults (the translator then fetches nothing
+//!     there: the guest gets the signal the fetch gets natively).
 
 use std::collections::BTreeMap;
 
 use crate::loader::Prot;
+
+pub mod probe;
 
 pub const PAGE: u64 = 4096;
 
@@ -133,9 +140,11 @@ pub(crate) fn copy_pieces(pieces: &[(u64, *mut u8, usize)], to_guest: bool) -> b
     done == total as isize
 }
 
-/// Copy `len` bytes at `addr`, which the caller knows are mapped readable
-/// (G2): by relaxed loads of the aligned words that hold them, which lie
-/// in the same pages.
+/// Copy `len` bytes at `addr`, which the caller knows are mapped
+/// executable (G2): by loads of the aligned words that hold them, which
+/// lie in the same pages. The readable prefix where a page faults
+/// (probe.rs P1: a file mapping's page past the file's end, a range
+/// another thread unmapped).
 pub fn copy_mapped(addr: u64, len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
     mapped_pieces(addr, len, |p| {
@@ -145,8 +154,9 @@ pub fn copy_mapped(addr: u64, len: usize) -> Vec<u8> {
     out
 }
 
-/// Are the bytes at `addr`, which the caller knows are mapped readable
-/// (G2), `bytes`? [`copy_mapped`] compared, without the copy.
+/// Are the bytes at `addr`, which the caller knows are mapped executable
+/// (G2), `bytes`? [`copy_mapped`] compared, without the copy; false where
+/// a page faults.
 pub fn mapped_equals(addr: u64, bytes: &[u8]) -> bool {
     let mut rest = bytes;
     mapped_pieces(addr, bytes.len(), |p| {
@@ -157,28 +167,32 @@ pub fn mapped_equals(addr: u64, bytes: &[u8]) -> bool {
 }
 
 /// Call `f` with the bytes of [addr, addr+len) in order, a piece of an
-/// aligned word at a time, each read by one relaxed load (G2: other
-/// threads may store there); stop at the first piece `f` refuses (false).
-#[allow(unsafe_code)]
+/// aligned word at a time, each read by one 8-byte load (G2: other
+/// threads may store there; probe.rs P2); stop at the first piece `f`
+/// refuses or whose load faults (false).
 fn mapped_pieces(addr: u64, len: usize, mut f: impl FnMut(&[u8]) -> bool) -> bool {
-    use std::sync::atomic::{AtomicU64, Ordering};
     if len == 0 {
         // Nothing is promised mapped: no word is read.
         return true;
     }
     let end = addr + len as u64;
     let mut word = addr & !7;
+    let mut buf = [0u64; 64];
     while word < end {
-        // SAFETY: the aligned word at `word` overlaps [addr, end), which
-        // the caller guarantees is mapped readable; a page is a multiple
-        // of 8 bytes, so the whole word lies in a page of that range.
-        let v = unsafe { (*(word as *const AtomicU64)).load(Ordering::Relaxed) }.to_le_bytes();
-        let from = addr.saturating_sub(word) as usize;
-        let to = (end - word).min(8) as usize;
-        if !f(&v[from..to]) {
+        let want = (end - word).div_ceil(8).min(buf.len() as u64) as usize;
+        let got = probe::load_words(word, &mut buf[..want]);
+        for v in &buf[..got] {
+            let v = v.to_le_bytes();
+            let from = addr.saturating_sub(word) as usize;
+            let to = (end - word).min(8) as usize;
+            if !f(&v[from..to]) {
+                return false;
+            }
+            word += 8;
+        }
+        if got < want {
             return false;
         }
-        word += 8;
     }
     true
 }

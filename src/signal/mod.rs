@@ -333,6 +333,14 @@ pub unsafe extern "C" fn handle_host_signal(
         )
     };
     let pc = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as u64;
+    if code > 0 && (sig == libc::SIGSEGV || sig == libc::SIGBUS) {
+        // A read of guest code that faulted (guest_mem/probe.rs P1): the
+        // copy stops there, in any thread.
+        if let Some(resume) = crate::guest_mem::probe::fixup(pc) {
+            uc.uc_mcontext.gregs[libc::REG_RIP as usize] = resume as i64;
+            return;
+        }
+    }
     let in_code = pc >= CODE_LO.load(Ordering::Relaxed) && pc < CODE_HI.load(Ordering::Relaxed);
     let h = here();
     let floor = h.map_or(0, |h| h.mail.proc.view.floor);
