@@ -180,7 +180,7 @@ impl Vm {
 
     /// `size` bytes (≤ 8) of the guest's stack at `addr`, little-endian;
     /// None (the caller raises SIGSEGV) where it is not guest memory.
-    fn read_stack(&self, addr: u64, size: usize) -> Option<u64> {
+    pub(super) fn read_stack(&self, addr: u64, size: usize) -> Option<u64> {
         let len = size as u64;
         let reach = super::Reach::Bytes { addr, len };
         if self.check_reaches(|out| out(reach)).is_some() {

@@ -39,6 +39,7 @@ mod smc;
 mod start;
 mod threads;
 mod traps;
+mod vsyscall;
 
 use std::sync::Arc;
 

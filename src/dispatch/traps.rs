@@ -1,5 +1,5 @@
 //! Trap instructions (`int3`, `ud2`, `hlt`, a fetch from memory that is
-//! not executable, `rdtsc` after `PR_SET_TSC`, `popf`/`iretq`:
+//! not executable (or the vsyscall page: vsyscall.rs), `rdtsc` after `PR_SET_TSC`, `popf`/`iretq`:
 //! flags.rs): run by the dispatcher, which gives the guest the signal and
 //! frame the kernel would, or lets it die of it.
 
@@ -13,6 +13,9 @@ impl Vm {
     /// A trap instruction at `at`: the guest's handler runs, or the guest
     /// dies of it as the kernel would kill it.
     pub(super) fn trap(&mut self, kind: TrapKind, at: GuestAddr) -> Result<HostAddr, VmError> {
+        if kind == TrapKind::FetchFault && super::vsyscall::is_call(at) {
+            return self.vsyscall(at);
+        }
         if kind == TrapKind::Tsc && !self.tsc_traps {
             return self.read_tsc(at);
         }
