@@ -3,7 +3,8 @@
 //! through with their exact result, no libc errno translation), a
 //! thread's CPU affinity mask, a thread's own descriptor table, and
 //! reading a `/proc` file whole, and where hotlift says things (its own
-//! stderr, kept when the guest closes fd 2: [`keep_stderr`], `say!`).
+//! stderr, kept when the guest closes fd 2: [`keep_stderr`], `say!`),
+//! and which descriptors are hotlift's own (H1).
 //! A leaf.
 #![allow(unsafe_code)]
 
@@ -127,13 +128,89 @@ impl Affinity {
     }
 }
 
-/// hotlift's messages' descriptor once the guest is about to close or
-/// replace its stderr ([`keep_stderr`]); -1 before: fd 2 itself.
-static OWN_STDERR: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+/// hotlift's own descriptors in the process's table, one slot each
+/// (H1): -1 when it has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnFd {
+    /// hotlift's messages once the guest is about to close or replace
+    /// its stderr ([`keep_stderr`]); fd 2 itself before.
+    Stderr = 0,
+    /// `--strace-file`'s log (strace/sink.rs).
+    Log = 1,
+    /// A profile opened before the guest ran (dispatch/profiling).
+    Profile = 2,
+}
+
+/// H1: the guest's syscalls do not see hotlift's own descriptors
+/// (syscall/hidden.rs: EBADF, as for a closed one; `close_range` passes
+/// over them; a `dup2` onto one moves it away first: [`move_own_fd`]).
+/// Each lives in its slot, read at each use, so that a move is seen.
+static OWN_FDS: [std::sync::atomic::AtomicI32; 3] =
+    [const { std::sync::atomic::AtomicI32::new(-1) }; 3];
+
+/// The descriptor of `slot`, -1 if none (H1).
+pub fn own_fd(slot: OwnFd) -> i32 {
+    OWN_FDS[slot as usize].load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Put `fd` (hotlift's alone) in `slot`, if it is empty; false if not.
+pub fn set_own_fd(slot: OwnFd, fd: i32) -> bool {
+    use std::sync::atomic::Ordering;
+    OWN_FDS[slot as usize]
+        .compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+}
+
+/// Empty `slot`, giving its descriptor (-1 if none) to the caller.
+pub fn take_own_fd(slot: OwnFd) -> i32 {
+    OWN_FDS[slot as usize].swap(-1, std::sync::atomic::Ordering::AcqRel)
+}
+
+/// Is `fd` one of hotlift's own (H1)?
+pub fn is_own_fd(fd: i32) -> bool {
+    fd >= 0
+        && OWN_FDS
+            .iter()
+            .any(|s| s.load(std::sync::atomic::Ordering::Acquire) == fd)
+}
+
+/// Has hotlift any descriptor of its own in the table (H1)?
+pub fn any_own_fd() -> bool {
+    OWN_FDS
+        .iter()
+        .any(|s| s.load(std::sync::atomic::Ordering::Acquire) >= 0)
+}
+
+/// The guest is about to put a descriptor at number `fd`, one of
+/// hotlift's own (H1): it moves to another high number first (and
+/// stays at `fd` if none is free). A message written meanwhile by
+/// another thread may go to the old number.
+pub fn move_own_fd(fd: i32) {
+    use std::sync::atomic::Ordering;
+    for s in &OWN_FDS {
+        if s.load(Ordering::Acquire) != fd {
+            continue;
+        }
+        // The guest's high numbers may all be taken (it `dup2`s onto
+        // each): then above its soft limit, where it cannot reach.
+        let Some(new) = dup_high(fd).or_else(|| dup_above_soft(fd)) else {
+            return;
+        };
+        if s.compare_exchange(fd, new, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            close_fd(fd);
+        } else {
+            close_fd(new);
+        }
+    }
+}
 
 /// `fd` moved (`F_DUPFD_CLOEXEC`) to the highest free descriptor in the
 /// top half below the `RLIMIT_NOFILE` soft limit, so that the guest's own
-/// `open`s get the numbers they get natively; None if none is free.
+/// `open`s get the numbers they get natively (if the top 64 are all
+/// taken, one found going down in doubling steps: the guest filled its
+/// top numbers); None if none is free.
 pub fn dup_high(fd: i32) -> Option<i32> {
     let mut lim = libc::rlimit {
         rlim_cur: 1024,
@@ -142,10 +219,37 @@ pub fn dup_high(fd: i32) -> Option<i32> {
     // SAFETY: getrlimit writes the struct it is given.
     unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
     let limit = lim.rlim_cur.min(1 << 20) as i32;
-    (limit / 2..limit).rev().take(64).find_map(|high| {
-        // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor (>= high) that
-        // nothing else owns; the caller owns it.
-        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, high) };
+    let below = (7..32).map(|k| limit.saturating_sub(1 << k).max(3));
+    let below = below.take_while(|&h| h > 3).chain(std::iter::once(3));
+    (limit / 2..limit)
+        .rev()
+        .take(64)
+        .chain(below.filter(|&h| h < limit - 64))
+        .find_map(|high| {
+            // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor (>= high)
+            // that nothing else owns; the caller owns it.
+            let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, high) };
+            (new >= 0).then_some(new)
+        })
+}
+
+/// `fd` moved to a number at or above the `RLIMIT_NOFILE` soft limit
+/// (the guest's: limits.rs I1), with the soft limit raised to the hard
+/// one for the call; None when there is no room there either.
+fn dup_above_soft(fd: i32) -> Option<i32> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return None;
+    }
+    let soft = lim.rlim_cur.min(i32::MAX as u64) as i32;
+    crate::limits::raised(libc::RLIMIT_NOFILE, || {
+        // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that nothing
+        // else owns; the caller owns it.
+        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, soft) };
         (new >= 0).then_some(new)
     })
 }
@@ -161,17 +265,12 @@ pub fn close_fd(fd: i32) {
 /// the stderr it had (once; an `execve`'d process starts again from its
 /// fd 2, as the descriptor is close-on-exec).
 pub fn keep_stderr() {
-    use std::sync::atomic::Ordering;
-    if OWN_STDERR.load(Ordering::Acquire) >= 0 {
+    if own_fd(OwnFd::Stderr) >= 0 {
         return;
     }
     if let Some(fd) = dup_high(2) {
-        if OWN_STDERR
-            .compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // SAFETY: the descriptor just made, unused.
-            unsafe { libc::close(fd) };
+        if !set_own_fd(OwnFd::Stderr, fd) {
+            close_fd(fd);
         }
     }
 }
@@ -180,7 +279,7 @@ pub fn keep_stderr() {
 /// started with once the guest closed or replaced fd 2 ([`keep_stderr`]).
 /// Async-signal-safe.
 pub fn stderr_fd() -> i32 {
-    match OWN_STDERR.load(std::sync::atomic::Ordering::Acquire) {
+    match own_fd(OwnFd::Stderr) {
         fd if fd >= 0 => fd,
         _ => 2,
     }
@@ -190,7 +289,12 @@ pub fn stderr_fd() -> i32 {
 /// writes as the kernel takes; errors are dropped (there is nowhere left
 /// to say them).
 pub fn write_stderr(text: &[u8]) {
-    let fd = stderr_fd();
+    write_fd(stderr_fd(), text);
+}
+
+/// Write `text` whole to descriptor `fd`, in as few writes as the kernel
+/// takes; errors are dropped.
+pub fn write_fd(fd: i32, text: &[u8]) {
     let mut rest = text;
     while !rest.is_empty() {
         // SAFETY: writes from a live buffer.

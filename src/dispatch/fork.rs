@@ -200,6 +200,7 @@ impl Vm {
         }
         if pid == 0 {
             crate::guest_mem::forked();
+            crate::own_thread::forked();
             // The parent's monitor did not come along: nothing to resume.
             std::mem::forget(paused);
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);

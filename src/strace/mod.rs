@@ -50,9 +50,9 @@ mod values;
 pub use self::memory::with_memory_of;
 use self::names::{
     enum_name, errno_info, flag_names, flags, futex_op, hex, join_or, mmap_flags, mode, open_flags,
-    open_needs_mode, ptr, signal, sigset_bits, statx_flags, syscall_info, wait_status,
+    open_needs_mode, ptr, signal, sigset_bits, statx_flags, wait_status,
 };
-pub use self::names::{sig_name, syscall_name};
+pub use self::names::{sig_name, syscall_info, syscall_name};
 pub use self::sink::{hold_prefix, log, set_log_file, set_process_prefix, set_thread_prefix};
 pub use self::values::SA_RESTORER;
 use memory::{read_exact, read_u64s};

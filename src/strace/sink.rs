@@ -13,23 +13,22 @@
 //!     unmarked lines only (the first process's initial thread), as its
 //!     native trace follows only that thread.
 
-static LOG_FILE: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
-
 /// Send the log to `file` instead of stderr (I1); only the first call
 /// counts. The file is moved to the highest free descriptor below the
 /// `RLIMIT_NOFILE` soft limit, so the guest's own `open`s get the numbers
-/// they get natively (a guest that closes every descriptor it did not open
-/// ends the log).
-#[allow(unsafe_code)]
+/// they get natively, and is hotlift's own (host.rs H1: the guest's
+/// `close_range` passes over it).
 pub fn set_log_file(file: std::fs::File) {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    let file = match crate::host::dup_high(file.as_raw_fd()) {
-        // SAFETY: the new descriptor is ours alone; the old File is
-        // dropped (closed).
-        Some(fd) => unsafe { std::fs::File::from_raw_fd(fd) },
-        None => file,
+    use crate::host::OwnFd;
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    let fd = match crate::host::dup_high(file.as_raw_fd()) {
+        // The old File is dropped (closed).
+        Some(fd) => fd,
+        None => file.into_raw_fd(),
     };
-    let _ = LOG_FILE.set(file);
+    if !crate::host::set_own_fd(OwnFd::Log, fd) {
+        crate::host::close_fd(fd);
+    }
 }
 
 /// Write `text` to the log (I1).
@@ -82,7 +81,6 @@ pub fn set_thread_prefix(tid: u32) {
 
 /// Whole lines, prefixed (I2), in one write (I1).
 fn write_lines(lines: &str) {
-    use std::io::Write as _;
     let prefix = THREAD_PREFIX
         .with(|p| p.borrow().clone())
         .unwrap_or_else(|| PREFIX.lock().unwrap_or_else(|e| e.into_inner()).clone());
@@ -94,10 +92,8 @@ fn write_lines(lines: &str) {
             .map(|l| format!("{prefix}{l}"))
             .collect()
     };
-    match LOG_FILE.get() {
-        Some(mut f) => {
-            let _ = f.write_all(text.as_bytes());
-        }
-        None => crate::host::write_stderr(text.as_bytes()),
+    match crate::host::own_fd(crate::host::OwnFd::Log) {
+        fd if fd >= 0 => crate::host::write_fd(fd, text.as_bytes()),
+        _ => crate::host::write_stderr(text.as_bytes()),
     }
 }

@@ -23,6 +23,7 @@
 mod affinity;
 mod control;
 mod guest_io;
+mod hidden;
 mod mem;
 mod memfile;
 mod plan;
@@ -283,7 +284,12 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     if replaces_stderr(nr, &a) {
         crate::host::keep_stderr();
     }
-    let queued = signals::queue_owned_to_self(vm, nr, &a).transpose()?;
+    // hidden.rs N1, N2: hotlift's own descriptors and threads.
+    let hidden = hidden::check(vm, nr, &a);
+    let queued = match hidden {
+        Some(_) => None,
+        None => signals::queue_owned_to_self(vm, nr, &a).transpose()?,
+    };
     // memfile.rs M2: a read or write on a `mem` file, decided now and
     // made in the usual place below.
     let mem_file = match nr as i64 {
@@ -334,6 +340,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     }
     // A result hotlift gives instead of the kernel's.
     let own = match nr as i64 {
+        _ if hidden.is_some() => hidden,
         _ if queued.is_some() => queued,
         libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
         libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),

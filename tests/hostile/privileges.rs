@@ -121,3 +121,51 @@ fn a_guests_umask_does_not_reach_the_profile() {
     assert_eq!(mode, 0o666 & !ours, "{mode:o}");
     assert_eq!(read_profile(&p)["ending"]["code"], 3);
 }
+
+/// hotlift's own descriptors are not the guest's (host.rs H1,
+/// syscall/hidden.rs): a guest that closes its stderr, looks for every
+/// open descriptor, `close_range`s them all and `dup2`s onto every high
+/// number (guest-tests/c/hidden.c) finds what it finds natively, and the
+/// `--strace-file` log, hotlift's stderr copy and the profile go on to
+/// the end (the log was closed by the guest's `close_range`).
+#[test]
+fn a_guest_closing_every_descriptor_keeps_hotlifts() {
+    let dir = workdir("hiddenfds");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let exe = dir.join("hidden");
+    let include = format!("-I{}", root.join("guest-tests/c").display());
+    guest::gcc(
+        &root.join("guest-tests/c/hidden.c"),
+        &exe,
+        &["-static", &include],
+    );
+    let native = Command::new(&exe).stdin(Stdio::null()).output().unwrap();
+    let (p, log) = (dir.join("p.json"), dir.join("strace.log"));
+    let h = Command::new(env!("CARGO_BIN_EXE_hotlift"))
+        .arg("run")
+        .arg("--profile")
+        .arg(&p)
+        .arg("--strace-file")
+        .arg(&log)
+        .arg("--")
+        .arg(&exe)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&h.stdout);
+    assert_eq!(
+        h.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&h.stderr)
+    );
+    assert_eq!(text, String::from_utf8_lossy(&native.stdout));
+    assert!(text.contains("signalled 0, timers 0, owners 0"), "{text}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    let last = log.lines().last().unwrap_or_default();
+    assert!(
+        log.contains("close_range(3, ") && last.starts_with("exit_group(0)"),
+        "{last}"
+    );
+    assert_eq!(read_profile(&p)["ending"]["code"], 0);
+}

@@ -85,11 +85,6 @@ pub struct Profiling {
     pub print_summary: AtomicBool,
     /// Set by the one `finish` that does the work (I2).
     finished: Mutex<bool>,
-    /// The profile's file, opened as the image starts when hotlift runs
-    /// as root, for a guest that drops its privileges or `chroot`s: the
-    /// profile is written into it when it cannot be written beside it
-    /// and renamed (end.rs). ([`Profiling::hold_output`].)
-    held_output: Mutex<Option<std::fs::File>>,
     /// Path profiling (`hotlift paths`), which gives each monitor its
     /// collector.
     paths: Option<Arc<dyn PathProfiler>>,
@@ -206,7 +201,6 @@ impl Profiling {
             command_line,
             print_summary: AtomicBool::new(false),
             finished: Mutex::new(false),
-            held_output: Mutex::new(None),
             process: Mutex::new(ProcessInfo::program(opts.profile.clone())),
             paths,
             tier,
@@ -240,7 +234,7 @@ impl Profiling {
         if std::fs::metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
             return; // a device or fifo: written to as it is (profile/mod.rs)
         }
-        use std::os::fd::{FromRawFd, IntoRawFd};
+        use std::os::fd::IntoRawFd;
         let Ok(f) = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
@@ -253,18 +247,26 @@ impl Profiling {
         let high = crate::host::dup_high(low);
         crate::host::close_fd(low);
         if let Some(fd) = high {
-            // SAFETY: the descriptor dup_high just made is ours alone.
-            let f = unsafe { std::fs::File::from_raw_fd(fd) };
-            *self.held_output.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
+            // hotlift's own (host.rs H1): the guest's `close_range` passes
+            // over it.
+            let old = crate::host::take_own_fd(crate::host::OwnFd::Profile);
+            if old >= 0 {
+                crate::host::close_fd(old);
+            }
+            crate::host::set_own_fd(crate::host::OwnFd::Profile, fd);
         }
     }
 
-    /// The file [`Profiling::hold_output`] opened, if any.
+    /// The file [`Profiling::hold_output`] opened, if any: the profile's
+    /// file, opened as the image starts when hotlift runs as root, for a
+    /// guest that drops its privileges or `chroot`s (the profile is
+    /// written into it when it cannot be written beside it and renamed:
+    /// end.rs).
     pub(crate) fn take_held_output(&self) -> Option<std::fs::File> {
-        self.held_output
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        use std::os::fd::FromRawFd;
+        let fd = crate::host::take_own_fd(crate::host::OwnFd::Profile);
+        // SAFETY: hotlift's own descriptor, handed over by its slot.
+        (fd >= 0).then(|| unsafe { std::fs::File::from_raw_fd(fd) })
     }
 
     /// After `fork`, in the child (only the calling thread exists): a
@@ -302,7 +304,7 @@ impl Profiling {
             .unwrap_or_else(|e| e.into_inner())
             .forked(parent_profile);
         // The parent's file is the parent's; this child's, opened now.
-        *self.held_output.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        drop(self.take_held_output());
         self.hold_output();
         // The store: the parent's reader thread did not come along
         // (store/run.rs I6).
