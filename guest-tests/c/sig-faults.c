@@ -4,7 +4,8 @@
  * A null load (SIGSEGV, SEGV_MAPERR, si_addr 0, RIP at the load) left with
  * siglongjmp, and one from a page unmapped inside a mapping (SEGV_MAPERR); a store into a read-only page that the handler makes
  * writable and returns, so the store runs again; an integer division by
- * zero (SIGFPE, FPE_INTDIV) that the handler steps over, setting RAX in
+ * zero (SIGFPE, FPE_INTDIV, si_addr and RIP at it: hotlift's si_addr
+ * was the code cache's) that the handler steps over, setting RAX in
  * the ucontext; ud2 (SIGILL, ILL_ILLOPN, si_addr at it) stepped over;
  * int3 (SIGTRAP, RIP past it); a `call` whose return-address push runs
  * into a guard page (a stack overflow), handled on the alternate stack,
@@ -49,7 +50,7 @@ static void h_fpe(int sig, siginfo_t *si, void *ucv) {
     (void)sig;
     ucontext_t *uc = ucv;
     fpe_code = si->si_code;
-    fpe_rip_ok = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)div_at;
+    fpe_rip_ok = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)div_at && si->si_addr == (void *)div_at;
     uc->uc_mcontext.gregs[REG_RIP] += 2; /* idiv ecx: f7 f9 */
     uc->uc_mcontext.gregs[REG_RAX] = 7;
 }

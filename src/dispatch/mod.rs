@@ -641,6 +641,14 @@ impl Vm {
             return self.host_for(at).map(Some);
         }
         let mut regs = self.mail.fault_regs();
+        if matches!(sig, libc::SIGILL | libc::SIGFPE) {
+            // The kernel's si_addr is the faulting instruction's: the
+            // code cache's, never the guest's to see. The page-fault
+            // address the frame keeps is the last one of the thread,
+            // hotlift's as likely as not.
+            info[16..24].copy_from_slice(&at.0.to_le_bytes());
+            regs[2] = 0;
+        }
         // The address lies in none of the guest's mappings but in one of
         // hotlift's placeholders (its PROT_NONE reservations, guest_mem
         // I4): natively nothing is mapped there, SEGV_MAPERR, the page
