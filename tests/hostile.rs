@@ -4,6 +4,9 @@
 //! never costs hotlift its profile. Each case runs natively beside where
 //! the outcome should match.
 
+/// Forged signal frames.
+#[path = "hostile/frames.rs"]
+mod frames;
 mod guest;
 /// Guests that give up root, or shrink the stack the next program starts
 /// with.

@@ -437,13 +437,26 @@ impl Vm {
         let uc = self.ctx.reg(Reg::Rsp);
         let at = crate::types::GuestAddr(self.ctx.rip() - 2);
         let frame = FrameBytes::read(uc);
-        let Some(u) = frame.get(uc, 304) else {
+        let Some(u) = frame.get(uc, 304).filter(|_| self.guests(uc, 304)) else {
             return self.die_of_bad_frame(uc, at);
         };
         let word = |i: usize| u64::from_le_bytes(u[i..i + 8].try_into().expect("8 bytes"));
         let sc = UC_MCONTEXT;
         let eflags = word(sc + 8 * SC_EFLAGS);
         let fp = word(sc + 8 * SC_FPSTATE);
+        // The code segment the frame returns to: 64-bit user code, or
+        // 32-bit (which hotlift does not run: it stops and says so);
+        // anything else faults natively as the kernel returns to it
+        // (SIGSEGV; here the guest dies of it, its handler not run).
+        match (word(sc + 8 * SC_SEGS) & 0xffff) | 3 {
+            0x33 => {}
+            0x23 => {
+                return Err(VmError::Host(format!(
+                    "rt_sigreturn at guest {at} returns to 32-bit code (CS 0x23), which hotlift does not run"
+                )))
+            }
+            _ => return self.die_of_bad_frame(uc, at),
+        }
         if fp != 0 && !self.restore_xstate(&frame, fp) {
             return self.die_of_bad_frame(uc, at);
         }
@@ -477,6 +490,14 @@ impl Vm {
         Ok(())
     }
 
+    /// Are the `len` bytes at `addr` the guest's memory? A frame (or its
+    /// FPU state) elsewhere is unmapped as far as the guest is concerned:
+    /// hotlift's memory is never read into the guest's state.
+    fn guests(&self, addr: u64, len: u64) -> bool {
+        let reach = crate::dispatch::Reach::Bytes { addr, len };
+        addr != 0 && self.check_reaches(|out| out(reach)).is_none()
+    }
+
     fn die_of_bad_frame(&mut self, uc: u64, at: crate::types::GuestAddr) -> Result<(), VmError> {
         if self.opts().verbose {
             crate::host::say!(
@@ -494,7 +515,7 @@ impl Vm {
     /// MXCSR within the CPU's mask). False when it cannot be read.
     fn restore_xstate(&mut self, frame: &FrameBytes, fp: u64) -> bool {
         let xsize = crate::runtime::xsave_size();
-        let Some(legacy) = frame.get(fp, 512) else {
+        let Some(legacy) = frame.get(fp, 512).filter(|_| self.guests(fp, 512)) else {
             return false;
         };
         let u32_at =
@@ -504,7 +525,8 @@ impl Vm {
             && (576..=xsize).contains(&ext_size)
             && frame
                 .get(fp + ext_size as u64, 4)
-                .is_some_and(|m| u32_at(&m, 0) == FP_XSTATE_MAGIC2);
+                .is_some_and(|m| u32_at(&m, 0) == FP_XSTATE_MAGIC2)
+            && self.guests(fp, ext_size as u64 + 4);
         let from = if extended {
             match frame.get(fp, ext_size) {
                 Some(a) => a,
