@@ -206,6 +206,35 @@ pub fn move_own_fd(fd: i32) {
     }
 }
 
+/// Which of descriptors 0-2 were closed when hotlift started (bit `fd`),
+/// before the standard library's start-up opened `/dev/null` on them.
+static STD_CLOSED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Note which of descriptors 0-2 are closed: called first of all
+/// (main.rs, `.init_array`), before the standard library opens
+/// `/dev/null` on the closed ones.
+pub fn note_closed_std_fds() {
+    let mut closed = 0u8;
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads the descriptor's flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            closed |= 1 << fd;
+        }
+    }
+    STD_CLOSED.store(closed, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Close again, for the guest about to start, the descriptors 0-2 that
+/// were closed when hotlift started ([`note_closed_std_fds`]): a program
+/// started with one closed finds it closed, as natively (the standard
+/// library's `/dev/null` was there).
+pub fn close_std_fds_for_guest() {
+    let closed = STD_CLOSED.load(std::sync::atomic::Ordering::Relaxed);
+    for fd in (0..3).filter(|fd| closed & (1 << fd) != 0) {
+        close_fd(fd);
+    }
+}
+
 /// `fd` moved (`F_DUPFD_CLOEXEC`) to the highest free descriptor in the
 /// top half below the `RLIMIT_NOFILE` soft limit, so that the guest's own
 /// `open`s get the numbers they get natively (if the top 64 are all

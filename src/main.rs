@@ -18,6 +18,8 @@ static ALLOCATOR: hotlift::anon::Allocator = hotlift::anon::Allocator;
 static BEFORE_STD: extern "C" fn() = before_std;
 
 extern "C" fn before_std() {
+    // Before the standard library opens /dev/null on closed ones.
+    hotlift::host::note_closed_std_fds();
     extern "C" fn again(_: libc::c_int) {}
     // SAFETY: installs a handler for two signals, before any thread runs.
     unsafe {

@@ -360,6 +360,9 @@ fn launch(
                 .prof
                 .print_summary
                 .store(summary, std::sync::atomic::Ordering::Release);
+            // Descriptors 0-2 the program was started without: closed
+            // again (the standard library put /dev/null there).
+            crate::host::close_std_fds_for_guest();
             vm.proc.read_files_ahead();
             vm.run()
         }

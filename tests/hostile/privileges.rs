@@ -169,3 +169,25 @@ fn a_guest_closing_every_descriptor_keeps_hotlifts() {
     );
     assert_eq!(read_profile(&p)["ending"]["code"], 0);
 }
+
+/// A program started with descriptors 0-2 closed finds them closed under
+/// hotlift too (the standard library's start-up opened `/dev/null` on
+/// them, and the guest saw that: host.rs `close_std_fds_for_guest`).
+#[test]
+fn descriptors_closed_at_start_stay_closed() {
+    let script = |run: &str| {
+        format!("exec 0<&- 2>&-; {run} /bin/sh -c 'readlink /proc/self/fd/0 /proc/self/fd/2; echo status $?'")
+    };
+    let native = Command::new("/bin/sh")
+        .args(["-c", &script("exec")])
+        .output()
+        .unwrap();
+    let hotlift = format!("exec {} run --", env!("CARGO_BIN_EXE_hotlift"));
+    let h = Command::new("/bin/sh")
+        .args(["-c", &script(&hotlift)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&h.stdout);
+    assert_eq!(text, String::from_utf8_lossy(&native.stdout));
+    assert_eq!(text, "status 1\n");
+}
