@@ -80,10 +80,26 @@ pub fn own_pid() -> libc::pid_t {
     }
 }
 
+/// The guest's `mlockall(MCL_FUTURE)` (syscall/mem/lock.rs L1): bit 0
+/// set, bit 1 for `MCL_ONFAULT`; 0 without.
+static LOCK_FUTURE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The guest's `MCL_FUTURE` state (syscall/mem/lock.rs L1).
+pub fn lock_future() -> u8 {
+    LOCK_FUTURE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Set the guest's `MCL_FUTURE` state (syscall/mem/lock.rs L1, L2).
+pub fn set_lock_future(v: u8) {
+    LOCK_FUTURE.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Called first in the child of every `fork` hotlift makes that goes on
-/// to run hotlift code: the cached id is the parent's.
+/// to run hotlift code: the cached id is the parent's; memory locks are
+/// not passed on (syscall/mem/lock.rs L2).
 pub fn forked() {
     OWN_PID.store(0, std::sync::atomic::Ordering::Relaxed);
+    LOCK_FUTURE.store(0, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Copy `len` bytes between hotlift's `local` and guest `addr` with

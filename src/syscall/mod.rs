@@ -395,6 +395,8 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
             libc::SYS_sched_setaffinity => affinity::set(vm, a),
             libc::SYS_rseq => ENOSYS,
             libc::SYS_process_vm_readv | libc::SYS_process_vm_writev => process_vm(vm, nr, a),
+            libc::SYS_mlockall => mem::lock::mlockall(vm, a[0]),
+            libc::SYS_munlockall => mem::lock::munlockall(vm),
             libc::SYS_prctl
             | libc::SYS_getrlimit
             | libc::SYS_setrlimit

@@ -45,6 +45,8 @@ pub(super) fn plan(nr: i64) -> Plan {
         | SYS_personality
         | SYS_process_vm_readv
         | SYS_process_vm_writev
+        | SYS_mlockall
+        | SYS_munlockall
         | SYS_rt_sigreturn => Plan::Emulate,
         SYS_read
         | SYS_write
@@ -166,8 +168,6 @@ pub(super) fn plan(nr: i64) -> Plan {
         | SYS_sched_rr_get_interval
         | SYS_mlock
         | SYS_munlock
-        | SYS_mlockall
-        | SYS_munlockall
         | SYS_vhangup
         | SYS_chroot
         | SYS_sync

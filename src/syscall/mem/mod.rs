@@ -47,6 +47,7 @@
 #![allow(unsafe_code)]
 
 mod gaps;
+pub mod lock;
 
 pub use gaps::hold_guest_area;
 use gaps::{highest_gap_below, holes, mapped_gap_below};
@@ -222,6 +223,7 @@ pub fn brk(vm: &mut Vm, want: u64) -> i64 {
                 x: false,
             },
         );
+        lock::new_guest_memory(mapped, need - mapped);
     } else if need < b.mapped {
         let mapped = b.mapped;
         vm.code_changed(l, need, mapped);
@@ -310,6 +312,7 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     }
     l.mem
         .insert(r as u64, r as u64 + page_up(len), prot_from(prot));
+    lock::new_guest_memory(r as u64, page_up(len));
     if flags & libc::MAP_SHARED != 0 && flags & libc::MAP_ANONYMOUS == 0 {
         // dispatch/smc.rs I7: a view of a file another view may share.
         if let Some((dev, ino)) = file_identity(a[4] as i32) {
