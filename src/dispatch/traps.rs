@@ -19,6 +19,11 @@ impl Vm {
         if kind == TrapKind::Tsc && !self.tsc_traps {
             return self.read_tsc(at);
         }
+        if kind == TrapKind::WriteGsBase {
+            if let Some(host) = self.write_gs_base(at)? {
+                return Ok(host);
+            }
+        }
         if matches!(kind, TrapKind::Popf | TrapKind::Iret) {
             if let Some(host) = self.run_flags_insn(kind, at)? {
                 return Ok(host);
@@ -53,7 +58,10 @@ impl Vm {
                 (1, rip, 1, rip)
             }
             TrapKind::InvalidOpcode => (2, at.0, 6, at.0),
-            TrapKind::GeneralProtection | TrapKind::Tsc | TrapKind::Iret => (0x80, 0, 13, at.0),
+            TrapKind::GeneralProtection
+            | TrapKind::Tsc
+            | TrapKind::Iret
+            | TrapKind::WriteGsBase => (0x80, 0, 13, at.0),
             // Its stack is not readable guest memory (SEGV_MAPERR).
             TrapKind::Popf => (1, self.ctx.reg(Reg::Rsp), 14, at.0),
             // BUS_ADRERR.
@@ -110,6 +118,30 @@ impl Vm {
         exec && !crate::guest_mem::probe::readable(at.0)
     }
 
+    /// A `WriteGsBase` trap: the `wrgsbase` at `at` sets the guest's GS
+    /// base and retires (the host code to go on at), or its address is
+    /// not canonical (None: general protection, as the CPU raises it).
+    fn write_gs_base(&mut self, at: GuestAddr) -> Result<Option<HostAddr>, VmError> {
+        let insn = self.decode_at(at);
+        let r = insn.op0_register().full_register();
+        if insn.mnemonic() != iced_x86::Mnemonic::Wrgsbase
+            || !(iced_x86::Register::RAX..=iced_x86::Register::R15).contains(&r)
+        {
+            return Err(VmError::Host(format!(
+                "a wrgsbase trap at guest {at} found {:?} there",
+                insn.mnemonic()
+            )));
+        }
+        let v = self.ctx.gpr[r as usize - iced_x86::Register::RAX as usize].get();
+        // Canonical: bits 63..47 all equal.
+        if ((v as i64) << 16 >> 16) as u64 != v {
+            return Ok(None);
+        }
+        self.ctx.guest_gs.set(v);
+        self.ctx.set_rip(insn.next_ip());
+        self.host_for(GuestAddr(self.ctx.rip())).map(Some)
+    }
+
     /// si_code of a fetch from `at`: SEGV_MAPERR where nothing is mapped,
     /// SEGV_ACCERR where the memory is not executable.
     fn fetch_fault_code(&self, at: GuestAddr) -> i32 {
@@ -135,6 +167,7 @@ impl Vm {
                 TrapKind::Tsc => "time stamp counter read after PR_SET_TSC(PR_TSC_SIGSEGV)",
                 TrapKind::Popf => "popf from an unreadable stack",
                 TrapKind::Iret => "iretq to a frame that is not 64-bit user code",
+                TrapKind::WriteGsBase => "wrgsbase of a non-canonical address",
             };
             crate::host::say!(
                 "hotlift: guest killed by SIG{} at guest {at}: {what}",

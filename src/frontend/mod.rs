@@ -319,6 +319,10 @@ fn lift_insn(insn: &Instruction) -> Result<Step, Unsupported> {
         Mnemonic::Rdgsbase => Step::Body(IrOp::ReadGsBase {
             dst: insn.op0_register(),
         }),
+        // A 64-bit value may be non-canonical: the dispatcher checks it.
+        Mnemonic::Wrgsbase if insn.op0_register().size() == 8 => Step::End(Terminator::Trap {
+            kind: TrapKind::WriteGsBase,
+        }),
         Mnemonic::Wrgsbase => Step::Body(IrOp::WriteGsBase {
             src: insn.op0_register(),
         }),

@@ -124,6 +124,10 @@ pub enum TrapKind {
     /// `iretq`: run by the dispatcher (dispatch/flags.rs) to a 64-bit user
     /// frame; another frame raises general protection (SIGSEGV).
     Iret,
+    /// `wrgsbase` of a 64-bit register: run by the dispatcher
+    /// (dispatch/traps.rs), which raises general protection (SIGSEGV) for
+    /// a non-canonical address as the CPU does; else it retires.
+    WriteGsBase,
 }
 
 impl TrapKind {
@@ -142,7 +146,8 @@ impl TrapKind {
             | TrapKind::FetchFault
             | TrapKind::Tsc
             | TrapKind::Popf
-            | TrapKind::Iret => libc::SIGSEGV,
+            | TrapKind::Iret
+            | TrapKind::WriteGsBase => libc::SIGSEGV,
         }
     }
 }
