@@ -20,7 +20,9 @@
  *   9. a grandchild (fork in a forked child), reaped by its parent;
  *  10. clone3 asking for an exit signal with CLONE_PARENT or CLONE_THREAD
  *      (EINVAL, before anything is made);
- *  11. a fork through clone with CLONE_UNTRACED.
+ *  11. a fork through clone with CLONE_UNTRACED, and one with CLONE_PTRACE
+ *      (which traces the child only if the caller is traced: here not;
+ *      hotlift stopped the run).
  * The child forms run this same program with argv[1] naming the role.
  */
 #include "common.h"
@@ -338,6 +340,12 @@ int main(int argc, char **argv) {
         _exit(11);
     st = status_of((pid_t)r);
     printf("11. clone with CLONE_UNTRACED exited %d\n", WEXITSTATUS(st));
+    r = syscall(SYS_clone, CLONE_PTRACE | SIGCHLD, 0, 0, 0, 0);
+    CHECK(r >= 0);
+    if (r == 0)
+        _exit(12);
+    st = status_of((pid_t)r);
+    printf("11. clone with CLONE_PTRACE exited %d\n", WEXITSTATUS(st));
     CHECK(unlink("plain.txt") == 0 && unlink("noexec.sh") == 0 && unlink("hello.script") == 0);
     CHECK(rmdir(dir) == 0);
     puts("ok");

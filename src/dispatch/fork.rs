@@ -83,10 +83,12 @@ use crate::types::GuestAddr;
 /// `clone` flags a new process may carry (with `CLONE_VM` only together
 /// with `CLONE_VFORK`, F4), beyond the exit signal in the low byte.
 /// `CLONE_UNTRACED` only keeps a tracer from attaching to the child
-/// through the parent's fork events; the guest has none (`ptrace` is not
-/// emulated), so hotlift's fork (glibc's) goes without it.
+/// through the parent's fork events, and `CLONE_PTRACE` traces the child
+/// only if the caller is traced; the guest has no tracer (`ptrace` is not
+/// emulated), so hotlift's fork (glibc's) goes without either.
 const PROCESS_OK: u64 = (libc::CLONE_VM
     | libc::CLONE_UNTRACED
+    | libc::CLONE_PTRACE
     | libc::CLONE_VFORK
     | libc::CLONE_SETTLS
     | libc::CLONE_PARENT_SETTID
