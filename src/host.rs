@@ -191,8 +191,8 @@ pub fn move_own_fd(fd: i32) {
         if s.load(Ordering::Acquire) != fd {
             continue;
         }
-        // The guest's high numbers may all be taken (it `dup2`s onto
-        // each): then above its soft limit, where it cannot reach.
+        // A table full up to the guest's soft limit: above it, where
+        // the guest cannot reach.
         let Some(new) = dup_high(fd).or_else(|| dup_above_soft(fd)) else {
             return;
         };
