@@ -8,7 +8,9 @@
  *   2. code at the end of the last page that runs on into the next: the
  *      instructions before the page retire (RAX set), then SIGBUS there;
  *   3. the file grown and the code written with pwrite: the page that
- *      faulted now runs.
+ *      faulted now runs;
+ *   4. code that ran, then the file cut to nothing by ftruncate: the
+ *      next call faults there; grown and written again, it runs.
  * hotlift read the page itself to translate it and died ("internal error:
  * signal 7 at host pc"). */
 #define _GNU_SOURCE
@@ -86,6 +88,19 @@ static void one_file(const char *name, int fd) {
     CHECK(pwrite(fd, code, sizeof code, 4096) == (ssize_t)sizeof code);
     call("3. after", m + 4096, NULL);
     CHECK(munmap(m, 2 * 4096) == 0);
+    /* 4. */
+    for (int k = 0; k < 2; k++) {
+        m = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, kinds[k], fd, 0);
+        CHECK(m != MAP_FAILED);
+        call("4. before the file is cut", m, NULL);
+        CHECK(ftruncate(fd, 0) == 0);
+        call("4. after", m, m);
+        CHECK(ftruncate(fd, 4096) == 0);
+        emit(code, 44 + k);
+        CHECK(pwrite(fd, code, sizeof code, 0) == (ssize_t)sizeof code);
+        call("4. grown again", m, NULL);
+        CHECK(munmap(m, 2 * 4096) == 0);
+    }
 }
 
 int main(void) {

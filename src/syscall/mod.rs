@@ -229,7 +229,7 @@ fn clone3_as_clone(args: u64, size: u64) -> Result<[u64; 6], i64> {
 
 /// `openat2`'s open flags: the first field of its `struct open_how` (0
 /// where the guest's pointer reads nothing: the kernel fails the call).
-fn open_how_flags(how: u64) -> u64 {
+pub(super) fn open_how_flags(how: u64) -> u64 {
     guest_read::<u64>(how).unwrap_or(0)
 }
 
@@ -466,6 +466,17 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
         }
         _ => ret,
     };
+    // mem/cut.rs C1: a file cut under code mapped from it.
+    if let libc::SYS_ftruncate
+    | libc::SYS_truncate
+    | libc::SYS_fallocate
+    | libc::SYS_creat
+    | libc::SYS_open
+    | libc::SYS_openat
+    | libc::SYS_openat2 = nr as i64
+    {
+        mem::cut::after(vm, nr, &a, ret);
+    }
     if vm.ctx.take_sys_restart() {
         // signal/deliver.rs D3: the syscall instruction runs again after
         // the guest's handler; it did not retire now.

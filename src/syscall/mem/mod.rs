@@ -46,6 +46,7 @@
 //!     taken).
 #![allow(unsafe_code)]
 
+pub mod cut;
 mod gaps;
 pub mod lock;
 
