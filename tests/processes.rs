@@ -160,10 +160,10 @@ fn check_tree_profiles(dir: &Path, profiles: &BTreeMap<String, Value>, superbloc
         );
     }
     let seen = check_tree(dir, profiles);
-    // c-processes: 17 forks (vforks, posix_spawn and a raw clone included) and 5
+    // c-processes: 18 forks (vforks, posix_spawn and two raw clones included) and 5
     // execve calls that succeed (the four failing ones write nothing).
     assert_eq!(counts(&seen, "program"), 1, "{seen:?}");
-    assert_eq!(counts(&seen, "fork"), 17, "{seen:?}");
+    assert_eq!(counts(&seen, "fork"), 18, "{seen:?}");
     assert_eq!(counts(&seen, "exec"), 5, "{seen:?}");
     let endings: BTreeSet<&str> = seen.iter().map(|(_, e)| e.as_str()).collect();
     assert_eq!(
@@ -222,7 +222,7 @@ fn no_follow_runs_executed_programs_natively() {
     let (code, profiles) = run_tree(&dir, &["--no-follow"], &[exe.to_str().unwrap()]);
     assert_eq!(code, 0);
     let seen = check_tree(&dir, &profiles);
-    assert_eq!(counts(&seen, "fork"), 17, "{seen:?}");
+    assert_eq!(counts(&seen, "fork"), 18, "{seen:?}");
     assert_eq!(
         counts(&seen, "exec"),
         0,

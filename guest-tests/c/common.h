@@ -65,4 +65,15 @@ static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
 }
 #define FNV_INIT 0xcbf29ce484222325ULL
 
+/* Make `h` the SA_SIGINFO handler of `sig`, with SA_NODEFER (a handler
+   that leaves by siglongjmp is entered again next time). */
+#include <signal.h>
+static inline void catch_signal(int sig, void (*h)(int, siginfo_t *, void *)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = h;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    CHECK(sigaction(sig, &sa, NULL) == 0);
+}
+
 #endif

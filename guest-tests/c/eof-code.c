@@ -104,11 +104,7 @@ static void one_file(const char *name, int fd) {
 }
 
 int main(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_bus;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    CHECK(sigaction(SIGBUS, &sa, NULL) == 0);
+    catch_signal(SIGBUS, on_bus);
     setvbuf(stdout, NULL, _IONBF, 0);
 
     int fd = memfd_create("eof-code", 0);

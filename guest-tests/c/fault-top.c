@@ -30,11 +30,7 @@ __attribute__((noinline)) static void header_set(void *p, long v) {
 }
 
 int main(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+    catch_signal(SIGSEGV, on_segv);
     void *volatile null = NULL;
     if (sigsetjmp(back, 1) == 0) {
         puts("load of NULL[-1]:");

@@ -32,11 +32,7 @@ __attribute__((noinline)) static void wr(unsigned long v) {
 }
 
 int main(int argc, char **argv) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+    catch_signal(SIGSEGV, on_segv);
     setvbuf(stdout, NULL, _IONBF, 0);
     unsigned long before = rd();
     wr(0x00007fff12345000ul);

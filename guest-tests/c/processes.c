@@ -334,18 +334,18 @@ int main(int argc, char **argv) {
            sibling_errno, r < 0 ? errno : 0);
 
     /* 11 */
-    r = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
-    CHECK(r >= 0);
-    if (r == 0)
-        _exit(11);
-    st = status_of((pid_t)r);
-    printf("11. clone with CLONE_UNTRACED exited %d\n", WEXITSTATUS(st));
-    r = syscall(SYS_clone, CLONE_PTRACE | SIGCHLD, 0, 0, 0, 0);
-    CHECK(r >= 0);
-    if (r == 0)
-        _exit(12);
-    st = status_of((pid_t)r);
-    printf("11. clone with CLONE_PTRACE exited %d\n", WEXITSTATUS(st));
+    struct {
+        long flag;
+        const char *name;
+    } clones[] = {{CLONE_UNTRACED, "CLONE_UNTRACED"}, {CLONE_PTRACE, "CLONE_PTRACE"}};
+    for (int k = 0; k < 2; k++) {
+        r = syscall(SYS_clone, clones[k].flag | SIGCHLD, 0, 0, 0, 0);
+        CHECK(r >= 0);
+        if (r == 0)
+            _exit(11 + k);
+        st = status_of((pid_t)r);
+        printf("11. clone with %s exited %d\n", clones[k].name, WEXITSTATUS(st));
+    }
     CHECK(unlink("plain.txt") == 0 && unlink("noexec.sh") == 0 && unlink("hello.script") == 0);
     CHECK(rmdir(dir) == 0);
     puts("ok");

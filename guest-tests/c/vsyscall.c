@@ -34,11 +34,7 @@ static long near(long a, long b) {
 }
 
 int main(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-    CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+    catch_signal(SIGSEGV, on_segv);
     setvbuf(stdout, NULL, _IONBF, 0);
     long now = (long)time(NULL);
 

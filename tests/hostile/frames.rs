@@ -3,7 +3,7 @@
 //! it, and hotlift's memory is never read into the guest's state.
 
 use super::*;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 
 /// A frame whose FPU state pointer names hotlift's own memory (the code
 /// cache's read-execute view, found from outside as the kernel lists
@@ -15,12 +15,7 @@ fn a_frames_fpu_state_in_hotlifts_memory_is_a_sigsegv() {
     let dir = workdir("sigframe-fp");
     let exe = build_named(&dir, "sigframe");
     let p = dir.join("p.json");
-    let mut child = spawn_profiled(&exe, &p, true);
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
+    let (mut child, mut out, maps) = spawn_ready(&exe, &p);
     let code = maps
         .lines()
         .find(|l| l.contains("/dev/zero (deleted)") && l.contains(" r-xs "))
