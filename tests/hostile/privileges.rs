@@ -201,8 +201,15 @@ fn mlockall_locks_the_guests_memory_alone() {
     let dir = workdir("mlock");
     let exe = build_named(&dir, "mlock");
     let p = dir.join("p.json");
-    let h = run(&exe, "", Some(&p), None);
     let n = run(&exe, "", None, None);
+    if n.status.code() != Some(0) {
+        // Without CAP_IPC_LOCK, RLIMIT_MEMLOCK (8 MiB by default) refuses
+        // the 16 MiB locked natively too.
+        let out = String::from_utf8_lossy(&n.stdout);
+        eprintln!("mlockall or a locked mmap fails natively here, nothing to compare: {out}");
+        return;
+    }
+    let h = run(&exe, "", Some(&p), None);
     let (text, native) = (
         String::from_utf8_lossy(&h.stdout),
         String::from_utf8_lossy(&n.stdout),
