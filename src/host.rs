@@ -182,8 +182,9 @@ pub fn any_own_fd() -> bool {
 }
 
 /// The guest is about to put a descriptor at number `fd`, one of
-/// hotlift's own (H1): it moves to another high number first (and
-/// stays at `fd` if none is free). A message written meanwhile by
+/// hotlift's own (H1): it moves to another free number first (and
+/// stays at `fd`, to be replaced, if the guest filled every other one
+/// below its soft limit). A message written meanwhile by
 /// another thread may go to the old number.
 pub fn move_own_fd(fd: i32) {
     use std::sync::atomic::Ordering;
@@ -191,9 +192,7 @@ pub fn move_own_fd(fd: i32) {
         if s.load(Ordering::Acquire) != fd {
             continue;
         }
-        // A table full up to the guest's soft limit: above it, where
-        // the guest cannot reach.
-        let Some(new) = dup_high(fd).or_else(|| dup_above_soft(fd)) else {
+        let Some(new) = dup_high(fd) else {
             return;
         };
         if s.compare_exchange(fd, new, Ordering::AcqRel, Ordering::Acquire)
@@ -260,27 +259,6 @@ pub fn dup_high(fd: i32) -> Option<i32> {
             let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, high) };
             (new >= 0).then_some(new)
         })
-}
-
-/// `fd` moved to a number at or above the `RLIMIT_NOFILE` soft limit
-/// (the guest's: limits.rs I1), with the soft limit raised to the hard
-/// one for the call; None when there is no room there either.
-fn dup_above_soft(fd: i32) -> Option<i32> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct it is given.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return None;
-    }
-    let soft = lim.rlim_cur.min(i32::MAX as u64) as i32;
-    crate::limits::raised(libc::RLIMIT_NOFILE, || {
-        // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that nothing
-        // else owns; the caller owns it.
-        let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, soft) };
-        (new >= 0).then_some(new)
-    })
 }
 
 /// Close descriptor `fd`, which the caller owns (one handed over by

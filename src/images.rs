@@ -109,7 +109,8 @@ impl ImageLog {
         interp: Option<(&Interp, &LoadedImage)>,
         vdso: Option<(u64, u64)>,
     ) -> ImageLog {
-        let loaded = |kind, path, plan: &LoadPlan, i: &LoadedImage| {
+        let loaded = |kind, path: PathBuf, plan: &LoadPlan, i: &LoadedImage| {
+            let file = std::fs::metadata(&path).ok().map(|m| (m.dev(), m.ino()));
             let x = i.regions.iter().filter(|r| r.prot.x);
             let lo = x.clone().map(|r| r.start.0).min().unwrap_or(i.lo.0);
             let hi = x.map(|r| r.end.0).max().unwrap_or(i.hi.0);
@@ -120,7 +121,7 @@ impl ImageLog {
                 end: i.hi.0,
                 bias: i.bias,
                 build_id: plan.build_id.clone(),
-                file: None,
+                file,
                 code: (lo, hi),
                 first_block: 0,
                 end_block: None,

@@ -342,17 +342,19 @@ impl Vm {
         if let Some(p) = self.proc.paths.clone() {
             p.prepare(self, l, addr)?;
         }
-        let id = match l.cache.lookup(addr) {
-            Some(id) => id,
+        let (id, listed) = match l.cache.lookup(addr) {
+            Some(id) => (id, true),
             None => {
                 let max = self.proc.opts.max_block_insns as usize;
-                self.translate_with(l, addr, max, true, true)?
+                let id = self.translate_with(l, addr, max, true, true)?;
+                // Not listed: a block run once (a fetch past the end of a
+                // file), which no lookup may find.
+                (id, l.cache.lookup(addr) == Some(id))
             }
         };
         let host = l.cache.block(id).host;
         self.sync_ibl();
-        // Not a block run once (a fetch past the end of a file).
-        if !self.proc.opts.no_chain && l.cache.lookup(addr) == Some(id) {
+        if !self.proc.opts.no_chain && listed {
             self.ibl.insert(addr, host);
         }
         Ok(host)

@@ -180,10 +180,8 @@ fn key_of(r: &crate::images::ImageRecord, inputs: &Inputs) -> Option<Vec<u8>> {
         return None;
     }
     let m = std::fs::metadata(&r.path).ok()?;
-    // The program and its interpreter, mapped by hotlift, have no file
-    // identity recorded; the guest's own mappings have, and a file that
-    // is not the one mapped any more has no entry (K1 compares the bytes
-    // too).
+    // A file that is not the one mapped any more has no entry (K1
+    // compares the bytes too).
     if r.file.is_some_and(|f| f != (m.dev(), m.ino())) {
         return None;
     }

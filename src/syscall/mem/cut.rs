@@ -6,9 +6,8 @@
 //! C1: after the guest's own `ftruncate`, `truncate`, an `open` or `creat`
 //!     that truncates, or a `fallocate` that punches, collapses, zeroes or
 //!     inserts a range, the translations of every image mapped from that
-//!     file (by device and inode: the program and its interpreter by
-//!     their paths, whose identity hotlift does not record) and of its
-//!     shared views are dropped: the next run of that code is translated
+//!     file (by device and inode, images.rs) and of its shared views are
+//!     dropped: the next run of that code is translated
 //!     again, and faults where the file no longer reaches. A file cut by
 //!     another process is not seen (README, known limits).
 use std::os::unix::ffi::OsStrExt;
@@ -45,13 +44,7 @@ pub fn after(vm: &mut Vm, nr: u64, a: &[u64; 6], ret: i64) {
         images
             .records
             .iter()
-            .filter(|r| r.end_block.is_none())
-            .filter(|r| {
-                r.file.or_else(|| {
-                    let m = std::fs::metadata(&r.path).ok()?;
-                    Some((m.dev(), m.ino()))
-                }) == Some(id)
-            })
+            .filter(|r| r.end_block.is_none() && r.file == Some(id))
             .map(|r| r.code)
             .collect()
     };
