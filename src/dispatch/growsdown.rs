@@ -16,6 +16,17 @@
 //!     mapping the same way before the kernel sees it (guest_access.rs):
 //!     the kernel's own access to a user buffer grows a stack mapping as
 //!     the guest's fault does (`read()` there got EFAULT).
+//! G3: the guest's initial stack is such a mapping, with placeholders
+//!     below it up to its hard `RLIMIT_STACK` (at most 256 MiB; dispatch/
+//!     start.rs), so that it grows as far as a soft limit the program
+//!     raises while it runs (gcc's cc1 raises its own to 64 MiB), and no
+//!     further than one it lowers. It grows 16 pages a fault where the 15
+//!     below the faulting one fit as well (its mapping is the whole soft
+//!     limit at start, not the kernel's 132 KiB, so its size never was
+//!     the kernel's; its resident pages are); other mappings a page, as
+//!     the kernel's. The mapping G1 grew or read last is remembered with
+//!     its end (until the guest's memory shrinks or its region changes),
+//!     so that a fault reads `smaps` once, not once a page.
 
 use super::process::Locked;
 use super::Vm;
@@ -25,6 +36,8 @@ use crate::host::syscall6;
 /// The kernel's `stack_guard_gap` (its default, 256 pages; a boot option
 /// changes it, which hotlift does not read).
 const GUARD_GAP: u64 = 256 * PAGE;
+/// G3: what a fault grows at least, where it may.
+const STEP: u64 = 16 * PAGE;
 
 impl Vm {
     /// G1 for the SIGSEGV at `addr`: whether the guest's mapping grew.
@@ -53,26 +66,32 @@ pub(super) fn grow_locked(l: &mut Locked, addr: u64) -> bool {
     let Some((start, region)) = l.mem.regions().find(|&(s, _)| s > page) else {
         return false;
     };
-    if !l.mem.held_all(page, start) || page < min_addr() {
-        return false;
-    }
-    let Some(vma_end) = growsdown_vma_end(start) else {
+    let Some(vma_end) = vma_end_of(start, region.end) else {
         return false;
     };
     let stack_max = crate::limits::kernel_get(libc::RLIMIT_STACK).map_or(u64::MAX, |l| l.cur);
-    if vma_end - page > stack_max {
+    // The kernel's checks for growing down to `low`: placeholders all the
+    // way, the limit, `mmap_min_addr`, and its guard gap (an accessible
+    // guest mapping just below that does not grow down itself).
+    let fits = |l: &Locked, low: u64| {
+        l.mem.held_all(low, start)
+            && low >= min_addr()
+            && vma_end - low <= stack_max
+            && !l
+                .mem
+                .regions()
+                .filter(|&(s, r)| s < low && r.end > low.saturating_sub(GUARD_GAP))
+                .any(|(s, r)| (r.prot.r || r.prot.w || r.prot.x) && growsdown_vma_end(s).is_none())
+    };
+    if !fits(l, page) {
         return false;
     }
-    // The kernel's guard gap: an accessible guest mapping just below
-    // that does not grow down itself stops the growth.
-    let below = l
-        .mem
-        .regions()
-        .filter(|&(s, r)| s < page && r.end > page.saturating_sub(GUARD_GAP))
-        .any(|(s, r)| (r.prot.r || r.prot.w || r.prot.x) && growsdown_vma_end(s).is_none());
-    if below {
-        return false;
-    }
+    // G3: the initial stack a step of 64 KiB where it fits (touched page
+    // by page, one fault in 16), else the page, as the kernel.
+    let main = l.mem.stack.is_some_and(|(_, top, _)| top == vma_end);
+    let page = Some(page.saturating_sub(STEP - PAGE))
+        .filter(|&low| main && low < page && fits(l, low))
+        .unwrap_or(page);
     let prot = region.prot.host_bits();
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_GROWSDOWN;
     let a = [page, start - page, prot as u64, flags as u64, u64::MAX, 0];
@@ -82,7 +101,32 @@ pub(super) fn grow_locked(l: &mut Locked, addr: u64) -> bool {
         return false;
     }
     l.mem.insert(page, start, region.prot);
+    if let Some((_, grown)) = l.mem.find(page) {
+        *last() = Some((page, grown.end, vma_end, crate::guest_mem::shrinks()));
+    }
     true
+}
+
+/// G3: the `MAP_GROWSDOWN` mapping G1 grew or read last: (its start, the
+/// end of the guest region from there, its end, `guest_mem::shrinks`).
+fn last() -> std::sync::MutexGuard<'static, Option<(u64, u64, u64, u64)>> {
+    static LAST: std::sync::Mutex<Option<(u64, u64, u64, u64)>> = std::sync::Mutex::new(None);
+    LAST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The end of the `MAP_GROWSDOWN` mapping that starts at `start`, whose
+/// guest region ends at `region_end`: remembered (G3), else read.
+fn vma_end_of(start: u64, region_end: u64) -> Option<u64> {
+    let shrinks = crate::guest_mem::shrinks();
+    let mut last = last();
+    if let Some((s, r, end, g)) = *last {
+        if (s, r, g) == (start, region_end, shrinks) {
+            return Some(end);
+        }
+    }
+    let end = growsdown_vma_end(start)?;
+    *last = Some((start, region_end, end, shrinks));
+    Some(end)
 }
 
 /// The end of the `MAP_GROWSDOWN` mapping that starts at `start`, from

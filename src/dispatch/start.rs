@@ -49,19 +49,33 @@ fn reserve(hint: u64, len: u64, fixed: bool) -> Option<u64> {
     (p != libc::MAP_FAILED && (!fixed || p as u64 == hint)).then_some(p as u64)
 }
 
-fn stack_size() -> u64 {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
+/// The guest's initial stack: its size (the soft `RLIMIT_STACK`), and the
+/// room below its top it may grow into if the program raises the limit
+/// (growsdown.rs G3): up to the hard limit, at most 256 MiB (a room of
+/// 1 GiB left a static-PIE program's code memory no room within 2 GiB of
+/// its image, which the kernel maps just above the stack), and none when
+/// `RLIMIT_AS` is finite (the placeholders would count against it).
+fn stack_size() -> (u64, u64) {
+    let get = |res| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        #[allow(unsafe_code)]
+        // SAFETY: r is a valid out pointer.
+        let ok = unsafe { libc::getrlimit(res, &mut r) } == 0;
+        ok.then_some(r)
     };
-    #[allow(unsafe_code)]
-    // SAFETY: r is a valid out pointer.
-    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } == 0 {
-        r.rlim_cur
-    } else {
-        8 << 20
+    let stack = get(libc::RLIMIT_STACK);
+    let size = stack
+        .map_or(8 << 20, |r| r.rlim_cur)
+        .clamp(1 << 20, 1 << 30);
+    let unlimited = get(libc::RLIMIT_AS).is_some_and(|r| r.rlim_cur == libc::RLIM_INFINITY);
+    let room = match stack {
+        Some(r) if unlimited => r.rlim_max.clamp(size, (256 << 20).max(size)),
+        _ => size,
     };
-    cur.clamp(1 << 20, 1 << 30)
+    (size, room)
 }
 
 impl Vm {
@@ -126,15 +140,18 @@ impl Vm {
             mapped: base,
             limit: base + BRK_RESERVE,
         };
+        let (stack_size, stack_room) = stack_size();
         let req = StackRequest {
             argv,
             envp,
             execfn,
-            stack_size: stack_size(),
+            stack_size,
+            stack_room,
             interp_base: interp_image.as_ref().map_or(0, |i| i.bias),
         };
         let stack = loader::build_stack(&image, plan, &req)?;
         mem.insert(stack.region.start.0, stack.region.end.0, stack.region.prot);
+        mem.hold(stack.room.0, stack.room.1);
         // The kernel's stack mapping at execve: what fs/exec.c's
         // setup_arg_pages leaves (arguments, environment, 128 KiB).
         let top = stack.region.end.0;

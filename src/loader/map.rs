@@ -368,18 +368,32 @@ pub fn build_stack(
         w: true,
         x: plan.stack_exec,
     };
-    let stack = Mapping::anonymous(size + PAGE_SIZE, prot_flags(prot), MapFlags::MAP_STACK)?;
-    // SAFETY: the lowest page belongs to `stack`, mapped just now and
-    // referred to by nothing else; it becomes the guard page.
-    unsafe { protect(stack.addr, PAGE_SIZE, Prot::default())? };
-    let start = stack.addr + PAGE_SIZE;
-    let top = start + size;
+    // Room to grow into below the stack, a guard page at least: held
+    // `PROT_NONE`, so that nothing else lands there.
+    let room = page_up(req.stack_room).map_or(size, |r| r.max(size)) + PAGE_SIZE;
+    let stack = Mapping::reserve(room)?;
+    let (start, top) = (stack.addr + room - size, stack.addr + room);
+    // SAFETY: [start, top) lies in `stack`, reserved just now and
+    // referred to by nothing else.
+    unsafe {
+        mmap_anonymous(
+            Some(nonzero(start, size)?),
+            nonzero(size, size)?,
+            prot_flags(prot),
+            // As growsdown.rs G1 maps what it grows (no MAP_STACK, which
+            // newer kernels mark no-huge-page): the pieces merge into one
+            // mapping, as the kernel's grown stack is one.
+            MapFlags::MAP_PRIVATE | MapFlags::MAP_FIXED | MapFlags::MAP_GROWSDOWN,
+        )
+    }
+    .map_err(|errno| LoadError::MapFailed { len: size, errno })?;
     let img = layout_stack(top, image, req, &host, random);
     // SAFETY: [img.sp, top) lies inside the read-write part of `stack`
     // (`check_request` bounded the image by a quarter of `size`).
     unsafe {
         std::ptr::copy_nonoverlapping(img.bytes.as_ptr(), img.sp as *mut u8, img.bytes.len())
     };
+    let low = stack.addr;
     stack.keep();
     Ok(InitialStack {
         sp: GuestAddr(img.sp),
@@ -388,6 +402,7 @@ pub fn build_stack(
             end: GuestAddr(top),
             prot,
         },
+        room: (low, start),
         auxv: img.auxv,
     })
 }

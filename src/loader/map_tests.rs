@@ -345,6 +345,7 @@ fn builds_the_initial_stack() {
         envp: &envp,
         execfn,
         stack_size: 8 << 20,
+        stack_room: 0,
         interp_base: 0,
     };
     let stack = build_stack(&image, &p, &req).unwrap();
@@ -360,6 +361,34 @@ fn builds_the_initial_stack() {
         },
     );
     assert_mapped(lo - PAGE_SIZE, lo, Prot::default());
+    assert_eq!(
+        stack.room,
+        (lo - PAGE_SIZE, lo),
+        "a guard page, no room asked"
+    );
+    // Room asked for: held below the stack, which grows down into it.
+    let roomy = build_stack(
+        &image,
+        &p,
+        &StackRequest {
+            stack_room: 64 << 20,
+            ..req
+        },
+    )
+    .unwrap();
+    let (rlo, rtop) = (roomy.region.start.0, roomy.region.end.0);
+    assert_eq!((roomy.room.1, rtop - rlo), (rlo, 8 << 20));
+    assert_eq!(rtop - roomy.room.0, (64 << 20) + PAGE_SIZE);
+    assert_mapped(roomy.room.0, rlo, Prot::default());
+    let gd = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let at = gd
+        .find(&format!("{rlo:x}-{rtop:x} "))
+        .expect("the stack's own mapping");
+    let flags = gd[at..]
+        .lines()
+        .find(|l| l.starts_with("VmFlags:"))
+        .unwrap();
+    assert!(flags.split_whitespace().any(|f| f == "gd"), "{flags}");
 
     let sp = stack.sp.0;
     assert_eq!(sp % 16, 0);
@@ -456,6 +485,7 @@ fn stack_is_executable_when_the_program_asks() {
         envp: &[],
         execfn: b"x",
         stack_size: 64 << 10,
+        stack_room: 0,
         interp_base: 0,
     };
     let stack = build_stack(&image, &p, &req).unwrap();
@@ -485,6 +515,7 @@ fn stack_request_errors() {
         envp: &[],
         execfn: b"x",
         stack_size: 8 << 20,
+        stack_room: 0,
         interp_base: 0,
     };
     assert!(matches!(
@@ -497,6 +528,7 @@ fn stack_request_errors() {
         envp: &envp,
         execfn: b"x",
         stack_size: 8 << 20,
+        stack_room: 0,
         interp_base: 0,
     };
     let e = build_stack(&image, &p, &req).unwrap_err();
@@ -508,6 +540,7 @@ fn stack_request_errors() {
             envp: &[],
             execfn: b"x",
             stack_size: size,
+            stack_room: 0,
             interp_base: 0,
         };
         assert!(
@@ -551,6 +584,7 @@ fn load_and_run(f: &[u8], argv: &[&str]) -> (i32, String) {
         envp: &envp,
         execfn: b"/tmp/probe",
         stack_size: 8 << 20,
+        stack_room: 0,
         interp_base: 0,
     };
     let stack = build_stack(&image, &p, &req).unwrap();

@@ -47,7 +47,8 @@
 //! let image = loader::load(&bytes, &plan, Role::Program { brk_room, mmap_room })?;
 //! // With plan.interp: read and plan that file, load it with Role::Interpreter.
 //! let req = StackRequest { argv: &argv, envp: &envp, execfn: path,
-//!                          stack_size: 8 << 20, interp_base: 0 };
+//!                          stack_size: 8 << 20, stack_room: 1 << 30,
+//!                          interp_base: 0 };
 //! let stack = loader::build_stack(&image, &plan, &req)?;
 //! ```
 
@@ -262,6 +263,9 @@ pub struct StackRequest<'a> {
     /// Size of the guest stack in bytes (rounded up to a page); callers
     /// normally pass 8 MiB, Linux's default `RLIMIT_STACK`.
     pub stack_size: u64,
+    /// Address space below the stack's top it may grow into later (a
+    /// `RLIMIT_STACK` the program raises): at least `stack_size`.
+    pub stack_room: u64,
     /// `AT_BASE`: the interpreter's load address (its load bias), 0 for a
     /// program without one.
     pub interp_base: u64,
@@ -272,9 +276,12 @@ pub struct StackRequest<'a> {
 pub struct InitialStack {
     /// Where `rsp` starts: points at argc; 16-byte aligned.
     pub sp: GuestAddr,
-    /// The usable stack. One `PROT_NONE` guard page sits just below
-    /// `region.start`.
+    /// The usable stack, mapped `MAP_GROWSDOWN`.
     pub region: Region,
+    /// The `PROT_NONE` reservation just below `region.start` (a guard page
+    /// at least, up to the request's `stack_room`): the caller's
+    /// placeholders, which the stack grows into (dispatch/growsdown.rs).
+    pub room: (u64, u64),
     /// The auxiliary vector as written, `(AT_NULL, 0)` terminator included
     /// (what `/proc/self/auxv` would show).
     pub auxv: Vec<(u64, u64)>,

@@ -243,6 +243,7 @@ mod tests {
             envp: &[],
             execfn: b"/prog",
             stack_size: 1 << 20,
+            stack_room: 0,
             interp_base: 0x7fff_f7fc_3000,
         };
         let keys = |host: &HostAux| -> Vec<u64> {
@@ -293,6 +294,7 @@ mod tests {
                         envp: &envp,
                         execfn: &execfn,
                         stack_size: 1 << 20,
+                        stack_room: 0,
                         interp_base: 0,
                     };
                     let bound = check_request(&req, 1 << 20).unwrap();

@@ -13,10 +13,15 @@
 //!     scheduling or priority call's, a `SIGEV_THREAD_ID` timer's, an
 //!     `F_SETOWN`/`F_SETOWN_EX` owner) gives what the kernel gives for an
 //!     id no task has: ESRCH (EINVAL for the timer).
-//!
-//! Not hidden: `/proc/self/fd` and `/proc/self/task` list them.
+//! N3: reading this process's own `/proc` listings (`getdents`,
+//!     `getdents64` on a directory the kernel names `/proc/PID/fd`,
+//!     `fdinfo` or `task`, or a thread's `fd` or `fdinfo`) leaves
+//!     hotlift's descriptors and threads out; a piece of entries that were
+//!     all hotlift's is followed by the next, as the kernel's next call
+//!     would give it. One `readlink` of the descriptor a call tells the
+//!     directory. (`/proc/self/status` still counts hotlift's threads.)
 
-use super::guest_io::guest_read;
+use super::guest_io::{guest_read, guest_write_bytes};
 use crate::dispatch::Vm;
 
 const EBADF: i64 = -(libc::EBADF as i64);
@@ -134,4 +139,139 @@ fn own_thread_named(nr: u64, a: &[u64; 6]) -> Option<i64> {
         _ => false,
     };
     named.then_some(ESRCH)
+}
+
+/// N3: what a `getdents`/`getdents64` of this process's own `/proc`
+/// listings (`fd`, `fdinfo`, `task`, and a thread's `fd` and `fdinfo`)
+/// gives, hotlift's descriptors and threads left out; None for any other
+/// directory (one `readlink` of the descriptor tells).
+pub(super) fn listing(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
+    let kind = own_listing(a[0] as i32)?;
+    // Entries are read into hotlift's memory and the guest's kept copied
+    // out: at most 64 KiB a call (getdents may give fewer than fit).
+    let len = (a[2] as usize).min(64 << 10);
+    let mut buf = vec![0u8; len];
+    // struct linux_dirent64 names at 19, the old linux_dirent at 18.
+    let name_at = if nr as i64 == libc::SYS_getdents64 {
+        19
+    } else {
+        18
+    };
+    loop {
+        let args = [a[0], buf.as_mut_ptr() as u64, len as u64, 0, 0, 0];
+        // SAFETY: the buffer is ours and `len` bytes long.
+        let n = unsafe { crate::host::syscall6(nr, args) };
+        if n <= 0 {
+            return Some(n);
+        }
+        let kept = keep_entries(&mut buf[..n as usize], name_at, |name| match kind {
+            Listing::Fds => name.parse().is_ok_and(crate::host::is_own_fd),
+            Listing::Threads => name.parse().is_ok_and(crate::own_thread::is_own_tid),
+        });
+        // Every entry of the piece was hotlift's: the next piece, as the
+        // kernel's next call would give it.
+        if kept == 0 {
+            continue;
+        }
+        return Some(if guest_write_bytes(vm, a[1], &buf[..kept]) {
+            kept as i64
+        } else {
+            -(libc::EFAULT as i64)
+        });
+    }
+}
+
+/// Which of this process's listings N3 filters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    Fds,
+    Threads,
+}
+
+/// The listing descriptor `fd` is open on, if it is one of N3's.
+fn own_listing(fd: i32) -> Option<Listing> {
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    let rest = path
+        .to_str()?
+        .strip_prefix("/proc/")?
+        .strip_prefix(&std::process::id().to_string())?;
+    match rest {
+        "/task" => Some(Listing::Threads),
+        "/fd" | "/fdinfo" => Some(Listing::Fds),
+        _ => {
+            let (tid, what) = rest.strip_prefix("/task/")?.split_once('/')?;
+            tid.parse::<u32>().ok()?;
+            matches!(what, "fd" | "fdinfo").then_some(Listing::Fds)
+        }
+    }
+}
+
+/// Drop the entries of `buf` (records of `d_reclen` at byte 16, the name
+/// NUL-terminated at `name_at`) whose name `hide` says, closing the gaps;
+/// the bytes kept. A record that does not hold together ends the walk
+/// there (the kernel's never do).
+fn keep_entries(buf: &mut [u8], name_at: usize, hide: impl Fn(&str) -> bool) -> usize {
+    let (mut from, mut to) = (0usize, 0usize);
+    while from + name_at < buf.len() {
+        let reclen = usize::from(u16::from_ne_bytes([buf[from + 16], buf[from + 17]]));
+        if reclen <= name_at || from + reclen > buf.len() {
+            break;
+        }
+        let name = &buf[from + name_at..from + reclen];
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        let hidden = std::str::from_utf8(name).is_ok_and(&hide);
+        if !hidden {
+            buf.copy_within(from..from + reclen, to);
+            to += reclen;
+        }
+        from += reclen;
+    }
+    to
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `linux_dirent64` records named `names`, each padded to 8 bytes.
+    fn records(names: &[&str]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let reclen = (19 + n.len() + 1).div_ceil(8) * 8;
+            let mut r = vec![0u8; reclen];
+            r[..8].copy_from_slice(&(i as u64 + 1).to_ne_bytes());
+            r[16..18].copy_from_slice(&(reclen as u16).to_ne_bytes());
+            r[19..19 + n.len()].copy_from_slice(n.as_bytes());
+            out.extend(r);
+        }
+        out
+    }
+
+    fn names(buf: &[u8]) -> Vec<String> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        while at < buf.len() {
+            let reclen = usize::from(u16::from_ne_bytes([buf[at + 16], buf[at + 17]]));
+            let name = &buf[at + 19..at + reclen];
+            let end = name.iter().position(|&b| b == 0).unwrap();
+            out.push(String::from_utf8(name[..end].to_vec()).unwrap());
+            at += reclen;
+        }
+        out
+    }
+
+    /// N3: hidden entries go and the rest close up in order; a record
+    /// that does not hold together ends the walk; nothing kept is 0.
+    #[test]
+    fn a_listing_keeps_the_guests_entries_in_order() {
+        let mut buf = records(&[".", "..", "0", "1", "251", "2", "1000000"]);
+        let kept = keep_entries(&mut buf, 19, |n| n == "251" || n == "1000000");
+        assert_eq!(names(&buf[..kept]), [".", "..", "0", "1", "2"]);
+        let mut all = records(&["7", "8"]);
+        assert_eq!(keep_entries(&mut all, 19, |_| true), 0);
+        let mut cut = records(&["0", "1"]);
+        let n = cut.len() - 3;
+        let kept = keep_entries(&mut cut[..n], 19, |_| false);
+        assert_eq!(names(&cut[..kept]), ["0"]);
+    }
 }

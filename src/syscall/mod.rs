@@ -342,6 +342,7 @@ pub fn handle(vm: &mut Vm) -> Result<Flow, VmError> {
     let own = match nr as i64 {
         _ if hidden.is_some() => hidden,
         _ if queued.is_some() => queued,
+        libc::SYS_getdents64 | libc::SYS_getdents => hidden::listing(vm, nr, &a),
         libc::SYS_readlink => selfview::readlink(vm, None, a[0], a[1], a[2]),
         libc::SYS_readlinkat => selfview::readlink(vm, Some(a[0]), a[1], a[2], a[3]),
         libc::SYS_open => selfview::open(vm, nr, a, 0, a[1]),
