@@ -266,7 +266,7 @@ fn planted_difference_is_caught() {
         "{report}"
     );
     assert!(
-        report.contains("-/proc/self/task has"),
+        report.contains("-/proc/self/status counts"),
         "the diff shows the line: {report}"
     );
     let doc = json(&j);
@@ -276,13 +276,13 @@ fn planted_difference_is_caught() {
     let (tests, failures, _, _) = junit(&x);
     assert_eq!(tests, 6);
     assert!(failures >= 1);
-    // Filtering the line away leaves the syscalls (the task directory
-    // lists another entry) ...
+    // Filtering the line away leaves the syscalls (a `sched_yield` per
+    // thread) ...
     let o = compare(
         &dir,
         &[
             "--filter-stdout",
-            "^/proc/self/task has",
+            "^/proc/self/status counts",
             "--",
             exe.to_str().unwrap(),
         ],
@@ -294,7 +294,7 @@ fn planted_difference_is_caught() {
         &dir,
         &[
             "--filter-stdout",
-            "^/proc/self/task has",
+            "^/proc/self/status counts",
             "--no-syscalls",
             "--",
             exe.to_str().unwrap(),
@@ -355,13 +355,16 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     assert_eq!(outcome(&json(&j), "exit status"), "fail");
     assert!(text(&o).contains("FAIL  exit status"), "{}", text(&o));
     // A difference on stderr: caught, then ignored or filtered away; the
-    // syscalls then differ only in what `getdents64` returned and the
-    // line written, which --ignore-syscall and --syscall-mask take out.
+    // syscalls then differ only in what the status file's `read`s
+    // returned, the `sched_yield`s and the line written, which
+    // --ignore-syscall and --syscall-mask take out.
     let same_calls = [
         "--ignore-syscall",
-        "getdents64",
+        "read",
+        "--ignore-syscall",
+        "sched_yield",
         "--syscall-mask",
-        r"has \d+ entries",
+        r"counts \d+",
     ];
     let with = |extra: &[&str]| {
         let mut a = vec!["--json", js];
@@ -378,7 +381,7 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     let o = with(&["--ignore-stderr"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "stderr"), "skip");
-    let o = with(&["--filter-stderr", "^/proc/self/task has"]);
+    let o = with(&["--filter-stderr", "^/proc/self/status counts"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "stderr"), "pass");
     // --ignore-stdout, and --context: more context, longer diff.
@@ -387,7 +390,7 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     let diff_lines = |ctx: &str| {
         let o = compare(
             &dir,
-            &["--context", ctx, "--ignore-syscall", "getdents64", "--", m],
+            &["--context", ctx, "--ignore-syscall", "sched_yield", "--", m],
         );
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         String::from_utf8_lossy(&o.stdout)

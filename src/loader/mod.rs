@@ -47,7 +47,7 @@
 //! let image = loader::load(&bytes, &plan, Role::Program { brk_room, mmap_room })?;
 //! // With plan.interp: read and plan that file, load it with Role::Interpreter.
 //! let req = StackRequest { argv: &argv, envp: &envp, execfn: path,
-//!                          stack_size: 8 << 20, stack_room: 1 << 30,
+//!                          stack_size: 8 << 20, stack_room: 256 << 20,
 //!                          interp_base: 0 };
 //! let stack = loader::build_stack(&image, &plan, &req)?;
 //! ```

@@ -18,8 +18,10 @@
 //!     `fdinfo` or `task`, or a thread's `fd` or `fdinfo`) leaves
 //!     hotlift's descriptors and threads out; a piece of entries that were
 //!     all hotlift's is followed by the next, as the kernel's next call
-//!     would give it. One `readlink` of the descriptor a call tells the
-//!     directory. (`/proc/self/status` still counts hotlift's threads.)
+//!     would give it. Looked at only once the guest opened such a
+//!     listing (selfview.rs `opened` sees every procfs open): from then
+//!     on, one `readlink` of the descriptor a call tells the directory.
+//!     (`/proc/self/status` still counts hotlift's threads.)
 
 use super::guest_io::{guest_read, guest_write_bytes};
 use crate::dispatch::Vm;
@@ -146,7 +148,10 @@ fn own_thread_named(nr: u64, a: &[u64; 6]) -> Option<i64> {
 /// gives, hotlift's descriptors and threads left out; None for any other
 /// directory (one `readlink` of the descriptor tells).
 pub(super) fn listing(vm: &Vm, nr: u64, a: &[u64; 6]) -> Option<i64> {
-    let kind = own_listing(a[0] as i32)?;
+    if !LISTING_OPENED.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let kind = listing_of(&super::memfile::kernel_path(a[0] as i32)?)?;
     // Entries are read into hotlift's memory and the guest's kept copied
     // out: at most 64 KiB a call (getdents may give fewer than fit).
     let len = (a[2] as usize).min(64 << 10);
@@ -188,22 +193,27 @@ enum Listing {
     Threads,
 }
 
-/// The listing descriptor `fd` is open on, if it is one of N3's.
-fn own_listing(fd: i32) -> Option<Listing> {
-    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
-    let rest = path
-        .to_str()?
-        .strip_prefix("/proc/")?
-        .strip_prefix(&std::process::id().to_string())?;
-    match rest {
-        "/task" => Some(Listing::Threads),
-        "/fd" | "/fdinfo" => Some(Listing::Fds),
-        _ => {
-            let (tid, what) = rest.strip_prefix("/task/")?.split_once('/')?;
-            tid.parse::<u32>().ok()?;
-            matches!(what, "fd" | "fdinfo").then_some(Listing::Fds)
-        }
+/// N3: whether the guest opened one of the listings (selfview.rs
+/// `opened`): until then no `getdents` looks at its descriptor.
+static LISTING_OPENED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// N3 for a procfs file the guest just opened, the kernel's `path` for it.
+pub(super) fn opened(path: &[u8]) {
+    if listing_of(path).is_some() {
+        LISTING_OPENED.store(true, std::sync::atomic::Ordering::Relaxed);
     }
+}
+
+/// Which of N3's listings the procfs directory the kernel calls `path`
+/// is, if it is one of this process's.
+fn listing_of(path: &[u8]) -> Option<Listing> {
+    let (id, name) = super::memfile::proc_file(path)?;
+    let kind = match name {
+        b"task" => Listing::Threads,
+        b"fd" | b"fdinfo" => Listing::Fds,
+        _ => return None,
+    };
+    super::memfile::own_id(id).then_some(kind)
 }
 
 /// Drop the entries of `buf` (records of `d_reclen` at byte 16, the name

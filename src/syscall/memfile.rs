@@ -81,7 +81,7 @@ fn mem_owner(path: &[u8]) -> Option<u32> {
 }
 
 /// Is `id` this process (its pid, or one of its threads' ids)?
-fn own_id(id: u32) -> bool {
+pub(super) fn own_id(id: u32) -> bool {
     let pid = crate::guest_mem::own_pid() as u32;
     id == pid || std::path::Path::new(&format!("/proc/{pid}/task/{id}")).exists()
 }

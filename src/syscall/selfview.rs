@@ -493,6 +493,7 @@ pub fn opened(vm: &Vm, fd: i64, flags: u64) -> i64 {
                 close();
                 return serve_view(vm, view, flags);
             }
+            super::hidden::opened(&path);
             super::memfile::opened(vm, fd, flags, &path)
         }
         Some(TMPFS_MAGIC) if hotlift_object(vm, fd as i32) => {

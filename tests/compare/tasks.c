@@ -1,28 +1,34 @@
 /* A planted difference for `hotlift compare`: prints how many threads its
- * process has (/proc/self/task). Natively that is its one thread; under
- * hotlift the process also holds hotlift's monitor thread, so stdout
- * differs and compare must report it. (It counted /proc/self/maps lines
- * until hotlift showed the guest only its own mappings.)
+ * process has (the `Threads:` line of /proc/self/status). Natively that is
+ * its one thread; under hotlift the process also holds hotlift's monitor
+ * thread, which the status file counts, so stdout differs and compare
+ * must report it, and so do its syscalls (a `sched_yield` per thread). (It counted /proc/self/maps lines until hotlift showed
+ * the guest only its own mappings, then /proc/self/task entries until
+ * hotlift left its threads out of that listing.)
  *
  * With an argument the difference goes elsewhere: `stderr` prints the line
  * to stderr instead, `status` exits with the count (plus 1, below 256)
  * and prints nothing. */
-#include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
 int main(int argc, char **argv) {
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
         return 2;
     int tasks = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        tasks += e->d_name[0] != '.';
-    closedir(d);
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &tasks) == 1)
+            break;
+    fclose(f);
+    /* The syscalls differ too: one sched_yield per thread counted. */
+    for (int i = 0; i < tasks; i++)
+        sched_yield();
     if (argc > 1 && strcmp(argv[1], "status") == 0)
         return 1 + tasks % 255;
     fprintf(argc > 1 && strcmp(argv[1], "stderr") == 0 ? stderr : stdout,
-            "/proc/self/task has %d entries\n", tasks);
+            "/proc/self/status counts %d threads\n", tasks);
     return 0;
 }
