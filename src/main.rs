@@ -43,6 +43,8 @@ fn main() {
         report(info);
         std::process::abort();
     }));
+    // Before any thread exists (host.rs H2).
+    hotlift::host::grow_fd_table();
     hotlift::anon::tune_malloc();
     hotlift::anon::reserve_address_space();
     hotlift::profile::remember_umask();

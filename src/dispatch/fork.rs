@@ -207,8 +207,11 @@ impl Vm {
             std::mem::forget(paused);
             super::process::Threads::keep_only(&mut threads, &self.entry, stop);
             drop(threads);
-            // Its monitor thread is about to start (anon.rs R1).
+            // Its monitor thread is about to start (anon.rs R1), and the
+            // copied descriptor table holds only the open numbers: grown
+            // again while this thread is alone (host.rs H2).
             crate::anon::room_for_thread(locked.mem.spans());
+            crate::host::grow_fd_table();
             // F2. A child that cannot have code memory of its own ends
             // here, before any of its code ran: its monitor is still the
             // parent's, which a failure's usual path would wait for.
