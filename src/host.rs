@@ -370,7 +370,10 @@ mod tests {
         let top = super::own_fd_limit() - 1;
         assert!(top < super::OWN_FD_CEILING as i32);
         // SAFETY: F_GETFD only reads the descriptor's flags.
-        assert!(unsafe { libc::fcntl(top, libc::F_GETFD) } < 0, "fd {top} left open");
+        assert!(
+            unsafe { libc::fcntl(top, libc::F_GETFD) } < 0,
+            "fd {top} left open"
+        );
         let fd = super::dup_high(2).unwrap();
         assert!(fd <= top && fd > top - 64, "dup_high gave {fd}, top {top}");
         super::close_fd(fd);

@@ -167,11 +167,17 @@ impl CodeMem {
     /// In the new child, its only thread, before anything writes code:
     /// memory of its own above what it shares with its parent (sharing.rs
     /// S1); with `keep` false, the child flushes every translation next.
+    /// The child's code starts in its own memory, past the rest of the
+    /// last shared chunk: its first block does not copy that chunk (at
+    /// most 64 KB of code memory left unused, once a process).
     pub fn after_fork_child(&mut self, keep: bool, arena_used: usize) -> std::io::Result<()> {
         let end = self.shared_end(keep);
         self.sharing.fresh(end, self.arena_kept(keep, arena_used))?;
         // The new memory is not populated (I7).
         self.populated = self.populated.min(end);
+        if keep {
+            self.used = self.used.max(end.min(self.size));
+        }
         Ok(())
     }
 
@@ -261,6 +267,12 @@ impl CodeMem {
             );
         }
         self.populated = to;
+    }
+
+    /// Is the code memory at `at` still shared with a forked process
+    /// (sharing.rs S1)?
+    pub fn shares(&self, at: HostAddr) -> bool {
+        self.sharing.shared(at.0)
     }
 
     /// Point the rel32 field at `field` to `target` (I2).

@@ -32,6 +32,11 @@
 //!     until one of them writes there: every write to code memory first
 //!     makes its chunk the writer's own (sharing.rs S1–S3), so no process
 //!     runs a link or code another wrote, and a fork copies no code.
+//!     A direct exit in a chunk still shared is linked only once it has
+//!     gone through the dispatcher [`LINK_SHARED_AFTER`] times
+//!     ([`CodeCache::link_due`]): a forked child that runs a few exits
+//!     into its new code and exits copies no chunk for them (two 64 KB
+//!     chunks a python child before).
 #![allow(unsafe_code)]
 
 mod blocks;
@@ -200,7 +205,15 @@ pub struct CodeCache {
     /// The direct exits linked to each block since the last full flush:
     /// (rel32 field, where it pointed before), to unlink (drop.rs).
     links_in: drop::Appended<u32, (HostAddr, HostAddr)>,
+    /// Dispatcher passes of direct exits whose rel32 field lies in code
+    /// memory still shared with a forked process (I8), by field.
+    shared_passes: hashbrown::HashMap<u64, u32>,
 }
+
+/// Dispatcher passes after which a direct exit in shared code memory is
+/// linked, its chunk copied (I8): a chunk's copy costs about what 100
+/// passes do.
+pub const LINK_SHARED_AFTER: u32 = 32;
 
 impl CodeCache {
     pub fn new(mem: CodeMem, view: std::sync::Arc<CodeView>) -> CodeCache {
@@ -215,7 +228,25 @@ impl CodeCache {
             sites_from: 0,
             page_blocks: Default::default(),
             links_in: Default::default(),
+            shared_passes: Default::default(),
         }
+    }
+
+    /// Should the direct exit whose rel32 field is `field`, which has just
+    /// gone through the dispatcher, be linked now (I8)? Always where its
+    /// code is this process's own; in code shared with a forked process,
+    /// at its [`LINK_SHARED_AFTER`]th pass.
+    pub fn link_due(&mut self, field: HostAddr) -> bool {
+        if !self.mem.shares(field) {
+            return true;
+        }
+        let n = self.shared_passes.entry(field.0).or_insert(0);
+        *n += 1;
+        if *n < LINK_SHARED_AFTER {
+            return false;
+        }
+        self.shared_passes.remove(&field.0);
+        true
     }
 
     /// Exit site `id` of code generation `gen` (I6).

@@ -179,6 +179,15 @@ impl Sharing {
         Ok(())
     }
 
+    /// Is the chunk holding execute-view address `at` still shared (S1)?
+    /// False outside code memory.
+    pub fn shared(&self, at: u64) -> bool {
+        self.any.load(Ordering::Acquire)
+            && at >= self.rx
+            && at - self.rx < self.len as u64
+            && self.marked(((at - self.rx) as usize) / CHUNK)
+    }
+
     fn marked(&self, c: usize) -> bool {
         self.marks[c / 64].load(Ordering::Acquire) & (1 << (c % 64)) != 0
     }
@@ -260,4 +269,31 @@ unsafe fn place(p: *mut u8, len: usize, rx: u64, rw: *mut u8) -> std::io::Result
         return fail(p);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Sharing, CHUNK};
+
+    /// `shared` answers by chunk, only inside code memory, and only once
+    /// a fork marked something (cache I8's lazy links read it).
+    #[test]
+    fn shared_reads_the_marks_by_chunk() {
+        let rx = 0x4000_0000u64;
+        // The views are never touched: only the marks are read.
+        let s = Sharing::new(rx, std::ptr::null_mut(), 4 * CHUNK);
+        assert!(!s.shared(rx), "nothing is shared before a fork");
+        s.share_below(2 * CHUNK);
+        assert!(s.shared(rx) && s.shared(rx + 2 * CHUNK as u64 - 1));
+        assert!(
+            !s.shared(rx + 2 * CHUNK as u64),
+            "the chunk above the fork's end"
+        );
+        assert!(
+            !s.shared(rx - 1) && !s.shared(rx + 4 * CHUNK as u64),
+            "outside code memory"
+        );
+        s.share_range(3 * CHUNK + 10, 3 * CHUNK + 20);
+        assert!(s.shared(rx + 3 * CHUNK as u64) && !s.shared(rx + 2 * CHUNK as u64));
+    }
 }

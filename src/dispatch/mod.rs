@@ -569,7 +569,14 @@ impl Vm {
                 // I2: a flush during translation removed the site.
                 if !proc.opts.no_chain && l.cache.flushes == gen {
                     match l.cache.lookup(site.target) {
-                        Some(to) if l.cache.block(to).host == host => l.cache.link(field, to)?,
+                        Some(to) if l.cache.block(to).host == host => {
+                            // Code shared with a forked process is linked
+                            // once the exit proves hot (cache I8).
+                            if !l.cache.link_due(field) {
+                                return Ok(Some(host));
+                            }
+                            l.cache.link(field, to)?
+                        }
                         // A path-profiled function's entry (paths/engine).
                         _ if redirect.is_some() => l.cache.mem.patch_rel32(field, host)?,
                         // A block run once (a fetch past the end of a
