@@ -57,15 +57,21 @@ pub fn maps_range(line: &str) -> Option<(u64, u64)> {
 }
 
 /// Give the calling thread a descriptor table of its own
-/// (`unshare(CLONE_FILES)`), holding only stderr: the files it opens then
-/// take no descriptor number the guest's next `open` would have got (a
-/// helper thread reading module files while the guest runs). The copies of
-/// the other descriptors are closed at once, so the thread holds no
-/// guest file open (a pipe's end, which would keep its reader from seeing
-/// end of file); stderr stays for hotlift's own one-line warnings. False
-/// when the kernel refuses (the table is shared then). Threads a thread
-/// with its own table starts share that table. Used by every thread of
-/// hotlift's that opens files while the guest runs: the file reader
+/// (`unshare(CLONE_FILES)`), holding only hotlift's stderr: the files it
+/// opens then take no descriptor number the guest's next `open` would
+/// have got (a helper thread reading module files while the guest runs).
+/// The copies of the other descriptors are closed at once, so the thread
+/// holds no guest file open (a pipe's end, which would keep its reader
+/// from seeing end of file): fd 2 stays only while it is still the file
+/// hotlift started with ([`note_closed_std_fds`]), and hotlift's own copy
+/// of it ([`keep_stderr`]) stays, for hotlift's one-line warnings. (A
+/// forked child's monitor copies its table once awake, monitor I5: by
+/// then the guest may have put a pipe's write end at fd 2, or hotlift its
+/// vfork pipe's where the guest had closed fd 2, which the monitor then
+/// held open for ever — a shell waited on it.) False when the kernel
+/// refuses (the table is shared then). Threads a thread with its own
+/// table starts share that table. Used by every thread of hotlift's that
+/// opens files while the guest runs: the file reader
 /// (dispatch/module_files.rs A4), the monitor and the store's reader.
 pub fn private_fd_table() -> bool {
     // SAFETY: unshare(CLONE_FILES) copies the calling thread's table and
@@ -74,12 +80,45 @@ pub fn private_fd_table() -> bool {
         if libc::unshare(libc::CLONE_FILES) != 0 {
             return false;
         }
-        // A kernel without close_range (before 5.9) leaves the copies
-        // open: descriptor numbers are still the thread's own.
-        libc::syscall(libc::SYS_close_range, 0u32, 1u32, 0u32);
-        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    }
+    // A kernel without close_range (before 5.9) leaves the copies open:
+    // descriptor numbers are still the thread's own.
+    let close_range = |from: u32, to: u32| {
+        if from <= to {
+            // SAFETY: closes descriptors of this thread's own copy.
+            unsafe { libc::syscall(libc::SYS_close_range, from, to, 0u32) };
+        }
+    };
+    close_range(0, 1);
+    if !is_starting_stderr(2) {
+        close_fd(2);
+    }
+    match u32::try_from(own_fd(OwnFd::Stderr)) {
+        Ok(s) if s >= 3 => {
+            close_range(3, s - 1);
+            close_range(s + 1, u32::MAX);
+        }
+        _ => close_range(3, u32::MAX),
     }
     true
+}
+
+/// The identity (device, inode) of the stderr hotlift started with, none
+/// if fd 2 was closed ([`note_closed_std_fds`]).
+static STDERR_ID: std::sync::Mutex<Option<(u64, u64)>> = std::sync::Mutex::new(None);
+
+/// The identity (device, inode) of the file at `fd`, if open.
+fn file_id(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: fstat writes one `stat` into the struct it is given.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
+}
+
+/// Is `fd` the stderr hotlift started with (the same file)?
+fn is_starting_stderr(fd: i32) -> bool {
+    let start = *STDERR_ID.lock().unwrap_or_else(|e| e.into_inner());
+    start.is_some() && file_id(fd) == start
 }
 
 /// The affinity mask as the kernel reports it: its byte length is the
@@ -222,6 +261,9 @@ pub fn note_closed_std_fds() {
         }
     }
     STD_CLOSED.store(closed, std::sync::atomic::Ordering::Relaxed);
+    if closed & 4 == 0 {
+        *STDERR_ID.lock().unwrap_or_else(|e| e.into_inner()) = file_id(2);
+    }
 }
 
 /// Close again, for the guest about to start, the descriptors 0-2 that
