@@ -179,14 +179,19 @@ pub enum OwnFd {
     Log = 1,
     /// A profile opened before the guest ran (dispatch/profiling).
     Profile = 2,
+    /// A vfork parent's end of its wait pipe (dispatch/fork.rs F4).
+    VforkWait = 3,
+    /// The write end of the vfork pipe a child holds until its `execve`
+    /// or end (and its parent until the wait begins).
+    VforkExec = 4,
 }
 
 /// H1: the guest's syscalls do not see hotlift's own descriptors
 /// (syscall/hidden.rs: EBADF, as for a closed one; `close_range` passes
 /// over them; a `dup2` onto one moves it away first: [`move_own_fd`]).
 /// Each lives in its slot, read at each use, so that a move is seen.
-static OWN_FDS: [std::sync::atomic::AtomicI32; 3] =
-    [const { std::sync::atomic::AtomicI32::new(-1) }; 3];
+static OWN_FDS: [std::sync::atomic::AtomicI32; 5] =
+    [const { std::sync::atomic::AtomicI32::new(-1) }; 5];
 
 /// The descriptor of `slot`, -1 if none (H1).
 pub fn own_fd(slot: OwnFd) -> i32 {
@@ -204,6 +209,12 @@ pub fn set_own_fd(slot: OwnFd, fd: i32) -> bool {
 /// Empty `slot`, giving its descriptor (-1 if none) to the caller.
 pub fn take_own_fd(slot: OwnFd) -> i32 {
     OWN_FDS[slot as usize].swap(-1, std::sync::atomic::Ordering::AcqRel)
+}
+
+/// Empty `slot` if it holds `fd` (another thread's may be there now).
+pub fn release_own_fd(slot: OwnFd, fd: i32) {
+    use std::sync::atomic::Ordering;
+    let _ = OWN_FDS[slot as usize].compare_exchange(fd, -1, Ordering::AcqRel, Ordering::Acquire);
 }
 
 /// Is `fd` one of hotlift's own (H1)?

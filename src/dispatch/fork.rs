@@ -140,6 +140,9 @@ impl Vm {
                 .raw_os_error()
                 .unwrap_or(libc::EAGAIN) as i64));
         }
+        if vfork {
+            hold_vfork_pipe(&mut fds);
+        }
         let proc = self.proc.clone();
         let parent_profile = proc.prof.profile_path().map(|p| p.display().to_string());
         // F1: one fork at a time, the monitor thread still (monitor I4),
@@ -312,6 +315,12 @@ impl Vm {
         // A vfork pipe this process inherited from its own vfork parent
         // is not its child's to hold (F4); this one's write end is.
         let inherited = self.proc.vfork_fd.swap(fds[1], Ordering::AcqRel);
+        // Its parent's end is not this process's; the write end is.
+        crate::host::take_own_fd(crate::host::OwnFd::VforkWait);
+        crate::host::take_own_fd(crate::host::OwnFd::VforkExec);
+        if fds[1] >= 0 {
+            crate::host::set_own_fd(crate::host::OwnFd::VforkExec, fds[1]);
+        }
         for fd in [inherited, fds[0]].into_iter().filter(|&fd| fd >= 0) {
             // SAFETY: descriptors hotlift opened and the guest never saw.
             unsafe { libc::close(fd) };
@@ -355,11 +364,13 @@ const VFORK_HOLD_MS: i32 = 50;
 /// -1); at most `ms` milliseconds (F8), or for ever when negative. True
 /// when the child did, and then the read end is closed too.
 fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
+    use crate::host::{release_own_fd, OwnFd};
     let [r, w] = fds;
     let deadline = crate::clock::monotonic_ns().saturating_add(ms.max(0) as u64 * 1_000_000);
     // SAFETY: our own descriptors; poll on a local struct.
     unsafe {
         if w >= 0 {
+            release_own_fd(OwnFd::VforkExec, w);
             libc::close(w);
         }
         let mut p = libc::pollfd {
@@ -375,6 +386,7 @@ fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
             };
             let n = libc::poll(&mut p, 1, left);
             if n > 0 {
+                release_own_fd(OwnFd::VforkWait, r);
                 libc::close(r);
                 return true;
             }
@@ -382,5 +394,23 @@ fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
                 return false;
             }
         }
+    }
+}
+
+/// F4: the vfork pipe's ends move to high descriptors and are hotlift's
+/// own (host.rs H1): the guest's threads see no number taken (a vfork
+/// child's second `open` got 5, not 4), and a child replacing or closing
+/// its descriptors cannot end its parent's wait before its `execve`.
+/// Where no high number is free the ends stay where they are; a slot
+/// taken already (another thread's vfork waiting, or this process a vfork
+/// child still holding its own parent's pipe) leaves that end unlisted.
+fn hold_vfork_pipe(fds: &mut [i32; 2]) {
+    use crate::host::{close_fd, dup_high, set_own_fd, OwnFd};
+    for (fd, slot) in fds.iter_mut().zip([OwnFd::VforkWait, OwnFd::VforkExec]) {
+        if let Some(high) = dup_high(*fd) {
+            close_fd(*fd);
+            *fd = high;
+        }
+        set_own_fd(slot, *fd);
     }
 }
