@@ -313,6 +313,12 @@ fn own_fd_limit() -> i32 {
 /// own 65th descriptor — against 8 µs here.
 pub fn grow_fd_table() {
     let top = own_fd_limit() - 1;
+    // SAFETY: F_GETFD only reads the descriptor's flags.
+    if unsafe { libc::fcntl(top, libc::F_GETFD) } >= 0 {
+        // Open already (a forked child's copy of an own descriptor): the
+        // table holds it; a copy of it would grow the table past it.
+        return;
+    }
     for fd in 0..3 {
         // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor (>= top) that
         // nothing else owns; it is closed at once.

@@ -359,10 +359,15 @@ impl Vm {
 /// child's `execve` or end (its other threads' rings may fill meanwhile).
 const VFORK_HOLD_MS: i32 = 50;
 
+/// How often a vfork parent's wait looks for a signal that ends the guest
+/// (the host handlers restart the poll: signal D3).
+const FATAL_LOOK_MS: i32 = 20;
+
 /// F4: wait until the child closes the pipe's write end (by `execve` or
 /// by ending), closing this side's copy of it first (`fds[1]`, unless
-/// -1); at most `ms` milliseconds (F8), or for ever when negative. True
-/// when the child did, and then the read end is closed too.
+/// -1); at most `ms` milliseconds (F8), or for ever when negative, but
+/// never past a signal that ends the guest. True when the child did, and
+/// then the read end is closed too.
 fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
     use crate::host::{release_own_fd, OwnFd};
     let [r, w] = fds;
@@ -380,9 +385,10 @@ fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
         };
         loop {
             let left = if ms < 0 {
-                -1
+                FATAL_LOOK_MS
             } else {
-                (deadline.saturating_sub(crate::clock::monotonic_ns()) / 1_000_000) as i32
+                let left = deadline.saturating_sub(crate::clock::monotonic_ns()) / 1_000_000;
+                (left as i32).min(FATAL_LOOK_MS)
             };
             let n = libc::poll(&mut p, 1, left);
             if n > 0 {
@@ -390,7 +396,14 @@ fn wait_for_exec(fds: [i32; 2], ms: i32) -> bool {
                 libc::close(r);
                 return true;
             }
-            if n == 0 || *libc::__errno_location() != libc::EINTR || left == 0 {
+            // A signal that ends the guest (signal I4) ends the wait: a
+            // vfork parent dies of it at once natively, however long its
+            // child runs (its handlers, though, wait for the child).
+            if crate::runtime::pending_fatal().is_some() {
+                return false;
+            }
+            let timed_out = ms >= 0 && crate::clock::monotonic_ns() >= deadline;
+            if n < 0 && *libc::__errno_location() != libc::EINTR || timed_out {
                 return false;
             }
         }
