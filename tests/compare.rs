@@ -266,7 +266,7 @@ fn planted_difference_is_caught() {
         "{report}"
     );
     assert!(
-        report.contains("-/proc/self/status counts"),
+        report.contains("-/proc/self/stat counts"),
         "the diff shows the line: {report}"
     );
     let doc = json(&j);
@@ -282,7 +282,7 @@ fn planted_difference_is_caught() {
         &dir,
         &[
             "--filter-stdout",
-            "^/proc/self/status counts",
+            "^/proc/self/stat counts",
             "--",
             exe.to_str().unwrap(),
         ],
@@ -294,7 +294,7 @@ fn planted_difference_is_caught() {
         &dir,
         &[
             "--filter-stdout",
-            "^/proc/self/status counts",
+            "^/proc/self/stat counts",
             "--no-syscalls",
             "--",
             exe.to_str().unwrap(),
@@ -381,7 +381,7 @@ fn threads_times_and_the_options_that_shape_a_comparison() {
     let o = with(&["--ignore-stderr"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "stderr"), "skip");
-    let o = with(&["--filter-stderr", "^/proc/self/status counts"]);
+    let o = with(&["--filter-stderr", "^/proc/self/stat counts"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(outcome(&json(&j), "stderr"), "pass");
     // --ignore-stdout, and --context: more context, longer diff.

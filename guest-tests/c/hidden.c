@@ -8,13 +8,13 @@
  *      works, nothing else is open;
  *   3. /proc/self/fd, /proc/self/fdinfo and /proc/thread-self/fd list
  *      0 and 1 only (and the listing's own descriptor), /proc/self/task
- *      the one thread;
+ *      the one thread, and /proc/self/status counts it alone;
  *   4. every thread id in /proc/self/task other than the caller's (there
  *      is none) and none takes a signal 0 (tgkill, tkill, kill), a
  *      SIGEV_THREAD_ID timer or an F_SETOWN_EX owner (hotlift's monitor
  *      thread took all three, and was listed).
  * hotlift's own descriptors showed up in 1 and were closed or replaced
- * by 2, and were listed by 3. The count form (single-stepped) tries 64
+ * by 2, and were listed (and counted by `status`) in 3. The count form (single-stepped) tries 64
  * numbers and stops after 2. */
 #define _GNU_SOURCE
 #include "common.h"
@@ -74,6 +74,15 @@ int main(int argc, char **argv) {
     printf("3. listed: fd %d, fdinfo %d, thread-self fd %d, task %d\n",
            listed("/proc/self/fd"), listed("/proc/self/fdinfo"),
            listed("/proc/thread-self/fd"), listed("/proc/self/task"));
+    FILE *st = fopen("/proc/self/status", "r");
+    CHECK(st != NULL);
+    char line[256];
+    int threads = -1;
+    while (fgets(line, sizeof line, st))
+        if (sscanf(line, "Threads: %d", &threads) == 1)
+            break;
+    fclose(st);
+    printf("3. status: %d threads\n", threads);
 
     pid_t pid = getpid(), self = (pid_t)syscall(SYS_gettid);
     DIR *d = opendir("/proc/self/task");

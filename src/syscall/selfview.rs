@@ -20,6 +20,8 @@
 //!     `[vvar]` and `[vsyscall]` stay (the vDSO's lines until the guest
 //!     unmaps it: hotlift keeps it, syscall/mem/mod.rs I8). The copy is made at `open`, read
 //!     from a memory file; asking to write it is `EACCES`, as natively.
+//!     `status` is served the same way with its `Threads:` count the
+//!     guest's own (hotlift's running threads left out).
 //! I5: its `mem` files are memfile.rs's: looked at by what the kernel
 //!     opened, not by the path given.
 //! I6: an entry of its own `/proc/self/map_files` (by any of the names of
@@ -43,8 +45,8 @@
 //!     a tmpfs one is `fstat`ed (and `maps` read when it is unlinked). I4
 //!     and I6 by path stay, and save the open where they see it.
 //! `open` here is `open`, `openat` and `openat2` alike. Other `/proc/self`
-//! files (`pagemap`, `status`) still show hotlift's process (README,
-//! threat model).
+//! files (`pagemap`, `stat`, the rest of `status`) still show hotlift's
+//! process (README, threat model).
 
 use super::{guest_write_bytes, syscall6, EFAULT};
 use crate::dispatch::Vm;
@@ -269,6 +271,7 @@ enum View {
     Maps,
     Smaps,
     NumaMaps,
+    Status,
 }
 
 fn names_view(path: &[u8]) -> Option<View> {
@@ -276,10 +279,28 @@ fn names_view(path: &[u8]) -> Option<View> {
         (View::Maps, &b"maps"[..]),
         (View::Smaps, b"smaps"),
         (View::NumaMaps, b"numa_maps"),
+        (View::Status, b"status"),
     ]
     .into_iter()
     .find(|(_, name)| names_self(path, name))
     .map(|(v, _)| v)
+}
+
+/// I4: the kernel's `status` text `real` with its `Threads:` count less
+/// hotlift's `own` running threads (the monitor's and helpers'): the
+/// guest's threads, as natively.
+fn status_view(real: &str, own: usize) -> String {
+    let mut out = String::with_capacity(real.len());
+    for line in real.split_inclusive('\n') {
+        let count = line
+            .strip_prefix("Threads:")
+            .and_then(|n| n.trim().parse::<usize>().ok());
+        match count {
+            Some(n) => out.push_str(&format!("Threads:\t{}\n", n.saturating_sub(own).max(1))),
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// Labels the kernel gives memory the guest uses but did not map itself.
@@ -513,6 +534,7 @@ fn kernel_view(path: &[u8]) -> Option<View> {
         b"maps" => View::Maps,
         b"smaps" => View::Smaps,
         b"numa_maps" => View::NumaMaps,
+        b"status" => View::Status,
         _ => return None,
     };
     super::memfile::is_own_id(id).then_some(view)
@@ -556,6 +578,13 @@ fn serve_view(vm: &Vm, view: View, flags: u64) -> i64 {
             View::Maps => "/proc/self/maps",
             View::Smaps => "/proc/self/smaps",
             View::NumaMaps => "/proc/self/numa_maps",
+            View::Status => {
+                let Ok(real) = std::fs::read_to_string("/proc/self/status") else {
+                    return -(libc::EMFILE as i64);
+                };
+                let text = status_view(&real, crate::own_thread::running());
+                return serve(text.as_bytes(), flags);
+            }
         };
         let (guest, heap) = {
             let l = vm.proc.lock();
@@ -581,6 +610,16 @@ fn serve_view(vm: &Vm, view: View, flags: u64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// I4: `status` counts the guest's threads only; nothing else moves.
+    #[test]
+    fn status_counts_the_guests_threads() {
+        let real = "Name:\tsh\nThreads:\t3\nSigQ:\t0/1\n";
+        assert_eq!(status_view(real, 1), "Name:\tsh\nThreads:\t2\nSigQ:\t0/1\n");
+        assert_eq!(status_view(real, 5), "Name:\tsh\nThreads:\t1\nSigQ:\t0/1\n");
+        assert_eq!(status_view("Name:\tx\n", 1), "Name:\tx\n");
+        assert_eq!(names_view(b"/proc/self/status"), Some(View::Status));
+    }
 
     /// I6: the range of a `map_files` entry of this process, by any of
     /// its names; none for another process's or other files.
@@ -694,7 +733,8 @@ mod tests {
         for p in ["/proc/1/maps", "/proc/self/maps", "/tmp/maps"] {
             assert!(kernel_view(p.as_bytes()).is_none(), "{p}");
         }
-        assert!(kernel_view(format!("/proc/{pid}/status").as_bytes()).is_none());
+        assert!(kernel_view(format!("/proc/{pid}/status").as_bytes()) == Some(View::Status));
+        assert!(kernel_view(format!("/proc/{pid}/stat").as_bytes()).is_none());
     }
 
     #[test]
