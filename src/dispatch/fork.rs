@@ -315,13 +315,23 @@ impl Vm {
         // A vfork pipe this process inherited from its own vfork parent
         // is not its child's to hold (F4); this one's write end is.
         let inherited = self.proc.vfork_fd.swap(fds[1], Ordering::AcqRel);
-        // Its parent's end is not this process's; the write end is.
-        crate::host::take_own_fd(crate::host::OwnFd::VforkWait);
-        crate::host::take_own_fd(crate::host::OwnFd::VforkExec);
+        // The parent's vfork pipes (this fork's read end, or another
+        // thread's vfork waiting meanwhile) are not this process's to
+        // hold: a write end kept here would hold that wait until this
+        // process's own exec. This fork's write end is.
+        use crate::host::{set_own_fd, take_own_fd, OwnFd};
+        let others = [take_own_fd(OwnFd::VforkWait), take_own_fd(OwnFd::VforkExec)];
         if fds[1] >= 0 {
-            crate::host::set_own_fd(crate::host::OwnFd::VforkExec, fds[1]);
+            set_own_fd(OwnFd::VforkExec, fds[1]);
         }
-        for fd in [inherited, fds[0]].into_iter().filter(|&fd| fd >= 0) {
+        let others = others
+            .into_iter()
+            .filter(|&fd| fd != fds[0] && fd != fds[1] && fd != inherited);
+        for fd in [inherited, fds[0]]
+            .into_iter()
+            .chain(others)
+            .filter(|&fd| fd >= 0)
+        {
             // SAFETY: descriptors hotlift opened and the guest never saw.
             unsafe { libc::close(fd) };
         }
