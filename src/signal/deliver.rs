@@ -446,16 +446,18 @@ impl Vm {
         let fp = word(sc + 8 * SC_FPSTATE);
         // The code segment the frame returns to: 64-bit user code, or
         // 32-bit (which hotlift does not run: it stops and says so);
-        // anything else faults natively as the kernel returns to it
-        // (SIGSEGV; here the guest dies of it, its handler not run).
-        match (word(sc + 8 * SC_SEGS) & 0xffff) | 3 {
+        // anything else faults natively as the kernel returns to it, the
+        // frame restored: a general protection fault at the frame's
+        // registers (below).
+        let cs = (word(sc + 8 * SC_SEGS) & 0xffff) | 3;
+        match cs {
             0x33 => {}
             0x23 => {
                 return Err(VmError::Host(format!(
                     "rt_sigreturn at guest {at} returns to 32-bit code (CS 0x23), which hotlift does not run"
                 )))
             }
-            _ => return self.die_of_bad_frame(uc, at),
+            _ => {}
         }
         if fp != 0 && !self.restore_xstate(&frame, fp) {
             return self.die_of_bad_frame(uc, at);
@@ -487,7 +489,32 @@ impl Vm {
         self.set_guest_mask(word(UC_SIGMASK));
         super::release_own_pending(self);
         self.push_words(&[TAG_SIGRETURN]);
+        if cs != 0x33 {
+            return self.bad_return_segment(cs, at);
+        }
         Ok(())
+    }
+
+    /// The frame just restored returns to code segment `cs`, neither
+    /// 64-bit nor 32-bit user code: the kernel's return to user mode
+    /// faults, and the thread takes SIGSEGV (SI_KERNEL, a general
+    /// protection fault naming the selector) at the restored registers —
+    /// to its handler, or its end where it has none or blocks it.
+    fn bad_return_segment(&mut self, cs: u64, at: crate::types::GuestAddr) -> Result<(), VmError> {
+        let sig = libc::SIGSEGV;
+        let mut info = [0u8; 128];
+        info[0..4].copy_from_slice(&sig.to_le_bytes());
+        info[8..12].copy_from_slice(&0x80i32.to_le_bytes());
+        if self.deliver_sync(sig, &info, [cs & 0xfffc, 13, 0])? {
+            return Ok(());
+        }
+        if self.opts().verbose {
+            crate::host::say!(
+                "hotlift: rt_sigreturn at {at} returns to code segment {cs:#x}: SIGSEGV"
+            );
+        }
+        self.finish(crate::profile::Ending::Signal { signal: sig });
+        crate::status::die_with(sig)
     }
 
     /// Are the `len` bytes at `addr` the guest's memory? A frame (or its
