@@ -78,15 +78,6 @@ pub fn is_own_tid(tid: i32) -> bool {
             .any(|s| s.load(std::sync::atomic::Ordering::Acquire) == tid)
 }
 
-/// T1: how many of hotlift's own threads run now (the guest's
-/// `/proc/self/status` leaves them out: syscall/selfview.rs I4).
-pub fn running() -> usize {
-    OWN_TIDS
-        .iter()
-        .filter(|s| s.load(std::sync::atomic::Ordering::Acquire) != 0)
-        .count()
-}
-
 /// T1: in a forked child, before it starts threads of its own.
 pub fn forked() {
     for s in &OWN_TIDS {

@@ -21,7 +21,7 @@
 //!     unmaps it: hotlift keeps it, syscall/mem/mod.rs I8). The copy is made at `open`, read
 //!     from a memory file; asking to write it is `EACCES`, as natively.
 //!     `status` is served the same way with its `Threads:` count the
-//!     guest's own (hotlift's running threads left out).
+//!     guest's own (hotlift's thread registry).
 //! I5: its `mem` files are memfile.rs's: looked at by what the kernel
 //!     opened, not by the path given.
 //! I6: an entry of its own `/proc/self/map_files` (by any of the names of
@@ -286,17 +286,18 @@ fn names_view(path: &[u8]) -> Option<View> {
     .map(|(v, _)| v)
 }
 
-/// I4: the kernel's `status` text `real` with its `Threads:` count less
-/// hotlift's `own` running threads (the monitor's and helpers'): the
-/// guest's threads, as natively.
-fn status_view(real: &str, own: usize) -> String {
+/// I4: the kernel's `status` text `real` with its `Threads:` count that
+/// of the guest's threads, `guest` (hotlift's registry: its own threads,
+/// the monitor's and helpers', are not there, nor one of the guest's
+/// past its exit).
+fn status_view(real: &str, guest: usize) -> String {
     let mut out = String::with_capacity(real.len());
     for line in real.split_inclusive('\n') {
         let count = line
             .strip_prefix("Threads:")
             .and_then(|n| n.trim().parse::<usize>().ok());
         match count {
-            Some(n) => out.push_str(&format!("Threads:\t{}\n", n.saturating_sub(own).max(1))),
+            Some(_) => out.push_str(&format!("Threads:\t{}\n", guest.max(1))),
             None => out.push_str(line),
         }
     }
@@ -479,7 +480,7 @@ fn serve(text: &[u8], flags: u64) -> i64 {
 pub fn open(vm: &Vm, nr: u64, a: [u64; 6], path_arg: usize, flags: u64) -> Option<i64> {
     let path = guest_cstr(a[path_arg])?;
     if let Some(view) = names_view(&path) {
-        return Some(serve_view(vm, view, flags));
+        return Some(serve_view(vm, view, &path, flags));
     }
     if hidden_map_file(vm, &path, (path_arg == 1).then_some(a[0])) {
         return Some(-(libc::ENOENT as i64));
@@ -512,7 +513,7 @@ pub fn opened(vm: &Vm, fd: i64, flags: u64) -> i64 {
             };
             if let Some(view) = kernel_view(&path) {
                 close();
-                return serve_view(vm, view, flags);
+                return serve_view(vm, view, &path, flags);
             }
             super::hidden::opened(&path);
             super::memfile::opened(vm, fd, flags, &path)
@@ -570,19 +571,24 @@ fn hotlift_object(vm: &Vm, fd: i32) -> bool {
     })
 }
 
-/// I4: a copy of the kernel's `view` file cut to the guest's memory,
-/// served as a memory file, or the errno.
-fn serve_view(vm: &Vm, view: View, flags: u64) -> i64 {
+/// I4: a copy of the kernel's `view` file cut to the guest's memory (for
+/// `status`, the file at `path` with the guest's thread count), served as
+/// a memory file, or the errno.
+fn serve_view(vm: &Vm, view: View, path: &[u8], flags: u64) -> i64 {
     {
         let file = match view {
             View::Maps => "/proc/self/maps",
             View::Smaps => "/proc/self/smaps",
             View::NumaMaps => "/proc/self/numa_maps",
             View::Status => {
-                let Ok(real) = std::fs::read_to_string("/proc/self/status") else {
+                // A thread's own (`task/TID`, `thread-self`): read by the
+                // name the guest's open had, this process's.
+                use std::os::unix::ffi::OsStrExt;
+                let name = std::ffi::OsStr::from_bytes(path);
+                let Ok(real) = std::fs::read_to_string(name) else {
                     return -(libc::EMFILE as i64);
                 };
-                let text = status_view(&real, crate::own_thread::running());
+                let text = status_view(&real, vm.proc.threads.count());
                 return serve(text.as_bytes(), flags);
             }
         };
@@ -615,8 +621,8 @@ mod tests {
     #[test]
     fn status_counts_the_guests_threads() {
         let real = "Name:\tsh\nThreads:\t3\nSigQ:\t0/1\n";
-        assert_eq!(status_view(real, 1), "Name:\tsh\nThreads:\t2\nSigQ:\t0/1\n");
-        assert_eq!(status_view(real, 5), "Name:\tsh\nThreads:\t1\nSigQ:\t0/1\n");
+        assert_eq!(status_view(real, 2), "Name:\tsh\nThreads:\t2\nSigQ:\t0/1\n");
+        assert_eq!(status_view(real, 0), "Name:\tsh\nThreads:\t1\nSigQ:\t0/1\n");
         assert_eq!(status_view("Name:\tx\n", 1), "Name:\tx\n");
         assert_eq!(names_view(b"/proc/self/status"), Some(View::Status));
     }
