@@ -633,3 +633,45 @@ fn an_execve_too_big_fails_in_the_guest() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// dispatch/forkpath.rs: a forked child reports the blocks it made, and
+/// its parent makes them before its next fork, so that only the first
+/// child of a path makes them; the stub the parent rewrites before each
+/// fork (c-fork-paths, whose statuses guest_diff checks against native)
+/// is made again from its new bytes by a child when the parent's store
+/// dropped the block it had made.
+#[test]
+fn later_children_inherit_the_path_an_earlier_one_made() {
+    let exe = guest_program("c-fork-paths");
+    let dir = scratch("forkpaths");
+    let (code, profiles) = run_tree(&dir, &[], &[exe.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let seen = check_tree(&dir, &profiles);
+    assert_eq!(counts(&seen, "fork"), 5, "{seen:?}");
+    let total = |p: &Value, k: &str| p["totals"][k].as_u64().unwrap();
+    let children: Vec<&Value> = profiles
+        .values()
+        .filter(|p| p["process"]["began"] == "fork")
+        .collect();
+    let made: Vec<u64> = children
+        .iter()
+        .map(|p| total(p, "translated_blocks"))
+        .collect();
+    assert_eq!(
+        made.iter().filter(|&&n| n > 2).count(),
+        1,
+        "one child makes the path, the others at most the rewritten stub: {made:?}"
+    );
+    let insns: Vec<u64> = children
+        .iter()
+        .map(|p| total(p, "guest_instructions"))
+        .collect();
+    assert!(insns.windows(2).all(|w| w[0] == w[1]), "{insns:?}");
+    let parent = &profiles["p.json"];
+    let prepared = total(parent, "fork_prepared_blocks");
+    assert!(
+        prepared >= 10 && prepared <= total(parent, "translated_blocks"),
+        "the parent made the path for its later children: {prepared}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

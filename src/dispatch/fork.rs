@@ -72,6 +72,10 @@
 //!     interrupt to the core of any other thread of the parent (python's
 //!     50 spawns: ~80 a spawn). Once the child's memory is gone, a write
 //!     only makes the page writable again.
+//! F9: before each fork the parent makes the blocks its earlier children
+//!     made (their path after the fork, which it never ran itself), so
+//!     that the child inherits them (forkpath.rs): a python child made
+//!     ~90 blocks again in every fork.
 #![allow(unsafe_code)]
 
 use std::sync::atomic::Ordering;
@@ -148,6 +152,8 @@ impl Vm {
         // F1: one fork at a time, the monitor thread still (monitor I4),
         // then the locks in the documented order.
         let one = proc.forking.lock().unwrap_or_else(|e| e.into_inner());
+        // F9: what earlier children made, made here for the next.
+        self.prepare_fork_paths();
         let paused = proc
             .prof
             .monitor
@@ -225,6 +231,8 @@ impl Vm {
             }
             // kept/mod.rs K3: a forked child keeps nothing.
             locked.kept.forked();
+            // F9: it reports the blocks it makes to this parent.
+            locked.fork_paths.forked();
             locked.cache.forked();
             // F3. This thread runs where the process could before the
             // parent's monitor pinned it; a forked child's monitor does
@@ -296,6 +304,71 @@ impl Vm {
             }
         }
         Ok(pid as i64)
+    }
+
+    /// F9: the blocks the children forked so far made that this process
+    /// has not, made now, as its dispatcher would (forkpath.rs FP2):
+    /// where its memory is executable and it has no block; then linked
+    /// from the direct exits that go to them, and in this thread's lookup
+    /// table (the child's thread is this one's copy): a child whose code
+    /// is still its parent's links no exit (cache I8), and went through
+    /// the dispatcher ~90 times. Not under path profiling, whose children
+    /// start from empty code (F2).
+    fn prepare_fork_paths(&mut self) {
+        if self.proc.paths.is_some() {
+            return;
+        }
+        let proc = self.proc.clone();
+        let mut l = proc.lock();
+        let max = proc.opts.max_block_insns as usize;
+        let mut made = std::collections::HashSet::new();
+        for addr in l.fork_paths.take_new() {
+            let at = GuestAddr(addr);
+            if l.cache.lookup(at).is_some() || l.mem.exec_end(addr).is_none() {
+                continue;
+            }
+            // FP4: one that cannot be made is the child's to make.
+            match self.translate_with(&mut l, at, max, true, true) {
+                Ok(id) if l.cache.lookup(at) == Some(id) => {
+                    l.fork_paths.prepared += 1;
+                    made.insert(addr);
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        if made.is_empty() || proc.opts.no_chain {
+            return;
+        }
+        let flushes = l.cache.flushes;
+        for k in 0..l.cache.sites.len() {
+            let site = l.cache.sites[k];
+            let crate::cache::SiteKind::Direct { field } = site.kind else {
+                continue;
+            };
+            if !made.contains(&site.target.0) {
+                continue;
+            }
+            let Some(to) = l.cache.lookup(site.target) else {
+                continue;
+            };
+            if l.cache.mem.rel32_target(field) != l.cache.block(to).host
+                && l.cache.link(field, to).is_err()
+            {
+                break;
+            }
+            // A flush (none expected: linking only writes code) ends it.
+            if l.cache.flushes != flushes {
+                return;
+            }
+        }
+        self.sync_ibl();
+        for &addr in &made {
+            if let Some(id) = l.cache.lookup(GuestAddr(addr)) {
+                let host = l.cache.block(id).host;
+                self.ibl.insert(GuestAddr(addr), host);
+            }
+        }
     }
 
     /// The child's side once its process is its own (F2, F3): its thread's

@@ -22,6 +22,7 @@ mod epoch;
 pub mod exec;
 mod flags;
 mod fork;
+mod forkpath;
 mod growsdown;
 mod guest_access;
 mod hooks;
@@ -349,7 +350,12 @@ impl Vm {
                 let id = self.translate_with(l, addr, max, true, true)?;
                 // Not listed: a block run once (a fetch past the end of a
                 // file), which no lookup may find.
-                (id, l.cache.lookup(addr) == Some(id))
+                let listed = l.cache.lookup(addr) == Some(id);
+                if listed {
+                    // forkpath.rs FP1: a forked child's, for its parent.
+                    l.fork_paths.report(addr.0);
+                }
+                (id, listed)
             }
         };
         let host = l.cache.block(id).host;

@@ -55,6 +55,8 @@ pub struct Locked {
     pub translate_ticks: u64,
     /// Translations kept across runs (kept/mod.rs).
     pub kept: super::kept::Kept,
+    /// The blocks forked children made, for the next (forkpath.rs).
+    pub fork_paths: super::forkpath::ForkPaths,
 }
 
 /// I4: how long a stop before a flush waits for the other threads.

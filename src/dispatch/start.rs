@@ -267,6 +267,7 @@ impl Vm {
                 cache,
                 translate_ticks: 0,
                 kept: Default::default(),
+                fork_paths: Default::default(),
             }),
             view,
             protected: ProtectedPages::new(PROTECTED_SLOTS),

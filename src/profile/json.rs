@@ -491,6 +491,7 @@ mod tests {
             translated: 0,
             block_base: 0,
             kept_blocks: 0,
+            fork_prepared_blocks: 0,
         });
         let module: std::sync::Arc<str> = "lib\\odd\".so".into();
         for (i, (symbol, taken)) in [(None, None), (Some("f\u{7f}ü\n"), Some(7))]

@@ -87,6 +87,9 @@ pub struct Inputs<'a> {
     pub inherited_blocks: usize,
     /// Blocks placed from kept translations (`Totals::kept_blocks`).
     pub kept_blocks: u64,
+    /// Blocks made for forked children's paths
+    /// (`Totals::fork_prepared_blocks`).
+    pub fork_prepared_blocks: u64,
     /// Translations this process made, in every id epoch
     /// (`Totals::translated_blocks`).
     pub translated: u64,
@@ -131,6 +134,7 @@ impl Profile {
         let mut totals = Totals {
             translated_blocks: inp.translated,
             kept_blocks: inp.kept_blocks,
+            fork_prepared_blocks: inp.fork_prepared_blocks,
             ..Totals::default()
         };
         // I1: aggregate every translation of one guest address.

@@ -155,6 +155,12 @@ pub struct Totals {
     /// 2026-12-01).
     #[serde(default)]
     pub kept_blocks: u64,
+    /// Of those, blocks made before a fork because an earlier forked
+    /// child made them (its path after the fork, dispatch/forkpath.rs),
+    /// run here only if this process ran them itself (absent before
+    /// 2026-12-05).
+    #[serde(default)]
+    pub fork_prepared_blocks: u64,
     /// Block executions by how the block ended (`exit_name`).
     #[serde(default)]
     pub exits: BTreeMap<Cow<'static, str>, u64>,

@@ -189,9 +189,9 @@ impl Process {
         // translations are read from the block table where the profile
         // lists them, not copied (a forked python child would copy its
         // parent's 38,000 to list the few hundred it ran).
-        let (translate_ticks, kept_blocks) = match self.locked.try_lock() {
-            Ok(l) => (l.translate_ticks, l.kept.placed),
-            Err(_) => (0, 0),
+        let (translate_ticks, kept_blocks, fork_prepared_blocks) = match self.locked.try_lock() {
+            Ok(l) => (l.translate_ticks, l.kept.placed, l.fork_paths.prepared),
+            Err(_) => (0, 0, 0),
         };
         let setup = prof
             .setup_seconds
@@ -247,6 +247,7 @@ impl Process {
             translations: Some(&prof.blocks),
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
             kept_blocks,
+            fork_prepared_blocks,
             translated: prof
                 .blocks
                 .seq()
