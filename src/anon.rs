@@ -252,19 +252,24 @@ pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> 
 /// `vm.max_map_count`, give back a few steps of the reserve first, each
 /// a kernel mapping.
 pub fn room_for_thread(guest_spans: usize) {
-    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let max = *MAX.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/vm/max_map_count")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(65530)
-    });
-    if guest_spans + 4096 > max {
+    if guest_spans + 4096 > max_map_count() {
         // A thread's stacks, and a ring split in six (monitor/ring.rs).
         for _ in 0..12 {
             release_reserve();
         }
     }
+}
+
+/// `vm.max_map_count`, read once: a fork reads it before, so that no
+/// forked child reads the file again (python's: 50 µs a fork).
+pub fn max_map_count() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(65530)
+    })
 }
 
 /// Make the pages of `[p, p + len)` now, writable, rather than at their

@@ -154,6 +154,8 @@ impl Vm {
         let one = proc.forking.lock().unwrap_or_else(|e| e.into_inner());
         // F9: what earlier children made, made here for the next.
         self.prepare_fork_paths();
+        // Read once here, not by every child (anon.rs R1).
+        crate::anon::max_map_count();
         let paused = proc
             .prof
             .monitor
