@@ -269,8 +269,8 @@ impl Tables {
         self.ways = WordTable::default();
         self.block_hw = 0;
         self.unit_hw = UNIT_BASE as usize;
-        self.guests = Vec::new();
-        self.block_made = Vec::new();
+        self.guests = crate::anon::UnforkedVec::with_capacity(0);
+        self.block_made = crate::anon::UnforkedVec::with_capacity(0);
         self.by_guest = HashMap::new();
         self.unit_sb = Vec::new();
         self.unit_ops = Vec::new();

@@ -54,6 +54,7 @@ mod words;
 use super::calltree::{CallTree, ROOT};
 use super::Request;
 use super::{ExitKind, UNIT_BASE};
+use crate::anon::UnforkedVec;
 use crate::cache::{BlockMeta, BlockTable};
 use crate::contract::{block_word, word_block, EXIT_FALL, EXIT_TAKEN, PARTIAL, WORD_LIMIT};
 use ecache::EdgeCache;
@@ -199,10 +200,11 @@ pub struct Tables {
     block_hw: usize,
     /// Unit words made so far: from UNIT_BASE below this.
     unit_hw: usize,
-    /// Guest address of each block with words.
-    guests: Vec<u64>,
+    /// Guest address of each block with words. Both in memory a fork
+    /// does not copy, whose pages come when touched (`anon::UnforkedVec`).
+    guests: UnforkedVec<u64>,
     /// Which blocks have their words made (words.rs I2), by id.
-    block_made: Vec<bool>,
+    block_made: UnforkedVec<bool>,
     /// Guest address → the latest block there (targets into block ids).
     by_guest: HashMap<u64, u32>,
     /// Per unit from UNIT_BASE on: its superblock.
@@ -323,8 +325,8 @@ impl Default for Tables {
             ways: WordTable::default(),
             block_hw: 0,
             unit_hw: UNIT_BASE as usize,
-            guests: Vec::new(),
-            block_made: Vec::new(),
+            guests: UnforkedVec::with_capacity(0),
+            block_made: UnforkedVec::with_capacity(0),
             by_guest: HashMap::new(),
             unit_sb: Vec::new(),
             unit_ops: Vec::new(),
@@ -455,12 +457,17 @@ impl Tables {
             // To every block the table has: fresh zeroed memory, whose
             // pages come when touched (a forked child meets its parent's
             // blocks far apart: growing a step at a time zeroed and copied
-            // 300 KB of a python child's, a tenth of its monitor's time).
+            // 300 KB of a python child's, a tenth of its monitor's time;
+            // `vec![0; n]`, once malloc's mmap threshold had risen, took
+            // the memory from the heap and wrote all of it: 0.4 ms of a
+            // python child that writes its profile).
             let n = (i + 1).max(table.len()).max(2 * self.guests.len());
-            let mut guests = vec![0u64; n];
+            // SAFETY: zero is a valid u64 and a valid bool.
+            let mut guests = unsafe { UnforkedVec::<u64>::zeroed(n) };
             guests[..self.guests.len()].copy_from_slice(&self.guests);
             self.guests = guests;
-            let mut made = vec![false; n];
+            // SAFETY: as above.
+            let mut made = unsafe { UnforkedVec::<bool>::zeroed(n) };
             made[..self.block_made.len()].copy_from_slice(&self.block_made);
             self.block_made = made;
         }
