@@ -161,27 +161,70 @@ fn or_release(alloc: impl Fn() -> *mut u8) -> *mut u8 {
     p
 }
 
-// SAFETY: the system allocator's contract, passed through; a failed
-// `alloc` or `realloc` changes nothing, so trying again is sound.
+// SAFETY: the system allocator's contract, passed through, or the
+// monitor's heap's (arena.rs), chosen by the thread's flag for new memory
+// and by the address for memory given back; a failed `alloc` or `realloc`
+// changes nothing, so trying again is sound.
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if crate::arena::on() {
+            if let Some(p) = crate::arena::alloc(layout, false) {
+                return p;
+            }
+        }
         or_release(|| unsafe { System.alloc(layout) })
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if crate::arena::on() {
+            if let Some(p) = crate::arena::alloc(layout, true) {
+                return p;
+            }
+        }
         or_release(|| unsafe { System.alloc_zeroed(layout) })
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        or_release(|| unsafe { System.realloc(ptr, layout, new_size) })
+        match crate::arena::owns(ptr) {
+            // SAFETY: the monitor's heap's (arena.rs), as the caller says.
+            Some(true) => {
+                if let Some(p) = unsafe { crate::arena::realloc(ptr, layout, new_size) } {
+                    return p;
+                }
+            }
+            None if !crate::arena::on() => {
+                return or_release(|| unsafe { System.realloc(ptr, layout, new_size) });
+            }
+            // A dead ancestor's (arena.rs A2; never expected), or system
+            // memory the monitor grows: moved (into its heap, A1).
+            _ => {}
+        }
+        // SAFETY: a layout of the same alignment, `new_size` (non-zero, as
+        // the caller promises) bytes.
+        let new =
+            unsafe { self.alloc(Layout::from_size_align_unchecked(new_size, layout.align())) };
+        if !new.is_null() {
+            // SAFETY: both live, `min` of their sizes; the old freed once.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+        }
+        new
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
+        match crate::arena::owns(ptr) {
+            None => unsafe { System.dealloc(ptr, layout) },
+            // SAFETY: the monitor's heap's, as the caller says.
+            Some(true) => unsafe { crate::arena::free(ptr, layout) },
+            // A dead ancestor's (arena.rs A2): gone with it.
+            Some(false) => {}
+        }
     }
 }
 

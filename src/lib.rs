@@ -13,6 +13,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod anon;
+pub mod arena;
 pub mod backend;
 pub mod cache;
 pub mod cli;

@@ -47,6 +47,7 @@ fn main() {
     hotlift::host::grow_fd_table();
     hotlift::anon::tune_malloc();
     hotlift::anon::reserve_address_space();
+    hotlift::arena::reserve_zone();
     hotlift::profile::remember_umask();
     std::process::exit(hotlift::cli::main());
 }

@@ -212,6 +212,8 @@ impl Vm {
             return Ok(-(e.raw_os_error().unwrap_or(libc::EAGAIN) as i64));
         }
         if pid == 0 {
+            // Before anything is mapped (arena.rs A2).
+            crate::arena::forked();
             crate::guest_mem::forked();
             crate::own_thread::forked();
             // The parent's monitor did not come along: nothing to resume.

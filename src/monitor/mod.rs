@@ -58,6 +58,8 @@
 //!     drains every ring at the top of its loop, tells the second tier,
 //!     folds its tables (tables/epoch.rs I1) and only then says it did: no
 //!     id is given again before.
+//! I8: the monitor thread allocates from a heap a fork does not copy
+//!     (arena.rs), but in [`SecondTier`] (a forked child adopts its log).
 //!
 //! Ring entries: the words of `crate::contract` (units, and tagged
 //! records: syscalls, `rep` iterations, instructions that did not retire,
@@ -210,9 +212,9 @@ fn futex_wait(word: &AtomicU32, seen: u32, ns: i64) {
 
 /// The second tier (src/superblock: Pisat's mining, selection, building,
 /// review, the store's pre-building): what the monitor thread runs
-/// between its drain rounds, on the tables the rounds keep. The consumer
-/// calls into it only here; it reaches the tables through their public
-/// methods (the requests they make, their counts, `add_superblock`).
+/// between its drain rounds, on the tables the rounds keep, allocating
+/// from the system heap (I8). The consumer calls into it only here; it
+/// reaches the tables through their public methods (`add_superblock`…).
 pub trait SecondTier: Send {
     /// Before the first round (a forked child's inherited superblocks).
     fn begin(&mut self, tables: &mut Tables);
@@ -507,6 +509,8 @@ fn run(
     backoff_ns: i64,
     idle: Option<Idle>,
 ) -> Snapshot {
+    // I8 (not with a path profiler: the guest's threads share its tables).
+    let _heap = crate::arena::Scope::set(paths.is_none());
     // The sampler's clock starts with the monitor, idle or not (I5).
     let sampler = sampler::Sampler::new(sampling);
     if let Some(i) = &idle {

@@ -56,6 +56,8 @@ impl Tier {
 
 impl SecondTier for Tier {
     fn begin(&mut self, tables: &mut Tables) {
+        // monitor I8: what it makes, a forked child may read.
+        let _system = crate::arena::Scope::set(false);
         let inherited = self.builder.take_inherited();
         if !inherited.is_empty() {
             let source = self.builder.account_source();
@@ -64,6 +66,8 @@ impl SecondTier for Tier {
     }
 
     fn round(&mut self, tables: &mut Tables) {
+        // monitor I8: what it makes, a forked child may read.
+        let _system = crate::arena::Scope::set(false);
         if let Some(m) = self.miner.as_deref_mut() {
             round::offer(m, tables);
             round::mine(m, tables, self.builder.blocks().published());
@@ -76,6 +80,8 @@ impl SecondTier for Tier {
     }
 
     fn epoch(&mut self, tables: &mut Tables) {
+        // monitor I8: what it makes, a forked child may read.
+        let _system = crate::arena::Scope::set(false);
         self.builder.epoch(tables);
         if let Some(m) = self.miner.as_deref_mut() {
             m.epoch();
@@ -83,6 +89,8 @@ impl SecondTier for Tier {
     }
 
     fn end(&mut self, tables: &mut Tables) {
+        // monitor I8: what it makes, a forked child may read.
+        let _system = crate::arena::Scope::set(false);
         let b = &mut self.builder;
         b.settle();
         let mut stats = std::mem::take(&mut b.stats);
