@@ -52,27 +52,7 @@ pub fn reserve_address_space() {
     // 0x55…), and above AddressSanitizer's shadow, which ends at
     // 0x10007fff8000 (a reserve at 16 TiB failed its start-up).
     for hint in [2u64 << 44, 3 << 44, 4 << 44] {
-        // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE replaces nothing.
-        let p = unsafe {
-            libc::mmap(
-                hint as *mut libc::c_void,
-                RESERVE as usize,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE
-                    | libc::MAP_ANONYMOUS
-                    | libc::MAP_NORESERVE
-                    | libc::MAP_FIXED_NOREPLACE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            continue;
-        }
-        if p as u64 != hint {
-            // An old kernel that took the flag for a hint.
-            // SAFETY: the mapping just made.
-            unsafe { libc::munmap(p, RESERVE as usize) };
+        if !crate::arena::reserve_at(hint as usize, RESERVE as usize) {
             continue;
         }
         // One kernel mapping a step (every other one readable, so that

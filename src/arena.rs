@@ -118,32 +118,40 @@ pub fn reserve_zone() {
         (3 << 44) + (64 << 30),
         (4 << 44) + (64 << 30),
     ] {
-        // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE replaces nothing.
-        let p = unsafe {
-            libc::mmap(
-                hint as *mut libc::c_void,
-                SLICES * SLICE,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE
-                    | libc::MAP_ANONYMOUS
-                    | libc::MAP_NORESERVE
-                    | libc::MAP_FIXED_NOREPLACE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            continue;
+        if reserve_at(hint, SLICES * SLICE) {
+            HEAP.zone.store(hint, Ordering::Release);
+            return;
         }
-        if p as usize != hint {
-            // An old kernel that took the flag for a hint.
-            // SAFETY: the mapping just made.
-            unsafe { libc::munmap(p, SLICES * SLICE) };
-            continue;
-        }
-        HEAP.zone.store(hint, Ordering::Release);
-        return;
     }
+}
+
+/// Hold `[at, at + len)` (`PROT_NONE`, `MAP_NORESERVE`) if nothing is
+/// mapped there: true when it is held at exactly `at`.
+pub fn reserve_at(at: usize, len: usize) -> bool {
+    // SAFETY: a new PROT_NONE mapping; FIXED_NOREPLACE replaces nothing.
+    let p = unsafe {
+        libc::mmap(
+            at as *mut libc::c_void,
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return false;
+    }
+    if p as usize != at {
+        // An old kernel that took the flag for a hint.
+        // SAFETY: the mapping just made.
+        unsafe { libc::munmap(p, len) };
+        return false;
+    }
+    true
 }
 
 /// Is `p` in the zone, and in this process's slice (A2)?
@@ -275,25 +283,12 @@ pub fn forked() {
     let zone = HEAP.zone.load(Ordering::Relaxed);
     let k = HEAP.slice.swap(0, Ordering::Relaxed);
     if zone != 0 && k != 0 {
-        // SAFETY: the parent's slice, unmapped in this process (DONTFORK);
-        // reserved again before anything else can be mapped there.
-        let p = unsafe {
-            libc::mmap(
-                (zone + (k - 1) * SLICE) as *mut libc::c_void,
-                SLICE,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE
-                    | libc::MAP_ANONYMOUS
-                    | libc::MAP_NORESERVE
-                    | libc::MAP_FIXED_NOREPLACE,
-                -1,
-                0,
-            )
-        };
-        // Not held (an old kernel, no address space): whatever the kernel
-        // maps there later counts as a dead ancestor's, whose frees do
-        // nothing (anon.rs copies it on a resize): a leak at worst.
-        let _ = p;
+        // The parent's slice, unmapped in this process (DONTFORK), held
+        // again before anything else can be mapped there. Not held (an
+        // old kernel, no address space): whatever the kernel maps there
+        // later counts as a dead ancestor's, whose frees do nothing
+        // (anon.rs copies it on a resize): a leak at worst.
+        reserve_at(zone + (k - 1) * SLICE, SLICE);
     }
 }
 
