@@ -341,7 +341,14 @@ impl Vm {
                 Err(_) => break,
             }
         }
-        if made.is_empty() || proc.opts.no_chain {
+        // As `prelink` (dispatch I2): not while a flush for a store into
+        // code is pending (a target found now may be code the guest wrote).
+        if made.is_empty()
+            || proc.opts.no_chain
+            || proc
+                .smc_flush_pending
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
             return;
         }
         let flushes = l.cache.flushes;
