@@ -341,37 +341,9 @@ impl Vm {
                 Err(_) => break,
             }
         }
-        // As `prelink` (dispatch I2): not while a flush for a store into
-        // code is pending (a target found now may be code the guest wrote).
-        if made.is_empty()
-            || proc.opts.no_chain
-            || proc
-                .smc_flush_pending
-                .load(std::sync::atomic::Ordering::Acquire)
+        if made.is_empty() || proc.opts.no_chain || self.prelink_to(&mut l, 0, Some(&made)).is_err()
         {
             return;
-        }
-        let flushes = l.cache.flushes;
-        for k in 0..l.cache.sites.len() {
-            let site = l.cache.sites[k];
-            let crate::cache::SiteKind::Direct { field } = site.kind else {
-                continue;
-            };
-            if !made.contains(&site.target.0) {
-                continue;
-            }
-            let Some(to) = l.cache.lookup(site.target) else {
-                continue;
-            };
-            if l.cache.mem.rel32_target(field) != l.cache.block(to).host
-                && l.cache.link(field, to).is_err()
-            {
-                break;
-            }
-            // A flush (none expected: linking only writes code) ends it.
-            if l.cache.flushes != flushes {
-                return;
-            }
         }
         self.sync_ibl();
         for &addr in &made {

@@ -241,6 +241,17 @@ impl Vm {
     /// pending (smc.rs I3: a target found now may be code the guest has
     /// changed, which an exit through the dispatcher would flush first).
     fn prelink(&mut self, l: &mut Locked, first_site: usize) -> Result<(), VmError> {
+        self.prelink_to(l, first_site, None)
+    }
+
+    /// [`Vm::prelink`], of the exits that go to `only` when given (and are
+    /// not linked yet: fork.rs F9 links older code to new blocks).
+    fn prelink_to(
+        &mut self,
+        l: &mut Locked,
+        first_site: usize,
+        only: Option<&std::collections::HashSet<u64>>,
+    ) -> Result<(), VmError> {
         if self.proc.opts.no_chain
             || self.proc.paths.is_some()
             || self
@@ -255,7 +266,13 @@ impl Vm {
             let SiteKind::Direct { field } = site.kind else {
                 continue;
             };
+            if only.is_some_and(|o| !o.contains(&site.target.0)) {
+                continue;
+            }
             if let Some(to) = l.cache.lookup(site.target) {
+                if only.is_some() && l.cache.mem.rel32_target(field) == l.cache.block(to).host {
+                    continue;
+                }
                 l.cache.link(field, to)?;
                 DispatchCounts::add(&self.proc.dispatch.prelinks);
             }
