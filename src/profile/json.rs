@@ -491,6 +491,8 @@ mod tests {
             translated: 0,
             block_base: 0,
             kept_blocks: 0,
+            planned_blocks: 0,
+            planned: &[],
             fork_prepared_blocks: 0,
         });
         let module: std::sync::Arc<str> = "lib\\odd\".so".into();

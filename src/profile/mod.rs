@@ -6,7 +6,9 @@
 //!     Every block the process translated is listed, run or not; a forked
 //!     child lists the blocks it inherited from its parent only where it
 //!     ran them (and `translated_blocks` counts its own translations;
-//!     `totals.exits` the exit kinds of the blocks it lists).
+//!     `totals.exits` the exit kinds of the blocks it lists), and so does
+//!     a process the blocks it placed with a plan (dispatch/kept/ K6),
+//!     those of its current id epoch.
 //! I2: `schema_version` changes whenever a field changes meaning or goes
 //!     away; docs/PROFILE.md describes every field. One set of types
 //!     (schema.rs) is both what the run writes and what `read` gives back.
@@ -87,6 +89,11 @@ pub struct Inputs<'a> {
     pub inherited_blocks: usize,
     /// Blocks placed from kept translations (`Totals::kept_blocks`).
     pub kept_blocks: u64,
+    /// Of those, placed with their module's plan (`Totals::planned_blocks`).
+    pub planned_blocks: u64,
+    /// Their sequence numbers, `[lo, hi)` ranges in order: listed only
+    /// where they ran (I1).
+    pub planned: &'a [(u64, u64)],
     /// Blocks made for forked children's paths
     /// (`Totals::fork_prepared_blocks`).
     pub fork_prepared_blocks: u64,
@@ -134,6 +141,7 @@ impl Profile {
         let mut totals = Totals {
             translated_blocks: inp.translated,
             kept_blocks: inp.kept_blocks,
+            planned_blocks: inp.planned_blocks,
             fork_prepared_blocks: inp.fork_prepared_blocks,
             ..Totals::default()
         };
@@ -155,6 +163,13 @@ impl Profile {
         // A forked child's inherited blocks only where its monitor met
         // them (the rest never ran here: 38,000 of a python child's
         // parent, read one by one, were half of building its profile).
+        // Of this epoch's blocks (those of ended epochs are listed run or
+        // not: their sequence numbers are not kept).
+        let planned = |id: usize| {
+            let seq = inp.block_base + id as u64;
+            let k = inp.planned.partition_point(|r| r.1 <= seq);
+            id < ids.live && inp.planned.get(k).is_some_and(|r| r.0 <= seq)
+        };
         for id in ids.listed(inp.inherited_blocks) {
             let m = &ids.metas[id];
             let count = ids.count(id);
@@ -162,9 +177,10 @@ impl Profile {
             totals.block_executions += count;
             let e = &mut exits[m.exit as usize];
             *e = (e.0 + count, Some(m.exit));
-            if count == 0 && id < inp.inherited_blocks {
+            if count == 0 && (id < inp.inherited_blocks || planned(id)) {
                 // A block of the parent's the child never ran: a forked
-                // python would otherwise list all 30,000 of them.
+                // python would otherwise list all 30,000 of them. Or one
+                // placed with its module's plan (an earlier run used it).
                 continue;
             }
             let module = ids.module(&mut modules, id);

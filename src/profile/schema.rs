@@ -155,6 +155,11 @@ pub struct Totals {
     /// 2026-12-01).
     #[serde(default)]
     pub kept_blocks: u64,
+    /// Of those, blocks placed together with their module's plan, which
+    /// lists what an earlier run of the program used (dispatch/kept/ K6):
+    /// some may never run here (absent before 2026-12-05).
+    #[serde(default)]
+    pub planned_blocks: u64,
     /// Of those, blocks made before a fork because an earlier forked
     /// child made them (its path after the fork, dispatch/forkpath.rs),
     /// run here only if this process ran them itself (absent before

@@ -41,8 +41,64 @@ impl Vm {
         // Decoded into the one recipe kept for it (no allocation a block).
         let mut r = std::mem::take(&mut l.kept.spare);
         let placed = self.place_recipe(l, addr, began, &mut r);
+        // K6: the first block needed of a module brings its plan.
+        let batch = match placed {
+            Ok(_) => l.kept.take_batch(&self.proc.prof.images(), addr.0),
+            Err(_) => None,
+        };
+        let flushes = l.cache.flushes;
+        let placed = match batch {
+            // A flush while placing them took `addr`'s block too.
+            Some(batch) => self
+                .place_batch(l, &batch, &mut r)
+                .map(|()| placed.ok().flatten().filter(|_| l.cache.flushes == flushes)),
+            None => placed,
+        };
         l.kept.spare = r;
         placed
+    }
+
+    /// Place the blocks at `batch` (K6) that are not translated yet, then
+    /// link the exits between them that placing each one could not (its
+    /// target was placed after it).
+    fn place_batch(
+        &mut self,
+        l: &mut Locked,
+        batch: &[u64],
+        r: &mut Recipe,
+    ) -> Result<(), VmError> {
+        let first_site = l.cache.sites.len();
+        let flushes = l.cache.flushes;
+        let mut placed = std::collections::HashSet::with_capacity(batch.len());
+        // Not past the ids the epoch allows (epoch.rs: checked before each
+        // translation, not within this one), nor half the capacity.
+        let room = self
+            .proc
+            .epoch_next
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .min(crate::dispatch::profiling::BLOCK_CAPACITY / 2);
+        for &g in batch {
+            if self.proc.prof.blocks.len() >= room {
+                break;
+            }
+            if l.cache.lookup(GuestAddr(g)).is_some() {
+                continue;
+            }
+            if let Some(id) = self.place_recipe(l, GuestAddr(g), crate::clock::ticks(), r)? {
+                placed.insert(g);
+                let seq = self.proc.prof.blocks.epoch_base() + u64::from(id.0);
+                match l.kept.planned.last_mut() {
+                    Some(last) if last.1 == seq => last.1 += 1,
+                    _ => l.kept.planned.push((seq, seq + 1)),
+                }
+            }
+            if l.cache.flushes != flushes {
+                // What was placed is gone; the rest is placed as needed.
+                return Ok(());
+            }
+        }
+        l.kept.batched += placed.len() as u64;
+        self.prelink_to(l, first_site, Some(&placed))
     }
 
     fn place_recipe(
@@ -99,6 +155,7 @@ impl Vm {
         self.prelink(l, first_site)?;
         l.translate_ticks += crate::clock::ticks().saturating_sub(began);
         l.kept.placed += 1;
+        l.kept.placed_at(&self.proc.prof.images(), addr.0);
         // Block table I4 (no path profiling: K2).
         self.proc
             .prof

@@ -189,10 +189,17 @@ impl Process {
         // translations are read from the block table where the profile
         // lists them, not copied (a forked python child would copy its
         // parent's 38,000 to list the few hundred it ran).
-        let (translate_ticks, kept_blocks, fork_prepared_blocks) = match self.locked.try_lock() {
-            Ok(l) => (l.translate_ticks, l.kept.placed, l.fork_paths.prepared),
-            Err(_) => (0, 0, 0),
-        };
+        let (translate_ticks, kept_blocks, planned_blocks, fork_prepared_blocks, planned) =
+            match self.locked.try_lock() {
+                Ok(l) => (
+                    l.translate_ticks,
+                    l.kept.placed,
+                    l.kept.batched,
+                    l.fork_paths.prepared,
+                    l.kept.planned.clone(),
+                ),
+                Err(_) => (0, 0, 0, 0, Vec::new()),
+            };
         let setup = prof
             .setup_seconds
             .lock()
@@ -247,6 +254,8 @@ impl Process {
             translations: Some(&prof.blocks),
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
             kept_blocks,
+            planned_blocks,
+            planned: &planned,
             fork_prepared_blocks,
             translated: prof
                 .blocks

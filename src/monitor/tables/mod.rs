@@ -198,6 +198,8 @@ pub struct Tables {
     ways: WordTable<Ways>,
     /// Every block with words made (words.rs I2) has an id below this.
     block_hw: usize,
+    /// Blocks published whose words were readied (words.rs I4).
+    readied: usize,
     /// Unit words made so far: from UNIT_BASE below this.
     unit_hw: usize,
     /// Guest address of each block with words. Both in memory a fork
@@ -324,6 +326,7 @@ impl Default for Tables {
             words: WordTable::default(),
             ways: WordTable::default(),
             block_hw: 0,
+            readied: 0,
             unit_hw: UNIT_BASE as usize,
             guests: UnforkedVec::with_capacity(0),
             block_made: UnforkedVec::with_capacity(0),
@@ -470,6 +473,17 @@ impl Tables {
             let mut made = unsafe { UnforkedVec::<bool>::zeroed(n) };
             made[..self.block_made.len()].copy_from_slice(&self.block_made);
             self.block_made = made;
+            if !self.words.sparse() {
+                // Read before written, out of order after a plan (kept K6):
+                // no zero page, write fault and TLB shoot-down a page.
+                self.guests.populate();
+                self.block_made.populate();
+            }
+        }
+        if table.len() > self.readied {
+            self.readied = table.len(); // words.rs I4, in order
+            self.words.ready_through(block_word(table.len() as u32 - 1, 3));
+            self.ways.ready_through(block_word(table.len() as u32 - 1, 3));
         }
         self.guests[i] = m.guest;
         self.block_made[i] = true;
