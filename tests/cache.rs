@@ -7,54 +7,13 @@
 //! show|clear` do what they say.
 
 mod guest;
+mod kept;
+
+use kept::*;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn workdir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("hotlift-cache-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A dynamically linked guest with functions of its own (libc's names
-/// come from libc and, when installed, its debug file).
-fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
-    let c = dir.join(format!("{name}.c"));
-    std::fs::write(&c, src).unwrap();
-    let exe = dir.join(name);
-    guest::gcc(&c, &exe, &["-fno-inline"]);
-    exe
-}
-
-const PROGRAM: &str = "#include <stdio.h>\n#include <stdlib.h>\n\
-    __attribute__((noinline)) long work(long n) { long s = 0; for (long i = 0; i < n; i++) s += i % 7; return s; }\n\
-    int main(int argc, char **argv) { printf(\"%ld\\n\", work(argc > 1 ? atol(argv[1]) : 1000)); return 0; }\n";
-
-/// `hotlift run ARGS --profile OUT -- EXE` with `env` set.
-fn run(
-    exe: &Path,
-    out: &Path,
-    args: &[&str],
-    env: &[(&str, &Path)],
-) -> (Output, serde_json::Value) {
-    let _ = std::fs::remove_file(out);
-    let o = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .arg("run")
-        .args(args)
-        .arg("--profile")
-        .arg(out)
-        .arg("--")
-        .arg(exe)
-        .envs(env.iter().map(|(k, v)| (k, v.as_os_str())))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{o:?}");
-    let text = std::fs::read_to_string(out).unwrap_or_else(|e| panic!("no profile: {e}; {o:?}"));
-    (o, serde_json::from_str(&text).expect("profile is JSON"))
-}
 
 /// What a profile says of names: each module's name, path, build id and
 /// program hash, and each block's (module, offset, symbol, count).
@@ -84,10 +43,6 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir.join("facts"))
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -293,64 +248,6 @@ fn a_directory_others_may_write_to_is_not_used() {
     assert!(names(&p).1.iter().any(|b| b.contains("\"work\"")));
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-/// What a profile counts, independent of where things were loaded: each
-/// block's (module, offset, instructions, count, exit), each calling
-/// context's (module, offset, calls, instructions) and the totals.
-fn counts(p: &serde_json::Value) -> Vec<String> {
-    let list = |k: &str, f: &dyn Fn(&serde_json::Value) -> String| -> Vec<String> {
-        let mut v: Vec<String> = p[k].as_array().unwrap().iter().map(f).collect();
-        v.sort();
-        v
-    };
-    let mut out = list("blocks", &|b| {
-        format!(
-            "b {} {} {} {} {}",
-            b["module"], b["offset"], b["instructions"], b["count"], b["exit"]
-        )
-    });
-    out.extend(list("call_tree", &|c| {
-        format!(
-            "c {} {} {} {}",
-            c["module"], c["offset"], c["calls"], c["self_instructions"]
-        )
-    }));
-    let t = &p["totals"];
-    out.push(format!(
-        "t {} {}",
-        t["guest_instructions"], t["block_executions"]
-    ));
-    out
-}
-
-/// `a` counts what `b` counts, and translated each block once as `b` did:
-/// the same number of translations, or where `a` placed a plan (kept/mod.rs
-/// K6, blocks an earlier run used, which this one may not all run), at
-/// least those it ran and at most those and the plan's.
-fn same_counts(a: &serde_json::Value, b: &serde_json::Value) {
-    assert_eq!(counts(a), counts(b));
-    let made = |p: &serde_json::Value| p["totals"]["translated_blocks"].as_u64().unwrap();
-    let (made_a, made_b, plan) = (made(a), made(b), planned(a));
-    assert!(
-        made_b <= made_a && made_a <= made_b + plan && (plan > 0 || made_a == made_b),
-        "translated {made_a} (planned {plan}) against {made_b}"
-    );
-}
-
-fn kept_blocks(p: &serde_json::Value) -> u64 {
-    p["totals"]["kept_blocks"].as_u64().unwrap()
-}
-
-fn translation_entries(dir: &Path) -> Vec<PathBuf> {
-    kind_entries(dir, "translations")
-}
-
-fn kind_entries(dir: &Path, kind: &str) -> Vec<PathBuf> {
-    std::fs::read_dir(dir.join(kind))
-        .map(|d| d.map(|e| e.unwrap().path()).collect())
-        .unwrap_or_default()
-}
-
 /// Translations kept by one run are placed by the next (dispatch/kept/)
 /// and its profile counts what the cold run's counts, with the program,
 /// ld.so and libc loaded elsewhere (a PIE: every base moves).
@@ -499,31 +396,6 @@ fn a_kept_block_whose_code_changed_in_memory_is_not_placed() {
     assert!(o.status.success(), "{o:?}");
     assert_eq!(o.stdout, patched);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A program that calls the first `VARIANT` of 80 small functions of its
-/// own: each variant runs a few blocks the others do not.
-fn variants_program() -> String {
-    let mut s = String::from("#include <stdio.h>\n#include <stdlib.h>\n");
-    for n in 1..=80 {
-        s += &format!(
-            "__attribute__((noinline)) long f{n}(long x) {{ return x > {n} ? x * {n} - (x >> 3) : x + {n}; }}\n"
-        );
-    }
-    s += "long (*const fs[])(long) = {";
-    s += &(1..=80)
-        .map(|n| format!("f{n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    s += "};\nint main(void) {\n  const char *v = getenv(\"VARIANT\");\n  int k = v ? atoi(v) : 0;\n";
-    s += "  long s = 0;\n  for (int i = 0; i < k && i < 80; i++) s += fs[i](i * 3);\n";
-    s += "  printf(\"%ld\\n\", s);\n  return 0;\n}\n";
-    s
-}
-
-/// Blocks translated but not placed from kept translations.
-fn unkept(p: &serde_json::Value) -> u64 {
-    p["totals"]["translated_blocks"].as_u64().unwrap() - kept_blocks(p)
 }
 
 /// kept/mod.rs K5: a run that adds a few blocks to a module's entry
@@ -715,58 +587,5 @@ fn a_block_translated_again_is_kept_once() {
             offsets.len()
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-fn planned(p: &serde_json::Value) -> u64 {
-    p["totals"]["planned_blocks"].as_u64().unwrap()
-}
-
-/// kept/mod.rs K6: the run that writes a program's entries writes its
-/// plan too (which of their blocks it used, in order); the next run
-/// places them together, through the dispatcher far fewer times, and
-/// counts what a cold run counts. A damaged plan is a one-line warning
-/// and a run that places block by block.
-#[test]
-fn a_programs_plan_places_its_blocks_together() {
-    let dir = workdir("plan");
-    let exe = build(&dir, "prog", PROGRAM);
-    let cache = dir.join("cache");
-    let arg = ["--cache-dir", cache.to_str().unwrap()];
-    let (_, cold) = run(&exe, &dir.join("cold.json"), &arg, &[]);
-    assert!(kind_entries(&cache, "placements").is_empty(), "marks only");
-    let (_, second) = run(&exe, &dir.join("second.json"), &arg, &[]);
-    assert_eq!(planned(&second), 0);
-    let plans = kind_entries(&cache, "placements");
-    assert_eq!(plans.len(), 1, "the program's plan: {plans:?}");
-    let (o, warm) = run(&exe, &dir.join("warm.json"), &arg, &[]);
-    assert_eq!(stderr(&o), "");
-    assert!(
-        planned(&warm) * 10 >= kept_blocks(&warm) * 9 && planned(&warm) > 0,
-        "{} of {} kept blocks planned",
-        planned(&warm),
-        kept_blocks(&warm)
-    );
-    same_counts(&warm, &cold);
-    let entries = |p: &serde_json::Value| p["dispatcher"]["entries"].as_u64().unwrap();
-    assert!(
-        entries(&warm) * 2 < entries(&second),
-        "dispatcher entries: {} planned, {} block by block",
-        entries(&warm),
-        entries(&second)
-    );
-    let mut b = std::fs::read(&plans[0]).unwrap();
-    b.truncate(b.len() / 2);
-    std::fs::write(&plans[0], b).unwrap();
-    let (o, damaged) = run(&exe, &dir.join("damaged.json"), &arg, &[]);
-    let err = stderr(&o);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("is damaged"), "{err}");
-    assert_eq!(planned(&damaged), 0);
-    assert_eq!(kept_blocks(&damaged), kept_blocks(&warm));
-    same_counts(&damaged, &cold);
-    let (o, again) = run(&exe, &dir.join("again.json"), &arg, &[]);
-    assert_eq!(stderr(&o), "", "written again whole");
-    assert_eq!(planned(&again), planned(&warm));
     let _ = std::fs::remove_dir_all(&dir);
 }

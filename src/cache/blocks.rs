@@ -102,6 +102,11 @@ pub struct BlockTable {
     live_from: AtomicU32,
     /// Ids the ended epochs used (I6).
     base: AtomicU64,
+    /// A bit per id of this epoch: the monitor met the block (it ran).
+    ran: *mut AtomicU64,
+    /// The monitor took in every word pushed before the process's end:
+    /// `ran` holds every block that ran.
+    ran_complete: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: the protocol in the module docs decides who touches which entry.
@@ -124,6 +129,9 @@ impl BlockTable {
             coded: AtomicU32::new(0),
             live_from: AtomicU32::new(0),
             base: AtomicU64::new(0),
+            ran: crate::anon::map((cap as usize).div_ceil(64) * 8, libc::MAP_NORESERVE)?
+                as *mut AtomicU64,
+            ran_complete: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -206,6 +214,10 @@ impl BlockTable {
         self.live_from.store(coded, Ordering::Release);
         self.coded.store(0, Ordering::Release);
         self.live_from.store(0, Ordering::Release);
+        for i in (0..n as usize).step_by(64) {
+            // SAFETY: i < len <= cap: inside the bitmap.
+            unsafe { (*self.ran.add(i / 64)).store(0, Ordering::Relaxed) };
+        }
         for i in 0..n as usize {
             // SAFETY: i < len <= cap; no reader looks at old ids (I3).
             unsafe {
@@ -219,6 +231,32 @@ impl BlockTable {
         // I7: the length first, then the base.
         self.len.store(0, Ordering::Release);
         self.base.fetch_add(u64::from(n), Ordering::AcqRel);
+    }
+
+    /// The monitor met block `id` of this epoch (it ran).
+    pub fn set_ran(&self, id: u32) {
+        if id < self.cap {
+            // SAFETY: id < cap: inside the bitmap.
+            unsafe { (*self.ran.add(id as usize / 64)).fetch_or(1 << (id % 64), Ordering::Relaxed) };
+        }
+    }
+
+    /// Did the monitor meet block `id` of this epoch (so far)?
+    pub fn ran(&self, id: u32) -> bool {
+        // SAFETY: id < cap: inside the bitmap.
+        id < self.cap
+            && unsafe { (*self.ran.add(id as usize / 64)).load(Ordering::Relaxed) } & 1 << (id % 64)
+                != 0
+    }
+
+    /// The monitor drained every ring at the process's end: [`Self::ran`]
+    /// is complete.
+    pub fn set_ran_complete(&self) {
+        self.ran_complete.store(true, Ordering::Release);
+    }
+
+    pub fn ran_complete(&self) -> bool {
+        self.ran_complete.load(Ordering::Acquire)
     }
 
     /// Reserved blocks' metas (I1, I2).

@@ -61,9 +61,7 @@
 //! I8: the monitor thread allocates from a heap a fork does not copy
 //!     (arena.rs), but in [`SecondTier`] (a forked child adopts its log).
 //!
-//! Ring entries: the words of `crate::contract` (units, and tagged
-//! records: syscalls, `rep` iterations, instructions that did not retire,
-//! signal handlers, counted loop iterations, path records).
+//! Ring entries: the words of `crate::contract` (units, tagged records).
 #![allow(unsafe_code)]
 
 pub mod calltree;
@@ -574,10 +572,8 @@ fn run(
         if let Some(t) = tier.as_mut().filter(|_| !stop) {
             t.round(&mut tables);
         }
-        // Stop was seen before this round read the producer positions, so
-        // the round drained everything pushed before `finish` (I1); other
-        // guest threads may still be running (the process is ending) and
-        // what they push from now on is not waited for.
+        // Stop was seen before this round read the producer positions: the
+        // round drained all pushed before `finish` (I1), not what follows.
         if stop {
             for r in &rings {
                 tables.waits += r.ring.shared.waits.load(Ordering::Relaxed);
@@ -589,6 +585,8 @@ fn run(
             if let Some(mut t) = tier {
                 t.end(&mut tables);
             }
+            tables.mark_ran(&shared.blocks);
+            shared.blocks.set_ran_complete();
             return tables.snapshot();
         }
         if found >= BATCH {
@@ -598,6 +596,7 @@ fn run(
         }
         if found == 0 {
             empty = empty.saturating_add(1);
+            tables.make_ahead(&shared.blocks); // tables/ahead.rs A2
         } else {
             empty = 0;
             nap_ns = trickle_nap(nap_ns, found, backoff_ns);

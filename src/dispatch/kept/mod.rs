@@ -50,12 +50,15 @@
 //!     guest thread that is done on a thread of hotlift's with a
 //!     descriptor table of its own (host.rs), so that no other guest
 //!     thread's `open` gets another number than natively.
-//! K6: a program's plan (plan.rs): the process a run started with writes,
-//!     with its entries, which of their blocks it placed or made, module
-//!     by module in that order, keyed by the program's own entry key (so
-//!     by its file, hotlift's build and the inputs, as K1), when there
-//!     was none or the run added at least 64 blocks and a sixteenth to it
-//!     (the plan holds every block any run of the program used). A later
+//! K6: a program's plan (plan.rs): the process a run started with writes
+//!     which kept blocks it placed or made, module by module in that
+//!     order, keyed by the program's own entry key (so by its file,
+//!     hotlift's build and the inputs, as K1), at its end: when there was
+//!     none, or when its monitor took in every block that ran (a profile
+//!     written: the block table's `ran` bits complete) and what it used
+//!     differs from the plan by at least 64 blocks and a sixteenth (the
+//!     plan's blocks it never ran left out: an interpreter's plan follows
+//!     its latest use, not the union of every script). A later
 //!     run places a module's planned blocks together when it first needs
 //!     a block there (each checked as K1: a planned block that does not
 //!     check is left to be translated as needed), links the exits between
@@ -146,6 +149,8 @@ struct Module {
     plan: Vec<u32>,
     /// Its plan was placed (or there was none to place).
     batched: bool,
+    /// Blocks placed with the plan: (offset, sequence number).
+    batch: Vec<(u32, u64)>,
 }
 
 /// Every module's kept blocks (K1-K3).
@@ -177,6 +182,8 @@ pub struct Kept {
     /// Whether the plan was looked for, and whether it was found.
     plan_read: bool,
     plan_found: bool,
+    /// Taken with the entries, written with the profile (K6).
+    ending: Option<plan::Ending>,
 }
 
 /// The CPU's identity and features (K1): what decides whether an
@@ -315,6 +322,7 @@ impl Kept {
                         order: Vec::new(),
                         plan: Vec::new(),
                         batched: false,
+                        batch: Vec::new(),
                     });
                 }
                 let m = &mut self.modules[i];
@@ -507,7 +515,8 @@ impl Kept {
         /// entries (K5).
         type ByKey = (Vec<u8>, Vec<u8>, Loaded, Option<Indexed>);
         let mut by_key: Vec<ByKey> = Vec::new();
-        let mut out: Vec<Entry> = self.plan_entry().into_iter().collect();
+        let mut out = Vec::new();
+        self.ending = self.plan_ending();
         for m in std::mem::take(&mut self.modules) {
             if matches!(m.loaded, Some((None, _))) && !m.marked {
                 // K3: the first cold run of a module leaves its mark
@@ -599,8 +608,9 @@ impl Kept {
         out
     }
 
-    /// The program's plan to write (K6), if this run added enough to it.
-    fn plan_entry(&self) -> Option<Entry> {
+    /// What the plan is written from at the end (K6), before the
+    /// modules go to their entries.
+    fn plan_ending(&self) -> Option<plan::Ending> {
         if self.forked {
             return None;
         }
@@ -608,31 +618,44 @@ impl Kept {
             .modules
             .iter()
             .find(|m| m.kind == ImageKind::Program && !m.key.is_empty())?;
-        let mut all: plan::Plan = Vec::new();
-        let (mut planned, mut added) = (0, 0);
-        for m in self.modules.iter().filter(|m| !m.key.is_empty()) {
-            let (offsets, n) = plan::merged(&m.plan, &m.order);
-            planned += m.plan.len();
-            added += n;
-            match all.iter_mut().find(|(k, _)| *k == m.key) {
-                // The same file mapped twice: its blocks once.
-                Some((_, o)) => *o = plan::merged(o, &offsets).0,
-                None if !offsets.is_empty() => all.push((m.key.clone(), offsets)),
-                None => {}
-            }
-        }
-        // The modules of the plan this run never loaded keep theirs.
-        for (k, o) in self.plan.iter().flatten() {
-            if !all.iter().any(|(key, _)| key == k) {
-                planned += o.len();
-                all.push((k.clone(), o.clone()));
-            }
-        }
-        plan::worth_writing(planned, added).then(|| Entry {
-            key: program.key.clone(),
-            payload: plan::encode(&all),
+        Some(plan::Ending {
+            program: program.key.clone(),
+            found: self.plan_found,
+            modules: self
+                .modules
+                .iter()
+                .map(|m| plan::Used {
+                    key: m.key.clone(),
+                    plan: m.plan.clone(),
+                    order: m.order.clone(),
+                    batch: m.batch.clone(),
+                })
+                .collect(),
+            rest: self.plan.clone().unwrap_or_default(),
+        })
+    }
+
+    /// The program's plan to write (K6), once the monitor is done with
+    /// the run (`blocks`: what ran), if it should be written.
+    pub fn take_plan(&mut self, blocks: &crate::cache::BlockTable) -> Option<Entry> {
+        let e = self.ending.take()?;
+        let key = e.program.clone();
+        plan::next(e, blocks).map(|payload| Entry {
+            key,
+            payload,
             kind: plan::KIND,
         })
+    }
+
+    /// Block `addr` was placed with its module's plan as sequence number
+    /// `seq` (K6).
+    pub fn batch_placed(&mut self, images: &ImageLog, addr: u64, seq: u64) {
+        if let Some(i) = self.module_of(images, addr) {
+            let m = &mut self.modules[i];
+            if let Some(o) = addr.checked_sub(m.base).and_then(|o| u32::try_from(o).ok()) {
+                m.batch.push((o, seq));
+            }
+        }
     }
 
     /// Write `entries` (K3).

@@ -87,6 +87,7 @@ impl Vm {
             if let Some(id) = self.place_recipe(l, GuestAddr(g), crate::clock::ticks(), r)? {
                 placed.insert(g);
                 let seq = self.proc.prof.blocks.epoch_base() + u64::from(id.0);
+                l.kept.batch_placed(&self.proc.prof.images(), g, seq);
                 match l.kept.planned.last_mut() {
                     Some(last) if last.1 == seq => last.1 += 1,
                     _ => l.kept.planned.push((seq, seq + 1)),

@@ -68,13 +68,90 @@ pub(super) fn merged(old: &[u32], used: &[u32]) -> (Vec<u32>, usize) {
     (out, added)
 }
 
-/// Is a plan that grew from `planned` offsets by `added` worth writing
-/// again (K6: as K3's threshold for entries)?
-pub(super) fn worth_writing(planned: usize, added: usize) -> bool {
+/// Is a plan of `planned` offsets that changed by `changed` (added or
+/// left out) worth writing again (K6: as K3's threshold for entries)?
+pub(super) fn worth_writing(planned: usize, changed: usize) -> bool {
     if planned == 0 {
-        return added > 0;
+        return changed > 0;
     }
-    added >= (planned / 16).max(64)
+    changed >= (planned / 16).max(64)
+}
+
+/// One module's part of a run, for the program's next plan.
+#[derive(Debug)]
+pub(super) struct Used {
+    pub key: Vec<u8>,
+    /// Its plan as read.
+    pub plan: Vec<u32>,
+    /// Offsets of the blocks placed or recorded, in order (kept/mod.rs).
+    pub order: Vec<u32>,
+    /// Of those, placed with the plan: (offset, block sequence number).
+    pub batch: Vec<(u32, u64)>,
+}
+
+/// What a run's end writes the plan from (K6).
+#[derive(Debug)]
+pub(super) struct Ending {
+    /// The program's entry key.
+    pub program: Vec<u8>,
+    /// A plan was read.
+    pub found: bool,
+    pub modules: Vec<Used>,
+    /// The plan's modules this run never loaded.
+    pub rest: Plan,
+}
+
+/// The program's next plan from `e` (its payload), if it should be
+/// written: a first plan, what the run used, in order; else, where the
+/// monitor took in every block that ran (`blocks.ran_complete()`), the
+/// blocks this run used (the plan's that it never ran left out, so a plan
+/// follows the program's latest use instead of growing with every
+/// script an interpreter ran), when that changed it past K3's threshold.
+/// A run whose use is not known (no profile drained the monitor, or no
+/// monitor) leaves a plan as it is.
+pub(super) fn next(e: Ending, blocks: &crate::cache::BlockTable) -> Option<Vec<u8>> {
+    let usage = blocks.ran_complete();
+    let base = blocks.epoch_base();
+    let mut all: Plan = Vec::new();
+    let (mut old, mut changed) = (0usize, 0usize);
+    for u in e.modules.into_iter().filter(|u| !u.key.is_empty()) {
+        let unused: hashbrown::HashSet<u32> = if usage {
+            u.batch
+                .iter()
+                .filter(|&&(_, seq)| {
+                    // Of an ended id epoch: not known, kept.
+                    seq >= base && u32::try_from(seq - base).is_ok_and(|id| !blocks.ran(id))
+                })
+                .map(|&(o, _)| o)
+                .collect()
+        } else {
+            Default::default()
+        };
+        let used: Vec<u32> = u.order.iter().copied().filter(|o| !unused.contains(o)).collect();
+        let (list, _) = merged(&[], &used);
+        let before: hashbrown::HashSet<u32> = u.plan.iter().copied().collect();
+        let now: hashbrown::HashSet<u32> = list.iter().copied().collect();
+        old += u.plan.len();
+        changed += before.symmetric_difference(&now).count();
+        match all.iter_mut().find(|(k, _)| *k == u.key) {
+            // The same file mapped twice: its blocks once.
+            Some((_, o)) => *o = merged(o, &list).0,
+            None if !list.is_empty() => all.push((u.key, list)),
+            None => {}
+        }
+    }
+    for (k, o) in e.rest {
+        if !all.iter().any(|(key, _)| *key == k) {
+            old += o.len();
+            all.push((k, o));
+        }
+    }
+    let write = if e.found {
+        usage && worth_writing(old, changed)
+    } else {
+        all.iter().any(|(_, o)| !o.is_empty())
+    };
+    write.then(|| encode(&all))
 }
 
 #[cfg(test)]
@@ -106,6 +183,7 @@ mod tests {
     #[test]
     fn merging_keeps_the_old_order_and_appends_what_is_new() {
         assert_eq!(merged(&[5, 1, 9], &[1, 2, 5, 3, 2]), (vec![5, 1, 9, 2, 3], 2));
+        assert_eq!(merged(&[], &[4, 4, 1]), (vec![4, 1], 2));
         assert!(worth_writing(0, 1));
         assert!(!worth_writing(0, 0));
         assert!(!worth_writing(1600, 99));

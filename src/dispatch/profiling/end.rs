@@ -30,6 +30,11 @@ impl Process {
         crate::dispatch::kept::Kept::write(entries);
         let exit = matches!(ending, Ending::Exit { .. });
         let failed = self.finish_once(ending);
+        // K6: with what ran, when the monitor was drained.
+        if let Ok(mut l) = self.locked.try_lock() {
+            let plan = l.kept.take_plan(&self.prof.blocks);
+            crate::dispatch::kept::Kept::write(plan.into_iter().collect());
+        }
         if exit && (failed.missing || failed.unwritten) {
             let process = self.prof.process.lock().unwrap_or_else(|e| e.into_inner());
             if (failed.missing && process.began == "program")

@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+mod ahead;
 mod ecache;
 mod epoch;
 mod landing;
@@ -198,8 +199,8 @@ pub struct Tables {
     ways: WordTable<Ways>,
     /// Every block with words made (words.rs I2) has an id below this.
     block_hw: usize,
-    /// Blocks published whose words were readied (words.rs I4).
-    readied: usize,
+    /// How far published blocks were readied and made ahead (ahead.rs).
+    ahead: ahead::Ahead,
     /// Unit words made so far: from UNIT_BASE below this.
     unit_hw: usize,
     /// Guest address of each block with words. Both in memory a fork
@@ -326,7 +327,7 @@ impl Default for Tables {
             words: WordTable::default(),
             ways: WordTable::default(),
             block_hw: 0,
-            readied: 0,
+            ahead: Default::default(),
             unit_hw: UNIT_BASE as usize,
             guests: UnforkedVec::with_capacity(0),
             block_made: UnforkedVec::with_capacity(0),
@@ -480,11 +481,7 @@ impl Tables {
                 self.block_made.populate();
             }
         }
-        if table.len() > self.readied {
-            self.readied = table.len(); // words.rs I4, in order
-            self.words.ready_through(block_word(table.len() as u32 - 1, 3));
-            self.ways.ready_through(block_word(table.len() as u32 - 1, 3));
-        }
+        self.ready_published(table.len());
         self.guests[i] = m.guest;
         self.block_made[i] = true;
         if matches!(m.exit, ExitKind::Call | ExitKind::IndirectCall) {

@@ -30,12 +30,8 @@
 //!     is read from a dense list (`Tables::made`), not from the entry, so
 //!     that such a page's first touch is the write that makes it. A
 //!     process's own monitor readies the entries of every block published
-//!     so far, in id order, before it makes one
-//!     ([`WordTable::ready_through`]): a run placing a module's plan
-//!     (dispatch/kept/ K6) publishes thousands of blocks at once and runs
-//!     them out of id order, and the monitor of a warm python took 5,700
-//!     page faults there, most a zero page, a write fault and a TLB
-//!     shoot-down of the guest's CPU (monitor CPU 100 -> 78 ms).
+//!     so far, in id order, before it makes one (ahead.rs A1,
+//!     [`WordTable::ready_through`]).
 //! I3: [`Word::count`]'s top bit ([`SPECIAL`]) is set exactly when the word
 //!     needs the second pass: its code ends in a call, a return, an
 //!     indirect transfer or a syscall, its path has calls or returns
