@@ -58,6 +58,54 @@ fn a_programs_plan_places_its_blocks_together() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Id epochs (dispatch/epoch.rs) end in a run that placed a plan, whose
+/// blocks the monitor makes ahead of their words (monitor/tables/ahead.rs
+/// A2, fenced at each fold): a batch stops at the ids an epoch allows and
+/// the counts stay a cold run's (a JIT-like guest rewriting code).
+#[test]
+fn planned_blocks_across_id_epochs_count_what_a_cold_run_counts() {
+    let (dir, exe) = guest::rewrite_guest("plan-epochs");
+    let cache = dir.join("cache");
+    let arg = [
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--id-epoch",
+        "512",
+    ];
+    let with = |args: &[&str], out: &str| {
+        let _ = std::fs::remove_file(dir.join(out));
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
+            .arg("run")
+            .args(args)
+            .arg("--profile")
+            .arg(dir.join(out))
+            .arg("--")
+            .arg(&exe)
+            .arg("20000")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        let p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(out)).unwrap()).unwrap();
+        (o, p)
+    };
+    let (_, cold) = with(&["--no-cache", "--id-epoch", "512"], "cold.json");
+    with(&arg, "a.json");
+    with(&arg, "b.json");
+    let (o, warm) = with(&arg, "warm.json");
+    assert_eq!(stderr(&o), "");
+    let ended = warm["code_cache_flushes_by_cause"]["id_epoch"].as_u64().unwrap();
+    assert!(ended >= 2, "{ended} id epochs");
+    assert!(planned(&warm) > 0);
+    // The rewritten page's blocks are named by their address, which
+    // moves from run to run.
+    let fixed = |p: &serde_json::Value| -> Vec<String> {
+        counts(p).into_iter().filter(|l| !l.contains("[anon]")).collect()
+    };
+    assert_eq!(fixed(&warm), fixed(&cold));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// K6: a run whose monitor took in every block that ran (its profile
 /// written) leaves out of the plan the planned blocks it never ran, so an
 /// interpreter's plan follows its latest use instead of growing with

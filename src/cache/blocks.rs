@@ -84,6 +84,45 @@ pub struct BlockCode {
     pub rep_ring: Box<[u32]>,
 }
 
+/// A bit per block id, in memory that is made only where touched.
+#[derive(Debug)]
+struct IdBits {
+    words: *mut AtomicU64,
+    cap: u32,
+}
+
+impl IdBits {
+    fn new(cap: u32) -> std::io::Result<IdBits> {
+        let bytes = (cap as usize).div_ceil(64) * 8;
+        Ok(IdBits {
+            words: crate::anon::map(bytes, libc::MAP_NORESERVE)? as *mut AtomicU64,
+            cap,
+        })
+    }
+
+    fn set(&self, id: u32) {
+        if id < self.cap {
+            // SAFETY: id < cap: inside the mapping (zeroed: valid atomics).
+            unsafe { (*self.words.add(id as usize / 64)).fetch_or(1 << (id % 64), Ordering::Relaxed) };
+        }
+    }
+
+    fn get(&self, id: u32) -> bool {
+        // SAFETY: as in `set`.
+        id < self.cap
+            && unsafe { (*self.words.add(id as usize / 64)).load(Ordering::Relaxed) } & 1 << (id % 64)
+                != 0
+    }
+
+    /// Every bit below `n` cleared.
+    fn clear_below(&self, n: u32) {
+        for w in 0..(n.min(self.cap) as usize).div_ceil(64) {
+            // SAFETY: w < cap / 64 rounded up: inside the mapping.
+            unsafe { (*self.words.add(w)).store(0, Ordering::Relaxed) };
+        }
+    }
+}
+
 /// Every translated block, by id (module docs).
 #[derive(Debug)]
 pub struct BlockTable {
@@ -103,7 +142,11 @@ pub struct BlockTable {
     /// Ids the ended epochs used (I6).
     base: AtomicU64,
     /// A bit per id of this epoch: the monitor met the block (it ran).
-    ran: *mut AtomicU64,
+    ran: IdBits,
+    /// A bit per id of this epoch: placed with a plan (dispatch/kept/ K6):
+    /// a plain block, counted, that the monitor may make ahead
+    /// (monitor/tables/ahead.rs A2).
+    planned: IdBits,
     /// The monitor took in every word pushed before the process's end:
     /// `ran` holds every block that ran.
     ran_complete: std::sync::atomic::AtomicBool,
@@ -129,8 +172,8 @@ impl BlockTable {
             coded: AtomicU32::new(0),
             live_from: AtomicU32::new(0),
             base: AtomicU64::new(0),
-            ran: crate::anon::map((cap as usize).div_ceil(64) * 8, libc::MAP_NORESERVE)?
-                as *mut AtomicU64,
+            ran: IdBits::new(cap)?,
+            planned: IdBits::new(cap)?,
             ran_complete: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -214,10 +257,8 @@ impl BlockTable {
         self.live_from.store(coded, Ordering::Release);
         self.coded.store(0, Ordering::Release);
         self.live_from.store(0, Ordering::Release);
-        for i in (0..n as usize).step_by(64) {
-            // SAFETY: i < len <= cap: inside the bitmap.
-            unsafe { (*self.ran.add(i / 64)).store(0, Ordering::Relaxed) };
-        }
+        self.ran.clear_below(n);
+        self.planned.clear_below(n);
         for i in 0..n as usize {
             // SAFETY: i < len <= cap; no reader looks at old ids (I3).
             unsafe {
@@ -233,20 +274,24 @@ impl BlockTable {
         self.base.fetch_add(u64::from(n), Ordering::AcqRel);
     }
 
-    /// The monitor met block `id` of this epoch (it ran).
+    /// Block `id` of this epoch ran (the monitor's count at the end).
     pub fn set_ran(&self, id: u32) {
-        if id < self.cap {
-            // SAFETY: id < cap: inside the bitmap.
-            unsafe { (*self.ran.add(id as usize / 64)).fetch_or(1 << (id % 64), Ordering::Relaxed) };
-        }
+        self.ran.set(id);
     }
 
-    /// Did the monitor meet block `id` of this epoch (so far)?
+    /// Did block `id` of this epoch run (complete once
+    /// [`Self::ran_complete`])?
     pub fn ran(&self, id: u32) -> bool {
-        // SAFETY: id < cap: inside the bitmap.
-        id < self.cap
-            && unsafe { (*self.ran.add(id as usize / 64)).load(Ordering::Relaxed) } & 1 << (id % 64)
-                != 0
+        self.ran.get(id)
+    }
+
+    /// Block `id` of this epoch was placed with a plan.
+    pub fn set_planned(&self, id: u32) {
+        self.planned.set(id);
+    }
+
+    pub fn planned(&self, id: u32) -> bool {
+        self.planned.get(id)
     }
 
     /// The monitor drained every ring at the process's end: [`Self::ran`]

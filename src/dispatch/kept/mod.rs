@@ -377,12 +377,7 @@ impl Kept {
             let key = self.modules[i].key.clone();
             // K6: the plan with the first entry read.
             let program = (!self.plan_read && !self.forked)
-                .then(|| {
-                    self.modules
-                        .iter()
-                        .find(|m| m.kind == ImageKind::Program && !m.key.is_empty())
-                        .map(|m| m.key.clone())
-                })
+                .then(|| self.program_key())
                 .flatten();
             self.plan_read = true;
             let read = move || {
@@ -480,13 +475,26 @@ impl Kept {
         }
     }
 
+    /// The module holding `addr` and the offset of `addr` in it.
+    fn at(&mut self, images: &ImageLog, addr: u64) -> Option<(&mut Module, u32)> {
+        let i = self.module_of(images, addr)?;
+        let m = &mut self.modules[i];
+        let o = u32::try_from(addr.checked_sub(m.base)?).ok()?;
+        Some((m, o))
+    }
+
     /// The block at `addr` was placed (K6's order).
     pub fn placed_at(&mut self, images: &ImageLog, addr: u64) {
-        if let Some(i) = self.module_of(images, addr) {
-            let m = &mut self.modules[i];
-            if let Some(o) = addr.checked_sub(m.base).and_then(|o| u32::try_from(o).ok()) {
-                m.order.push(o);
-            }
+        if let Some((m, o)) = self.at(images, addr) {
+            m.order.push(o);
+        }
+    }
+
+    /// Block `addr` was placed with its module's plan as sequence number
+    /// `seq` (K6).
+    pub fn batch_placed(&mut self, images: &ImageLog, addr: u64, seq: u64) {
+        if let Some((m, o)) = self.at(images, addr) {
+            m.batch.push((o, seq));
         }
     }
 
@@ -608,30 +616,33 @@ impl Kept {
         out
     }
 
-    /// What the plan is written from at the end (K6), before the
+    /// The program's own entry key (K6's plan's), if it has one.
+    fn program_key(&self) -> Option<Vec<u8>> {
+        let m = self.modules.iter().find(|m| m.kind == ImageKind::Program)?;
+        (!m.key.is_empty()).then(|| m.key.clone())
+    }
+
+    /// What the plan is written from at the end (K6), taken before the
     /// modules go to their entries.
-    fn plan_ending(&self) -> Option<plan::Ending> {
+    fn plan_ending(&mut self) -> Option<plan::Ending> {
         if self.forked {
             return None;
         }
-        let program = self
-            .modules
-            .iter()
-            .find(|m| m.kind == ImageKind::Program && !m.key.is_empty())?;
+        let program = self.program_key()?;
         Some(plan::Ending {
-            program: program.key.clone(),
+            program,
             found: self.plan_found,
             modules: self
                 .modules
-                .iter()
+                .iter_mut()
                 .map(|m| plan::Used {
                     key: m.key.clone(),
-                    plan: m.plan.clone(),
-                    order: m.order.clone(),
-                    batch: m.batch.clone(),
+                    plan: std::mem::take(&mut m.plan),
+                    order: std::mem::take(&mut m.order),
+                    batch: std::mem::take(&mut m.batch),
                 })
                 .collect(),
-            rest: self.plan.clone().unwrap_or_default(),
+            rest: self.plan.take().unwrap_or_default(),
         })
     }
 
@@ -647,16 +658,6 @@ impl Kept {
         })
     }
 
-    /// Block `addr` was placed with its module's plan as sequence number
-    /// `seq` (K6).
-    pub fn batch_placed(&mut self, images: &ImageLog, addr: u64, seq: u64) {
-        if let Some(i) = self.module_of(images, addr) {
-            let m = &mut self.modules[i];
-            if let Some(o) = addr.checked_sub(m.base).and_then(|o| u32::try_from(o).ok()) {
-                m.batch.push((o, seq));
-            }
-        }
-    }
 
     /// Write `entries` (K3).
     pub fn write(entries: Vec<Entry>) {

@@ -86,6 +86,7 @@ impl Vm {
             }
             if let Some(id) = self.place_recipe(l, GuestAddr(g), crate::clock::ticks(), r)? {
                 placed.insert(g);
+                self.proc.prof.blocks.set_planned(id.0);
                 let seq = self.proc.prof.blocks.epoch_base() + u64::from(id.0);
                 l.kept.batch_placed(&self.proc.prof.images(), g, seq);
                 match l.kept.planned.last_mut() {

@@ -8,12 +8,20 @@
 //!     them, most a zero page, a write fault and a TLB shoot-down of the
 //!     guest's CPU (monitor CPU 100 -> 78 ms).
 //! A2: a round that found no word makes up to [`AHEAD`] published blocks
-//!     not made yet ([`Tables::make_ahead`]): what a block's words are
-//!     comes from the block table alone, so a block made before its first
-//!     word is the block made at it, and the monitor, idle while the
-//!     guest places a plan, does then what its first words would
-//!     otherwise wait for. Not in a forked child's monitor (words.rs I4:
-//!     its blocks are met far apart).
+//!     not made yet that were placed with a plan ([`Tables::make_ahead`],
+//!     `BlockTable::planned`: plain kept blocks, counted, dispatch/kept/
+//!     K2): what such a block's words are comes from the block table
+//!     alone, so a block made before its first word is the block made at
+//!     it, and the monitor, idle while the guest places a plan, does then
+//!     what its first words would otherwise wait for. (Blocks that push no
+//!     word, such as the one-instruction restart after a store into code,
+//!     are never made: making them would take their address from the
+//!     blocks that count there.) Not in a forked child's monitor (words.rs I4:
+//!     its blocks are met far apart). Not between an id epoch's fold and
+//!     the block table's next epoch (epoch.rs): the ending epoch's
+//!     blocks, still published then, made in the fresh tables would be
+//!     taken for the next epoch's blocks of the same ids (the cursors
+//!     start again when the table's epoch base moves).
 //! A3: at the end, every block with a count is marked as run in the
 //!     block table (`BlockTable::set_ran`), what the next plan keeps.
 
@@ -30,6 +38,17 @@ pub(super) struct Ahead {
     readied: usize,
     /// Published blocks looked at by [`Tables::make_ahead`] (A2).
     made: usize,
+    /// The block table's epoch base the cursors are for, and whether
+    /// the tables folded its epoch (A2).
+    base: u64,
+    fenced: bool,
+}
+
+impl Ahead {
+    /// The tables folded the epoch (A2).
+    pub(super) fn fence(&mut self) {
+        self.fenced = true;
+    }
 }
 
 impl Tables {
@@ -47,12 +66,22 @@ impl Tables {
         if self.words.sparse() {
             return;
         }
+        // The base before the blocks (block table I7).
+        let base = blocks.epoch_base();
+        if base != self.ahead.base {
+            self.ahead = Ahead {
+                base,
+                ..Ahead::default()
+            };
+        } else if self.ahead.fenced {
+            return;
+        }
         let table = blocks.published();
-        // An id epoch began again from 0 (epoch.rs).
-        self.ahead.made = self.ahead.made.min(table.len());
         let end = table.len().min(self.ahead.made + AHEAD);
         for id in self.ahead.made..end {
-            self.make_block(id as u32, table);
+            if blocks.planned(id as u32) {
+                self.make_block(id as u32, table);
+            }
         }
         self.ahead.made = end;
     }

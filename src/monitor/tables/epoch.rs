@@ -123,6 +123,8 @@ impl Tables {
     /// tables by id afresh (module docs). The caller drained every ring
     /// first (I1).
     pub fn end_epoch(&mut self, end: &EpochEnd) {
+        // ahead.rs A2: none of the ending epoch's blocks made again.
+        self.ahead.fence();
         // As the end would: armed triggers count plainly, memos are
         // replayed, every word's exits and the units' member runs go to
         // `edges` and the blocks' words (I3).
