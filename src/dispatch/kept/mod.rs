@@ -288,7 +288,11 @@ impl Kept {
             m.new = Vec::new();
             m.recorded = Default::default();
             m.fresh = 0;
+            // K6: a forked child writes no plan.
+            m.order = Vec::new();
+            m.batch = Vec::new();
         }
+        self.planned = Vec::new();
     }
 
     pub fn enabled(&self) -> bool {
