@@ -263,7 +263,7 @@ pub fn map_unforked(len: usize, extra: libc::c_int) -> std::io::Result<*mut u8> 
             // SAFETY: ours, unused yet.
             unsafe { libc::munmap(p as *mut libc::c_void, len) };
             // madvise says EAGAIN where the split needed a kernel mapping
-            // past `vm.max_map_count` (mm/madvise.c turns its ENOMEM into
+            // past `vm.max_map_count` (the kernel's madvise turns ENOMEM into
             // EAGAIN): a step of the reserve makes one.
             if e.raw_os_error() == Some(libc::EAGAIN) {
                 return Err(std::io::Error::from_raw_os_error(libc::ENOMEM));
