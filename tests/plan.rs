@@ -66,12 +66,7 @@ fn a_programs_plan_places_its_blocks_together() {
 fn planned_blocks_across_id_epochs_count_what_a_cold_run_counts() {
     let (dir, exe) = guest::rewrite_guest("plan-epochs");
     let cache = dir.join("cache");
-    let arg = [
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--id-epoch",
-        "512",
-    ];
+    let arg = ["--cache-dir", cache.to_str().unwrap(), "--id-epoch", "512"];
     let with = |args: &[&str], out: &str| {
         let _ = std::fs::remove_file(dir.join(out));
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
@@ -94,13 +89,18 @@ fn planned_blocks_across_id_epochs_count_what_a_cold_run_counts() {
     with(&arg, "b.json");
     let (o, warm) = with(&arg, "warm.json");
     assert_eq!(stderr(&o), "");
-    let ended = warm["code_cache_flushes_by_cause"]["id_epoch"].as_u64().unwrap();
+    let ended = warm["code_cache_flushes_by_cause"]["id_epoch"]
+        .as_u64()
+        .unwrap();
     assert!(ended >= 2, "{ended} id epochs");
     assert!(planned(&warm) > 0);
     // The rewritten page's blocks are named by their address, which
     // moves from run to run.
     let fixed = |p: &serde_json::Value| -> Vec<String> {
-        counts(p).into_iter().filter(|l| !l.contains("[anon]")).collect()
+        counts(p)
+            .into_iter()
+            .filter(|l| !l.contains("[anon]"))
+            .collect()
     };
     assert_eq!(fixed(&warm), fixed(&cold));
     let _ = std::fs::remove_dir_all(&dir);

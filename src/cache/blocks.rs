@@ -103,14 +103,17 @@ impl IdBits {
     fn set(&self, id: u32) {
         if id < self.cap {
             // SAFETY: id < cap: inside the mapping (zeroed: valid atomics).
-            unsafe { (*self.words.add(id as usize / 64)).fetch_or(1 << (id % 64), Ordering::Relaxed) };
+            unsafe {
+                (*self.words.add(id as usize / 64)).fetch_or(1 << (id % 64), Ordering::Relaxed)
+            };
         }
     }
 
     fn get(&self, id: u32) -> bool {
         // SAFETY: as in `set`.
         id < self.cap
-            && unsafe { (*self.words.add(id as usize / 64)).load(Ordering::Relaxed) } & 1 << (id % 64)
+            && unsafe { (*self.words.add(id as usize / 64)).load(Ordering::Relaxed) }
+                & 1 << (id % 64)
                 != 0
     }
 

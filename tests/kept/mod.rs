@@ -50,12 +50,9 @@ pub fn run(
     (o, serde_json::from_str(&text).expect("profile is JSON"))
 }
 
-
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
-
-
 
 /// What a profile counts, independent of where things were loaded: each
 /// block's (module, offset, instructions, count, exit), each calling
@@ -113,7 +110,6 @@ pub fn kind_entries(dir: &Path, kind: &str) -> Vec<PathBuf> {
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default()
 }
-
 
 /// A program that calls the first `VARIANT` of 80 small functions of its
 /// own: each variant runs a few blocks the others do not.

@@ -662,7 +662,6 @@ impl Kept {
         })
     }
 
-
     /// Write `entries` (K3).
     pub fn write(entries: Vec<Entry>) {
         for mut e in entries {

@@ -34,7 +34,9 @@ pub(super) fn decode(payload: &[u8]) -> Option<Plan> {
         if count.checked_mul(4)? > rest.len() {
             return None;
         }
-        let offsets = (0..count).map(|_| u32_of(&mut rest)).collect::<Option<Vec<_>>>()?;
+        let offsets = (0..count)
+            .map(|_| u32_of(&mut rest))
+            .collect::<Option<Vec<_>>>()?;
         plan.push((key, offsets));
     }
     Some(plan)
@@ -127,7 +129,12 @@ pub(super) fn next(e: Ending, blocks: &crate::cache::BlockTable) -> Option<Vec<u
         } else {
             Default::default()
         };
-        let used: Vec<u32> = u.order.iter().copied().filter(|o| !unused.contains(o)).collect();
+        let used: Vec<u32> = u
+            .order
+            .iter()
+            .copied()
+            .filter(|o| !unused.contains(o))
+            .collect();
         let (list, _) = merged(&[], &used);
         let before: hashbrown::HashSet<u32> = u.plan.iter().copied().collect();
         let now: hashbrown::HashSet<u32> = list.iter().copied().collect();
@@ -182,7 +189,10 @@ mod tests {
 
     #[test]
     fn merging_keeps_the_old_order_and_appends_what_is_new() {
-        assert_eq!(merged(&[5, 1, 9], &[1, 2, 5, 3, 2]), (vec![5, 1, 9, 2, 3], 2));
+        assert_eq!(
+            merged(&[5, 1, 9], &[1, 2, 5, 3, 2]),
+            (vec![5, 1, 9, 2, 3], 2)
+        );
         assert_eq!(merged(&[], &[4, 4, 1]), (vec![4, 1], 2));
         assert!(worth_writing(0, 1));
         assert!(!worth_writing(0, 0));
