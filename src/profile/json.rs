@@ -492,7 +492,6 @@ mod tests {
             block_base: 0,
             kept_blocks: 0,
             planned_blocks: 0,
-            planned: &[],
             fork_prepared_blocks: 0,
         });
         let module: std::sync::Arc<str> = "lib\\odd\".so".into();

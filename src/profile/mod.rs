@@ -91,9 +91,6 @@ pub struct Inputs<'a> {
     pub kept_blocks: u64,
     /// Of those, placed with their module's plan (`Totals::planned_blocks`).
     pub planned_blocks: u64,
-    /// Their sequence numbers, `[lo, hi)` ranges in order: listed only
-    /// where they ran (I1).
-    pub planned: &'a [(u64, u64)],
     /// Blocks made for forked children's paths
     /// (`Totals::fork_prepared_blocks`).
     pub fork_prepared_blocks: u64,
@@ -163,13 +160,10 @@ impl Profile {
         // A forked child's inherited blocks only where its monitor met
         // them (the rest never ran here: 38,000 of a python child's
         // parent, read one by one, were half of building its profile).
-        // Of this epoch's blocks (those of ended epochs are listed run or
-        // not: their sequence numbers are not kept).
-        let planned = |id: usize| {
-            let seq = inp.block_base + id as u64;
-            let k = inp.planned.partition_point(|r| r.1 <= seq);
-            id < ids.live && inp.planned.get(k).is_some_and(|r| r.0 <= seq)
-        };
+        // Blocks placed with a plan, of this epoch (the block table's bits;
+        // those of ended epochs are listed run or not).
+        let planned =
+            |id: usize| id < ids.live && inp.translations.is_some_and(|b| b.planned(id as u32));
         for id in ids.listed(inp.inherited_blocks) {
             let m = &ids.metas[id];
             let count = ids.count(id);

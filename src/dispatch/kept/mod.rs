@@ -170,9 +170,6 @@ pub struct Kept {
     pub placed: u64,
     /// Of those, placed with their module's plan (K6).
     pub batched: u64,
-    /// Their block sequence numbers (block table I6), `[lo, hi)` ranges
-    /// in order: the profile lists them only where they ran.
-    pub planned: Vec<(u64, u64)>,
     /// The recipe placing decodes into, taken and given back
     /// (kept/place.rs).
     pub spare: Recipe,
@@ -292,7 +289,6 @@ impl Kept {
             m.order = Vec::new();
             m.batch = Vec::new();
         }
-        self.planned = Vec::new();
     }
 
     pub fn enabled(&self) -> bool {

@@ -89,10 +89,6 @@ impl Vm {
                 self.proc.prof.blocks.set_planned(id.0);
                 let seq = self.proc.prof.blocks.epoch_base() + u64::from(id.0);
                 l.kept.batch_placed(&self.proc.prof.images(), g, seq);
-                match l.kept.planned.last_mut() {
-                    Some(last) if last.1 == seq => last.1 += 1,
-                    _ => l.kept.planned.push((seq, seq + 1)),
-                }
             }
             if l.cache.flushes != flushes {
                 // What was placed is gone; the rest is placed as needed.

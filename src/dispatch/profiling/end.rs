@@ -194,16 +194,15 @@ impl Process {
         // translations are read from the block table where the profile
         // lists them, not copied (a forked python child would copy its
         // parent's 38,000 to list the few hundred it ran).
-        let (translate_ticks, kept_blocks, planned_blocks, fork_prepared_blocks, planned) =
+        let (translate_ticks, kept_blocks, planned_blocks, fork_prepared_blocks) =
             match self.locked.try_lock() {
                 Ok(l) => (
                     l.translate_ticks,
                     l.kept.placed,
                     l.kept.batched,
                     l.fork_paths.prepared,
-                    l.kept.planned.clone(),
                 ),
-                Err(_) => (0, 0, 0, 0, Vec::new()),
+                Err(_) => (0, 0, 0, 0),
             };
         let setup = prof
             .setup_seconds
@@ -260,7 +259,6 @@ impl Process {
             inherited_blocks: prof.inherited_blocks.load(Ordering::Acquire),
             kept_blocks,
             planned_blocks,
-            planned: &planned,
             fork_prepared_blocks,
             translated: prof
                 .blocks
