@@ -11,6 +11,13 @@ use crate::profile::StoreMode;
 /// experiments and measurements; `-h` leaves them out).
 const TUNING: &str = "Tuning (experiments and measurements; -h leaves these out)";
 
+/// `--sb-warmup`'s default: ring words before the first superblock is
+/// built. A warm `python3.11 -c pass` takes in 5-7 million, `cc1` of an
+/// empty file 9 million; with a profile written, the superblocks they
+/// built (~190 and ~460) were a fifth of their run (the monitor, not the
+/// guest, is a start-up's critical path) and most never paid back.
+pub const SB_WARMUP: u64 = 16_000_000;
+
 #[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
     /// Do not link translated blocks: every block exit returns to the dispatcher
@@ -73,6 +80,11 @@ pub struct RunOptions {
     /// Build a superblock at a block entered this many times by direct transfers (1 for experiments: nearly everything runs in superblocks)
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 3000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub sb_threshold: u32,
+
+    /// Build no superblock before the monitor has taken in this many ring words (about a python or cc1 start-up): what a short process asks for is left unbuilt (`superblock_stats.deferred`), a longer one's requests are built then (0: build from the start)
+    #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "WORDS", default_value_t = SB_WARMUP)]
+    #[serde(default)]
+    pub sb_warmup: u64,
 
     /// Build a superblock at the target of an indirect edge taken this many times
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]

@@ -208,8 +208,9 @@ fn inlined_code_shows_where_it_was_inlined() {
         .expect("gcc");
     assert!(st.success());
     let profile = dir.join("inline.json");
+    // Its loop is short: superblocks from the start (--sb-warmup).
     let o = hotlift()
-        .args(["profile", "-o"])
+        .args(["profile", "--sb-warmup", "0", "-o"])
         .arg(&profile)
         .arg("--")
         .arg(&exe)
@@ -226,4 +227,76 @@ fn inlined_code_shows_where_it_was_inlined() {
     assert!(o.status.success(), "{o:?}");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains(chain), "{text}");
+}
+
+/// `--sb-warmup` (superblock/tier.rs `warm`): a run shorter than the
+/// warm-up builds none of the superblocks it asked for and says how many
+/// (`superblock_stats.deferred`); the same run without a warm-up builds
+/// them; a longer one builds them once past it. The counts are the same
+/// every way.
+#[test]
+fn superblocks_wait_for_the_warm_up() {
+    let dir = workdir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/calls.c");
+    let exe = dir.join("calls");
+    let st = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .expect("gcc");
+    assert!(st.success());
+    let out = dir.join("warmup.json");
+    let run = |warmup: Option<&str>| -> serde_json::Value {
+        let mut c = hotlift();
+        c.arg("run");
+        if let Some(w) = warmup {
+            c.args(["--sb-warmup", w]);
+        }
+        let o = c
+            .arg("--profile")
+            .arg(&out)
+            .arg("--")
+            .arg(&exe)
+            .arg("200000")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{warmup:?}: {o:?}");
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+    };
+    let stats = |p: &serde_json::Value, k: &str| p["superblock_stats"][k].as_u64().unwrap();
+    let counts = |p: &serde_json::Value| {
+        // By module and offset: libraries load elsewhere each run.
+        let mut v: Vec<(String, u64, u64)> = p["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                let at = b["offset"].as_u64().unwrap();
+                (b["module"].to_string(), at, b["count"].as_u64().unwrap())
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    // The default warm-up is longer than this run (~0.5 M ring words).
+    let short = run(None);
+    assert!(short["ring"]["entries"].as_u64().unwrap() < hotlift::options::SB_WARMUP);
+    assert_eq!(stats(&short, "built"), 0, "{}", short["superblock_stats"]);
+    assert!(
+        stats(&short, "deferred") > 0,
+        "{}",
+        short["superblock_stats"]
+    );
+    assert!(short["superblocks"].as_array().unwrap().is_empty());
+    let eager = run(Some("0"));
+    assert!(stats(&eager, "built") > 0, "{}", eager["superblock_stats"]);
+    assert_eq!(stats(&eager, "deferred"), 0);
+    let later = run(Some("100000"));
+    assert!(stats(&later, "built") > 0, "{}", later["superblock_stats"]);
+    for s in later["superblocks"].as_array().unwrap() {
+        let at = s["built_after_entries"].as_u64().unwrap();
+        assert!(at >= 100_000, "built after {at} ring words");
+    }
+    assert!(counts(&short) == counts(&eager) && counts(&eager) == counts(&later));
 }

@@ -741,7 +741,7 @@ fn outputs_go_where_asked_and_their_errors_end_nonzero() {
     let store = dir.join("store");
     // A loop hot enough for superblocks, so that the store has a program.
     let stored = Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args(["run", "--store"])
+        .args(["run", "--sb-warmup", "0", "--store"])
         .arg(&store)
         .args([
             "--",

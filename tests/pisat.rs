@@ -111,7 +111,8 @@ fn pisat_builds_exact_superblocks_from_mined_patterns() {
             let args = vec![depth.to_string(), threads.to_string(), "1000".to_string()];
             let tag = format!("{prog}-{depth}-{threads}");
             let native = launch(&dirs, None, prog, &args, &tag);
-            let (r, p) = profile_of(&dirs, &["run", "--selector", "pisat"], prog, &args, &tag);
+            let run = ["run", "--sb-warmup", "0", "--selector", "pisat"];
+            let (r, p) = profile_of(&dirs, &run, prog, &args, &tag);
             if r.outcome != native.outcome || r.stdout != native.stdout {
                 problems.push(format!("{line}: differs from native: {}", r.outcome));
                 continue;
@@ -152,7 +153,14 @@ fn pisat_builds_exact_superblocks_from_mined_patterns() {
                 // Threads: both ways of counting in one run.
                 let (_, c) = profile_of(
                     &dirs,
-                    &["run", "--selector", "pisat", "--count-check"],
+                    &[
+                        "run",
+                        "--sb-warmup",
+                        "0",
+                        "--selector",
+                        "pisat",
+                        "--count-check",
+                    ],
                     prog,
                     &args,
                     &tag,
@@ -209,6 +217,8 @@ fn pisat_mines_again_across_id_epochs() {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
         .args([
             "run",
+            "--sb-warmup",
+            "0",
             "--selector",
             "pisat",
             "--count-check",

@@ -135,7 +135,7 @@ fn every_image_of_a_process_tree_writes_an_exact_profile() {
     // superblocks over the code its first child runs again (fork.rs F2).
     for (k, opts) in [
         &["--count-check"][..],
-        &["--count-check", "--sb-threshold", "20"],
+        &["--count-check", "--sb-threshold", "20", "--sb-warmup", "0"],
     ]
     .into_iter()
     .enumerate()

@@ -397,6 +397,8 @@ fn profiles_are_identical_with_superblocks_on_and_off() {
                 "3",
                 "--sb-min-yield",
                 "0",
+                "--sb-warmup",
+                "0",
                 "--no-chain",
             ][..],
         ] {
@@ -430,7 +432,11 @@ fn exact_with_superblocks(exe: &Path, out: &Path, arg: &str, extra: &[&str]) -> 
         (o.stdout, p)
     };
     let (out_off, off) = run(&["--no-superblocks"]);
-    let with: Vec<&str> = ["--count-check"].iter().chain(extra).copied().collect();
+    let with: Vec<&str> = ["--count-check", "--sb-warmup", "0"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect();
     let (out_on, on) = run(&with);
     assert_eq!(out_on, out_off, "output");
     assert_eq!(
@@ -604,7 +610,7 @@ fn recorded(
 fn a_monitor_record_replays_to_the_monitors_totals() {
     let dir = workdir();
     let exe = build_src(&dir, false, "record", "calls.c");
-    let (p, path, events) = recorded(&dir, &exe, &[], "300000");
+    let (p, path, events) = recorded(&dir, &exe, &["--sb-warmup", "0"], "300000");
     let r = hotlift::monitor::trace::replay(&events).expect("the monitor's totals");
     assert_eq!(r.words, p["ring"]["entries"].as_u64().unwrap());
     assert!(
@@ -667,6 +673,8 @@ fn threads_are_profiled_each_and_together() {
             "--sb-threshold",
             "1",
             "--sb-min-yield",
+            "0",
+            "--sb-warmup",
             "0",
         ][..],
     ] {

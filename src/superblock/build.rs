@@ -50,6 +50,9 @@ pub struct BuildConfig {
     pub count_check: bool,
     /// `--dump-superblocks`: write each superblock's dump as it is built.
     pub dump: Option<SbDump>,
+    /// `--sb-warmup`: requests wait until the monitor has taken in this
+    /// many ring words (tier.rs `Tier::warm`).
+    pub warmup: u64,
 }
 
 /// Where superblock dumps go and how they are written: the profile's text
@@ -88,6 +91,10 @@ pub struct BuildStats {
     /// (review.rs; absent before 2026-11-25).
     #[serde(default)]
     pub retired: u64,
+    /// Requests still waiting for `--sb-warmup` when the run ended
+    /// (absent before 2026-12-05).
+    #[serde(default)]
+    pub deferred: u64,
     pub build_seconds: f64,
 }
 

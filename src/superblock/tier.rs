@@ -72,9 +72,14 @@ impl SecondTier for Tier {
             round::offer(m, tables);
             round::mine(m, tables, self.builder.blocks().published());
         }
+        // Requests wait for the warm-up, held out of the builder's sight.
+        let waiting = (!warm(&self.builder, tables)).then(|| std::mem::take(&mut tables.requests));
         let b = &mut self.builder;
         if b.has_work(tables) {
             b.work(tables);
+        }
+        if let Some(w) = waiting {
+            tables.requests = w;
         }
         b.review(tables);
     }
@@ -95,6 +100,10 @@ impl SecondTier for Tier {
         b.settle();
         let mut stats = std::mem::take(&mut b.stats);
         stats.inherited_run = tables.adopted;
+        // The requests still waiting for the warm-up.
+        if !warm(b, tables) {
+            stats.deferred = tables.requests.len() as u64;
+        }
         let pisat = self.miner.as_deref_mut().map(|m| {
             // The last round's windows, counted as offered (not mined).
             round::offer(m, tables);
@@ -108,4 +117,13 @@ impl SecondTier for Tier {
             pisat,
         });
     }
+}
+
+/// Past `--sb-warmup`: requests are built. Before, a request waits in
+/// `tables.requests` (its trigger closed: it is not asked again) and is
+/// built with the counts of when the warm-up ended; a run that ends first
+/// builds none (`BuildStats::deferred`). Stored traces and requests asked
+/// again after a flush do not wait.
+fn warm(b: &Builder, tables: &Tables) -> bool {
+    tables.entries >= b.cfg.warmup
 }

@@ -83,7 +83,7 @@ pub const QUEUES_FAULTS: &str = "it queues fault signals with a positive si_code
     faults): the native count misses that syscall where the signal kills";
 
 /// `hotlift run` options that build superblocks nearly everywhere
-/// (thresholds of 1, any yield): the suites' stress setting.
+/// (thresholds of 1, any yield, no warm-up): the suites' stress setting.
 pub const SB_EVERYWHERE: &[&str] = &[
     "--sb-threshold",
     "1",
@@ -91,11 +91,16 @@ pub const SB_EVERYWHERE: &[&str] = &[
     "1",
     "--sb-min-yield",
     "0",
+    "--sb-warmup",
+    "0",
 ];
 
 /// `hotlift run` options of the Pisat selector mining often and with a
-/// low support, so that even short tests run in mined superblocks.
+/// low support and no warm-up, so that even short tests run in mined
+/// superblocks.
 pub const PISAT_EAGER: &[&str] = &[
+    "--sb-warmup",
+    "0",
     "--selector",
     "pisat",
     "--pisat-window",

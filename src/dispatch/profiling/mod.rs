@@ -137,6 +137,7 @@ fn start_monitor(
                     render: crate::profile::dump::render_record,
                 }),
                 count_check: opts.count_check,
+                warmup: opts.sb_warmup,
             };
             let builder = Builder::new(cfg, shared.clone(), blocks.clone())
                 .with_prebuild(prebuild.map(|p| Box::new(p) as Box<dyn Prebuilder>))
