@@ -13,9 +13,12 @@ const TUNING: &str = "Tuning (experiments and measurements; -h leaves these out)
 
 /// `--sb-warmup`'s default: ring words before the first superblock is
 /// built. A warm `python3.11 -c pass` takes in 5-7 million, `cc1` of an
-/// empty file 9 million; with a profile written, the superblocks they
-/// built (~190 and ~460) were a fifth of their run (the monitor, not the
-/// guest, is a start-up's critical path) and most never paid back.
+/// empty file 9-11 million; with a profile written, the superblocks they
+/// built (~190 and ~460) were a sixth and a quarter of their run (the
+/// monitor, not the guest, is a start-up's critical path) and most never
+/// paid back. Alone, this many words cost programs of 0.1 to 0.3 s whose
+/// hot loops start at once (c-qsort, c-threads) 25 to 30 %: they warm up
+/// sooner, by their words a block (superblock/tier.rs `warm`).
 pub const SB_WARMUP: u64 = 16_000_000;
 
 #[derive(Args, Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -81,7 +84,7 @@ pub struct RunOptions {
     #[arg(help_heading = TUNING, hide_short_help = true, long, default_value_t = 3000, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub sb_threshold: u32,
 
-    /// Build no superblock before the monitor has taken in this many ring words (about a python or cc1 start-up): what a short process asks for is left unbuilt (`superblock_stats.deferred`), a longer one's requests are built then (0: build from the start)
+    /// Build no superblock before the monitor has taken in this many ring words (about a python or cc1 start-up), or 1000 a block made if that is fewer (a program of hot loops warms at once): what a start-up or a short process asks for is left unbuilt (`superblock_stats.deferred`), a longer one's requests are built then (0: build from the start)
     #[arg(help_heading = TUNING, hide_short_help = true, long, value_name = "WORDS", default_value_t = SB_WARMUP)]
     #[serde(default)]
     pub sb_warmup: u64,
