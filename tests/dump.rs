@@ -233,7 +233,8 @@ fn inlined_code_shows_where_it_was_inlined() {
 /// warm-up builds none of the superblocks it asked for and says how many
 /// (`superblock_stats.deferred`); the same run without a warm-up builds
 /// them; a longer one builds them once past it. The counts are the same
-/// every way.
+/// every way. A run of one hot loop ends its warm-up long before
+/// `--sb-warmup` words, by its words a block.
 #[test]
 fn superblocks_wait_for_the_warm_up() {
     let dir = workdir();
@@ -247,7 +248,7 @@ fn superblocks_wait_for_the_warm_up() {
         .expect("gcc");
     assert!(st.success());
     let out = dir.join("warmup.json");
-    let run = |warmup: Option<&str>| -> serde_json::Value {
+    let run_n = |n: &str, warmup: Option<&str>| -> serde_json::Value {
         let mut c = hotlift();
         c.arg("run");
         if let Some(w) = warmup {
@@ -258,7 +259,7 @@ fn superblocks_wait_for_the_warm_up() {
             .arg(&out)
             .arg("--")
             .arg(&exe)
-            .arg("200000")
+            .arg(n)
             .output()
             .unwrap();
         assert!(o.status.success(), "{warmup:?}: {o:?}");
@@ -279,7 +280,9 @@ fn superblocks_wait_for_the_warm_up() {
         v.sort_unstable();
         v
     };
-    // The default warm-up is longer than this run (~0.5 M ring words).
+    // The default warm-up is longer than this run (~1.6 M ring words,
+    // about 600 a block).
+    let run = |warmup| run_n("200000", warmup);
     let short = run(None);
     assert!(short["ring"]["entries"].as_u64().unwrap() < hotlift::options::SB_WARMUP);
     assert_eq!(stats(&short, "built"), 0, "{}", short["superblock_stats"]);
@@ -299,4 +302,14 @@ fn superblocks_wait_for_the_warm_up() {
         assert!(at >= 100_000, "built after {at} ring words");
     }
     assert!(counts(&short) == counts(&eager) && counts(&eager) == counts(&later));
+    // Mostly one loop: past 1000 words a block well before the default.
+    let hot = run_n("20000000", None);
+    assert!(stats(&hot, "built") > 0, "{}", hot["superblock_stats"]);
+    for s in hot["superblocks"].as_array().unwrap() {
+        let at = s["built_after_entries"].as_u64().unwrap();
+        assert!(
+            at < hotlift::options::SB_WARMUP,
+            "built after {at} ring words"
+        );
+    }
 }
