@@ -93,6 +93,17 @@ fn counts(p: &serde_json::Value) -> BTreeMap<(String, u64), u64> {
         .collect()
 }
 
+/// `hotlift run` with Pisat from the start (no superblock warm-up),
+/// counting both ways (`--count-check`).
+const PISAT_COUNT_CHECK: &[&str] = &[
+    "run",
+    "--sb-warmup",
+    "0",
+    "--selector",
+    "pisat",
+    "--count-check",
+];
+
 #[test]
 fn pisat_builds_exact_superblocks_from_mined_patterns() {
     let dirs = Dirs::new();
@@ -151,20 +162,7 @@ fn pisat_builds_exact_superblocks_from_mined_patterns() {
                 }
             } else {
                 // Threads: both ways of counting in one run.
-                let (_, c) = profile_of(
-                    &dirs,
-                    &[
-                        "run",
-                        "--sb-warmup",
-                        "0",
-                        "--selector",
-                        "pisat",
-                        "--count-check",
-                    ],
-                    prog,
-                    &args,
-                    &tag,
-                );
+                let (_, c) = profile_of(&dirs, PISAT_COUNT_CHECK, prog, &args, &tag);
                 let cc = &c["count_check"];
                 if cc["block_mismatch_total"] != 0 || cc["thread_mismatches"] != 0 {
                     problems.push(format!("{line}: --count-check {cc}"));
@@ -215,16 +213,8 @@ fn pisat_mines_again_across_id_epochs() {
         .unwrap();
     let out = dir.join("p.json");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_hotlift"))
-        .args([
-            "run",
-            "--sb-warmup",
-            "0",
-            "--selector",
-            "pisat",
-            "--count-check",
-            "--id-epoch",
-            "512",
-        ])
+        .args(PISAT_COUNT_CHECK)
+        .args(["--id-epoch", "512"])
         .arg("--profile")
         .arg(&out)
         .arg("--")
