@@ -130,7 +130,7 @@ pub fn variants_of(n: usize) -> String {
         .map(|n| format!("f{n}"))
         .collect::<Vec<_>>()
         .join(", ");
-    s += &format!("}};\nint main(void) {{\n  const char *v = getenv(\"VARIANT\");\n  int k = v ? atoi(v) : 0;\n");
+    s += "};\nint main(void) {\n  const char *v = getenv(\"VARIANT\");\n  int k = v ? atoi(v) : 0;\n";
     s += &format!("  long s = 0;\n  for (int i = 0; i < k && i < {n}; i++) s += fs[i](i * 3);\n");
     s += "  printf(\"%ld\\n\", s);\n  return 0;\n}\n";
     s
