@@ -51,7 +51,7 @@ pub struct BuildConfig {
     /// `--dump-superblocks`: write each superblock's dump as it is built.
     pub dump: Option<SbDump>,
     /// `--sb-warmup`: requests wait until the monitor has taken in this
-    /// many ring words (tier.rs `Tier::warm`).
+    /// many ring words (tier.rs `warm`).
     pub warmup: u64,
 }
 
