@@ -15,17 +15,24 @@ fn hotlift() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hotlift"))
 }
 
-/// The profile workload, run long enough to build superblocks.
-fn profiled_run(dir: &Path) -> (PathBuf, PathBuf) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/workload.c");
-    let exe = dir.join("workload");
+/// `tests/profile/NAME.c` built into `dir` with gcc's `flags`.
+fn gcc(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/profile/{name}.c"));
+    let exe = dir.join(name);
     let st = Command::new("gcc")
-        .args(["-O1", "-g", "-static", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&exe)
         .arg(&src)
         .status()
         .expect("gcc");
     assert!(st.success());
+    exe
+}
+
+/// The profile workload, run long enough to build superblocks.
+fn profiled_run(dir: &Path) -> (PathBuf, PathBuf) {
+    let exe = gcc(dir, "workload", &["-O1", "-g", "-static"]);
     let (profile, dumps) = (dir.join("p.json"), dir.join("dumps"));
     std::fs::create_dir_all(&dumps).unwrap();
     let o = hotlift()
@@ -198,15 +205,7 @@ fn bad_input_is_a_one_line_error() {
 #[test]
 fn inlined_code_shows_where_it_was_inlined() {
     let dir = workdir();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/inline.c");
-    let exe = dir.join("inline");
-    let st = Command::new("gcc")
-        .args(["-O2", "-g", "-static", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .expect("gcc");
-    assert!(st.success());
+    let exe = gcc(&dir, "inline", &["-O2", "-g", "-static"]);
     let profile = dir.join("inline.json");
     // Its loop is short: superblocks from the start (--sb-warmup).
     let o = hotlift()
@@ -238,15 +237,7 @@ fn inlined_code_shows_where_it_was_inlined() {
 #[test]
 fn superblocks_wait_for_the_warm_up() {
     let dir = workdir();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/profile/calls.c");
-    let exe = dir.join("calls");
-    let st = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .expect("gcc");
-    assert!(st.success());
+    let exe = gcc(&dir, "calls", &["-O2"]);
     let out = dir.join("warmup.json");
     let run_n = |n: &str, warmup: Option<&str>| -> serde_json::Value {
         let mut c = hotlift();
