@@ -44,6 +44,7 @@ mod memo;
 mod mine;
 mod pass;
 mod records;
+mod replay;
 mod sampling;
 mod shadow;
 mod snap;

@@ -56,6 +56,14 @@ impl Shadow {
         self.frames.last()
     }
 
+    /// The frames and the lowest depth since they were indexed (I1), for
+    /// a loop that pushes and pops with them in registers (replay.rs):
+    /// it keeps `low` at most the least length the frames had.
+    #[inline(always)]
+    pub fn parts(&mut self) -> (&mut Vec<Frame>, &mut usize) {
+        (&mut self.frames, &mut self.low)
+    }
+
     /// The frame at depth `i` (0: the oldest).
     pub fn get(&self, i: usize) -> Option<Frame> {
         self.frames.get(i).copied()

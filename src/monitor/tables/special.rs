@@ -7,6 +7,7 @@
 
 use super::ecache::EdgeSlot;
 use super::memo::ROTATES;
+use super::replay::{self, Regs};
 use super::words::{End, Warm, NONE, W_BLOCKS, W_INSNS};
 use super::{Frame, Tables, ThreadState};
 use crate::monitor::{Request, Trigger};
@@ -300,6 +301,9 @@ impl Tables {
     /// path came before the last.
     #[inline(always)]
     fn replay_ops<const WATCH: bool>(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
+        if !WATCH {
+            return self.replay_ops_fast(st, at, n);
+        }
         let mut done = 0;
         for k in at as usize..at as usize + n as usize {
             let op = self.unit_ops[k];
@@ -315,5 +319,39 @@ impl Tables {
             }
         }
         done
+    }
+
+    /// [`Tables::replay_ops`] of a path that returns into no landing
+    /// site: as far as it goes in registers (replay.rs I1), each op it
+    /// leaves the general way.
+    #[inline(always)]
+    fn replay_ops_fast(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
+        let ops = at as usize..at as usize + n as usize;
+        let (mut k, mut done) = (ops.start, 0);
+        loop {
+            let mut r = Regs {
+                node: st.node,
+                insns: st.insns,
+                returns: self.returns,
+                deepest: self.max_shadow_depth,
+            };
+            let ops = &self.unit_ops[..ops.end];
+            (k, done) = replay::run(&mut self.tree, &mut st.shadow, ops, k, done, &mut r);
+            st.node = r.node;
+            st.insns = r.insns;
+            self.returns = r.returns;
+            self.max_shadow_depth = r.deepest;
+            let Some(&op) = ops.get(k) else {
+                return done;
+            };
+            self.charge(st, op.before - done);
+            done = op.before;
+            if op.ret != 0 {
+                self.call(st, op.ret, op.to);
+            } else {
+                self.ret(st, op.to);
+            }
+            k += 1;
+        }
     }
 }
