@@ -53,8 +53,10 @@
 //!     twin (I6 drops the twins of the pages given back), and a new view
 //!     or a view made writable drops those of its twins
 //!     (syscall/mem `twins_changed`); `write` and `pwrite` into such a
-//!     file drop those of its mappings (syscall/mod.rs). Not seen: a
-//!     change another process makes, and views moved by `mremap`.
+//!     file drop those of its mappings (syscall/mod.rs), as they do those
+//!     of a file with code mapped privately (syscall/mem/cut.rs C2). Not
+//!     seen: a change another process makes, and views moved by
+//!     `mremap`.
 #![allow(unsafe_code)]
 
 use super::process::Locked;

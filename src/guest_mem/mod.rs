@@ -288,10 +288,17 @@ pub fn read_cstr(addr: u64, max: usize) -> Option<Vec<u8>> {
     None
 }
 
-/// I6: has the guest had an executable shared mapping of a file? Until
+/// I6: has the guest had an executable shared mapping of a file, or
+/// code mapped from a file it may write (syscall/mem/cut.rs C2)? Until
 /// then a write into a file cannot change code (syscall/mod.rs looks at
 /// nothing).
 static EXEC_VIEWS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// I6: writes into files are looked at from now on (syscall/mem/cut.rs
+/// C2: code mapped privately from a file the guest can write).
+pub fn watch_file_writes() {
+    EXEC_VIEWS.store(true, std::sync::atomic::Ordering::Release);
+}
 
 /// I6: see [`EXEC_VIEWS`].
 pub fn exec_views() -> bool {

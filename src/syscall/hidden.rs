@@ -21,7 +21,7 @@
 //!     would give it. Looked at only once the guest opened such a
 //!     listing (selfview.rs `opened` sees every procfs open): from then
 //!     on, one `readlink` of the descriptor a call tells the directory.
-//!     (`/proc/self/status` still counts hotlift's threads.)
+//!     (`/proc/self/status` counts the guest's threads only: selfview.rs I4.)
 
 use super::guest_io::{guest_read, guest_write_bytes};
 use crate::dispatch::Vm;

@@ -47,6 +47,7 @@
 #![allow(unsafe_code)]
 
 pub mod cut;
+pub use cut::file_written;
 mod gaps;
 pub mod lock;
 
@@ -325,6 +326,9 @@ pub fn mmap(vm: &mut Vm, a: [u64; 6]) -> i64 {
     if prot & libc::PROT_EXEC as u64 != 0 && flags & libc::MAP_ANONYMOUS == 0 {
         let blocks = vm.proc.prof.blocks.seq();
         let (fd, offset) = (a[4] as i32, a[5]);
+        if flags & libc::MAP_SHARED == 0 {
+            cut::code_mapped(fd);
+        }
         vm.proc
             .prof
             .images()
@@ -637,20 +641,6 @@ pub(crate) fn file_identity(fd: i32) -> Option<(u64, u64)> {
 /// of code, or one made writable).
 fn twins_changed(vm: &mut Vm, l: &mut Locked, start: u64, end: u64) {
     for (s, e) in l.mem.twins(start, end) {
-        vm.code_changed(l, s, e);
-    }
-}
-
-/// dispatch/smc.rs I7: the guest is about to write into the file `fd`
-/// opens: the translations made from its shared mappings go first.
-pub fn file_written(vm: &mut Vm, fd: i32) {
-    let Some((dev, ino)) = file_identity(fd) else {
-        return;
-    };
-    let proc = vm.proc.clone();
-    let mut guard = proc.lock();
-    let l = &mut *guard;
-    for (s, e) in l.mem.views_of(dev, ino) {
         vm.code_changed(l, s, e);
     }
 }
