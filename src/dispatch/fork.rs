@@ -214,6 +214,7 @@ impl Vm {
         if pid == 0 {
             // Before anything is mapped (arena.rs A2).
             crate::arena::forked();
+            crate::anon::forked();
             crate::guest_mem::forked();
             crate::own_thread::forked();
             // The parent's monitor did not come along: nothing to resume.
