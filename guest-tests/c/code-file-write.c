@@ -25,13 +25,6 @@
 
 typedef int (*fn_t)(void);
 
-/* mov eax, v; ret */
-static void emit(unsigned char *at, int v) {
-    at[0] = 0xb8;
-    memcpy(at + 1, &v, 4);
-    at[5] = 0xc3;
-}
-
 static void call(const char *what, fn_t f) {
     /* Twice: the second runs the translation the first made. */
     int a = f();
@@ -47,14 +40,32 @@ static fn_t map_code(int fd) {
 
 static void write_at(int fd, int v) {
     unsigned char code[8] = {0};
-    emit(code, v);
+    emit_ret(code, v);
     CHECK(pwrite(fd, code, sizeof code, 0) == (ssize_t)sizeof code);
+}
+
+/* The code of file `name`, mapped from a read-only descriptor (closed
+ * again: the mapping stays). */
+static fn_t map_named(const char *name) {
+    int fd = open(name, O_RDONLY);
+    CHECK(fd >= 0);
+    fn_t f = map_code(fd);
+    close(fd);
+    return f;
+}
+
+/* Open `name` write-only, write `mov eax, v; ret` at its start. */
+static void write_named(const char *name, int v) {
+    int fd = open(name, O_WRONLY);
+    CHECK(fd >= 0);
+    write_at(fd, v);
+    close(fd);
 }
 
 static void one_page(int fd, int v) {
     unsigned char page[4096];
     memset(page, 0xcc, sizeof page);
-    emit(page, v);
+    emit_ret(page, v);
     CHECK(pwrite(fd, page, sizeof page, 0) == (ssize_t)sizeof page);
 }
 
@@ -69,15 +80,15 @@ static void memfd_case(void) {
     write_at(m, 2);
     call("pwrite", f);
     CHECK(lseek(m, 0, SEEK_SET) == 0);
-    emit(code, 3);
+    emit_ret(code, 3);
     CHECK(write(m, code, sizeof code) == (ssize_t)sizeof code);
     call("write after lseek", f);
-    emit(code, 4);
+    emit_ret(code, 4);
     struct iovec iov[2] = {{code, 3}, {code + 3, 5}};
     CHECK(lseek(m, 0, SEEK_SET) == 0);
     CHECK(writev(m, iov, 2) == (ssize_t)sizeof code);
     call("writev", f);
-    emit(code, 5);
+    emit_ret(code, 5);
     CHECK(pwritev(m, iov, 2, 0) == (ssize_t)sizeof code);
     call("pwritev", f);
 }
@@ -87,10 +98,7 @@ static void file_case(void) {
     int rw = open("code.bin", O_RDWR | O_CREAT | O_TRUNC, 0600);
     CHECK(rw >= 0);
     one_page(rw, 11);
-    int ro = open("code.bin", O_RDONLY);
-    CHECK(ro >= 0);
-    fn_t g = map_code(ro);
-    close(ro);
+    fn_t g = map_named("code.bin");
     call("first", g);
     write_at(rw, 12);
     call("pwrite through the first", g);
@@ -102,11 +110,8 @@ static void file_case(void) {
     close(rw);
 
     puts("3. opened for writing again after the mapping");
-    int w = open("code.bin", O_WRONLY);
-    CHECK(w >= 0);
-    write_at(w, 14);
+    write_named("code.bin", 14);
     call("pwrite", g);
-    close(w);
     unlink("code.bin");
 }
 
@@ -124,16 +129,10 @@ static void late_case(void) {
     }
     int st;
     CHECK(waitpid(kid, &st, 0) == kid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    int r = open("other.bin", O_RDONLY);
-    CHECK(r >= 0);
-    fn_t h = map_code(r);
-    close(r);
+    fn_t h = map_named("other.bin");
     call("first", h);
-    int w2 = open("other.bin", O_WRONLY);
-    CHECK(w2 >= 0);
-    write_at(w2, 22);
+    write_named("other.bin", 22);
     call("pwrite", h);
-    close(w2);
     unlink("other.bin");
 }
 

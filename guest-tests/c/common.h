@@ -75,5 +75,12 @@ static inline void catch_signal(int sig, void (*h)(int, siginfo_t *, void *)) {
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     CHECK(sigaction(sig, &sa, NULL) == 0);
 }
+/* Write `mov eax, v; ret` at `at` (6 bytes): code a test writes at run
+   time, returning `v`. */
+static inline void emit_ret(unsigned char *at, int v) {
+    at[0] = 0xb8;
+    memcpy(at + 1, &v, 4);
+    at[5] = 0xc3;
+}
 
 #endif

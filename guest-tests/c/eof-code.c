@@ -40,13 +40,6 @@ static void on_bus(int sig, siginfo_t *si, void *ucv) {
     siglongjmp(back, 1);
 }
 
-/* mov eax, v; ret */
-static void emit(unsigned char *at, int v) {
-    at[0] = 0xb8;
-    memcpy(at + 1, &v, 4);
-    at[5] = 0xc3;
-}
-
 static void call(const char *what, unsigned char *code, unsigned char *faults_at) {
     expect = faults_at;
     printf("%s:\n", what);
@@ -59,7 +52,7 @@ static void call(const char *what, unsigned char *code, unsigned char *faults_at
 static void one_file(const char *name, int fd) {
     unsigned char page[4096];
     memset(page, 0x90, sizeof page); /* nop */
-    emit(page, 42);
+    emit_ret(page, 42);
     /* The page's last 5 bytes: mov eax, 7, running on into the next. */
     page[4091] = 0xb8;
     int seven = 7;
@@ -84,7 +77,7 @@ static void one_file(const char *name, int fd) {
     CHECK(m != MAP_FAILED);
     call("3. before the file grows", m + 4096, m + 4096);
     unsigned char code[6];
-    emit(code, 43);
+    emit_ret(code, 43);
     CHECK(pwrite(fd, code, sizeof code, 4096) == (ssize_t)sizeof code);
     call("3. after", m + 4096, NULL);
     CHECK(munmap(m, 2 * 4096) == 0);
@@ -96,7 +89,7 @@ static void one_file(const char *name, int fd) {
         CHECK(ftruncate(fd, 0) == 0);
         call("4. after", m, m);
         CHECK(ftruncate(fd, 4096) == 0);
-        emit(code, 44 + k);
+        emit_ret(code, 44 + k);
         CHECK(pwrite(fd, code, sizeof code, 0) == (ssize_t)sizeof code);
         call("4. grown again", m, NULL);
         CHECK(munmap(m, 2 * 4096) == 0);

@@ -20,13 +20,6 @@
 
 typedef int (*fn_t)(void);
 
-/* mov eax, v; ret */
-static void emit(unsigned char *at, int v) {
-    at[0] = 0xb8;
-    memcpy(at + 1, &v, 4);
-    at[5] = 0xc3;
-}
-
 static int run(unsigned char *rx) {
     return ((fn_t)rx)();
 }
@@ -41,19 +34,19 @@ int main(void) {
     unsigned char *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     unsigned char *rx = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
     CHECK(rw != MAP_FAILED && rx != MAP_FAILED);
-    emit(rw, 1);
+    emit_ret(rw, 1);
     printf("1. %d", run(rx));
-    emit(rw, 2);
+    emit_ret(rw, 2);
     printf(" %d\n", run(rx));
     CHECK(munmap(rw, 4096) == 0);
 
     /* 2. */
-    emit(code, 3);
+    emit_ret(code, 3);
     CHECK(pwrite(fd, code, 6, 0) == 6);
     printf("2. %d", run(rx));
     rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     CHECK(rw != MAP_FAILED);
-    emit(rw, 4);
+    emit_ret(rw, 4);
     printf(" %d\n", run(rx));
     CHECK(munmap(rw, 4096) == 0);
 
@@ -62,19 +55,19 @@ int main(void) {
     CHECK(ro != MAP_FAILED);
     printf("3. %d", run(rx));
     CHECK(mprotect(ro, 4096, PROT_READ | PROT_WRITE) == 0);
-    emit(ro, 5);
+    emit_ret(ro, 5);
     printf(" %d\n", run(rx));
     CHECK(munmap(ro, 4096) == 0);
 
     /* 4. */
-    emit(code, 6);
+    emit_ret(code, 6);
     CHECK(pwrite(fd, code, 6, 0) == 6);
     printf("4. %d", run(rx));
-    emit(code, 7);
+    emit_ret(code, 7);
     CHECK(lseek(fd, 0, SEEK_SET) == 0);
     CHECK(write(fd, code, 6) == 6);
     printf(" %d", run(rx));
-    emit(code, 8);
+    emit_ret(code, 8);
     struct iovec iov = {code, 6};
     CHECK(pwritev(fd, &iov, 1, 0) == 6);
     printf(" %d\n", run(rx));
@@ -84,22 +77,22 @@ int main(void) {
     rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     CHECK(rx2 != MAP_FAILED && rw != MAP_FAILED);
     printf("5. %d %d", run(rx), run(rx2));
-    emit(rw, 9);
+    emit_ret(rw, 9);
     printf(" %d %d\n", run(rx), run(rx2));
 
     /* 6. */
     unsigned char *rw2 = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096);
     unsigned char *rx3 = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 4096);
     CHECK(rw2 != MAP_FAILED && rx3 != MAP_FAILED);
-    emit(rw2 + 64, 10);
+    emit_ret(rw2 + 64, 10);
     printf("6. %d", run(rx3 + 64));
-    emit(rw2 + 64, 11);
+    emit_ret(rw2 + 64, 11);
     printf(" %d (first page still %d)\n", run(rx3 + 64), run(rx));
 
     /* 7. */
     long sum = 0;
     for (int i = 0; i < 200; i++) {
-        emit(rw + 128, i);
+        emit_ret(rw + 128, i);
         sum += run(rx + 128);
     }
     printf("7. %ld (expect %d)\n", sum, 199 * 200 / 2);

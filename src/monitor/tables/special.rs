@@ -8,6 +8,7 @@
 use super::ecache::EdgeSlot;
 use super::memo::ROTATES;
 use super::replay::{self, Regs};
+use super::units::UnitOp;
 use super::words::{End, Warm, NONE, W_BLOCKS, W_INSNS};
 use super::{Frame, Tables, ThreadState};
 use crate::monitor::{Request, Trigger};
@@ -306,19 +307,25 @@ impl Tables {
         }
         let mut done = 0;
         for k in at as usize..at as usize + n as usize {
-            let op = self.unit_ops[k];
-            self.charge(st, op.before - done);
-            done = op.before;
-            if op.ret != 0 {
-                self.call(st, op.ret, op.to);
-            } else {
-                self.ret(st, op.to);
-                if WATCH {
-                    self.returned(st, op.to);
-                }
-            }
+            done = self.replay_op::<WATCH>(st, self.unit_ops[k], done);
         }
         done
+    }
+
+    /// One op of a path the general way, `done` of the path's
+    /// instructions charged before it: how many are after it.
+    #[inline(always)]
+    fn replay_op<const WATCH: bool>(&mut self, st: &mut ThreadState, op: UnitOp, done: u64) -> u64 {
+        self.charge(st, op.before - done);
+        if op.ret != 0 {
+            self.call(st, op.ret, op.to);
+        } else {
+            self.ret(st, op.to);
+            if WATCH {
+                self.returned(st, op.to);
+            }
+        }
+        op.before
     }
 
     /// [`Tables::replay_ops`] of a path that returns into no landing
@@ -344,13 +351,7 @@ impl Tables {
             let Some(&op) = ops.get(k) else {
                 return done;
             };
-            self.charge(st, op.before - done);
-            done = op.before;
-            if op.ret != 0 {
-                self.call(st, op.ret, op.to);
-            } else {
-                self.ret(st, op.to);
-            }
+            done = self.replay_op::<false>(st, op, done);
             k += 1;
         }
     }
