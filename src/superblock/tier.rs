@@ -124,12 +124,16 @@ impl SecondTier for Tier {
 /// built with the counts of when the warm-up ended; a run that ends first
 /// builds none (`BuildStats::deferred`). Stored traces and requests asked
 /// again after a flush do not wait. The warm-up ends at `--sb-warmup`
-/// ring words, or sooner once the words are [`WARM_WORDS_PER_BLOCK`]
+/// ring words, or sooner while the words are [`WARM_WORDS_PER_BLOCK`]
 /// times the blocks made: a start-up runs much code a few hundred times
 /// (python3.11 -c pass: 160 words a block, cc1 of an empty file 260,
 /// perl -e 1 15), a program's hot loops run little code very often
 /// (c-qsort 139,000, busybox wc 70,000), and those should have their
-/// superblocks at once.
+/// superblocks at once. Below `--sb-warmup` words this is the ratio now,
+/// not a state: a program that makes blocks faster than that again (code
+/// loaded late) waits again, and one that had a moment past it early (its
+/// first blocks, before its libraries are loaded) does not stay warm (a
+/// latch built a short C run's requests; tests/dump.rs).
 fn warm(b: &Builder, tables: &Tables) -> bool {
     let blocks = u64::from(b.blocks().len());
     tables.entries

@@ -1,6 +1,7 @@
 //! The calls and returns of a superblock pass's path (units.rs I1)
 //! replayed with the thread's context, its shadow stack's length and the
-//! counts in registers: the common case of special.rs `replay_ops`.
+//! counts in registers (special.rs `replay_ops`; a path that returns into
+//! a landing site goes the general way, `replay_ops_watched`).
 //!
 //! I1: [`run`] takes the ops from `k` on exactly as `Tables::charge`,
 //!     `Tables::call` and `Tables::ret` would, one by one, and stops

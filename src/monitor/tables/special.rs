@@ -50,7 +50,7 @@ impl Tables {
                 let done = if watch {
                     self.replay_ops_watched(st, ops_at, ops_n)
                 } else {
-                    self.replay_ops::<false>(st, ops_at, ops_n)
+                    self.replay_ops(st, ops_at, ops_n)
                 };
                 st.blocks += weight >> W_BLOCKS;
                 charged = after - ((weight & W_INSNS) - done);
@@ -287,27 +287,18 @@ impl Tables {
         }
     }
 
-    /// [`Tables::replay_ops`] of a path that returns into a landing site,
-    /// out of the common path's way.
+    /// Replay the calls and returns of a superblock pass's path (units.rs
+    /// I1), from `unit_ops[at]`, `n` of them, charging the path's
+    /// instructions before each where they ran, for a path whose returns
+    /// may go into a landing site (landing.rs), out of the common path's
+    /// way ([`Tables::replay_ops`] for any other); how many instructions
+    /// of the path came before the last.
     #[cold]
     #[inline(never)]
     fn replay_ops_watched(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
-        self.replay_ops::<true>(st, at, n)
-    }
-
-    /// Replay the calls and returns of a superblock pass's path (units.rs
-    /// I1), from `unit_ops[at]`, `n` of them, charging the path's
-    /// instructions before each where they ran (`WATCH`: returns may go
-    /// into a landing site, landing.rs); how many instructions of the
-    /// path came before the last.
-    #[inline(always)]
-    fn replay_ops<const WATCH: bool>(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
-        if !WATCH {
-            return self.replay_ops_fast(st, at, n);
-        }
         let mut done = 0;
         for k in at as usize..at as usize + n as usize {
-            done = self.replay_op::<WATCH>(st, self.unit_ops[k], done);
+            done = self.replay_op::<true>(st, self.unit_ops[k], done);
         }
         done
     }
@@ -328,11 +319,11 @@ impl Tables {
         op.before
     }
 
-    /// [`Tables::replay_ops`] of a path that returns into no landing
-    /// site: as far as it goes in registers (replay.rs I1), each op it
-    /// leaves the general way.
+    /// [`Tables::replay_ops_watched`] of a path that returns into no
+    /// landing site: as far as it goes in registers (replay.rs I1), each
+    /// op it leaves the general way.
     #[inline(always)]
-    fn replay_ops_fast(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
+    fn replay_ops(&mut self, st: &mut ThreadState, at: u32, n: u16) -> u64 {
         let ops = at as usize..at as usize + n as usize;
         let (mut k, mut done) = (ops.start, 0);
         loop {
